@@ -1,0 +1,43 @@
+import Foundation
+import NIOHTTP1
+
+/// `/-/echo`: a diagnostic upstream that answers with what it received — method, path, query, headers, body length
+/// and SHA-256 — and, in place of the `Authorization` value, the bearer token's decoded claims. The token itself is
+/// never echoed (SPEC §9: tokens never appear in output).
+enum Echo {
+    static func response(to request: LocalRequest) -> LocalResponse {
+        var headers: [[String]] = []
+        var authorization: Any = NSNull()
+        for (name, value) in request.head.headers {
+            if name.lowercased() == "authorization" {
+                headers.append([name, "<redacted: see authorization.claims>"])
+                authorization = describe(authorization: value)
+            } else {
+                headers.append([name, value])
+            }
+        }
+        let echo: [String: Any] = [
+            "method": request.head.method.rawValue,
+            "path": String(request.path),
+            "query": request.query.map { String($0) } ?? NSNull(),
+            "version": "HTTP/\(request.head.version.major).\(request.head.version.minor)",
+            "headers": headers,
+            "authorization": authorization,
+            "bodyLength": request.bodyLength,
+            "bodySHA256": request.bodySHA256,
+        ]
+        return .json(echo)
+    }
+
+    /// The scheme and, for a JWT bearer token, its decoded claims (not verified: this is a mirror, not a judge).
+    static func describe(authorization value: String) -> [String: Any] {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        let scheme = parts.first.map(String.init) ?? ""
+        guard parts.count == 2, scheme.lowercased() == "bearer" else { return ["scheme": scheme] }
+        let segments = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3, let payload = Base64URL.decode(segments[1]),
+            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        else { return ["scheme": scheme, "claims": NSNull(), "note": "not a JWT"] }
+        return ["scheme": scheme, "claims": claims]
+    }
+}

@@ -1,0 +1,118 @@
+extension ConfigurationReader {
+    static let routeKeys: Set<String> = [
+        "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "methods",
+        "allowInsecureUpstream", "forwardedHeaders", "tls",
+    ]
+
+    /// `routes`: a non-empty array of routes with unique prefixes.
+    func readRoutes(_ root: ObjectReader, context: RouteContext) -> [Route]? {
+        guard let elements = root.array("routes", required: true) else { return nil }
+        guard !elements.isEmpty else {
+            root.report("routes", "must list at least one route")
+            return nil
+        }
+        var routes: [Route] = []
+        var prefixes: [String: Int] = [:]
+        for (index, element) in elements.enumerated() {
+            guard let object = ObjectReader(element, at: root.path("routes").index(index), problems: problems) else {
+                continue
+            }
+            if let route = readRoute(object, index: index, prefixes: &prefixes, context: context) {
+                routes.append(route)
+            }
+        }
+        return routes.count == elements.count ? routes : nil
+    }
+
+    /// One route; `prefixes` maps each prefix seen so far to its route's index, to catch duplicates.
+    private func readRoute(
+        _ route: ObjectReader,
+        index: Int,
+        prefixes: inout [String: Int],
+        context: RouteContext
+    ) -> Route? {
+        route.rejectUnknownKeys(allowed: Self.routeKeys)
+        let prefix = readPrefix(route, index: index, prefixes: &prefixes)
+        let allowInsecureUpstream = route.bool("allowInsecureUpstream") ?? false
+        let upstream = readUpstream(route, allowInsecure: allowInsecureUpstream)
+        let auth = readAuth(route, context: context)
+        let headers = route.object("headers").flatMap(readHeaders)
+        let timeout = route.timeout("timeoutSeconds")
+        let methods = readMethods(route)
+        let forwardedHeaders = route.bool("forwardedHeaders") ?? false
+        let tls = route.object("tls").flatMap(readTLS)
+
+        guard let prefix, let upstream, let auth else { return nil }
+        return Route(
+            prefix: prefix,
+            upstream: upstream,
+            auth: auth,
+            headers: headers ?? .empty,
+            timeout: timeout,
+            methods: methods,
+            allowInsecureUpstream: allowInsecureUpstream,
+            forwardedHeaders: forwardedHeaders,
+            tls: TLSSettings(caFile: tls?.caFile ?? context.globalTLS.caFile)
+        )
+    }
+
+    private func readPrefix(_ route: ObjectReader, index: Int, prefixes: inout [String: Int]) -> String? {
+        guard let prefix = route.string("prefix", required: true) else { return nil }
+        if let problem = RoutePrefix.problem(with: prefix) {
+            route.report("prefix", problem)
+            return nil
+        }
+        if let first = prefixes[prefix] {
+            route.report("prefix", "\"\(prefix)\" is already the prefix of routes[\(first)]")
+            return nil
+        }
+        prefixes[prefix] = index
+        return prefix
+    }
+
+    private func readUpstream(_ route: ObjectReader, allowInsecure: Bool) -> Upstream? {
+        guard let text = route.string("upstream", required: true) else { return nil }
+        let upstream: Upstream
+        do {
+            upstream = try Upstream(validating: text)
+        } catch {
+            route.report("upstream", error.message)
+            return nil
+        }
+        // A token sent over plain http to another machine can be read by anyone on the path (SPEC §6.1).
+        guard upstream.scheme == .https || upstream.isLoopback || allowInsecure else {
+            route.report(
+                "upstream",
+                "must be an absolute https URL (http is allowed only for loopback hosts or with "
+                    + "\"allowInsecureUpstream\": true)"
+            )
+            return nil
+        }
+        return upstream
+    }
+
+    /// `methods`: method tokens (RFC 9110 §9.1), uppercased; CONNECT and TRACE are refused.
+    private func readMethods(_ route: ObjectReader) -> Set<String>? {
+        guard let elements = route.array("methods") else { return nil }
+        guard !elements.isEmpty else {
+            route.report("methods", "must list at least one method (leave \"methods\" out to allow every method)")
+            return nil
+        }
+        var methods: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            let path = route.path("methods").index(index)
+            guard let text = JSONValue.string(element, at: path, problems: problems) else { continue }
+            let method = text.uppercased()
+            if !URICharacters.isToken(text) {
+                problems.report(path, "is not a valid method name (an RFC 9110 token)")
+            } else if method == "CONNECT" {
+                problems.report(path, "CONNECT is not allowed: the proxy does not open tunnels")
+            } else if method == "TRACE" {
+                problems.report(path, "TRACE is not allowed: it would echo the injected token back to the client")
+            } else {
+                methods.insert(method)
+            }
+        }
+        return methods
+    }
+}

@@ -1,0 +1,43 @@
+/// The scopes one access token is requested for, kept de-duplicated and sorted so that equal sets compare
+/// equal and routes with the same scopes share one token.
+public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
+    /// The resource Microsoft assumes for a scope without one (`User.Read` means Microsoft Graph's).
+    public static let defaultResource = "https://graph.microsoft.com"
+
+    /// De-duplicated and sorted.
+    public let scopes: [String]
+
+    /// The resource the token is for (its `aud`), derived from the first scope; `nil` for an empty set.
+    ///
+    /// Validated sets from routes.json always have exactly one resource.
+    public let resource: String?
+
+    public init(_ scopes: some Sequence<String>) {
+        self.scopes = Set(scopes).sorted()
+        self.resource = self.scopes.first.map(Self.resource(of:))
+    }
+
+    public var isEmpty: Bool { scopes.isEmpty }
+
+    /// What each scope asks of its resource: `ToDoList.Read`, `.default`, `User.Read`.
+    public var permissions: [String] { scopes.map(Self.permission(of:)) }
+
+    /// The scopes separated by spaces, as the OAuth `scope` parameter carries them (RFC 6749 §3.3).
+    public var description: String { scopes.joined(separator: " ") }
+
+    /// Every distinct resource the scopes name, sorted; more than one means the set cannot be one token.
+    var resources: [String] { Set(scopes.map(Self.resource(of:))).sorted() }
+
+    /// Microsoft's rule: everything before the last `/` (`api://todo/ToDoList.Read` → `api://todo`);
+    /// a scope without `/` belongs to Microsoft Graph.
+    static func resource(of scope: String) -> String {
+        guard let slash = scope.lastIndex(of: "/") else { return defaultResource }
+        return String(scope[..<slash])
+    }
+
+    /// Everything after the last `/`, or the whole scope when it has none.
+    static func permission(of scope: String) -> String {
+        guard let slash = scope.lastIndex(of: "/") else { return scope }
+        return String(scope[scope.index(after: slash)...])
+    }
+}

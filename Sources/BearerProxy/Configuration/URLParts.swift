@@ -1,0 +1,98 @@
+/// An absolute URL split into its RFC 3986 §3 parts without decoding anything, so a path keeps its exact bytes.
+///
+/// Only `scheme://authority` URLs are accepted; the caller decides which schemes and parts it allows.
+struct URLParts: Sendable, Hashable {
+    /// Lowercased, e.g. `https`.
+    var scheme: String
+    var userinfo: String?
+    /// Lowercased; IPv6 literals without their brackets.
+    var host: String
+    var port: Int?
+    /// Raw, percent-encoding kept; empty when the URL has no path.
+    var path: String
+    var query: String?
+    var fragment: String?
+
+    var isLoopback: Bool { HostName.isLoopback(host) }
+
+    /// Why a string is not an absolute URL; each case reads as the end of "… must be an absolute URL: ".
+    enum Failure: Error, Sendable, Equatable {
+        case notAbsolute
+        case whitespace
+        case missingHost
+        case invalidHost
+        case invalidPort
+        case invalidPathCharacter(String)
+        case invalidPercentEncoding
+    }
+
+    init(parsing text: String) throws(Failure) {
+        guard !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) else {
+            throw .whitespace
+        }
+        guard let colon = text.firstIndex(of: ":"), text[text.index(after: colon)...].hasPrefix("//"),
+            Self.isScheme(text[..<colon])
+        else { throw .notAbsolute }
+        scheme = text[..<colon].lowercased()
+
+        var rest = text[text.index(colon, offsetBy: 3)...]
+        if let hash = rest.firstIndex(of: "#") {
+            fragment = String(rest[rest.index(after: hash)...])
+            rest = rest[..<hash]
+        }
+        if let question = rest.firstIndex(of: "?") {
+            query = String(rest[rest.index(after: question)...])
+            rest = rest[..<question]
+        }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        path = String(rest[authorityEnd...])
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") {
+            userinfo = String(authority[..<at])
+            authority = authority[authority.index(after: at)...]
+        }
+        (host, port) = try Self.hostAndPort(authority)
+
+        if let character = URICharacters.firstInvalidPathCharacter(path) { throw .invalidPathCharacter(character) }
+        guard URICharacters.hasValidPercentEncoding(path) else { throw .invalidPercentEncoding }
+    }
+
+    /// `scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )` (RFC 3986 §3.1).
+    private static func isScheme(_ text: Substring) -> Bool {
+        guard let first = text.utf8.first, URICharacters.isAlpha(first) else { return false }
+        return text.utf8.allSatisfy {
+            URICharacters.isAlpha($0) || URICharacters.isDigit($0) || "+-.".utf8.contains($0)
+        }
+    }
+
+    private static func hostAndPort(_ authority: Substring) throws(Failure) -> (String, Int?) {
+        guard !authority.isEmpty else { throw .missingHost }
+        let hostText: Substring
+        let portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw .invalidHost }
+            hostText = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { throw .invalidHost }
+            portText = after.isEmpty ? nil : after.dropFirst()
+            guard HostName.ipv6Groups(hostText) != nil else { throw .invalidHost }
+        } else {
+            let colon = authority.lastIndex(of: ":")
+            hostText = authority[..<(colon ?? authority.endIndex)]
+            portText = colon.map { authority[authority.index(after: $0)...] }
+            guard !hostText.isEmpty else { throw .missingHost }
+            guard HostName.ipv4Octets(hostText) != nil || HostName.isValidName(hostText) else { throw .invalidHost }
+        }
+        guard let portText else { return (hostText.lowercased(), nil) }
+        guard let port = Self.port(portText), port > 0 else { throw .invalidPort }
+        return (hostText.lowercased(), port)
+    }
+
+    /// Decimal digits only (no sign, no spaces) and at most 65535.
+    static func port(_ text: Substring) -> Int? {
+        guard (1...5).contains(text.utf8.count), text.utf8.allSatisfy(URICharacters.isDigit), let value = Int(text),
+            value <= 65535
+        else { return nil }
+        return value
+    }
+}

@@ -1,0 +1,24 @@
+import NIOCore
+
+/// Everything the data plane keeps per event loop: the upstream pool and the request-id sequence. Only code running
+/// on `eventLoop` touches it, so it needs no lock.
+final class EventLoopState {
+    let eventLoop: any EventLoop
+    let pool: UpstreamPool
+    private let requestIDPrefix: String
+    private var requestCounter: UInt64 = 0
+
+    init(eventLoop: any EventLoop, pool: UpstreamPool = UpstreamPool()) {
+        self.eventLoop = eventLoop
+        self.pool = pool
+        // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
+        // generating one cheap (no random syscall per request).
+        self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16)
+    }
+
+    /// A new request id: `<random>-<sequence>`.
+    func nextRequestID() -> String {
+        requestCounter &+= 1
+        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
+    }
+}

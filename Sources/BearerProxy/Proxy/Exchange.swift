@@ -1,0 +1,99 @@
+import Crypto
+import NIOCore
+import NIOHTTP1
+
+/// One request/response exchange on a client connection. Confined to the connection's event loop.
+final class Exchange {
+    /// What answers the request.
+    enum Kind {
+        /// One of the proxy's own `/-/` endpoints; the body is hashed as it arrives, then answered at its end.
+        case local(LocalBody)
+        /// The proxy answered (or is answering) with an error; any remaining request body is discarded.
+        case rejected
+        /// Forwarded to a route's upstream.
+        case proxied(UpstreamLeg)
+    }
+
+    let id: String
+    let request: HTTPRequestHead
+    /// Whether the client wants the connection kept open after this exchange (RFC 9112 §9.3).
+    let keepAlive: Bool
+    var kind: Kind
+    /// The client's request `end` arrived.
+    var requestEnded = false
+    /// A final response head went to the client (after this, failures can only close the connection).
+    var responseStarted = false
+    /// The response `end` went to the client.
+    var responseEnded = false
+    /// The connection must close after this exchange (framing, a refused `Expect`, shutdown).
+    var closeAfter = false
+    /// A `100 Continue` was relayed to the client.
+    var sentContinue = false
+    /// Completes when the response's last byte is written, when someone needs to wait for it.
+    var responseWritten: EventLoopFuture<Void>?
+
+    init(id: String, request: HTTPRequestHead, kind: Kind) {
+        self.id = id
+        self.request = request
+        self.keepAlive = request.isKeepAlive
+        self.kind = kind
+    }
+
+    /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
+    var expectsContinue: Bool {
+        request.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+    }
+}
+
+/// The request body of a local endpoint: counted and hashed as it streams, never kept.
+final class LocalBody {
+    private(set) var length = 0
+    private var hasher = SHA256()
+
+    func append(_ buffer: ByteBuffer) {
+        length += buffer.readableBytes
+        buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+    }
+
+    var sha256Hex: String {
+        hasher.finalize().map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
+
+/// The upstream half of a proxied exchange.
+final class UpstreamLeg {
+    let route: Route
+    let origin: UpstreamOrigin
+    let responseTimeout: TimeAmount
+    /// The rewritten request head; set once the token is known.
+    var head: HTTPRequestHead?
+    /// The connection in use, once acquired.
+    var upstream: UpstreamHandler?
+    /// Request parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
+    var pending = CircularBuffer<HTTPClientRequestPart>()
+    var sentBody = false
+    var endForwarded = false
+    var sawResponse = false
+    var upstreamKeepAlive = false
+    var replayed = false
+    var responseTimer: Scheduled<Void>?
+
+    init(route: Route, origin: UpstreamOrigin, responseTimeout: TimeAmount) {
+        self.route = route
+        self.origin = origin
+        self.responseTimeout = responseTimeout
+    }
+
+    /// A request may be sent again on a fresh connection when a reused one failed before answering only if
+    /// repeating it is harmless: an idempotent method (RFC 9110 §9.2.2) and no body sent (data-plane pitfall 4).
+    func isReplayable(_ method: HTTPMethod) -> Bool {
+        guard !replayed, !sawResponse, !sentBody else { return false }
+        switch method {
+        case .GET, .HEAD, .OPTIONS, .PUT, .DELETE: return true
+        default: return false
+        }
+    }
+}

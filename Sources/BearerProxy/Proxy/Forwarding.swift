@@ -1,0 +1,167 @@
+import NIOHTTP1
+
+/// The pure rewrite of a request on its way up and of a response on its way back (SPEC §8).
+///
+/// Nothing here touches a socket, so every rule is unit-tested on its own.
+enum Forwarding {
+    /// How the body of a forwarded message is delimited on the next hop.
+    enum Framing: Equatable {
+        case none
+        case contentLength
+        case chunked
+        /// HTTP/1.0 without `Content-Length`: the body ends when the connection closes (RFC 9112 §6.3 rule 8).
+        case untilClose
+    }
+
+    /// The request the upstream receives for `client` on `route`.
+    ///
+    /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1).
+    /// - Any client `Authorization` is replaced by `token` (SPEC §8; never merged, never kept: CVE-2022-29226).
+    /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
+    /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
+    /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
+    /// - Framing is set explicitly, because NIO's encoder would otherwise guess it from the method.
+    static func upstreamRequest(
+        client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, token: String?,
+        requestID: String, clientAddress: String?
+    ) -> (head: HTTPRequestHead, framing: Framing) {
+        var uri = route.upstream.basePath + remainder
+        if uri.isEmpty { uri = "/" }
+        if let query { uri += "?" + query }
+
+        let options = HopByHop.connectionOptions(in: client.headers)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(client.headers.count + 4)
+        headers.add(name: "host", value: route.upstream.hostHeader)
+        var framing = Framing.none
+        for (name, value) in client.headers {
+            if HopByHop.isHopByHop(name, options: options) {
+                if name.lowercased() == "transfer-encoding" { framing = .chunked }
+                continue
+            }
+            switch name.lowercased() {
+            case "host", "authorization", "forwarded", "x-request-id", "x-bearer-proxy-key": continue
+            case "content-length":
+                if framing == .none { framing = .contentLength }
+            default:
+                if name.utf8.count > 10, name.lowercased().hasPrefix("x-forwarded-") { continue }
+                if route.headers.remove.contains(name.lowercased()) { continue }
+            }
+            headers.add(name: name, value: value)
+        }
+        if framing == .chunked {
+            // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length; a message must not carry both.
+            headers.remove(name: "content-length")
+            headers.add(name: "transfer-encoding", value: "chunked")
+        } else if framing == .none, client.method == .POST || client.method == .PUT || client.method == .PATCH {
+            // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
+            // servers answer 411 without it.
+            headers.add(name: "content-length", value: "0")
+        }
+        for field in route.headers.set {
+            headers.replaceOrAdd(name: field.name, value: field.value)
+        }
+        if let token { headers.add(name: "authorization", value: "Bearer " + token) }
+        headers.add(name: "x-request-id", value: requestID)
+        if route.forwardedHeaders {
+            if let clientAddress { headers.add(name: "x-forwarded-for", value: clientAddress) }
+            headers.add(name: "x-forwarded-proto", value: "http")
+            if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers)
+        head.headers = headers
+        return (head, framing)
+    }
+
+    /// The response the client receives for `upstream`'s answer to `request`.
+    ///
+    /// Status and end-to-end headers pass through unchanged; hop-by-hop ones are dropped; a `Location` that points
+    /// into the route's upstream is rewritten to the local prefix (so following it stays on the proxy); framing is
+    /// re-derived for the client's HTTP version; `X-Request-Id` is the proxy's.
+    static func clientResponse(
+        upstream: HTTPResponseHead, request: HTTPRequestHead, route: Route, requestID: String, keepAlive: Bool
+    ) -> (head: HTTPResponseHead, framing: Framing) {
+        let options = HopByHop.connectionOptions(in: upstream.headers)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(upstream.headers.count + 2)
+        var upstreamChunked = false
+        for (name, value) in upstream.headers {
+            if HopByHop.isHopByHop(name, options: options) {
+                if name.lowercased() == "transfer-encoding" { upstreamChunked = true }
+                continue
+            }
+            if name.lowercased() == "x-request-id" { continue }
+            if name.lowercased() == "location" {
+                headers.add(name: name, value: rewriteLocation(value, route: route))
+                continue
+            }
+            headers.add(name: name, value: value)
+        }
+        if upstreamChunked { headers.remove(name: "content-length") }
+        headers.add(name: "x-request-id", value: requestID)
+
+        let framing: Framing
+        let status = upstream.status.code
+        if request.method == .HEAD || status / 100 == 1 || status == 204 || status == 304 {
+            // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content; Content-Length (if any) describes the would-be body.
+            if status == 204 { headers.remove(name: "content-length") }
+            framing = .none
+        } else if headers.contains(name: "content-length") {
+            framing = .contentLength
+        } else if request.version.minor >= 1 {
+            headers.add(name: "transfer-encoding", value: "chunked")
+            framing = .chunked
+        } else {
+            framing = .untilClose
+        }
+        let staysOpen = keepAlive && framing != .untilClose
+        if !staysOpen {
+            headers.add(name: "connection", value: "close")
+        } else if request.version.minor == 0 {
+            headers.add(name: "connection", value: "keep-alive")
+        }
+        return (HTTPResponseHead(version: request.version, status: upstream.status, headers: headers), framing)
+    }
+
+    /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)
+    /// to the same resource under the route's local prefix; any other value is returned unchanged.
+    static func rewriteLocation(_ location: String, route: Route) -> String {
+        let upstream = route.upstream
+        var pathAndQuery: Substring
+        if location.hasPrefix("/") && !location.hasPrefix("//") {
+            pathAndQuery = location[...]
+        } else {
+            let schemePrefix = upstream.scheme.rawValue + "://"
+            guard location.count > schemePrefix.count,
+                location.prefix(schemePrefix.count).lowercased() == schemePrefix
+            else { return location }
+            let rest = location.dropFirst(schemePrefix.count)
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            guard isSameAuthority(rest[..<authorityEnd], as: upstream) else { return location }
+            pathAndQuery = rest[authorityEnd...]
+            if pathAndQuery.isEmpty || !pathAndQuery.hasPrefix("/") { pathAndQuery = "/" + pathAndQuery }
+        }
+        let pathEnd = pathAndQuery.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? pathAndQuery.endIndex
+        let path = pathAndQuery[..<pathEnd]
+        let base = upstream.basePath
+        guard path == base || path.hasPrefix(base + "/") || base.isEmpty else { return location }
+        var local = route.prefix == "/" ? "" : route.prefix
+        local += path.dropFirst(base.count)
+        if local.isEmpty { local = "/" }
+        return local + pathAndQuery[pathEnd...]
+    }
+
+    private static func isSameAuthority(_ authority: Substring, as upstream: Upstream) -> Bool {
+        if authority.contains("@") { return false }
+        let defaultPort = upstream.scheme == .https ? 443 : 80
+        var host = authority
+        var port = defaultPort
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
+            guard let parsed = Int(authority[authority.index(after: colon)...]) else { return false }
+            port = parsed
+            host = authority[..<colon]
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return host.lowercased() == upstream.host && port == upstream.port
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A complete response the proxy produces itself: an error, or one of its `/-/` endpoints.
+struct LocalResponse {
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    var body: ByteBuffer
+
+    init(status: HTTPResponseStatus, contentType: String, body: ByteBuffer, extraHeaders: [(String, String)] = []) {
+        self.status = status
+        self.headers = HTTPHeaders()
+        self.headers.add(name: "content-type", value: contentType)
+        self.headers.add(name: "content-length", value: String(body.readableBytes))
+        self.headers.add(name: "cache-control", value: "no-store")
+        for (name, value) in extraHeaders { self.headers.add(name: name, value: value) }
+        self.body = body
+    }
+
+    /// JSON from a `JSONSerialization`-compatible object, pretty-printed so `curl` output reads well.
+    static func json(_ object: Any, status: HTTPResponseStatus = .ok, contentType: String = "application/json")
+        -> LocalResponse
+    {
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        var buffer = ByteBuffer(bytes: data)
+        buffer.writeStaticString("\n")
+        return LocalResponse(status: status, contentType: contentType, body: buffer)
+    }
+
+    /// The RFC 9457 problem details document for `error`.
+    static func problem(_ error: ProxyError, requestID: String) -> LocalResponse {
+        var response = json(
+            [
+                "type": error.type, "title": error.title, "status": Int(error.status.code), "detail": error.detail,
+                "requestId": requestID,
+            ], status: error.status, contentType: "application/problem+json")
+        for (name, value) in error.extraHeaders { response.headers.add(name: name, value: value) }
+        return response
+    }
+}

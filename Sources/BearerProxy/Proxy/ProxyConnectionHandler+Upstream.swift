@@ -1,0 +1,219 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+extension ProxyConnectionHandler: UpstreamHandlerOwner {
+    // MARK: Getting a connection
+
+    /// Sends `leg`'s request on a pooled connection to its origin, or on a new one.
+    func connect(_ leg: UpstreamLeg, proxy: ProxyContext) {
+        if let pooled = loop.pool.take(leg.origin) {
+            attach(pooled, to: leg, reused: true)
+        } else {
+            open(leg, proxy: proxy)
+        }
+    }
+
+    /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops).
+    private func open(_ leg: UpstreamLeg, proxy: ProxyContext) {
+        let origin = leg.origin
+        let tls = proxy.tlsContext(for: origin)
+        let pool = loop.pool
+        let exchange = self.exchange
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(proxy.timeouts.connect)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.tlsServerName))
+                    }
+                    var encoder = HTTPRequestEncoder.Configuration()
+                    encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
+                    try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
+                    // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(
+                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+                    try pipeline.addHandler(UpstreamHandler(origin: origin))
+                }
+            }
+            .connect(host: origin.host, port: origin.port)
+            .assumeIsolated()
+            .whenComplete { [weak self] result in
+                switch result {
+                case .success(let channel):
+                    guard let upstream = try? channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
+                    else {
+                        channel.close(promise: nil)
+                        return
+                    }
+                    upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
+                    // A connect that completes after the client left is kept for the next request, never leaked
+                    // (data-plane pitfall 6).
+                    guard let self, let exchange, self.exchange === exchange,
+                        case .proxied(let current) = exchange.kind,
+                        current === leg, leg.upstream == nil
+                    else {
+                        pool.park(upstream, now: .now())
+                        return
+                    }
+                    self.attach(upstream, to: leg, reused: false)
+                case .failure(let error):
+                    guard let self, let exchange, self.exchange === exchange else { return }
+                    self.reject(.upstreamUnreachable(upstream: origin.display, reason: Self.describe(error)))
+                }
+            }
+    }
+
+    /// Starts sending `leg`'s request on `upstream`.
+    private func attach(_ upstream: UpstreamHandler, to leg: UpstreamLeg, reused: Bool) {
+        guard let head = leg.head else { return }
+        upstream.owner = self
+        upstream.wasReused = reused
+        leg.upstream = upstream
+        upstream.write(.head(head))
+        while let part = leg.pending.popFirst() {
+            upstream.write(part)
+            if case .end = part { leg.endForwarded = true }
+        }
+        upstream.flush()
+        if leg.endForwarded { startResponseTimer(leg) }
+        if !context.channel.isWritable { upstream.pauseReads() }
+        updateReading()
+    }
+
+    func startResponseTimer(_ leg: UpstreamLeg) {
+        guard !leg.sawResponse else { return }
+        leg.responseTimer?.cancel()
+        let seconds = leg.responseTimeout.nanoseconds / 1_000_000_000
+        leg.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(in: leg.responseTimeout) {
+            [weak self, weak leg] in
+            guard let self, let leg, case .proxied(let current)? = self.exchange?.kind, current === leg,
+                !leg.sawResponse
+            else { return }
+            self.reject(.upstreamTimeout(upstream: leg.origin.display, seconds: seconds))
+        }
+    }
+
+    // MARK: Upstream → client
+
+    func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart) {
+        guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else {
+            upstream.close()
+            return
+        }
+        switch part {
+        case .head(let head):
+            responseHead(head, exchange: exchange, leg: leg)
+        case .body(let buffer):
+            guard exchange.responseStarted else { return }
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            if !context.channel.isWritable { upstream.pauseReads() }
+        case .end(let trailers):
+            responseEnd(trailers, exchange: exchange, leg: leg, upstream: upstream)
+        }
+    }
+
+    private func responseHead(_ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) {
+        leg.sawResponse = true
+        if head.status.code / 100 == 1 {
+            guard head.status != .switchingProtocols else {
+                // We strip `Upgrade`, so a 101 is a protocol violation by the upstream.
+                return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "unexpected 101 response"))
+            }
+            // RFC 9110 §15.2: a proxy forwards 1xx responses, except to HTTP/1.0 clients.
+            if exchange.request.version.minor >= 1 {
+                if head.status == .continue { exchange.sentContinue = true }
+                var informational = HTTPResponseHead(version: exchange.request.version, status: head.status)
+                informational.headers = HTTPHeaders()
+                context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
+            }
+            return
+        }
+        leg.responseTimer?.cancel()
+        leg.responseTimer = nil
+        leg.upstreamKeepAlive = head.isKeepAlive
+        if !exchange.requestEnded && exchange.expectsContinue && !exchange.sentContinue {
+            exchange.closeAfter = true  // see `respond(_:)`: the announced body may never come
+        }
+        let (clientHead, framing) = Forwarding.clientResponse(
+            upstream: head, request: exchange.request, route: leg.route, requestID: exchange.id,
+            keepAlive: exchange.keepAlive && !exchange.closeAfter && !quiescing)
+        if framing == .untilClose { exchange.closeAfter = true }
+        exchange.responseStarted = true
+        context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+    }
+
+    private func responseEnd(_ trailers: HTTPHeaders?, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler)
+    {
+        leg.upstream = nil
+        upstream.owner = nil
+        // Reuse the connection only if both messages on it are complete; an early answer leaves request bytes
+        // unsent, so that connection is closed (data-plane pitfall 5).
+        if leg.upstreamKeepAlive && leg.endForwarded {
+            loop.pool.park(upstream, now: .now())
+        } else {
+            upstream.close()
+        }
+        guard exchange.responseStarted else {
+            return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "response without a head"))
+        }
+        writeResponseEnd(exchange, trailers: trailers)
+        if exchange.requestEnded {
+            finishExchange()
+        } else {
+            // Answered before the upload finished: discard the rest of the body, then carry on with the connection.
+            updateReading()
+        }
+    }
+
+    func upstreamReadComplete(_ upstream: UpstreamHandler) {
+        context.flush()
+    }
+
+    func upstreamWritabilityChanged(_ upstream: UpstreamHandler) {
+        updateReading()
+    }
+
+    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?) {
+        guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else { return }
+        leg.upstream = nil
+        leg.responseTimer?.cancel()
+        leg.responseTimer = nil
+        if upstream.wasReused, leg.isReplayable(exchange.request.method), let proxy = server.installed.context {
+            // A pooled connection the upstream had already closed: send the request again, once, on a new one.
+            leg.replayed = true
+            if leg.endForwarded {
+                leg.endForwarded = false
+                leg.pending.prepend(.end(nil))
+            }
+            connect(leg, proxy: proxy)
+            return
+        }
+        if exchange.responseStarted {
+            // Part of the response is already with the client; closing is the only honest signal left.
+            context.close(promise: nil)
+            return
+        }
+        if let error, !(error is IOError), !(error is ChannelError) {
+            reject(.upstreamProtocolError(upstream: leg.origin.display, reason: Self.describe(error)))
+        } else {
+            reject(.upstreamReset(upstream: leg.origin.display))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as IOError: error.description
+        case let error as ChannelError where error == .connectTimeout(.zero): "connect timed out"
+        case let error as NIOConnectionError:
+            error.connectionErrors.first.map { "\($0.error)" } ?? "connection failed"
+        case let error as NIOSSLError: "TLS: \(error)"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,0 +1,388 @@
+import Logging
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+
+/// Serves one client connection: routes each request, gets its token, forwards it upstream and streams the answer
+/// back (SPEC §8). Confined to the connection's event loop, which is also where its upstream connections live.
+///
+/// Requests are handled one at a time, in order: a pipelined request that arrives early is queued and reading stops
+/// until the current exchange is done (RFC 9112 §9.3.2 — responses in request order). Doing this here instead of
+/// with NIO's `HTTPServerPipelineHandler` avoids two `epoll_ctl` calls per request (data-plane pitfall 1).
+///
+/// Backpressure without locks (data-plane pitfall 7): this is the last handler, so it sees every `read()` and
+/// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
+/// writable); the upstream side withholds its reads while this client is not writable.
+final class ProxyConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let server: ProxyServerCore
+    let loop: EventLoopState
+    var context: ChannelHandlerContext!
+    /// The exchange in progress.
+    var exchange: Exchange?
+    /// Parts of pipelined requests that arrived while an exchange was in progress.
+    var queued = CircularBuffer<HTTPServerRequestPart>()
+    var readPending = false
+    var quiescing = false
+    var upstreamNeedsFlush = false
+    var clientAddress: String?
+
+    init(server: ProxyServerCore, loop: EventLoopState) {
+        self.server = server
+        self.loop = loop
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        clientAddress = context.channel.remoteAddress?.ipAddress
+    }
+
+    // MARK: Client → proxy
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        if !queued.isEmpty || (exchange != nil && isHead(part)) {
+            queued.append(part)
+            return
+        }
+        dispatch(part)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if upstreamNeedsFlush, case .proxied(let leg)? = exchange?.kind, let upstream = leg.upstream {
+            upstream.flush()
+        }
+        upstreamNeedsFlush = false
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if wantsRead {
+            context.read()
+        } else {
+            readPending = true
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, case .proxied(let leg)? = exchange?.kind {
+            leg.upstream?.resumeReads()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled, as
+        // its response may be half-read).
+        if case .proxied(let leg)? = exchange?.kind {
+            leg.responseTimer?.cancel()
+            leg.upstream?.close()
+            leg.upstream = nil
+        }
+        exchange = nil
+        queued.removeAll()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            context.close(promise: nil)
+            return
+        }
+        // A request we cannot parse: answer it if nothing has been answered yet, then close (the byte stream can
+        // no longer be trusted to find the next request).
+        queued.removeAll()
+        let problem: ProxyError =
+            parserError == .headerOverflow
+            ? .badRequest(detail: "The request header section is too large.")
+            : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
+        if let exchange, exchange.responseStarted {
+            context.close(promise: nil)
+            return
+        }
+        let head = exchange?.request ?? HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
+        let current = Exchange(id: exchange?.id ?? loop.nextRequestID(), request: head, kind: .rejected)
+        if case .proxied(let leg)? = exchange?.kind { leg.upstream?.close() }
+        current.requestEnded = true
+        current.closeAfter = true
+        exchange = current
+        var response = LocalResponse.problem(problem, requestID: current.id)
+        if parserError == .headerOverflow { response.status = .requestHeaderFieldsTooLarge }
+        respond(response)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
+            quiescing = true
+            if exchange == nil { context.close(promise: nil) }
+        } else if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            if exchange == nil && queued.isEmpty { context.close(promise: nil) }
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func isHead(_ part: HTTPServerRequestPart) -> Bool {
+        if case .head = part { return true }
+        return false
+    }
+
+    func dispatch(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head(let head): begin(head)
+        case .body(let buffer): requestBody(buffer)
+        case .end(let trailers): requestEnd(trailers)
+        }
+    }
+
+    /// Whether to let the next `read()` through.
+    var wantsRead: Bool {
+        guard queued.isEmpty else { return false }
+        guard let exchange else { return true }
+        switch exchange.kind {
+        case .local, .rejected:
+            return true
+        case .proxied(let leg):
+            // After the request ends keep reading, so that a client that goes away is noticed (and a pipelined
+            // request is queued). Before, only read what the upstream can take.
+            if exchange.requestEnded || exchange.responseEnded { return true }
+            guard let upstream = leg.upstream else { return false }
+            return upstream.isWritable
+        }
+    }
+
+    /// Lets a withheld `read()` through if the state now allows it.
+    func updateReading() {
+        if readPending && wantsRead {
+            readPending = false
+            context.read()
+        }
+    }
+
+    // MARK: One exchange
+
+    private func begin(_ head: HTTPRequestHead) {
+        let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
+        let exchange = Exchange(id: id, request: head, kind: .rejected)
+        self.exchange = exchange
+        guard let proxy = server.installed.context else { return reject(.starting) }
+        if head.method == .CONNECT {
+            // SPEC §9: this is a reverse proxy, not a tunnel.
+            return reject(.methodNotAllowed(method: "CONNECT", allowed: []))
+        }
+        let target: RequestTarget
+        do {
+            target = try RequestTarget.parse(head.uri)
+        } catch {
+            return reject(.badRequest(detail: Self.describe(error)))
+        }
+        if AdminEndpoints.owns(target.path) {
+            exchange.kind = .local(LocalBody())
+            return
+        }
+        guard let match = proxy.configuration.routes.match(path: target.path) else {
+            return reject(.noRoute(path: String(target.path)))
+        }
+        let route = match.route
+        if let methods = route.methods, !methods.contains(head.method.rawValue) {
+            return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+        }
+        let leg = UpstreamLeg(
+            route: route, origin: UpstreamOrigin(route), responseTimeout: proxy.responseTimeout(for: route))
+        exchange.kind = .proxied(leg)
+        let forward = { [unowned self] (token: String?) in
+            leg.head =
+                Forwarding.upstreamRequest(
+                    client: head, route: route, remainder: match.remainder, query: target.query, token: token,
+                    requestID: id, clientAddress: clientAddress
+                ).head
+            connect(leg, proxy: proxy)
+        }
+        switch route.auth {
+        case .none:
+            forward(nil)
+        case .bearer(let scopes):
+            if let token = proxy.tokens.cachedToken(for: scopes) {
+                forward(token.value)
+            } else {
+                fetchToken(scopes, proxy: proxy, exchange: exchange, then: forward)
+            }
+        case .firebaseID, .providerAccess:
+            reject(.tokenUnavailable(detail: "The firebase flow is not available yet.", retryAfterSeconds: 3600))
+        }
+    }
+
+    /// The slow path: no usable cached token. Reads stay paused (the leg has no upstream) until it is known.
+    private func fetchToken(
+        _ scopes: ScopeSet, proxy: ProxyContext, exchange: Exchange, then forward: @escaping (String?) -> Void
+    ) {
+        let tokens = proxy.tokens
+        // The one bridge from the event loop into the token cache's async world; the future is consumed right
+        // here, so the task it runs on is not a stray one.
+        context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes) }
+            .assumeIsolated()
+            .whenComplete { [weak self] result in
+                guard let self, self.exchange === exchange else { return }
+                switch result {
+                case .success(let token): forward(token.value)
+                case .failure(let error as TokenError): self.reject(ProxyError(error))
+                case .failure(let error): self.reject(.tokenUnavailable(detail: "\(error)", retryAfterSeconds: 5))
+                }
+            }
+    }
+
+    private func requestBody(_ buffer: ByteBuffer) {
+        guard let exchange else { return }
+        switch exchange.kind {
+        case .local(let body):
+            body.append(buffer)
+        case .rejected:
+            break
+        case .proxied(let leg):
+            guard !exchange.responseEnded else { return }  // answered early: discard the rest
+            leg.sentBody = true
+            if let upstream = leg.upstream {
+                upstream.write(.body(.byteBuffer(buffer)))
+                upstreamNeedsFlush = true
+            } else {
+                leg.pending.append(.body(.byteBuffer(buffer)))
+            }
+        }
+    }
+
+    private func requestEnd(_ trailers: HTTPHeaders?) {
+        guard let exchange else { return }
+        exchange.requestEnded = true
+        switch exchange.kind {
+        case .local(let body):
+            answerLocally(exchange, body: body)
+        case .rejected:
+            if exchange.responseEnded { finishExchange() }
+        case .proxied(let leg):
+            if exchange.responseEnded { return finishExchange() }
+            if let upstream = leg.upstream {
+                upstream.write(.end(trailers))
+                upstream.flush()
+                upstreamNeedsFlush = false
+                leg.endForwarded = true
+                startResponseTimer(leg)
+            } else {
+                leg.pending.append(.end(trailers))
+            }
+        }
+    }
+
+    private func answerLocally(_ exchange: Exchange, body: LocalBody) {
+        guard let proxy = server.installed.context else { return reject(.starting) }
+        let target = try? RequestTarget.parse(exchange.request.uri)
+        let request = LocalRequest(
+            head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
+            bodySHA256: body.sha256Hex)
+        switch proxy.admin.response(to: request) {
+        case .success(let response): respond(response)
+        case .failure(let error): reject(error)
+        }
+    }
+
+    /// Answers the current exchange with a problem (SPEC §8). Mid-response that is impossible: close instead.
+    func reject(_ error: ProxyError) {
+        guard let exchange else { return }
+        if case .proxied(let leg) = exchange.kind {
+            leg.responseTimer?.cancel()
+            leg.upstream?.close()
+            leg.upstream = nil
+        }
+        exchange.kind = .rejected
+        if exchange.responseStarted {
+            context.close(promise: nil)
+            return
+        }
+        server.logger.debug(
+            "request refused",
+            metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
+        respond(.problem(error, requestID: exchange.id))
+    }
+
+    /// Sends a complete local response for the current exchange.
+    func respond(_ response: LocalResponse) {
+        guard let exchange else { return }
+        if !exchange.requestEnded && exchange.expectsContinue && !exchange.sentContinue {
+            // RFC 9110 §10.1.1: the client may never send the body it announced, so the connection cannot be
+            // reused safely after a final answer to a request with `Expect: 100-continue`.
+            exchange.closeAfter = true
+        }
+        var head = HTTPResponseHead(
+            version: exchange.request.version, status: response.status, headers: response.headers)
+        head.headers.add(name: "x-request-id", value: exchange.id)
+        if !exchange.keepAlive || exchange.closeAfter || quiescing {
+            head.headers.add(name: "connection", value: "close")
+        } else if exchange.request.version.minor == 0 {
+            head.headers.add(name: "connection", value: "keep-alive")
+        }
+        exchange.responseStarted = true
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if exchange.request.method != .HEAD {
+            context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
+        }
+        writeResponseEnd(exchange, trailers: nil)
+        if exchange.requestEnded { finishExchange() } else { updateReading() }
+    }
+
+    /// Writes the response's end; keeps a future for it only when the connection will close after it.
+    func writeResponseEnd(_ exchange: Exchange, trailers: HTTPHeaders?) {
+        exchange.responseEnded = true
+        let mayClose = !exchange.requestEnded || exchange.closeAfter || !exchange.keepAlive || quiescing
+        if mayClose {
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            exchange.responseWritten = promise.futureResult
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: promise)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+        }
+    }
+
+    /// The exchange is over on both sides: close, or move on to the next request.
+    func finishExchange() {
+        guard let exchange else { return }
+        self.exchange = nil
+        if exchange.closeAfter || !exchange.keepAlive || quiescing {
+            queued.removeAll()
+            let context = self.context!
+            if let written = exchange.responseWritten {
+                written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+            return
+        }
+        drainQueue()
+        updateReading()
+    }
+
+    /// Delivers queued parts of pipelined requests: all of them, except that a new request waits for the exchange
+    /// before it to finish.
+    private func drainQueue() {
+        while let part = queued.first {
+            if exchange != nil, isHead(part) { return }
+            queued.removeFirst()
+            dispatch(part)
+        }
+    }
+
+    /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
+    static func clientRequestID(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "x-request-id"), (1...128).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return value
+    }
+
+    private static func describe(_ rejection: RequestTarget.Rejection) -> String {
+        switch rejection {
+        case .notOriginForm: "The request target must be a path starting with \"/\"."
+        case .dotSegment: "The path contains a \".\" or \"..\" segment (possibly percent-encoded); it is refused."
+        case .forbiddenCharacter: "The path contains a NUL or control character; it is refused."
+        }
+    }
+}

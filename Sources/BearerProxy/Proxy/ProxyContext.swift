@@ -1,0 +1,42 @@
+import NIOCore
+import NIOSSL
+
+/// Everything a request needs that is fixed once a configuration is installed: routes, tokens, the `/-/`
+/// endpoints, time limits and one TLS context per CA file (building a context parses the trust store, so it is
+/// done here, once, never per connection).
+final class ProxyContext: Sendable {
+    let configuration: Configuration
+    let tokens: TokenCache
+    let admin: AdminEndpoints
+    let timeouts: ProxyTimeouts
+    private let tlsContexts: [String: NIOSSLContext]
+
+    init(configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, timeouts: ProxyTimeouts) throws {
+        self.configuration = configuration
+        self.tokens = tokens
+        self.admin = admin
+        self.timeouts = timeouts
+        var contexts: [String: NIOSSLContext] = [:]
+        for route in configuration.routes.routes where route.upstream.scheme == .https {
+            let key = route.tls.caFile ?? ""
+            guard contexts[key] == nil else { continue }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here.
+            if let caFile = route.tls.caFile { tls.trustRoots = .file(caFile) }
+            contexts[key] = try NIOSSLContext(configuration: tls)
+        }
+        self.tlsContexts = contexts
+    }
+
+    /// The TLS context for connections to `origin`, nil for plain http.
+    func tlsContext(for origin: UpstreamOrigin) -> NIOSSLContext? {
+        origin.scheme == .https ? tlsContexts[origin.caFile ?? ""] : nil
+    }
+
+    /// The response-head limit for `route`.
+    func responseTimeout(for route: Route) -> TimeAmount {
+        guard let timeout = route.timeout else { return timeouts.responseHead }
+        let (seconds, attoseconds) = timeout.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,162 @@
+import Logging
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// The listening proxy: accepts client connections and runs one ``ProxyConnectionHandler`` per connection.
+///
+/// Start-up is two steps so the dev issuer can know its URL: ``bind(to:group:timeouts:logger:)`` opens the socket
+/// (requests that arrive before step two get 503 "starting"), then ``install(_:tokens:admin:)`` puts a
+/// configuration in place. As a `Service`, ``run()`` waits for graceful shutdown, then stops accepting and lets
+/// in-flight exchanges finish within ``ProxyTimeouts/shutdownGrace`` (SPEC §5 `serve`, §10).
+public final class ProxyServer: Service, Sendable {
+    /// The address actually bound (port 0 in the configuration becomes the kernel's choice).
+    public let localAddress: ListenAddress
+    let logger: Logger
+    let timeouts: ProxyTimeouts
+    private let channel: any Channel
+    private let quiescing: ServerQuiescingHelper
+    private let loops: [NIOLoopBound<EventLoopState>]
+    private let sweeps: [RepeatedTask]
+    private let current: InstalledContext
+
+    private init(
+        localAddress: ListenAddress, channel: any Channel, quiescing: ServerQuiescingHelper,
+        loops: [NIOLoopBound<EventLoopState>], sweeps: [RepeatedTask], current: InstalledContext,
+        timeouts: ProxyTimeouts, logger: Logger
+    ) {
+        self.localAddress = localAddress
+        self.channel = channel
+        self.quiescing = quiescing
+        self.loops = loops
+        self.sweeps = sweeps
+        self.current = current
+        self.timeouts = timeouts
+        self.logger = logger
+    }
+
+    /// The configuration in force, if installed.
+    var context: ProxyContext? { current.context }
+
+    /// Opens the listening socket on `address`.
+    public static func bind(
+        to address: ListenAddress, group: MultiThreadedEventLoopGroup, timeouts: ProxyTimeouts = ProxyTimeouts(),
+        logger: Logger
+    ) async throws -> ProxyServer {
+        var loops: [NIOLoopBound<EventLoopState>] = []
+        var sweeps: [RepeatedTask] = []
+        for loop in group.makeIterator() {
+            let state = try await loop.submit {
+                NIOLoopBound(
+                    EventLoopState(eventLoop: loop, pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle)),
+                    eventLoop: loop)
+            }.get()
+            loops.append(state)
+            sweeps.append(
+                loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
+                    state.value.pool.evictIdle(now: .now())
+                })
+        }
+        let stateByLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) })
+        let current = InstalledContext()
+        let quiescing = ServerQuiescingHelper(group: group)
+        let core = ProxyServerCore(installed: current, logger: logger)
+        let clientIdle = timeouts.clientIdle
+
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
+                    let pipeline = channel.pipeline.syncOperations
+                    var encoder = HTTPResponseEncoder.Configuration()
+                    // Framing is set explicitly per response (data-plane pitfall 3).
+                    encoder.automaticallySetFramingHeaders = false
+                    try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: clientIdle))
+                    try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
+                }
+            }
+            .bind(host: address.host, port: address.port)
+            .get()
+
+        let port = channel.localAddress?.port ?? address.port
+        return ProxyServer(
+            localAddress: ListenAddress(host: address.host, port: port), channel: channel, quiescing: quiescing,
+            loops: loops, sweeps: sweeps, current: current, timeouts: timeouts, logger: logger)
+    }
+
+    /// Puts `configuration` in force for every request from now on.
+    public func install(_ configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints) throws {
+        let context = try ProxyContext(configuration: configuration, tokens: tokens, admin: admin, timeouts: timeouts)
+        current.install(context)
+    }
+
+    public func run() async throws {
+        // Returns when the ServiceGroup begins graceful shutdown (SIGTERM/SIGINT); throws if cancelled instead.
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Stops accepting, lets in-flight exchanges finish (bounded by the grace period), closes pooled connections.
+    public func shutdown() async {
+        let loop = channel.eventLoop
+        let quiescing = self.quiescing
+        let grace = timeouts.shutdownGrace
+        // Whichever comes first — every connection closed, or the grace period over — ends the wait.
+        let finished = loop.flatSubmit {
+            let finished = loop.makePromise(of: Void.self)
+            let done = NIOLoopBoundBox(false, eventLoop: loop)
+            let finish: @Sendable () -> Void = {
+                guard !done.value else { return }
+                done.value = true
+                finished.succeed()
+            }
+            let drained = loop.makePromise(of: Void.self)
+            drained.futureResult.whenComplete { _ in finish() }
+            let deadline = loop.scheduleTask(in: grace) { finish() }
+            finished.futureResult.whenComplete { _ in deadline.cancel() }
+            quiescing.initiateShutdown(promise: drained)
+            return finished.futureResult
+        }
+        try? await finished.get()
+        for (sweep, state) in zip(sweeps, loops) {
+            let cancelled = state.eventLoop.makePromise(of: Void.self)
+            sweep.cancel(promise: cancelled)
+            try? await cancelled.futureResult.get()
+        }
+        for state in loops {
+            try? await state.eventLoop.submit { state.value.pool.closeAll() }.get()
+        }
+    }
+}
+
+/// What every connection handler shares: the installed configuration and the logger.
+struct ProxyServerCore: Sendable {
+    let installed: InstalledContext
+    let logger: Logger
+}
+
+/// The configuration in force. Read once per request; replaced whole, so a request sees one consistent
+/// configuration from start to end.
+final class InstalledContext: Sendable {
+    private let slot = Mutex<ProxyContext?>(nil)
+
+    var context: ProxyContext? { slot.withLock { $0 } }
+
+    func install(_ context: ProxyContext) {
+        slot.withLock { $0 = context }
+    }
+}

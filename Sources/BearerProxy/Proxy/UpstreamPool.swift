@@ -1,0 +1,67 @@
+import NIOCore
+
+/// Idle keep-alive connections to upstreams, one pool per event loop so that a connection is only ever used on the
+/// loop that owns the downstream connection (no locks, no cross-thread hops; SPEC §3).
+final class UpstreamPool {
+    private var idle: [UpstreamOrigin: [UpstreamHandler]] = [:]
+    /// At most this many idle connections per origin; more are closed instead of kept.
+    let maximumIdlePerOrigin: Int
+    /// Idle connections older than this are closed by ``evictIdle(now:)``, well before common upstream keep-alive
+    /// timeouts (nginx 75 s), to make the stale-connection race rare.
+    let idleTimeout: TimeAmount
+
+    init(maximumIdlePerOrigin: Int = 128, idleTimeout: TimeAmount = .seconds(30)) {
+        self.maximumIdlePerOrigin = maximumIdlePerOrigin
+        self.idleTimeout = idleTimeout
+    }
+
+    /// The most recently used live connection to `origin`, if any (LIFO keeps the warmest one busy).
+    func take(_ origin: UpstreamOrigin) -> UpstreamHandler? {
+        while let handler = idle[origin]?.popLast() {
+            if handler.isActive { return handler }
+        }
+        return nil
+    }
+
+    /// Keeps `handler` for reuse, or closes it when the pool for its origin is full.
+    func park(_ handler: UpstreamHandler, now: NIODeadline) {
+        guard handler.isActive, idle[handler.origin, default: []].count < maximumIdlePerOrigin else {
+            handler.close()
+            return
+        }
+        handler.idleSince = now
+        idle[handler.origin, default: []].append(handler)
+    }
+
+    /// Forgets `handler` (its connection closed while idle).
+    func remove(_ handler: UpstreamHandler) {
+        idle[handler.origin]?.removeAll { $0 === handler }
+    }
+
+    /// Closes connections that have been idle longer than ``idleTimeout``.
+    func evictIdle(now: NIODeadline) {
+        for (origin, handlers) in idle {
+            let (stale, fresh) = handlers.partitioned { now - $0.idleSince >= idleTimeout }
+            idle[origin] = fresh
+            for handler in stale { handler.close() }
+        }
+    }
+
+    /// Closes every idle connection (shutdown).
+    func closeAll() {
+        let all = idle.values.joined()
+        idle = [:]
+        for handler in all { handler.close() }
+    }
+}
+
+extension Array {
+    fileprivate func partitioned(_ isFirst: (Element) -> Bool) -> ([Element], [Element]) {
+        var first: [Element] = []
+        var second: [Element] = []
+        for element in self {
+            if isFirst(element) { first.append(element) } else { second.append(element) }
+        }
+        return (first, second)
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Base64url without padding (RFC 4648 §5), as JOSE uses it (RFC 7515 §2).
+enum Base64URL {
+    static func encode<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: some StringProtocol) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64)
+    }
+}

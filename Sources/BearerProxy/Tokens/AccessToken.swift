@@ -1,0 +1,38 @@
+import Foundation
+
+/// An access token for one scope set, with the times that decide when it may be used.
+///
+/// The token value is a secret: `description` and `debugDescription` never show it, so a token that ends up in a
+/// log line or an error message by accident prints `<redacted>`.
+public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
+    public let value: String
+    /// The scope set the token was issued for.
+    public let scopes: ScopeSet
+    /// When the identity provider says the token stops working.
+    public let expiresOn: Date
+    /// When to refresh it proactively (`refresh_in` if the provider sent it, else the half-life).
+    public let refreshOn: Date
+
+    public init(value: String, scopes: ScopeSet, expiresOn: Date, refreshOn: Date? = nil, issuedAt: Date) {
+        self.value = value
+        self.scopes = scopes
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2)
+    }
+
+    /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
+    /// that carries it is still on its way (envoy #45749 is the bug this margin avoids).
+    public static let minimumRemainingLifetime: TimeInterval = 5 * 60
+
+    /// Whether the token may still be sent at `now`.
+    public func isUsable(at now: Date) -> Bool {
+        expiresOn.timeIntervalSince(now) >= Self.minimumRemainingLifetime
+    }
+
+    public var description: String {
+        "AccessToken(<redacted>, scopes: \(scopes), expiresOn: \(expiresOn))"
+    }
+
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import BearerProxy
+
+/// `bearer-proxy check`: validate the configuration and print every problem at once (SPEC §5).
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate routes.json and list every problem with its JSON path; exit 2 if there is any.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let configuration = try global.loadConfiguration()
+        let routes = configuration.routes.routes
+        print(
+            "\(global.configPath): OK — listen \(configuration.listen), account flow \"\(configuration.account.flow.rawValue)\", \(routes.count) route\(routes.count == 1 ? "" : "s")"
+        )
+        for route in routes {
+            print("  " + RouteSummary.line(for: route))
+        }
+    }
+}
+
+/// One line per route for `check` and `serve` start-up: where it goes and with which token (never the token).
+enum RouteSummary {
+    static func line(for route: Route) -> String {
+        let auth: String
+        switch route.auth {
+        case .none: auth = "no token"
+        case .bearer(let scopes): auth = scopes.scopes.isEmpty ? "bearer token" : "scopes \(scopes)"
+        case .firebaseID: auth = "Firebase ID token"
+        case .providerAccess(let scopes): auth = "provider access token \(scopes)"
+        }
+        var line = "\(route.prefix) → \(route.upstream.url) (\(auth)"
+        if let methods = route.methods { line += "; methods \(methods.sorted().joined(separator: ","))" }
+        return line + ")"
+    }
+}

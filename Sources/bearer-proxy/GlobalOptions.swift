@@ -1,0 +1,48 @@
+import ArgumentParser
+import BearerProxy
+import Foundation
+import Logging
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Path to routes.json (default: $BEARER_PROXY_CONFIG, else ./routes.json).")
+    var config: String?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var configPath: String { config ?? environment["BEARER_PROXY_CONFIG"] ?? "routes.json" }
+
+    /// Loads and validates the configuration, or prints every problem (one line each) and exits 2.
+    func loadConfiguration() throws -> Configuration {
+        do {
+            return try Configuration.load(path: configPath, environment: environment)
+        } catch {
+            for problem in error.problems { Terminal.error("\(configPath): \(problem)") }
+            let count = error.problems.count
+            Terminal.error("\(configPath): \(count) problem\(count == 1 ? "" : "s"); nothing was started")
+            throw ExitCode(2)
+        }
+    }
+
+    /// Sends logs to stderr at the chosen level (stdout stays free for command output).
+    func bootstrapLogging() {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Output helpers: results on stdout, diagnostics on stderr.
+enum Terminal {
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import BearerProxy
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `bearer-proxy serve`: validate the configuration, sign in, then proxy until SIGINT/SIGTERM (SPEC §5).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Proxy requests, adding each route's bearer token, until SIGINT or SIGTERM.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: "HOST:PORT to listen on, overriding routes.json's \"listen\".")
+    var listen: String?
+
+    @Flag(name: .long, help: "Keep keys and tokens in memory only; write nothing to the state directory.")
+    var noPersist = false
+
+    func validate() throws {
+        if let listen, ListenAddress(parsing: listen) == nil {
+            throw ValidationError("--listen: expected HOST:PORT (for example 127.0.0.1:8080), got \"\(listen)\"")
+        }
+    }
+
+    func run() async throws {
+        global.bootstrapLogging()
+        let logger = Logger(label: "bearer-proxy")
+        let configuration = try global.loadConfiguration()
+        let state = noPersist ? nil : StateDirectory.standard(environment: global.environment)
+        let proxy: RunningProxy
+        do {
+            proxy = try await RunningProxy.start(
+                configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
+                stateDirectory: state, logger: logger)
+        } catch let error as StartupError {
+            Terminal.error("error: \(error)")
+            if case .flowNotAvailable = error { throw ExitCode(2) }
+            throw ExitCode(1)
+        } catch {
+            Terminal.error("error: \(error)")
+            throw ExitCode(1)
+        }
+        for route in configuration.routes.routes {
+            logger.info("route \(RouteSummary.line(for: route))")
+        }
+        logger.info(
+            "listening on http://\(proxy.server.localAddress) (account: \(configuration.account.flow.rawValue))")
+        let services = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: proxy.server)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await services.run()
+        try await proxy.group.shutdownGracefully()
+        logger.info("stopped")
+    }
+}

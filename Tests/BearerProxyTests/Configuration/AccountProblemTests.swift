@@ -1,0 +1,255 @@
+import Testing
+
+@testable import BearerProxy
+
+/// Every problem the account can have, flow by flow, with its exact wording.
+@Suite struct AccountProblemTests {
+    typealias F = ConfigurationFixture
+
+    static let authority = #""authority": "https://login.microsoftonline.com/organizations""#
+    static let ciamAuthority = #""authority": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com""#
+    static let clientId = #""clientId": "00000000-0000-0000-0000-000000000000""#
+    static let defaultScopeRoute =
+        #"{"prefix": "/graph", "upstream": "https://graph.microsoft.com/v1.0", "#
+        + #""scopes": ["https://graph.microsoft.com/.default"]}"#
+
+    /// An account with `members` besides `flow`.
+    static func account(_ flow: String, _ members: String, routes: [String] = [F.route]) -> String {
+        F.account(#"{"flow": "\#(flow)"\#(members.isEmpty ? "" : ", " + members)}"#, routes: routes)
+    }
+
+    /// A device-code account with a valid client and `members`.
+    static func deviceCode(_ members: String) -> String {
+        account("device-code", "\(authority), \(clientId), \(members)")
+    }
+
+    static let generalCases: [ProblemCase] = [
+        ProblemCase(
+            F.account(#"{}"#), "account.flow",
+            "is required (one of \"dev\", \"native\", \"device-code\", \"browser\", \"client-credentials\", "
+                + "\"refresh-token\", \"command\", \"static\", \"firebase\")"),
+        ProblemCase(
+            account("devicecode", ""), "account.flow",
+            "must be one of \"dev\", \"native\", \"device-code\", \"browser\", \"client-credentials\", "
+                + "\"refresh-token\", \"command\", \"static\", \"firebase\" (did you mean \"device-code\"?)"),
+        ProblemCase(
+            account("dev", clientId), "account.clientId",
+            "not used by the \"dev\" flow (only by: native, device-code, browser, client-credentials, refresh-token)"),
+        ProblemCase(
+            deviceCode(#""clientid": "x""#), "account.clientid", "unknown key (did you mean \"clientId\"?)"),
+        ProblemCase(
+            deviceCode(#""tokenEnv": "SECRET""#), "account.tokenEnv",
+            "not used by the \"device-code\" flow (only by: static)"),
+    ]
+
+    static let oauthCases: [ProblemCase] = [
+        ProblemCase(
+            account("device-code", "\(authority), \(clientId), \"issuer\": \"https://id.example.com\""), "account",
+            "give either \"authority\" or \"issuer\", not both"),
+        ProblemCase(
+            account("device-code", clientId), "account",
+            "needs \"authority\" (a Microsoft authority) or \"issuer\" (any OpenID Connect issuer)"),
+        ProblemCase(account("device-code", #""authority": 1, \#(clientId)"#), "account.authority", "must be a string"),
+        ProblemCase(
+            account("device-code", #""authority": "login.microsoftonline.com/common", \#(clientId)"#),
+            "account.authority",
+            "must be an https URL such as \"https://login.microsoftonline.com/organizations\" or "
+                + "\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+        ProblemCase(
+            account("device-code", #""authority": "http://login.microsoftonline.com/common", \#(clientId)"#),
+            "account.authority", "must use https (http is allowed only for loopback hosts)"),
+        ProblemCase(
+            account("device-code", #""authority": "https://login.microsoftonline.com/my tenant", \#(clientId)"#),
+            "account.authority",
+            "must be an https URL such as \"https://login.microsoftonline.com/organizations\" or "
+                + "\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+        ProblemCase(
+            account("device-code", #""authority": "https://login.microsoftonline.com/contoso", \#(clientId)"#),
+            "account.authority",
+            "must be \"https://login.microsoftonline.com/{tenant}\" with tenant common, organizations, consumers, "
+                + "a tenant ID (GUID) or a domain"),
+        ProblemCase(
+            account("device-code", #""authority": "https://login.microsoftonline.com/common/v2.0", \#(clientId)"#),
+            "account.authority",
+            "must be \"https://login.microsoftonline.com/{tenant}\" with tenant common, organizations, consumers, "
+                + "a tenant ID (GUID) or a domain"),
+        ProblemCase(
+            account("device-code", #""authority": "https://contoso.ciamlogin.com", \#(clientId)"#), "account.authority",
+            "must be \"https://{tenant}.ciamlogin.com/{tenant}\" such as "
+                + "\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+        ProblemCase(
+            account("device-code", #""authority": "https://accounts.google.com", \#(clientId)"#), "account.authority",
+            "must be a Microsoft authority such as \"https://login.microsoftonline.com/organizations\" or "
+                + "\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\"; use \"issuer\" for other OpenID Connect "
+                + "providers"),
+        ProblemCase(
+            account("device-code", #""issuer": "accounts.google.com", \#(clientId)"#), "account.issuer",
+            "must be an https URL such as \"https://accounts.example.com\""),
+        ProblemCase(
+            account("device-code", #""issuer": "http://id.example.com", \#(clientId)"#), "account.issuer",
+            "must use https (http is allowed only for loopback hosts)"),
+        ProblemCase(
+            account("device-code", #""issuer": "https://id.example.com?tenant=a", \#(clientId)"#), "account.issuer",
+            "must be an https URL such as \"https://accounts.example.com\""),
+        ProblemCase(account("device-code", authority), "account.clientId", "is required"),
+        ProblemCase(account("device-code", #"\#(authority), "clientId": """#), "account.clientId", "must not be empty"),
+        ProblemCase(deviceCode(#""extraParameters": []"#), "account.extraParameters", "must be an object"),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"resource": 1}"#), "account.extraParameters.resource", "must be a string"),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"client_id": "x"}"#), "account.extraParameters.client_id",
+            "is sent by the proxy itself; use \"clientId\""),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"scope": "x"}"#), "account.extraParameters.scope",
+            "is sent by the proxy itself, from the routes' \"scopes\""),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"State": "x"}"#), "account.extraParameters.State",
+            "is sent by the proxy itself"),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"": "x"}"#), #"account.extraParameters[""]"#,
+            "a parameter name must not be empty"),
+        ProblemCase(deviceCode(#""clientCapabilities": "cp1""#), "account.clientCapabilities", "must be an array"),
+        ProblemCase(deviceCode(#""clientCapabilities": [""]"#), "account.clientCapabilities[0]", "must not be empty"),
+    ]
+
+    static let nativeCases: [ProblemCase] = [
+        ProblemCase(
+            account("native", "\(authority), \(clientId), \"username\": \"a@b.c\""), "account.authority",
+            "the native flow needs an External ID authority such as "
+                + "\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+        ProblemCase(
+            account(
+                "native", "\(ciamAuthority), \(clientId), \"username\": \"a@b.c\", \"issuer\": \"https://x.example\""),
+            "account.issuer",
+            "not used by the \"native\" flow (only by: device-code, browser, client-credentials, refresh-token)"),
+        ProblemCase(account("native", "\(clientId), \"username\": \"a@b.c\""), "account.authority", "is required"),
+        ProblemCase(account("native", "\(ciamAuthority), \(clientId)"), "account.username", "is required"),
+        ProblemCase(
+            account("native", "\(ciamAuthority), \(clientId), \"username\": \"a@b.c\", \"challenge\": \"sms\""),
+            "account.challenge", "must be one of \"password\", \"otp\""),
+        ProblemCase(
+            account("native", "\(ciamAuthority), \(clientId), \"username\": \"a@b.c\", \"passwordEnv\": \"hunter 2\""),
+            "account.passwordEnv",
+            "must be the name of an environment variable (letters, digits and \"_\", not starting with a digit), "
+                + "not its value"),
+        ProblemCase(
+            account(
+                "native",
+                "\(ciamAuthority), \(clientId), \"username\": \"a@b.c\", \"challenge\": \"otp\", "
+                    + "\"passwordEnv\": \"PW\""
+            ),
+            "account.passwordEnv", "only used with \"challenge\": \"password\""),
+    ]
+
+    static let browserCases: [ProblemCase] = [
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"prompt\": \"select-account\""), "account.prompt",
+            "must be one of \"login\", \"none\", \"consent\", \"select_account\", \"create\" "
+                + "(did you mean \"select_account\"?)"),
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"loginHint\": \"\""), "account.loginHint",
+            "must not be empty"),
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"domainHint\": 1"), "account.domainHint", "must be a string"
+        ),
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"redirectPort\": 70000"), "account.redirectPort",
+            "must be an integer from 0 to 65535"),
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"redirectPort\": \"8400\""), "account.redirectPort",
+            "must be an integer from 0 to 65535"),
+        ProblemCase(
+            account("browser", "\(authority), \(clientId), \"extraParameters\": {\"login_hint\": \"a@b.c\"}"),
+            "account.extraParameters.login_hint", "use \"loginHint\" instead"),
+    ]
+
+    static func clientCredentials(_ members: String, routes: [String] = [defaultScopeRoute]) -> String {
+        account(
+            "client-credentials", "\(authority), \(clientId)\(members.isEmpty ? "" : ", " + members)", routes: routes)
+    }
+
+    static let clientCredentialsCases: [ProblemCase] = [
+        ProblemCase(
+            clientCredentials(#""clientSecretEnv": "SECRET", "certificate": {"certFile": "a", "keyFile": "b"}"#),
+            "account", "give either \"clientSecretEnv\" or \"certificate\", not both"),
+        ProblemCase(
+            clientCredentials(""), "account", "the client-credentials flow needs \"clientSecretEnv\" or \"certificate\""
+        ),
+        ProblemCase(
+            clientCredentials(#""clientSecretEnv": "MISSING""#), "account.clientSecretEnv",
+            "environment variable MISSING is not set"),
+        ProblemCase(
+            clientCredentials(#""clientSecretEnv": "EMPTY""#), "account.clientSecretEnv",
+            "environment variable EMPTY is empty"),
+        ProblemCase(
+            clientCredentials(#""clientSecretEnv": "Abc~123.secret""#), "account.clientSecretEnv",
+            "must be the name of an environment variable (letters, digits and \"_\", not starting with a digit), "
+                + "not its value"),
+        ProblemCase(clientCredentials(#""certificate": "cert.pem""#), "account.certificate", "must be an object"),
+        ProblemCase(
+            clientCredentials(#""certificate": {"certFile": "\#(F.existingFile)"}"#), "account.certificate.keyFile",
+            "is required"),
+        ProblemCase(
+            clientCredentials(#""certificate": {"certFile": "/nonexistent/c.pem", "keyFile": "\#(F.existingFile)"}"#),
+            "account.certificate.certFile", "file \"/nonexistent/c.pem\" does not exist"),
+        ProblemCase(
+            clientCredentials(
+                #""certificate": {"certFile": "\#(F.existingFile)", "keyFile": "\#(F.existingFile)", "#
+                    + #""password": "x"}"#),
+            "account.certificate.password", "unknown key"),
+        ProblemCase(
+            clientCredentials(#""clientSecretEnv": "SECRET""#, routes: [F.route]), "routes[0].scopes",
+            "the client-credentials flow takes exactly one scope, \"{resource}/.default\" "
+                + "(e.g. [\"https://graph.microsoft.com/.default\"])"),
+        ProblemCase(
+            clientCredentials(
+                #""clientSecretEnv": "SECRET""#,
+                routes: [
+                    #"{"prefix": "/g", "upstream": "https://graph.microsoft.com", "scopes": ["User.Read", ".default"]}"#
+                ]),
+            "routes[0].scopes",
+            "the client-credentials flow takes exactly one scope, \"{resource}/.default\" "
+                + "(e.g. [\"https://graph.microsoft.com/.default\"])"),
+    ]
+
+    static let otherFlowCases: [ProblemCase] = [
+        ProblemCase(account("refresh-token", "\(authority), \(clientId)"), "account.refreshTokenEnv", "is required"),
+        ProblemCase(
+            account("refresh-token", "\(authority), \(clientId), \"refreshTokenEnv\": \"RT\""),
+            "account.refreshTokenEnv",
+            "environment variable RT is not set"),
+        ProblemCase(account("static", ""), "account.tokenEnv", "is required"),
+        ProblemCase(
+            account("static", #""tokenEnv": "GITHUB_TOKEN""#), "account.tokenEnv",
+            "environment variable GITHUB_TOKEN is not set"),
+        ProblemCase(account("static", #""tokenEnv": 1"#), "account.tokenEnv", "must be a string"),
+        ProblemCase(account("command", ""), "account.command", "is required"),
+        ProblemCase(
+            account("command", #""command": "az account get-access-token""#), "account.command", "must be an array"),
+        ProblemCase(
+            account("command", #""command": []"#), "account.command",
+            "must not be empty: give the program and its arguments"),
+        ProblemCase(account("command", #""command": ["", "x"]"#), "account.command[0]", "must name the program to run"),
+        ProblemCase(account("command", #""command": ["az", 1]"#), "account.command[1]", "must be a string"),
+        ProblemCase(
+            account("command", #""command": ["az", "--scope", "{scope}"]"#), "account.command[2]",
+            "unknown placeholder \"{scope}\" (did you mean \"{scopes}\"?); only {scopes} and {resource} are substituted"
+        ),
+        ProblemCase(
+            account("command", #""command": ["tok", "{audience}"]"#), "account.command[1]",
+            "unknown placeholder \"{audience}\"; only {scopes} and {resource} are substituted"),
+        ProblemCase(
+            account("command", #""command": ["az"], "timeoutSeconds": -1"#), "account.timeoutSeconds",
+            "must be a number of seconds greater than 0 and at most 86400"),
+    ]
+
+    @Test(arguments: generalCases + oauthCases + nativeCases + browserCases)
+    func reportsOAuthProblem(_ problemCase: ProblemCase) {
+        #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)
+    }
+
+    @Test(arguments: clientCredentialsCases + otherFlowCases)
+    func reportsOtherFlowProblem(_ problemCase: ProblemCase) {
+        #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import NIOCore
+import Testing
+
+@testable import BearerProxy
+
+/// A real proxy on 127.0.0.1:0, started through ``RunningProxy`` exactly as `bearer-proxy serve` starts it, with
+/// its keys in memory (`--no-persist`).
+struct ProxyHarness {
+    let proxy: RunningProxy
+
+    var port: Int { proxy.server.localAddress.port }
+
+    /// Runs `body` against a proxy serving `routes` (a JSON array), then shuts the proxy down.
+    static func with<T>(
+        routes: String, extra: String = "", timeouts: ProxyTimeouts = ProxyTimeouts(),
+        _ body: (ProxyHarness) async throws -> T
+    ) async throws -> T {
+        let configuration = try TestConfigurations.make(routes: routes, extra: extra)
+        let proxy = try await RunningProxy.start(
+            configuration: configuration, stateDirectory: nil, timeouts: timeouts, threads: 2,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let harness = ProxyHarness(proxy: proxy)
+        do {
+            let result = try await body(harness)
+            try await proxy.shutdown()
+            return result
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` with a fake upstream and a proxy whose route `/api` (scopes `api://api/Read`) points at it.
+    static func with<T>(
+        upstream behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour, tls: Bool = false,
+        route extra: String = "", timeouts: ProxyTimeouts = ProxyTimeouts(),
+        _ body: (ProxyHarness, FakeUpstream) async throws -> T
+    ) async throws -> T {
+        let upstream = try await FakeUpstream.start(tls: tls, behaviour: behaviour)
+        do {
+            let route = #"{ "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"]"#
+                + (extra.isEmpty ? "" : ", " + extra) + " }"
+            let result = try await with(routes: "[\(route)]", timeouts: timeouts) { try await body($0, upstream) }
+            try await upstream.shutdown()
+            return result
+        } catch {
+            try? await upstream.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Decodes a JWT's claims (no verification: the tests that need verification use an independent library).
+func jwtClaims(_ authorization: String?) throws -> [String: Any] {
+    let value = try #require(authorization)
+    #expect(value.hasPrefix("Bearer "))
+    let segments = value.dropFirst("Bearer ".count).split(separator: ".")
+    try #require(segments.count == 3)
+    let payload = try #require(Base64URL.decode(segments[1]))
+    let object = try JSONSerialization.jsonObject(with: payload)
+    return try #require(object as? [String: Any])
+}
+
+/// A loopback port with nothing listening on it.
+func closedPort() async throws -> Int {
+    let upstream = try await FakeUpstream.start { _ in .echo }
+    let port = upstream.port
+    try await upstream.shutdown()
+    return port
+}
+
+/// Runs `body` with a fake upstream, shutting it down afterwards whatever happens.
+func withUpstream<T>(
+    tls: Bool = false, _ behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour,
+    _ body: (FakeUpstream) async throws -> T
+) async throws -> T {
+    let upstream = try await FakeUpstream.start(tls: tls, behaviour: behaviour)
+    do {
+        let result = try await body(upstream)
+        try await upstream.shutdown()
+        return result
+    } catch {
+        try? await upstream.shutdown()
+        throw error
+    }
+}

@@ -1,0 +1,145 @@
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+@Suite("Forwarding: the pure request and response rewrite")
+struct ForwardingTests {
+    let route: Route
+
+    init() throws {
+        route = try TestConfigurations.route(
+            #"{ "prefix": "/graph", "upstream": "https://graph.example.com:8443/v1.0", "scopes": ["api://g/Read"] }"#)
+    }
+
+    private func forward(_ headers: [(String, String)], method: HTTPMethod = .GET, remainder: Substring = "/me")
+        -> (head: HTTPRequestHead, framing: Forwarding.Framing)
+    {
+        let client = HTTPRequestHead(
+            version: .http1_1, method: method, uri: "/graph/me", headers: HTTPHeaders(headers))
+        return Forwarding.upstreamRequest(
+            client: client, route: route, remainder: remainder, query: "a=%2F&b", token: "TOKEN", requestID: "rid",
+            clientAddress: "127.0.0.1")
+    }
+
+    @Test("the client's Authorization is replaced, never kept or merged")
+    func replacesAuthorization() {
+        let head = forward([("Authorization", "Bearer client"), ("authorization", "Basic x")]).head
+        #expect(head.headers[canonicalForm: "authorization"] == ["Bearer TOKEN"])
+    }
+
+    @Test("Host is the upstream's, first; path is base path + raw remainder; query kept byte for byte")
+    func rewritesHostAndPath() {
+        let head = forward([("Host", "localhost:8080")], remainder: "/a%2Fb").head
+        #expect(head.headers.first?.name == "host")
+        #expect(head.headers[canonicalForm: "host"] == ["graph.example.com:8443"])
+        #expect(head.uri == "/v1.0/a%2Fb?a=%2F&b")
+        #expect(head.version == .http1_1)
+    }
+
+    @Test("an empty remainder forwards the base path itself")
+    func emptyRemainder() {
+        #expect(forward([], remainder: "").head.uri == "/v1.0?a=%2F&b")
+    }
+
+    @Test(
+        "hop-by-hop headers and those named in Connection are stripped",
+        arguments: [
+            "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "TE",
+            "Trailer",
+            "Upgrade", "X-Named-By-Connection",
+        ])
+    func stripsHopByHop(_ name: String) {
+        let head = forward([(name, "v"), ("Connection", "x-named-by-connection, keep-alive"), ("Accept", "a")]).head
+        #expect(!head.headers.contains(name: name))
+        #expect(head.headers[canonicalForm: "accept"] == ["a"])
+    }
+
+    @Test("Forwarded and X-Forwarded-* from the client are dropped (spoofable)")
+    func dropsForwarded() {
+        let head = forward([("Forwarded", "for=1.2.3.4"), ("X-Forwarded-For", "1.2.3.4"), ("x-forwarded-host", "e")])
+            .head
+        #expect(!head.headers.contains(name: "forwarded"))
+        #expect(!head.headers.contains(name: "x-forwarded-for"))
+        #expect(!head.headers.contains(name: "x-forwarded-host"))
+    }
+
+    @Test("framing is explicit: chunked stays chunked, Content-Length kept, a bodiless POST gets Content-Length: 0")
+    func setsFraming() {
+        let chunked = forward([("Transfer-Encoding", "chunked")], method: .POST)
+        #expect(chunked.framing == .chunked)
+        #expect(chunked.head.headers[canonicalForm: "transfer-encoding"] == ["chunked"])
+        let sized = forward([("Content-Length", "5")], method: .PUT)
+        #expect(sized.framing == .contentLength)
+        #expect(sized.head.headers[canonicalForm: "content-length"] == ["5"])
+        #expect(forward([], method: .POST).head.headers[canonicalForm: "content-length"] == ["0"])
+        #expect(!forward([], method: .GET).head.headers.contains(name: "content-length"))
+    }
+
+    @Test("route header rules remove and set headers")
+    func headerRules() throws {
+        let route = try TestConfigurations.route(
+            #"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"], "#
+                + #""headers": { "set": { "X-Api-Version": "2" }, "remove": ["Cookie"] } }"#)
+        let client = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: "/a", headers: ["Cookie": "c", "X-Api-Version": "1"])
+        let head = Forwarding.upstreamRequest(
+            client: client, route: route, remainder: "", query: nil, token: nil, requestID: "r", clientAddress: nil
+        ).head
+        #expect(!head.headers.contains(name: "cookie"))
+        #expect(head.headers[canonicalForm: "x-api-version"] == ["2"])
+        #expect(!head.headers.contains(name: "authorization"))
+    }
+
+    @Test("responses: hop-by-hop stripped, status kept, chunked re-framed for HTTP/1.1 and close-delimited for 1.0")
+    func responseFraming() {
+        let upstream = HTTPResponseHead(
+            version: .http1_1, status: .imATeapot,
+            headers: ["Transfer-Encoding": "chunked", "Connection": "close, x-hop", "X-Hop": "1", "X-Keep": "2"])
+        let request11 = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
+        let (head, framing) = Forwarding.clientResponse(
+            upstream: upstream, request: request11, route: route, requestID: "rid", keepAlive: true)
+        #expect(head.status == .imATeapot)
+        #expect(framing == .chunked)
+        #expect(!head.headers.contains(name: "x-hop"))
+        #expect(head.headers[canonicalForm: "x-keep"] == ["2"])
+        #expect(head.headers[canonicalForm: "x-request-id"] == ["rid"])
+        #expect(!head.headers.contains(name: "connection"))
+
+        let request10 = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/graph")
+        let old = Forwarding.clientResponse(
+            upstream: upstream, request: request10, route: route, requestID: "rid", keepAlive: true)
+        #expect(old.framing == .untilClose)
+        #expect(old.head.headers[canonicalForm: "connection"] == ["close"])
+        #expect(!old.head.headers.contains(name: "transfer-encoding"))
+    }
+
+    @Test("HEAD responses keep Content-Length and have no body")
+    func headResponse() {
+        let upstream = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "42"])
+        let request = HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/graph")
+        let (head, framing) = Forwarding.clientResponse(
+            upstream: upstream, request: request, route: route, requestID: "r", keepAlive: true)
+        #expect(framing == .none)
+        #expect(head.headers[canonicalForm: "content-length"] == ["42"])
+    }
+
+    @Test(
+        "Location into the route's upstream is rewritten to the local prefix; anything else is left alone",
+        arguments: [
+            ("https://graph.example.com:8443/v1.0/users/1?x=1", "/graph/users/1?x=1"),
+            ("https://GRAPH.example.com:8443/v1.0", "/graph"),
+            ("/v1.0/users", "/graph/users"),
+            ("https://graph.example.com:8443/v2/users", "https://graph.example.com:8443/v2/users"),
+            ("https://graph.example.com/v1.0/users", "https://graph.example.com/v1.0/users"),
+            ("http://graph.example.com:8443/v1.0/users", "http://graph.example.com:8443/v1.0/users"),
+            ("https://evil.example/v1.0/users", "https://evil.example/v1.0/users"),
+            ("https://user@graph.example.com:8443/v1.0/x", "https://user@graph.example.com:8443/v1.0/x"),
+            ("//graph.example.com:8443/v1.0/x", "//graph.example.com:8443/v1.0/x"),
+            ("/v1.0x/users", "/v1.0x/users"),
+            ("relative/path", "relative/path"),
+        ])
+    func rewritesLocation(_ location: String, _ expected: String) {
+        #expect(Forwarding.rewriteLocation(location, route: route) == expected)
+    }
+}

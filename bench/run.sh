@@ -1,0 +1,791 @@
+#!/usr/bin/env bash
+# bench/run.sh: bearer-proxy side by side with nginx configured as the same reverse proxy, on
+# loopback, against one nginx upstream (SPEC section 11). One command on a fresh machine:
+#
+#     bash bench/run.sh
+#
+# Prints a Markdown report to stdout and writes it to bench/results/latest.md (git-ignored).
+# Progress goes to stderr. Knobs (environment):
+#   BENCH_SECONDS=10         length of each measured wrk run
+#   BENCH_ROUNDS=3           rounds, alternating nginx-proxy and bearer-proxy; medians reported
+#   BENCH_WARMUP=2           seconds of wrk warm-up before every measured run (0: none)
+#   BENCH_CONNECTIONS=50     wrk connections (-c); BENCH_THREADS=1 wrk threads (-t)
+#   BENCH_STARTUP_RUNS=3     restarts timed for "startup to first proxied response"
+#   BENCH_COLD=1             1,000-connection burst on the first (cold) start; 0 skips it
+#   BENCH_COLD_CONNECTIONS=1000
+#   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
+#   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
+#   BENCH_BINARY=path        use this binary (implies no build)
+#   BENCH_START_TIMEOUT=30   seconds to wait for a server to answer
+#   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
+#   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
+#   BENCH_RESULTS_DIR=bench/results
+
+# Backticks in the Markdown report and "$1" in `bash -c '...'` are meant literally:
+# shellcheck disable=SC2016
+set -euo pipefail
+
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd)
+
+DURATION=${BENCH_SECONDS:-10}
+ROUNDS=${BENCH_ROUNDS:-3}
+WARMUP=${BENCH_WARMUP:-2}
+CONNS=${BENCH_CONNECTIONS:-50}
+THREADS=${BENCH_THREADS:-1}
+STARTUP_RUNS=${BENCH_STARTUP_RUNS:-3}
+COLD=${BENCH_COLD:-1}
+COLD_CONNS=${BENCH_COLD_CONNECTIONS:-1000}
+BIG=${BENCH_BIG:-0}
+BIG_MB=${BENCH_BIG_MB:-1024}
+SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
+BINARY=${BENCH_BINARY:-}
+START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
+KEEP_TMP=${BENCH_KEEP_TMP:-0}
+STRICT=${BENCH_STRICT:-0}
+RESULTS_DIR=${BENCH_RESULTS_DIR:-$REPO_ROOT/bench/results}
+
+UP_PORT=18081   # nginx upstream answering {"ok":true}
+NGX_PORT=18082  # nginx as the reverse proxy
+BP_PORT=18083   # bearer-proxy
+SINK_PORT=18084 # upload sink (BENCH_BIG=1 only)
+SCOPE="api://bench/Data.Read"
+TOKEN_LEN=800 # length of nginx's static dummy token
+
+declare -A PROCS=() # name -> pid of everything this script started
+TMP=""
+PROBLEMS=() # results that are not valid measurements (errors under load, checksum mismatch)
+
+log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() {
+    log "ERROR: $*"
+    exit 1
+}
+
+# --- processes ---------------------------------------------------------------------------------
+
+alive() { # PID: running and not a zombie
+    local line
+    { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+    line=${line##*) }
+    [[ ${line:0:1} != Z ]]
+}
+
+children_of() { # PID -> direct child PIDs, one a line
+    local f line ppid
+    for f in /proc/[0-9]*/stat; do
+        { read -r line <"$f"; } 2>/dev/null || continue
+        read -r _ ppid _ <<<"${line##*) }"
+        if [[ $ppid == "$1" ]]; then
+            f=${f#/proc/}
+            echo "${f%/stat}"
+        fi
+    done
+}
+
+STOP_RC=0
+stop_pid() { # PID NAME: SIGTERM, up to 5 s, then SIGKILL; reaps it if it is our child
+    local pid=$1 name=$2 i
+    STOP_RC=0
+    if alive "$pid"; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for ((i = 0; i < 100; i++)); do
+            alive "$pid" || break
+            sleep 0.05
+        done
+        if alive "$pid"; then
+            log "$name (pid $pid) still running 5 s after SIGTERM; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    fi
+    wait "$pid" 2>/dev/null || STOP_RC=$?
+}
+
+start_time() { # PID -> its start time (field 22 of /proc/PID/stat), to tell a reused PID apart
+    local line
+    local -a f
+    { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 0
+    read -r -a f <<<"${line##*) }"
+    echo "${f[19]}"
+}
+
+declare -A CHILD_START=() # "NAME/PID" -> start time of a child recorded by track_children
+track_children() { # NAME: remember the current children (nginx workers) of a tracked process, so
+    # that they are stopped even if their parent dies first and they are re-parented
+    local name=$1 k
+    for k in $(children_of "${PROCS[$name]}"); do CHILD_START[$name/$k]=$(start_time "$k"); done
+}
+
+stop_proc() { # NAME: stop a tracked process, then its children (current and recorded)
+    local name=$1 pid key k rc
+    local -a kids=()
+    pid=${PROCS[$name]:-}
+    [[ -n $pid ]] || return 0
+    mapfile -t kids < <(children_of "$pid")
+    for key in "${!CHILD_START[@]}"; do
+        if [[ ${key%/*} == "$name" ]]; then
+            k=${key##*/}
+            # only if it is still the same process (PIDs can be reused)
+            if [[ $(start_time "$k") == "${CHILD_START[$key]}" ]]; then kids+=("$k"); fi
+            unset "CHILD_START[$key]"
+        fi
+    done
+    stop_pid "$pid" "$name"
+    rc=$STOP_RC
+    for k in "${kids[@]}"; do
+        if alive "$k"; then stop_pid "$k" "$name child"; fi
+    done
+    STOP_RC=$rc
+    unset "PROCS[$name]"
+}
+
+cleanup() {
+    local rc=$? name
+    trap - EXIT INT TERM
+    for name in "${!PROCS[@]}"; do stop_proc "$name"; done
+    if [[ -n $TMP && -d $TMP ]]; then
+        if [[ $KEEP_TMP == 1 ]]; then
+            log "kept $TMP"
+        else
+            rm -rf -- "$TMP"
+        fi
+    fi
+    if ((rc != 0)); then log "exit status $rc (set BENCH_KEEP_TMP=1 to keep configs and logs)"; fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+run_child() { # NAME OUT ERR CMD...: run in the background with stdout to OUT and stderr to ERR
+    # (empty: to OUT), tracked, and wait for it, so that a signal stops it at once. The redirections
+    # are here, not on the call, so that a trap running meanwhile still logs to the real stderr.
+    local name=$1 out=$2 err=$3 pid rc=0
+    shift 3
+    if [[ -n $err ]]; then "$@" >"$out" 2>"$err" & else "$@" >"$out" 2>&1 & fi
+    pid=$!
+    PROCS[$name]=$pid
+    wait "$pid" || rc=$?
+    unset "PROCS[$name]"
+    return "$rc"
+}
+
+now_us() { # sets REPLY to microseconds since the epoch, without forking
+    if [[ -n ${EPOCHREALTIME:-} ]]; then
+        REPLY=${EPOCHREALTIME//[!0-9]/}
+    else
+        REPLY=$(($(date +%s%N) / 1000))
+    fi
+}
+
+cpu_ticks() { # PID -> utime+stime (clock ticks) of PID and its direct children
+    local total=0 p line kids
+    local -a f
+    mapfile -t kids < <(children_of "$1")
+    for p in "$1" "${kids[@]}"; do
+        { read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
+        read -r -a f <<<"${line##*) }"
+        total=$((total + f[11] + f[12])) # fields 14 and 15 of /proc/PID/stat
+    done
+    echo "$total"
+}
+
+vm_kib() { # PID FIELD (VmRSS, VmHWM) -> KiB
+    awk -v k="$2:" '$1 == k { print $2; found = 1 } END { if (!found) print "" }' "/proc/$1/status" 2>/dev/null || true
+}
+
+mib() { # KiB -> "12.3"
+    if [[ -z $1 ]]; then echo "n/a"; else awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; fi
+}
+
+log_tail() { # FILE LABEL
+    if [[ -s $1 ]]; then
+        log "last lines of $2 ($1):"
+        tail -n 30 -- "$1" | sed 's/^/    | /' >&2
+    else
+        log "$2 is empty ($1)"
+    fi
+}
+
+port_free() { # PORT: nothing answers on 127.0.0.1:PORT (curl exit 7 = connection refused)
+    local rc=0
+    curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$1/" 2>/dev/null || rc=$?
+    ((rc == 7))
+}
+
+wait_http() { # URL NAME PID LOGFILE: bounded readiness poll; dies with the log tail on failure
+    local url=$1 name=$2 pid=$3 logfile=$4 deadline rc
+    now_us
+    deadline=$((REPLY + START_TIMEOUT * 1000000))
+    until curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; do
+        if ! alive "$pid"; then
+            rc=0
+            wait "$pid" 2>/dev/null || rc=$?
+            log_tail "$logfile" "$name log"
+            die "$name exited (status $rc) before $url answered"
+        fi
+        now_us
+        if ((REPLY > deadline)); then
+            log_tail "$logfile" "$name log"
+            die "$name did not answer $url within ${START_TIMEOUT}s"
+        fi
+        sleep 0.05
+    done
+}
+
+# --- checks and tools --------------------------------------------------------------------------
+
+for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_TIMEOUT; do
+    [[ ${!knob} =~ ^[1-9][0-9]*$ ]] || die "$knob must be a positive integer (got '${!knob}')"
+done
+[[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got '$WARMUP')"
+[[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
+
+find_nginx() {
+    NGINX=$(command -v nginx || true)
+    if [[ -z $NGINX && -x /usr/sbin/nginx ]]; then NGINX=/usr/sbin/nginx; fi
+}
+find_nginx
+missing=()
+[[ -n $NGINX ]] || missing+=(nginx)
+command -v wrk >/dev/null || missing+=(wrk)
+command -v curl >/dev/null || missing+=(curl)
+if [[ $BIG == 1 ]] && ! command -v python3 >/dev/null; then missing+=(python3); fi
+if ((${#missing[@]})); then
+    command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get here: install them"
+    sudo_cmd=()
+    if ((EUID != 0)); then
+        command -v sudo >/dev/null || die "missing ${missing[*]}: run as root or install them"
+        sudo_cmd=(sudo)
+    fi
+    log "installing ${missing[*]} with apt-get"
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >&2
+    find_nginx
+    [[ -n $NGINX ]] || die "nginx still not found after apt-get install"
+    for tool in wrk curl; do command -v "$tool" >/dev/null || die "$tool still not found after apt-get install"; done
+fi
+CLK_TCK=$(getconf CLK_TCK)
+
+# More file descriptors for the 1,000-connection burst (soft limit up to the hard one).
+hard_nofile=$(ulimit -Hn)
+if [[ $hard_nofile == unlimited ]] || ((hard_nofile > 65536)); then hard_nofile=65536; fi
+if (($(ulimit -Sn) < hard_nofile)); then ulimit -Sn "$hard_nofile" || true; fi
+
+# --- bearer-proxy binary -----------------------------------------------------------------------
+
+if [[ -n $BINARY ]]; then
+    BIN=$BINARY
+elif [[ $SKIP_BUILD == 1 ]]; then
+    BIN=$REPO_ROOT/.build/release/bearer-proxy
+else
+    command -v swift >/dev/null ||
+        die "swift not found: install Swift 6, or set BENCH_SKIP_BUILD=1 / BENCH_BINARY=path"
+    log "building bearer-proxy (swift build -c release --product bearer-proxy)"
+    (cd "$REPO_ROOT" && swift build -c release --product bearer-proxy) >&2 || die "swift build failed"
+    BIN="$(cd "$REPO_ROOT" && swift build -c release --show-bin-path)/bearer-proxy"
+fi
+[[ -x $BIN ]] || die "bearer-proxy binary not found or not executable: $BIN (build it with
+    swift build -c release --product bearer-proxy, or drop BENCH_SKIP_BUILD / BENCH_BINARY)"
+
+ports=("$UP_PORT" "$NGX_PORT" "$BP_PORT")
+if [[ $BIG == 1 ]]; then ports+=("$SINK_PORT"); fi
+for port in "${ports[@]}"; do
+    port_free "$port" || die "127.0.0.1:$port is already in use; stop whatever listens there"
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bearer-proxy-bench.XXXXXX")
+log "working directory $TMP"
+
+# --- nginx upstream and nginx reverse proxy ----------------------------------------------------
+
+NGINX_HAS_E=0
+if "$NGINX" -h 2>&1 | grep -- '-e filename' >/dev/null; then NGINX_HAS_E=1; fi
+NGINX_USER=""
+if ((EUID == 0)); then NGINX_USER="user $(id -un) $(id -gn);"; fi # workers can read $TMP
+
+nginx_main() { # DIR: the part shared by both nginx configs
+    cat <<EOF
+$NGINX_USER
+worker_processes 1;
+daemon off;
+master_process on;
+pid "$1/nginx.pid";
+error_log "$1/error.log" warn;
+worker_rlimit_nofile 20000;
+events { worker_connections 8192; }
+EOF
+}
+
+nginx_http_common() { # DIR
+    cat <<EOF
+    access_log off;
+    client_body_temp_path "$1/client_body";
+    proxy_temp_path "$1/proxy";
+    fastcgi_temp_path "$1/fastcgi";
+    uwsgi_temp_path "$1/uwsgi";
+    scgi_temp_path "$1/scgi";
+    sendfile on;
+    tcp_nopush on;
+    # nginx closes a keep-alive connection after 1,000 requests by default; lift that so neither
+    # proxy is forced to reconnect (to the client or to the upstream) during a run.
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+EOF
+}
+
+start_nginx() { # NAME DIR
+    local name=$1 dir=$2
+    local -a args=(-p "$dir/" -c "$dir/nginx.conf")
+    if ((NGINX_HAS_E)); then args+=(-e "$dir/error.log"); fi
+    "$NGINX" "${args[@]}" </dev/null >>"$dir/stdout.log" 2>&1 &
+    PROCS[$name]=$!
+}
+
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+make_dummy_token() { # a JWT-shaped static token, exactly TOKEN_LEN characters
+    local header payload sig i
+    header=$(printf '%s' '{"alg":"RS256","typ":"JWT","kid":"bench-static-key"}' | b64url)
+    payload=$(printf '%s' '{"aud":"api://bench","iss":"https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0","iat":1700000000,"nbf":1700000000,"exp":1700003600,"azp":"11111111-1111-1111-1111-111111111111","azpacr":"0","name":"Bench User","oid":"22222222-2222-2222-2222-222222222222","preferred_username":"bench@example.com","scp":"Data.Read","sub":"bench-subject","tid":"00000000-0000-0000-0000-000000000000","ver":"2.0"}' | b64url)
+    sig=$(for i in 1 2 3 4 5 6 7 8; do printf 'bench-%s' "$i" | sha256sum | cut -c1-64; done | tr -d '\n')
+    sig=${sig:0:$((TOKEN_LEN - ${#header} - ${#payload} - 2))}
+    printf '%s.%s.%s' "$header" "$payload" "$sig"
+}
+DUMMY_TOKEN=$(make_dummy_token)
+
+UP_DIR=$TMP/nginx-upstream
+NGX_DIR=$TMP/nginx-proxy
+mkdir -p "$UP_DIR" "$NGX_DIR" "$TMP/www/files"
+chmod 0755 "$TMP" "$TMP/www" "$TMP/www/files"
+
+{
+    nginx_main "$UP_DIR"
+    echo "http {"
+    nginx_http_common "$UP_DIR"
+    cat <<EOF
+    server {
+        listen 127.0.0.1:$UP_PORT;
+        location / {
+            default_type application/json;
+            return 200 '{"ok":true}';
+        }
+        # Diagnostic: echoes the Authorization header the upstream received.
+        location = /auth-echo {
+            default_type text/plain;
+            return 200 "\$http_authorization";
+        }
+        # BENCH_BIG=1: the large download.
+        location /files/ {
+            root "$TMP/www";
+        }
+    }
+}
+EOF
+} >"$UP_DIR/nginx.conf"
+
+{
+    nginx_main "$NGX_DIR"
+    echo "http {"
+    nginx_http_common "$NGX_DIR"
+    cat <<EOF
+    upstream bench_upstream {
+        server 127.0.0.1:$UP_PORT;
+        keepalive 64;
+        keepalive_requests 1000000;
+        keepalive_timeout 75s;
+    }
+    server {
+        listen 127.0.0.1:$NGX_PORT;
+        location /bench/ {
+            proxy_pass http://bench_upstream/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer $DUMMY_TOKEN";
+        }
+    }
+}
+EOF
+} >"$NGX_DIR/nginx.conf"
+
+log "starting nginx upstream on 127.0.0.1:$UP_PORT and nginx reverse proxy on 127.0.0.1:$NGX_PORT"
+start_nginx nginx-upstream "$UP_DIR"
+start_nginx nginx-proxy "$NGX_DIR"
+wait_http "http://127.0.0.1:$UP_PORT/" "nginx upstream" "${PROCS[nginx-upstream]}" "$UP_DIR/error.log"
+wait_http "http://127.0.0.1:$NGX_PORT/bench/x" "nginx proxy" "${PROCS[nginx-proxy]}" "$NGX_DIR/error.log"
+track_children nginx-upstream
+track_children nginx-proxy
+
+# --- bearer-proxy ------------------------------------------------------------------------------
+
+STATE_DIR=$TMP/state
+BP_CONF=$TMP/bearer-proxy.json
+BP_LOG=$TMP/bearer-proxy.log
+mkdir -m 0700 "$STATE_DIR"
+sink_route=""
+if [[ $BIG == 1 ]]; then
+    sink_route=",
+    { \"prefix\": \"/sink\", \"upstream\": \"http://127.0.0.1:$SINK_PORT\", \"scopes\": [\"$SCOPE\"] }"
+fi
+cat >"$BP_CONF" <<EOF
+{
+  "listen": "127.0.0.1:$BP_PORT",
+  "account": { "flow": "dev" },
+  "routes": [
+    { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["$SCOPE"] }$sink_route
+  ]
+}
+EOF
+
+BP_PID=""
+start_bp() { # start bearer-proxy in the background (no wait)
+    printf -- '--- bench: starting %s serve --config %s\n' "$BIN" "$BP_CONF" >>"$BP_LOG"
+    XDG_STATE_HOME=$STATE_DIR "$BIN" serve --config "$BP_CONF" </dev/null >>"$BP_LOG" 2>&1 &
+    BP_PID=$!
+    PROCS[bearer-proxy]=$BP_PID
+}
+BP_EXIT_ON_TERM=()
+stop_bp() {
+    stop_proc bearer-proxy
+    BP_EXIT_ON_TERM+=("$STOP_RC")
+    BP_PID=""
+}
+bp_ready() { # wait for /-/health
+    wait_http "http://127.0.0.1:$BP_PORT/-/health" bearer-proxy "$BP_PID" "$BP_LOG"
+    track_children bearer-proxy
+}
+bp_check_alive() { # CONTEXT
+    if ! alive "$BP_PID"; then
+        log_tail "$BP_LOG" "bearer-proxy log"
+        die "bearer-proxy died $1"
+    fi
+}
+
+log "starting bearer-proxy on 127.0.0.1:$BP_PORT ($BIN)"
+start_bp
+bp_ready
+
+# --- correctness checks before measuring -------------------------------------------------------
+
+check_body() { # NAME URL
+    local body
+    body=$(curl -fsS --max-time 10 "$2") || die "$1: GET $2 failed"
+    [[ $body == '{"ok":true}' ]] || die "$1: GET $2 answered '$body', expected {\"ok\":true}"
+}
+auth_len() { # URL -> length of the Authorization header the upstream saw; dies if it is no Bearer
+    local auth
+    auth=$(curl -fsS --max-time 10 "$1") || die "GET $1 failed"
+    [[ $auth == "Bearer "?* ]] || die "the upstream received no 'Authorization: Bearer ...' via $1"
+    echo "${#auth}"
+}
+
+COLD_REPORT=""
+if [[ $COLD == 1 ]]; then
+    # The first requests after the very first start, all at once: SPEC wants exactly one token
+    # request per scope set. The count comes from /-/metrics (printed as found).
+    log "cold-cache burst: $COLD_CONNS connections at once against bearer-proxy"
+    cold_rc=0
+    run_child wrk "$TMP/wrk-cold.txt" "" \
+        timeout 60 wrk -t1 -c"$COLD_CONNS" -d1s "http://127.0.0.1:$BP_PORT/bench/x" || cold_rc=$?
+    bp_check_alive "during the cold-cache burst"
+    cold_reqs=$(awk '$2 == "requests" && $3 == "in" { print $1 }' "$TMP/wrk-cold.txt")
+    cold_non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$TMP/wrk-cold.txt")
+    cold_sock=$(awk '/Socket errors:/ { gsub(/,/, ""); print $4 + $6 + $8 + $10 }' "$TMP/wrk-cold.txt")
+    cold_metrics=$(curl -fsS --max-time 10 "http://127.0.0.1:$BP_PORT/-/metrics" 2>/dev/null |
+        grep -Ei '^[a-z_:]*token[a-z_:]*(\{|[[:space:]])' | grep -v '_bucket' | head -n 20 || true)
+    COLD_REPORT="wrk exit $cold_rc: ${cold_reqs:-?} requests in 1 s over $COLD_CONNS connections, non-2xx ${cold_non2xx:-0}, socket errors ${cold_sock:-0}."
+    if [[ -n $cold_metrics ]]; then
+        COLD_REPORT+=$'\n\nToken metrics from `/-/metrics` afterwards:\n\n```\n'"$cold_metrics"$'\n```'
+    else
+        COLD_REPORT+=" No token metrics found in /-/metrics: check the token-acquisition log lines by hand."
+    fi
+fi
+
+log "warming the token and checking every path"
+check_body "bearer-proxy" "http://127.0.0.1:$BP_PORT/bench/x"
+check_body "nginx proxy" "http://127.0.0.1:$NGX_PORT/bench/x"
+check_body "nginx upstream" "http://127.0.0.1:$UP_PORT/x"
+NGX_AUTH_LEN=$(auth_len "http://127.0.0.1:$NGX_PORT/bench/auth-echo")
+BP_AUTH_LEN=$(auth_len "http://127.0.0.1:$BP_PORT/bench/auth-echo")
+log "upstream sees Authorization of $NGX_AUTH_LEN chars via nginx, $BP_AUTH_LEN via bearer-proxy"
+RSS_IDLE_START=$(vm_kib "$BP_PID" VmRSS)
+
+# --- throughput and latency --------------------------------------------------------------------
+
+RESULTS=$TMP/results.tsv # target round rps p50ms p99ms cpu_us_per_req requests non2xx sockerr
+: >"$RESULTS"
+
+parse_wrk() { # FILE -> "rps p50ms p99ms requests non2xx sockerr"
+    awk '
+        function ms(v,   n, u) {
+            n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+            if (u == "us") return n / 1000
+            if (u == "ms") return n
+            if (u == "s") return n * 1000
+            if (u == "m") return n * 60000
+            if (u == "h") return n * 3600000
+            return -1
+        }
+        $1 == "50%" { p50 = ms($2) }
+        $1 == "99%" { p99 = ms($2) }
+        $1 == "Requests/sec:" { rps = $2 }
+        $2 == "requests" && $3 == "in" { reqs = $1 }
+        /Non-2xx or 3xx responses:/ { non2xx = $NF }
+        /Socket errors:/ { gsub(/,/, ""); sock = $4 + $6 + $8 + $10 }
+        END {
+            if (rps == "" || p50 == "" || p99 == "" || reqs == "" || p50 < 0 || p99 < 0) exit 1
+            printf "%s %s %s %s %d %d\n", rps, p50, p99, reqs, non2xx, sock
+        }' "$1"
+}
+
+measure() { # TARGET ROUND URL PID
+    local target=$1 round=$2 url=$3 pid=$4 out c0 c1 parsed rps p50 p99 reqs non2xx sock cpu
+    out=$TMP/wrk-$target-$round.txt
+    if ((WARMUP > 0)); then
+        run_child wrk "$TMP/wrk-warmup.txt" "" \
+            timeout $((WARMUP + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${WARMUP}s" "$url" || die "wrk warm-up against $target failed: $(cat "$TMP/wrk-warmup.txt")"
+    fi
+    c0=$(cpu_ticks "$pid")
+    run_child wrk "$out" "" \
+        timeout $((DURATION + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$url" || die "wrk against $target failed: $(cat "$out")"
+    c1=$(cpu_ticks "$pid")
+    alive "$pid" || { [[ $target != bearer-proxy ]] || log_tail "$BP_LOG" "bearer-proxy log"; die "$target died during the run"; }
+    parsed=$(parse_wrk "$out") || die "could not parse wrk output for $target: $(cat "$out")"
+    read -r rps p50 p99 reqs non2xx sock <<<"$parsed"
+    cpu=$(awk -v d=$((c1 - c0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / hz / n; else print "n/a" }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$reqs" "$non2xx" "$sock" >>"$RESULTS"
+    log "$(printf '%-14s round %-2s %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %s us/req  non-2xx %s  socket errors %s' \
+        "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$sock")"
+    if ((non2xx + sock > 0)); then PROBLEMS+=("$target round $round: $non2xx non-2xx responses, $sock socket errors"); fi
+}
+
+log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
+measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "${PROCS[nginx-upstream]}"
+for ((r = 1; r <= ROUNDS; r++)); do
+    measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}"
+    measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID"
+done
+RSS_AFTER_LOAD=$(vm_kib "$BP_PID" VmRSS)
+HWM_AFTER_LOAD=$(vm_kib "$BP_PID" VmHWM)
+
+median() { # TARGET COLUMN(3..9) -> median over the rounds
+    awk -F'\t' -v t="$1" -v c="$2" '$1 == t && $c != "n/a" { print $c }' "$RESULTS" | sort -g |
+        awk '{ a[NR] = $1 } END {
+            if (NR == 0) { print "n/a"; exit }
+            if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+column_sum() { # TARGET COLUMN
+    awk -F'\t' -v t="$1" -v c="$2" '$1 == t { s += $c } END { print s + 0 }' "$RESULTS"
+}
+
+# --- startup to first proxied response (token cached in the state directory) -------------------
+
+STARTUP_MS=()
+for ((i = 1; i <= STARTUP_RUNS; i++)); do
+    stop_bp
+    now_us
+    t0=$REPLY
+    start_bp
+    until curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$BP_PORT/bench/x" 2>/dev/null; do
+        bp_check_alive "while starting (startup run $i)"
+        now_us
+        if ((REPLY - t0 > START_TIMEOUT * 1000000)); then
+            log_tail "$BP_LOG" "bearer-proxy log"
+            die "bearer-proxy gave no proxied response within ${START_TIMEOUT}s of start"
+        fi
+    done
+    now_us
+    track_children bearer-proxy
+    STARTUP_MS+=("$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.1f", d / 1000 }')")
+    log "startup run $i: first proxied response after ${STARTUP_MS[-1]} ms"
+done
+STARTUP_MEDIAN=$(printf '%s\n' "${STARTUP_MS[@]}" | sort -g |
+    awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.1f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+RSS_IDLE_RESTARTED=$(vm_kib "$BP_PID" VmRSS)
+
+# --- optional: 1 GiB streamed down and up ------------------------------------------------------
+
+BIG_REPORT=""
+DL_HWM="" UL_HWM=""
+if [[ $BIG == 1 ]]; then
+    big_file=$TMP/www/files/big.bin
+    log "BENCH_BIG: writing $BIG_MB MiB of random data"
+    head -c "${BIG_MB}M" /dev/urandom >"$big_file"
+    chmod 0644 "$big_file"
+    big_sha=$(sha256sum "$big_file" | cut -d' ' -f1)
+
+    log "BENCH_BIG: starting the upload sink on 127.0.0.1:$SINK_PORT"
+    python3 "$SCRIPT_DIR/upload_sink.py" 127.0.0.1 "$SINK_PORT" </dev/null >"$TMP/sink.log" 2>&1 &
+    PROCS[sink]=$!
+    wait_http "http://127.0.0.1:$SINK_PORT/" "upload sink" "${PROCS[sink]}" "$TMP/sink.log"
+
+    # Each direction on a fresh bearer-proxy process so VmHWM is that transfer's peak.
+    stop_bp
+    start_bp
+    bp_ready
+    log "BENCH_BIG: download $BIG_MB MiB through bearer-proxy"
+    now_us
+    t0=$REPLY
+    run_child download "$TMP/download.sha" "$TMP/download.err" \
+        bash -c 'set -o pipefail; curl -fsS --max-time 1800 "$1" | sha256sum' _ \
+        "http://127.0.0.1:$BP_PORT/bench/files/big.bin" ||
+        { cat "$TMP/download.err" >&2; log_tail "$BP_LOG" "bearer-proxy log"; die "download through bearer-proxy failed"; }
+    now_us
+    dl_secs=$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.2f", d / 1e6 }')
+    bp_check_alive "during the download"
+    DL_HWM=$(vm_kib "$BP_PID" VmHWM)
+    dl_sha=$(cut -d' ' -f1 "$TMP/download.sha")
+    dl_ok="sha256 matches"
+    if [[ $dl_sha != "$big_sha" ]]; then
+        dl_ok="sha256 MISMATCH"
+        PROBLEMS+=("download: sha256 $dl_sha, expected $big_sha")
+    fi
+
+    stop_bp
+    start_bp
+    bp_ready
+    log "BENCH_BIG: upload $BIG_MB MiB through bearer-proxy"
+    now_us
+    t0=$REPLY
+    run_child upload "$TMP/upload.json" "$TMP/upload.err" \
+        curl -fsS --max-time 1800 -T "$big_file" "http://127.0.0.1:$BP_PORT/sink/upload" ||
+        { cat "$TMP/upload.err" >&2; log_tail "$BP_LOG" "bearer-proxy log"; die "upload through bearer-proxy failed"; }
+    now_us
+    ul_secs=$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.2f", d / 1e6 }')
+    bp_check_alive "during the upload"
+    UL_HWM=$(vm_kib "$BP_PID" VmHWM)
+    ul_sha=$(sed -n 's/.*"sha256": *"\([0-9a-f]*\)".*/\1/p' "$TMP/upload.json")
+    ul_bytes=$(sed -n 's/.*"bytes": *\([0-9]*\).*/\1/p' "$TMP/upload.json")
+    ul_ok="sha256 matches"
+    if [[ $ul_sha != "$big_sha" ]]; then
+        ul_ok="sha256 MISMATCH (sink got ${ul_bytes:-?} bytes)"
+        PROBLEMS+=("upload: the sink received sha256 ${ul_sha:-?} (${ul_bytes:-?} bytes), expected $big_sha")
+    fi
+    BIG_REPORT=$(
+        printf '| direction | size | time | throughput | check | bearer-proxy peak RSS (VmHWM) |\n'
+        printf '|---|---|---|---|---|---|\n'
+        printf '| download (nginx file → curl) | %s MiB | %s s | %s MiB/s | %s | %s MiB |\n' "$BIG_MB" "$dl_secs" \
+            "$(awk -v m="$BIG_MB" -v s="$dl_secs" 'BEGIN { printf "%.0f", (s > 0 ? m / s : 0) }')" "$dl_ok" "$(mib "$DL_HWM")"
+        printf '| upload (curl -T → Python sink) | %s MiB | %s s | %s MiB/s | %s | %s MiB |\n' "$BIG_MB" "$ul_secs" \
+            "$(awk -v m="$BIG_MB" -v s="$ul_secs" 'BEGIN { printf "%.0f", (s > 0 ? m / s : 0) }')" "$ul_ok" "$(mib "$UL_HWM")"
+        printf '\nsha256 of the file: `%s`. Download throughput includes `sha256sum` in the pipe.\n' "$big_sha"
+    )
+fi
+
+stop_bp # the last exit status shows whether SIGTERM drains and exits 0
+
+# --- report ------------------------------------------------------------------------------------
+
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+if [[ -z $cpu_model ]] && command -v lscpu >/dev/null; then
+    cpu_model=$(lscpu | awk -F': *' '/^Model name/ { print $2; exit }')
+fi
+mem_total=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+nginx_version=$("$NGINX" -v 2>&1 | sed -n 1p)
+wrk_version=$({ wrk -v 2>&1 || true; } | sed -n '1s/ Copyright.*//p')
+swift_version=$({ swift --version 2>/dev/null || true; } | sed -n 1p)
+git_rev=$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo "(none yet)")
+if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | sed -n 1p) ]]; then git_rev+=" (uncommitted changes)"; fi
+
+fmt_row() { # LABEL TARGET
+    local rps p50 p99 cpu errs
+    rps=$(median "$2" 3)
+    p50=$(median "$2" 4)
+    p99=$(median "$2" 5)
+    cpu=$(median "$2" 6)
+    errs=$(($(column_sum "$2" 8) + $(column_sum "$2" 9)))
+    awk -v l="$1" -v r="$rps" -v a="$p50" -v b="$p99" -v c="$cpu" -v e="$errs" \
+        'BEGIN { printf "| %s | %.0f | %.3f | %.3f | %.1f | %d |\n", l, r, a, b, c, e }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+verdict() { # OK(0/1)
+    if [[ $1 == 1 ]]; then echo PASS; else echo FAIL; fi
+}
+le() { awk -v a="$1" -v b="$2" 'BEGIN { n = "^[0-9]+([.][0-9]+)?$"; print (a ~ n && b ~ n && a + 0 <= b + 0) ? 1 : 0 }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { n = "^[0-9]+([.][0-9]+)?$"; print (a ~ n && b ~ n && a + 0 < b + 0) ? 1 : 0 }'; }
+
+BP_RPS=$(median bearer-proxy 3)
+NGX_RPS=$(median nginx-proxy 3)
+BP_P99=$(median bearer-proxy 5)
+NGX_P99=$(median nginx-proxy 5)
+DIRECT_P99=$(median nginx-direct 5)
+RPS_RATIO=$(ratio "$BP_RPS" "$NGX_RPS")
+P99_RATIO=$(ratio "$BP_P99" "$NGX_P99")
+
+REPORT=$TMP/report.md
+{
+    printf '# bearer-proxy benchmark, %(%Y-%m-%d %H:%M %Z)T\n\n' -1
+    printf '## Machine\n\n'
+    printf -- '- CPUs: %s (`nproc`), %s\n' "$(nproc)" "${cpu_model:-unknown model}"
+    printf -- '- Memory: %s; kernel: %s\n' "$mem_total" "$(uname -srm)"
+    printf -- '- Load average before the run: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf -- '- %s; %s; %s\n' "$nginx_version" "${wrk_version:-wrk (unknown version)}" "$(curl --version | sed -n '1s/ (.*//p')"
+    printf -- '- Swift: %s\n' "${swift_version:-n/a}"
+    printf -- '- bearer-proxy: %s, commit %s\n' "$BIN" "$git_rev"
+    printf -- '- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating nginx-proxy and bearer-proxy; each column is the median over the rounds (nginx direct: one run)\n' \
+        "$THREADS" "$CONNS" "$DURATION" "$WARMUP" "$ROUNDS"
+    printf -- '- Authorization header the upstream received: %s chars via nginx (static dummy token), %s chars via bearer-proxy (dev-flow token)\n\n' \
+        "$NGX_AUTH_LEN" "$BP_AUTH_LEN"
+
+    printf '## Small responses (`{"ok":true}`), %s connections\n\n' "$CONNS"
+    printf '| target | req/s | p50 ms | p99 ms | CPU µs/req | errors |\n|---|---|---|---|---|---|\n'
+    fmt_row "nginx direct (one-hop ceiling)" nginx-direct
+    fmt_row "nginx as reverse proxy" nginx-proxy
+    fmt_row "**bearer-proxy**" bearer-proxy
+    printf '\nbearer-proxy / nginx-proxy: req/s **%s** (target ≥ 1.00), p99 **%s** (target ≤ 1.00). ' "$RPS_RATIO" "$P99_RATIO"
+    printf 'Added p99 over direct: nginx-proxy %s ms, bearer-proxy %s ms.\n\n' \
+        "$(awk -v a="$NGX_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')" \
+        "$(awk -v a="$BP_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')"
+    printf 'CPU µs/req is the server'"'"'s own user+system time (`/proc/PID/stat`, the process and its workers) over the measured run divided by the requests wrk completed; errors are non-2xx responses plus socket errors summed over the rounds.\n\n'
+    printf '<details><summary>Every run</summary>\n\n| target | round | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | socket errors |\n|---|---|---|---|---|---|---|---|\n'
+    awk -F'\t' '{ printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $8, $9 }' "$RESULTS"
+    printf '\n</details>\n\n'
+
+    printf '## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n'
+    printf '| RSS idle after first start-up and one proxied request | %s MiB |\n' "$(mib "$RSS_IDLE_START")"
+    printf '| RSS right after the load | %s MiB |\n' "$(mib "$RSS_AFTER_LOAD")"
+    printf '| peak RSS (VmHWM) after the load | %s MiB |\n' "$(mib "$HWM_AFTER_LOAD")"
+    printf '| RSS idle after restart with a cached token (after its first proxied response) | %s MiB |\n' "$(mib "$RSS_IDLE_RESTARTED")"
+    printf '| start-up to first proxied response, cached token (median of %s) | %s ms (runs: %s) |\n' \
+        "$STARTUP_RUNS" "$STARTUP_MEDIAN" "${STARTUP_MS[*]}"
+    printf '| exit status after each SIGTERM | %s |\n\n' "${BP_EXIT_ON_TERM[*]}"
+
+    if [[ $COLD == 1 ]]; then
+        printf '## Cold cache\n\n%s\n\n' "$COLD_REPORT"
+    fi
+    if [[ $BIG == 1 ]]; then
+        printf '## Large bodies (BENCH_BIG=1)\n\n%s\n\n' "$BIG_REPORT"
+    fi
+
+    printf '## SPEC section 11 targets\n\n| target | measured | verdict |\n|---|---|---|\n'
+    printf '| req/s at least nginx'"'"'s | ratio %s | %s |\n' "$RPS_RATIO" "$(verdict "$(le 1 "$RPS_RATIO")")"
+    printf '| p99 no worse than nginx'"'"'s | ratio %s | %s |\n' "$P99_RATIO" "$(verdict "$(le "$P99_RATIO" 1)")"
+    printf '| idle RSS < 30 MiB | %s MiB after restart | %s |\n' "$(mib "$RSS_IDLE_RESTARTED")" \
+        "$(verdict "$(lt "$(mib "$RSS_IDLE_RESTARTED")" 30)")"
+    printf '| start-up to first proxied response < 200 ms | %s ms | %s |\n' "$STARTUP_MEDIAN" "$(verdict "$(lt "$STARTUP_MEDIAN" 200)")"
+    if [[ $BIG == 1 ]]; then
+        printf '| %s MiB download, peak RSS < 64 MiB | %s MiB, %s | %s |\n' "$BIG_MB" "$(mib "$DL_HWM")" "$dl_ok" \
+            "$(verdict "$(lt "$(mib "$DL_HWM")" 64)")"
+        printf '| %s MiB upload, peak RSS < 64 MiB | %s MiB, %s | %s |\n' "$BIG_MB" "$(mib "$UL_HWM")" "$ul_ok" \
+            "$(verdict "$(lt "$(mib "$UL_HWM")" 64)")"
+    else
+        printf '| 1 GiB up and down, peak RSS < 64 MiB | not run (BENCH_BIG=1) | n/a |\n'
+    fi
+    if [[ $COLD == 1 ]]; then
+        printf '| 1,000 concurrent requests, cold cache → 1 token request per scope set | see Cold cache | check |\n'
+    fi
+    if ((${#PROBLEMS[@]})); then
+        printf '\n**Invalid measurements:**\n\n'
+        printf -- '- %s\n' "${PROBLEMS[@]}"
+    fi
+} >"$REPORT"
+MISSED=$(grep -c '| FAIL |$' "$REPORT" || true)
+
+mkdir -p "$RESULTS_DIR"
+cp "$REPORT" "$RESULTS_DIR/latest.md"
+cp "$REPORT" "$RESULTS_DIR/$(date +%Y%m%d-%H%M%S).md"
+cat "$REPORT"
+log "report written to $RESULTS_DIR/latest.md"
+
+if ((${#PROBLEMS[@]})); then die "some measurements are invalid: ${PROBLEMS[*]}"; fi
+if [[ $STRICT == 1 ]] && ((MISSED > 0)); then die "$MISSED SPEC target(s) missed (BENCH_STRICT=1)"; fi
