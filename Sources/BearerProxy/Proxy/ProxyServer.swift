@@ -18,7 +18,9 @@ public final class ProxyServer: Service, Sendable {
     let logger: Logger
     let timeouts: ProxyTimeouts
     private let channel: any Channel
-    private let quiescing: ServerQuiescingHelper
+    /// Taken out by ``shutdown()``: the helper fails a promise in its `deinit`, so it must be released while the
+    /// event loops still run, not whenever the last reference to the server happens to go.
+    private let quiescing: Mutex<ServerQuiescingHelper?>
     private let loops: [NIOLoopBound<EventLoopState>]
     private let sweeps: [RepeatedTask]
     private let current: InstalledContext
@@ -30,7 +32,7 @@ public final class ProxyServer: Service, Sendable {
     ) {
         self.localAddress = localAddress
         self.channel = channel
-        self.quiescing = quiescing
+        self.quiescing = Mutex(quiescing)
         self.loops = loops
         self.sweeps = sweeps
         self.current = current
@@ -112,8 +114,8 @@ public final class ProxyServer: Service, Sendable {
 
     /// Stops accepting, lets in-flight exchanges finish (bounded by the grace period), closes pooled connections.
     public func shutdown() async {
+        guard let quiescing = self.quiescing.withLock({ $0.take() }) else { return }
         let loop = channel.eventLoop
-        let quiescing = self.quiescing
         let grace = timeouts.shutdownGrace
         // Whichever comes first — every connection closed, or the grace period over — ends the wait.
         let finished = loop.flatSubmit {

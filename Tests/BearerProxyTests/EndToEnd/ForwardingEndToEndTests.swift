@@ -26,20 +26,20 @@ struct ForwardingEndToEndTests {
     @Test("routes with different scope sets get different tokens; equal scope sets share one")
     func tokenPerScopeSet() async throws {
         try await withUpstream({ _ in .echo }) { upstream in
-        let routes = """
-            [ { "prefix": "/a", "upstream": "\(upstream.baseURL)", "scopes": ["api://one/Read"] },
-              { "prefix": "/b", "upstream": "\(upstream.baseURL)", "scopes": ["api://two/Read"] },
-              { "prefix": "/c", "upstream": "\(upstream.baseURL)", "scopes": ["api://one/Read"] } ]
-            """
-        try await ProxyHarness.with(routes: routes) { proxy in
-            let a = try await TestClient.send(port: proxy.port, uri: "/a/x").echo().header("authorization")
-            let b = try await TestClient.send(port: proxy.port, uri: "/b/x").echo().header("authorization")
-            let c = try await TestClient.send(port: proxy.port, uri: "/c/x").echo().header("authorization")
-            #expect(try jwtClaims(a)["aud"] as? String == "api://one")
-            #expect(try jwtClaims(b)["aud"] as? String == "api://two")
-            #expect(a != b)
-            #expect(a == c)
-        }
+            let routes = """
+                [ { "prefix": "/a", "upstream": "\(upstream.baseURL)", "scopes": ["api://one/Read"] },
+                  { "prefix": "/b", "upstream": "\(upstream.baseURL)", "scopes": ["api://two/Read"] },
+                  { "prefix": "/c", "upstream": "\(upstream.baseURL)", "scopes": ["api://one/Read"] } ]
+                """
+            try await ProxyHarness.with(routes: routes) { proxy in
+                let a = try await TestClient.send(port: proxy.port, uri: "/a/x").echo().header("authorization")
+                let b = try await TestClient.send(port: proxy.port, uri: "/b/x").echo().header("authorization")
+                let c = try await TestClient.send(port: proxy.port, uri: "/c/x").echo().header("authorization")
+                #expect(try jwtClaims(a)["aud"] as? String == "api://one")
+                #expect(try jwtClaims(b)["aud"] as? String == "api://two")
+                #expect(a != b)
+                #expect(a == c)
+            }
         }
     }
 
@@ -87,25 +87,25 @@ struct ForwardingEndToEndTests {
     @Test("prefixes match whole segments, longest first; %2F and the query are forwarded byte for byte")
     func routing() async throws {
         try await withUpstream({ _ in .echo }) { first in
-        try await withUpstream({ _ in .echo }) { second in
-        let routes = """
-            [ { "prefix": "/api", "upstream": "\(first.baseURL)/one", "scopes": ["api://one/Read"] },
-              { "prefix": "/api/v2", "upstream": "\(second.baseURL)/two", "scopes": ["api://two/Read"] } ]
-            """
-        try await ProxyHarness.with(routes: routes) { proxy in
-            let encoded = try await TestClient.send(port: proxy.port, uri: "/api/a%2Fb/c?q=%20x&y=%2F&&z")
-            #expect(try encoded.echo().uri == "/one/a%2Fb/c?q=%20x&y=%2F&&z")
-            let longest = try await TestClient.send(port: proxy.port, uri: "/api/v2/items")
-            #expect(try longest.echo().uri == "/two/items")
-            let exact = try await TestClient.send(port: proxy.port, uri: "/api")
-            #expect(try exact.echo().uri == "/one")
-            let boundary = try await TestClient.send(port: proxy.port, uri: "/apix/items")
-            #expect(boundary.status == .notFound)
-            #expect(boundary.header("content-type") == "application/problem+json")
-            let v2x = try await TestClient.send(port: proxy.port, uri: "/api/v2x")
-            #expect(try v2x.echo().uri == "/one/v2x")
-        }
-        }
+            try await withUpstream({ _ in .echo }) { second in
+                let routes = """
+                    [ { "prefix": "/api", "upstream": "\(first.baseURL)/one", "scopes": ["api://one/Read"] },
+                      { "prefix": "/api/v2", "upstream": "\(second.baseURL)/two", "scopes": ["api://two/Read"] } ]
+                    """
+                try await ProxyHarness.with(routes: routes) { proxy in
+                    let encoded = try await TestClient.send(port: proxy.port, uri: "/api/a%2Fb/c?q=%20x&y=%2F&&z")
+                    #expect(try encoded.echo().uri == "/one/a%2Fb/c?q=%20x&y=%2F&&z")
+                    let longest = try await TestClient.send(port: proxy.port, uri: "/api/v2/items")
+                    #expect(try longest.echo().uri == "/two/items")
+                    let exact = try await TestClient.send(port: proxy.port, uri: "/api")
+                    #expect(try exact.echo().uri == "/one")
+                    let boundary = try await TestClient.send(port: proxy.port, uri: "/apix/items")
+                    #expect(boundary.status == .notFound)
+                    #expect(boundary.header("content-type") == "application/problem+json")
+                    let v2x = try await TestClient.send(port: proxy.port, uri: "/api/v2x")
+                    #expect(try v2x.echo().uri == "/one/v2x")
+                }
+            }
         }
     }
 
@@ -186,7 +186,8 @@ struct ForwardingEndToEndTests {
     @Test("every response carries an X-Request-Id, the client's own when it sent one")
     func requestIDs() async throws {
         try await ProxyHarness.with(upstream: { _ in .echo }) { proxy, _ in
-            let kept = try await TestClient.send(port: proxy.port, uri: "/api/x", headers: [("X-Request-Id", "abc-123")])
+            let kept = try await TestClient.send(
+                port: proxy.port, uri: "/api/x", headers: [("X-Request-Id", "abc-123")])
             #expect(kept.header("x-request-id") == "abc-123")
             #expect(try kept.echo().header("x-request-id") == "abc-123")
             let generated = try await TestClient.send(port: proxy.port, uri: "/nowhere")
@@ -200,41 +201,41 @@ struct ForwardingEndToEndTests {
     @Test("a route's methods list is enforced with 405 and Allow; auth none sends no token")
     func methodsAndNoAuth() async throws {
         try await withUpstream({ _ in .echo }) { upstream in
-        let routes = """
-            [ { "prefix": "/read", "upstream": "\(upstream.baseURL)", "scopes": ["api://a/Read"], "methods": ["GET"] },
-              { "prefix": "/open", "upstream": "\(upstream.baseURL)", "auth": "none" } ]
-            """
-        try await ProxyHarness.with(routes: routes) { proxy in
-            let refused = try await TestClient.send(port: proxy.port, method: "DELETE", uri: "/read/x")
-            #expect(refused.status == .methodNotAllowed)
-            #expect(refused.header("allow") == "GET")
-            let open = try await TestClient.send(
-                port: proxy.port, uri: "/open/x", headers: [("Authorization", "Bearer client")])
-            #expect(try open.echo().header("authorization") == nil)
-            #expect(upstream.requests.count == 1)
-        }
+            let routes = """
+                [ { "prefix": "/read", "upstream": "\(upstream.baseURL)", "scopes": ["api://a/Read"], "methods": ["GET"] },
+                  { "prefix": "/open", "upstream": "\(upstream.baseURL)", "auth": "none" } ]
+                """
+            try await ProxyHarness.with(routes: routes) { proxy in
+                let refused = try await TestClient.send(port: proxy.port, method: "DELETE", uri: "/read/x")
+                #expect(refused.status == .methodNotAllowed)
+                #expect(refused.header("allow") == "GET")
+                let open = try await TestClient.send(
+                    port: proxy.port, uri: "/open/x", headers: [("Authorization", "Bearer client")])
+                #expect(try open.echo().header("authorization") == nil)
+                #expect(upstream.requests.count == 1)
+            }
         }
     }
 
     @Test("a TLS upstream is reached through the configured CA file; without it the certificate is refused")
     func tlsUpstream() async throws {
         try await withUpstream(tls: true, { _ in .echo }) { upstream in
-        let routes = """
-            [ { "prefix": "/trusted", "upstream": "\(upstream.baseURL)/t", "scopes": ["api://t/Read"],
-                "tls": { "caFile": "\(TLSFixtures.caFile)" } },
-              { "prefix": "/untrusted", "upstream": "\(upstream.baseURL)/u", "scopes": ["api://t/Read"] } ]
-            """
-        try await ProxyHarness.with(routes: routes) { proxy in
-            let trusted = try await TestClient.send(port: proxy.port, uri: "/trusted/me")
-            #expect(trusted.status == .ok, "\(trusted.bodyText)")
-            #expect(try trusted.echo().uri == "/t/me")
-            #expect(try jwtClaims(trusted.echo().header("authorization"))["aud"] as? String == "api://t")
-            let untrusted = try await TestClient.send(port: proxy.port, uri: "/untrusted/me")
-            #expect(untrusted.status == .badGateway)
-            #expect(untrusted.header("content-type") == "application/problem+json")
-            // The token never left: the only request the upstream completed is the trusted one.
-            #expect(upstream.requests.count == 1)
-        }
+            let routes = """
+                [ { "prefix": "/trusted", "upstream": "\(upstream.baseURL)/t", "scopes": ["api://t/Read"],
+                    "tls": { "caFile": "\(TLSFixtures.caFile)" } },
+                  { "prefix": "/untrusted", "upstream": "\(upstream.baseURL)/u", "scopes": ["api://t/Read"] } ]
+                """
+            try await ProxyHarness.with(routes: routes) { proxy in
+                let trusted = try await TestClient.send(port: proxy.port, uri: "/trusted/me")
+                #expect(trusted.status == .ok, "\(trusted.bodyText)")
+                #expect(try trusted.echo().uri == "/t/me")
+                #expect(try jwtClaims(trusted.echo().header("authorization"))["aud"] as? String == "api://t")
+                let untrusted = try await TestClient.send(port: proxy.port, uri: "/untrusted/me")
+                #expect(untrusted.status == .badGateway)
+                #expect(untrusted.header("content-type") == "application/problem+json")
+                // The token never left: the only request the upstream completed is the trusted one.
+                #expect(upstream.requests.count == 1)
+            }
         }
     }
 }
@@ -245,4 +246,3 @@ final class LocationBox: Sendable {
     var inside: String { value.withLock { $0 } }
     func set(_ location: String) { value.withLock { $0 = location } }
 }
-

@@ -40,7 +40,8 @@ struct ProxyHarness {
     ) async throws -> T {
         let upstream = try await FakeUpstream.start(tls: tls, behaviour: behaviour)
         do {
-            let route = #"{ "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"]"#
+            let route =
+                #"{ "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"]"#
                 + (extra.isEmpty ? "" : ", " + extra) + " }"
             let result = try await with(routes: "[\(route)]", timeouts: timeouts) { try await body($0, upstream) }
             try await upstream.shutdown()

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+@testable import BearerProxy
+
+/// The `bearer-proxy` executable, run as a user runs it.
+@Suite("Command line: check and serve")
+struct CommandLineTests {
+    static var binary: String {
+        // The test bundle and the executable are built into the same products directory.
+        let products =
+            Bundle.main.executableURL?.deletingLastPathComponent()
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return products.appendingPathComponent("bearer-proxy").path
+    }
+
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "bearer-proxy-cli-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Python.Result {
+        var merged = ProcessInfo.processInfo.environment
+        merged.removeValue(forKey: "BEARER_PROXY_CONFIG")
+        for (key, value) in environment { merged[key] = value }
+        return try await ChildProcess.run(binary, arguments, environment: merged)
+    }
+
+    @Test("check accepts the shipped routes.json: exit 0, one line per route")
+    func checkShippedConfiguration() async throws {
+        let result = try await Self.run(["check", "--config", Self.repositoryRoot + "/routes.json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("OK"))
+        #expect(result.stdout.contains("/api1 → http://127.0.0.1:8080/-/echo/api1"))
+        #expect(result.stdout.contains("/api2 → http://127.0.0.1:8080/-/echo/api2"))
+    }
+
+    @Test("check lists every problem with its JSON path on stderr and exits 2")
+    func checkReportsEveryProblem() async throws {
+        let directory = try Self.temporaryDirectory()
+        let file = directory + "/routes.json"
+        try Data(
+            #"""
+            { "listen": "nowhere", "account": { "flow": "dev" },
+              "routes": [ { "prefix": "api", "upstream": "http://example.com", "scopes": ["api://a/R"] },
+                          { "prefix": "/b", "upstream": "https://b.example", "scope": ["x"] } ] }
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let result = try await Self.run(["check", "--config", file])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        for path in ["listen:", "routes[0].prefix:", "routes[0].upstream:", "routes[1].scope:"] {
+            #expect(result.stderr.contains(path), "missing \(path) in: \(result.stderr)")
+        }
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test("a missing config file is a configuration error (exit 2), $BEARER_PROXY_CONFIG is honoured")
+    func missingConfiguration() async throws {
+        let result = try await Self.run(["check"], environment: ["BEARER_PROXY_CONFIG": "/nonexistent/routes.json"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/routes.json"))
+    }
+
+    @Test("usage errors exit 2")
+    func usageError() async throws {
+        let result = try await Self.run(["serve", "--no-such-flag"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--no-such-flag"))
+    }
+
+    @Test("serve with a flow that cannot sign in yet says so and exits 2")
+    func flowNotAvailable() async throws {
+        let directory = try Self.temporaryDirectory()
+        let file = directory + "/routes.json"
+        try Data(
+            #"""
+            { "account": { "flow": "device-code", "authority": "https://login.microsoftonline.com/organizations",
+                           "clientId": "00000000-0000-0000-0000-000000000000" },
+              "routes": [ { "prefix": "/graph", "upstream": "https://graph.microsoft.com/v1.0", "scopes": ["User.Read"] } ] }
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let result = try await Self.run(["serve", "--config", file, "--no-persist"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("device-code"))
+        #expect(result.stderr.contains("not"))
+    }
+
+    @Test("serve proxies, keeps its key 0600 in the state directory, and exits 0 on SIGTERM")
+    func serveAndStop() async throws {
+        let state = try Self.temporaryDirectory()
+        let port = try await closedPort()
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = state
+        let running = try ChildProcess.start(
+            Self.binary,
+            ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)"],
+            environment: environment)
+        let health = try await Self.waitUntilHealthy(port: port)
+        #expect(health)
+        // The shipped routes point at 127.0.0.1:8080, so call the proxy's own echo through /-/echo directly.
+        let echo = try await TestClient.send(port: port, uri: "/-/echo/direct?q=1")
+        #expect(echo.status == .ok)
+        let keyFile = state + "/bearer-proxy/" + DevIssuer.keyFileName
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+        running.signal(SIGTERM)
+        let output = try await running.wait()
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stderr.contains("listening on http://127.0.0.1:\(port)"))
+        #expect(output.stderr.contains("route /api1"))
+        #expect(!output.stderr.contains("ERROR"))
+    }
+
+    @Test("serve on a port that is taken fails with one line and exit 1")
+    func portInUse() async throws {
+        try await withUpstream({ _ in .echo }) { upstream in
+            let result = try await Self.run([
+                "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(upstream.port)",
+                "--no-persist",
+            ])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("cannot listen on 127.0.0.1:\(upstream.port)"))
+        }
+    }
+
+    /// Polls `/-/health` until the freshly started process answers (bounded: 10 s).
+    static func waitUntilHealthy(port: Int) async throws -> Bool {
+        for _ in 0..<200 {
+            if let response = try? await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(1)),
+                response.status == .ok
+            {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+}
