@@ -615,9 +615,12 @@ if [[ $BIG == 1 ]]; then
     big_sha=$(sha256sum "$big_file" | cut -d' ' -f1)
 
     log "BENCH_BIG: starting the upload sink on 127.0.0.1:$SINK_PORT"
-    python3 "$SCRIPT_DIR/upload_sink.py" 127.0.0.1 "$SINK_PORT" </dev/null >"$TMP/sink.log" 2>&1 &
+    # The interpreter itself, not a wrapper (pyenv shims), so that its PID is the server's.
+    python=$(python3 -c 'import sys; print(sys.executable)')
+    "$python" "$SCRIPT_DIR/upload_sink.py" 127.0.0.1 "$SINK_PORT" </dev/null >"$TMP/sink.log" 2>&1 &
     PROCS[sink]=$!
     wait_http "http://127.0.0.1:$SINK_PORT/" "upload sink" "${PROCS[sink]}" "$TMP/sink.log"
+    track_children sink
 
     # Each direction on a fresh bearer-proxy process so VmHWM is that transfer's peak.
     stop_bp

@@ -32,10 +32,13 @@ struct Serve: AsyncParsableCommand {
         do {
             proxy = try await RunningProxy.start(
                 configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
-                stateDirectory: state, logger: logger)
+                stateDirectory: state, environment: global.environment, logger: logger)
         } catch let error as StartupError {
             Terminal.error("error: \(error)")
-            if case .flowNotAvailable = error { throw ExitCode(2) }
+            switch error {
+            case .flowNotAvailable, .remoteWithoutKey: throw ExitCode(2)
+            case .cannotListen: break
+            }
             throw ExitCode(1)
         } catch {
             Terminal.error("error: \(error)")

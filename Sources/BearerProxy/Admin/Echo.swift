@@ -3,16 +3,19 @@ import NIOHTTP1
 
 /// `/-/echo`: a diagnostic upstream that answers with what it received — method, path, query, headers, body length
 /// and SHA-256 — and, in place of the `Authorization` value, the bearer token's decoded claims. The token itself is
-/// never echoed (SPEC §9: tokens never appear in output).
+/// never echoed, nor is the client key (SPEC §9: secrets never appear in output).
 enum Echo {
     static func response(to request: LocalRequest) -> LocalResponse {
         var headers: [[String]] = []
         var authorization: Any = NSNull()
         for (name, value) in request.head.headers {
-            if name.lowercased() == "authorization" {
+            switch name.lowercased() {
+            case "authorization":
                 headers.append([name, "<redacted: see authorization.claims>"])
                 authorization = describe(authorization: value)
-            } else {
+            case "proxy-authorization", "x-bearer-proxy-key":
+                headers.append([name, "<redacted>"])
+            default:
                 headers.append([name, value])
             }
         }

@@ -8,8 +8,9 @@ final class Exchange {
     enum Kind {
         /// One of the proxy's own `/-/` endpoints; the body is hashed as it arrives, then answered at its end.
         case local(LocalBody)
-        /// The proxy answered (or is answering) with an error; any remaining request body is discarded.
-        case rejected
+        /// The proxy answered (or is answering) by itself — an error, a preflight; any remaining request body is
+        /// discarded.
+        case answered
         /// Forwarded to a route's upstream.
         case proxied(UpstreamLeg)
     }
@@ -19,6 +20,10 @@ final class Exchange {
     /// Whether the client wants the connection kept open after this exchange (RFC 9112 §9.3).
     let keepAlive: Bool
     var kind: Kind
+    /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
+    var target: RequestTarget?
+    /// The allowed browser origin this request came from, answered with CORS headers.
+    var corsOrigin: String?
     /// The client's request `end` arrived.
     var requestEnded = false
     /// A final response head went to the client (after this, failures can only close the connection).

@@ -140,9 +140,10 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         if !exchange.requestEnded && exchange.expectsContinue && !exchange.sentContinue {
             exchange.closeAfter = true  // see `respond(_:)`: the announced body may never come
         }
-        let (clientHead, framing) = Forwarding.clientResponse(
+        var (clientHead, framing) = Forwarding.clientResponse(
             upstream: head, request: exchange.request, route: leg.route, requestID: exchange.id,
             keepAlive: exchange.keepAlive && !exchange.closeAfter && !quiescing)
+        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
         if framing == .untilClose { exchange.closeAfter = true }
         exchange.responseStarted = true
         context.write(wrapOutboundOut(.head(clientHead)), promise: nil)

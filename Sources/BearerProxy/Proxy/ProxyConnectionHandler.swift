@@ -101,7 +101,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             return
         }
         let head = exchange?.request ?? HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
-        let current = Exchange(id: exchange?.id ?? loop.nextRequestID(), request: head, kind: .rejected)
+        let current = Exchange(id: exchange?.id ?? loop.nextRequestID(), request: head, kind: .answered)
         if case .proxied(let leg)? = exchange?.kind { leg.upstream?.close() }
         current.requestEnded = true
         current.closeAfter = true
@@ -141,7 +141,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         guard queued.isEmpty else { return false }
         guard let exchange else { return true }
         switch exchange.kind {
-        case .local, .rejected:
+        case .local, .answered:
             return true
         case .proxied(let leg):
             // After the request ends keep reading, so that a client that goes away is noticed (and a pipelined
@@ -164,18 +164,19 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     private func begin(_ head: HTTPRequestHead) {
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
-        let exchange = Exchange(id: id, request: head, kind: .rejected)
+        let exchange = Exchange(id: id, request: head, kind: .answered)
         self.exchange = exchange
         guard let proxy = server.installed.context else { return reject(.starting) }
-        if head.method == .CONNECT {
-            // SPEC §9: this is a reverse proxy, not a tunnel.
-            return reject(.methodNotAllowed(method: "CONNECT", allowed: []))
-        }
         let target: RequestTarget
-        do {
-            target = try RequestTarget.parse(head.uri)
-        } catch {
-            return reject(.badRequest(detail: Self.describe(error)))
+        switch proxy.requestGuard.check(head) {
+        case .refuse(let error):
+            return reject(error)
+        case .preflight(let origin, let method, let requestedHeaders):
+            return respond(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))
+        case .allow(let allowed, let corsOrigin):
+            target = allowed
+            exchange.target = allowed
+            exchange.corsOrigin = corsOrigin
         }
         if AdminEndpoints.owns(target.path) {
             exchange.kind = .local(LocalBody())
@@ -237,7 +238,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         switch exchange.kind {
         case .local(let body):
             body.append(buffer)
-        case .rejected:
+        case .answered:
             break
         case .proxied(let leg):
             guard !exchange.responseEnded else { return }  // answered early: discard the rest
@@ -257,7 +258,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         switch exchange.kind {
         case .local(let body):
             answerLocally(exchange, body: body)
-        case .rejected:
+        case .answered:
             if exchange.responseEnded { finishExchange() }
         case .proxied(let leg):
             if exchange.responseEnded { return finishExchange() }
@@ -275,7 +276,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     private func answerLocally(_ exchange: Exchange, body: LocalBody) {
         guard let proxy = server.installed.context else { return reject(.starting) }
-        let target = try? RequestTarget.parse(exchange.request.uri)
+        let target = exchange.target
         let request = LocalRequest(
             head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
             bodySHA256: body.sha256Hex)
@@ -293,7 +294,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             leg.upstream?.close()
             leg.upstream = nil
         }
-        exchange.kind = .rejected
+        exchange.kind = .answered
         if exchange.responseStarted {
             context.close(promise: nil)
             return
@@ -315,6 +316,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         var head = HTTPResponseHead(
             version: exchange.request.version, status: response.status, headers: response.headers)
         head.headers.add(name: "x-request-id", value: exchange.id)
+        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &head.headers) }
         if !exchange.keepAlive || exchange.closeAfter || quiescing {
             head.headers.add(name: "connection", value: "close")
         } else if exchange.request.version.minor == 0 {
@@ -376,13 +378,5 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return nil }
         return value
-    }
-
-    private static func describe(_ rejection: RequestTarget.Rejection) -> String {
-        switch rejection {
-        case .notOriginForm: "The request target must be a path starting with \"/\"."
-        case .dotSegment: "The path contains a \".\" or \"..\" segment (possibly percent-encoded); it is refused."
-        case .forbiddenCharacter: "The path contains a NUL or control character; it is refused."
-        }
     }
 }

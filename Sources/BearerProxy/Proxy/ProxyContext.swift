@@ -8,13 +8,18 @@ final class ProxyContext: Sendable {
     let configuration: Configuration
     let tokens: TokenCache
     let admin: AdminEndpoints
+    let requestGuard: RequestGuard
     let timeouts: ProxyTimeouts
     private let tlsContexts: [String: NIOSSLContext]
 
-    init(configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, timeouts: ProxyTimeouts) throws {
+    init(
+        configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy,
+        timeouts: ProxyTimeouts
+    ) throws {
         self.configuration = configuration
         self.tokens = tokens
         self.admin = admin
+        self.requestGuard = RequestGuard(policy: policy)
         self.timeouts = timeouts
         var contexts: [String: NIOSSLContext] = [:]
         for route in configuration.routes.routes where route.upstream.scheme == .https {

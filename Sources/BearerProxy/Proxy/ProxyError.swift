@@ -7,6 +7,12 @@ enum ProxyError: Error, Equatable {
     case noRoute(path: String)
     case methodNotAllowed(method: String, allowed: [String])
     case badRequest(detail: String)
+    case uriTooLong
+    case headersTooLarge
+    case forbiddenHost(host: String)
+    case forbiddenOrigin(origin: String)
+    case crossSiteRequest(site: String)
+    case clientKeyRequired
     case reservedEndpointNotFound(path: String)
     case upstreamUnreachable(upstream: String, reason: String)
     case upstreamReset(upstream: String)
@@ -22,6 +28,10 @@ enum ProxyError: Error, Equatable {
         case .noRoute, .reservedEndpointNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .badRequest: .badRequest
+        case .uriTooLong: .uriTooLong
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest: .forbidden
+        case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout: .gatewayTimeout
         case .signInRequired: .unauthorized
@@ -37,6 +47,12 @@ enum ProxyError: Error, Equatable {
         case .reservedEndpointNotFound: slug = "no-such-endpoint"
         case .methodNotAllowed: slug = "method-not-allowed"
         case .badRequest: slug = "bad-request"
+        case .uriTooLong: slug = "uri-too-long"
+        case .headersTooLarge: slug = "headers-too-large"
+        case .forbiddenHost: slug = "forbidden-host"
+        case .forbiddenOrigin: slug = "forbidden-origin"
+        case .crossSiteRequest: slug = "cross-site-request"
+        case .clientKeyRequired: slug = "client-key-required"
         case .upstreamUnreachable: slug = "upstream-unreachable"
         case .upstreamReset: slug = "upstream-reset"
         case .upstreamTimeout: slug = "upstream-timeout"
@@ -54,6 +70,12 @@ enum ProxyError: Error, Equatable {
         case .reservedEndpointNotFound: "No such proxy endpoint"
         case .methodNotAllowed: "Method not allowed on this route"
         case .badRequest: "Bad request"
+        case .uriTooLong: "Request target too long"
+        case .headersTooLarge: "Request header fields too large"
+        case .forbiddenHost: "Host not allowed"
+        case .forbiddenOrigin: "Origin not allowed"
+        case .crossSiteRequest: "Cross-site request refused"
+        case .clientKeyRequired: "Client key required"
         case .upstreamUnreachable: "Upstream unreachable"
         case .upstreamReset: "Upstream closed the connection"
         case .upstreamTimeout: "Upstream timed out"
@@ -71,6 +93,20 @@ enum ProxyError: Error, Equatable {
         case .methodNotAllowed(let method, let allowed):
             "\(method) is not allowed on this route; allowed: \(allowed.joined(separator: ", "))."
         case .badRequest(let detail): detail
+        case .uriTooLong: "The request target is longer than the proxy accepts."
+        case .headersTooLarge: "The request's header section is larger than the proxy accepts."
+        case .forbiddenHost(let host):
+            "Host \"\(Self.printable(host))\" is not this proxy's (DNS rebinding protection); add it to \"allowedHosts\" "
+                + "in routes.json if it should be."
+        case .forbiddenOrigin(let origin):
+            "Requests from the web origin \"\(Self.printable(origin))\" are refused; add it to \"allowedOrigins\" in "
+                + "routes.json if it should be allowed."
+        case .crossSiteRequest(let site):
+            "A browser request with Sec-Fetch-Site: \(Self.printable(site)) is refused: another site cannot use this "
+                + "proxy's credentials."
+        case .clientKeyRequired:
+            "This proxy requires its client key: send \"Proxy-Authorization: Bearer <key>\" or "
+                + "\"X-Bearer-Proxy-Key: <key>\" (the value of BEARER_PROXY_KEY)."
         case .upstreamUnreachable(let upstream, let reason): "Could not connect to \(upstream): \(reason)."
         case .upstreamReset(let upstream): "\(upstream) closed the connection before answering."
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
@@ -81,11 +117,19 @@ enum ProxyError: Error, Equatable {
         }
     }
 
+    /// A client-supplied value quoted in a message: short, printable ASCII only.
+    private static func printable(_ value: String) -> String {
+        let cleaned = String(
+            value.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+        return cleaned.count > 100 ? String(cleaned.prefix(100)) + "…" : cleaned
+    }
+
     /// Headers the status calls for: `Allow` with 405 (RFC 9110 §15.5.6), `Retry-After` with 503 (§10.2.3).
     var extraHeaders: [(String, String)] {
         switch self {
         case .methodNotAllowed(_, let allowed): [("allow", allowed.joined(separator: ", "))]
         case .tokenUnavailable(_, let retryAfter): [("retry-after", String(retryAfter))]
+        case .clientKeyRequired: [("www-authenticate", #"Bearer realm="bearer-proxy""#)]
         case .starting: [("retry-after", "1")]
         default: []
         }

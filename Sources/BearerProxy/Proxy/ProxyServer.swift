@@ -101,8 +101,11 @@ public final class ProxyServer: Service, Sendable {
     }
 
     /// Puts `configuration` in force for every request from now on.
-    public func install(_ configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints) throws {
-        let context = try ProxyContext(configuration: configuration, tokens: tokens, admin: admin, timeouts: timeouts)
+    public func install(
+        _ configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy
+    ) throws {
+        let context = try ProxyContext(
+            configuration: configuration, tokens: tokens, admin: admin, policy: policy, timeouts: timeouts)
         current.install(context)
     }
 

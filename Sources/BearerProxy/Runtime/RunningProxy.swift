@@ -19,26 +19,33 @@ public struct RunningProxy: Sendable {
     ///   - threads: event loops; defaults to one per core.
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
-        timeouts: ProxyTimeouts = ProxyTimeouts(), threads: Int = System.coreCount, logger: Logger
+        environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(),
+        threads: Int = System.coreCount, logger: Logger
     ) async throws -> RunningProxy {
         guard configuration.account.flow == .dev else {
             throw StartupError.flowNotAvailable(configuration.account.flow)
+        }
+        let address = listen ?? configuration.listen
+        let policy = try SafetyPolicy.make(for: configuration, listen: address, environment: environment)
+        if !address.isLoopback {
+            logger.warning(
+                "listening on non-loopback address \(address): \(policy.clientKey == nil ? "allowRemote is set and no client key is required — anyone who can reach it acts as this account" : "every request must carry the client key")"
+            )
         }
         let key = try DevIssuer.signingKey(in: stateDirectory)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let server: ProxyServer
         do {
-            server = try await ProxyServer.bind(
-                to: listen ?? configuration.listen, group: group, timeouts: timeouts, logger: logger)
+            server = try await ProxyServer.bind(to: address, group: group, timeouts: timeouts, logger: logger)
         } catch {
             try? await group.shutdownGracefully()
-            throw StartupError.cannotListen(address: (listen ?? configuration.listen).description, reason: "\(error)")
+            throw StartupError.cannotListen(address: address.description, reason: "\(error)")
         }
-        let address = server.localAddress
-        let issuerHost = ["0.0.0.0", "::"].contains(address.host) ? "127.0.0.1" : address.host
-        let issuer = DevIssuer(issuer: DevIssuer.issuerURL(host: issuerHost, port: address.port), key: key)
+        let bound = server.localAddress
+        let issuerHost = ["0.0.0.0", "::"].contains(bound.host) ? "127.0.0.1" : bound.host
+        let issuer = DevIssuer(issuer: DevIssuer.issuerURL(host: issuerHost, port: bound.port), key: key)
         let tokens = TokenCache(flow: issuer)
-        try server.install(configuration, tokens: tokens, admin: AdminEndpoints(devIssuer: issuer))
+        try server.install(configuration, tokens: tokens, admin: AdminEndpoints(devIssuer: issuer), policy: policy)
         return RunningProxy(server: server, tokens: tokens, devIssuer: issuer, group: group)
     }
 
@@ -53,6 +60,7 @@ public struct RunningProxy: Sendable {
 public enum StartupError: Error, Sendable, CustomStringConvertible {
     case flowNotAvailable(AccountFlow)
     case cannotListen(address: String, reason: String)
+    case remoteWithoutKey(address: String)
 
     public var description: String {
         switch self {
@@ -60,6 +68,9 @@ public enum StartupError: Error, Sendable, CustomStringConvertible {
             "account.flow: \"\(flow.rawValue)\" is recognised and validated but cannot sign in yet in this version; "
                 + "only \"dev\" runs today (see docs/configuration.md)"
         case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
+        case .remoteWithoutKey(let address):
+            "listen: \(address) is not a loopback address, so anyone who can reach it could use this account; set "
+                + "BEARER_PROXY_KEY (clients then send it) or, behind a NetworkPolicy, \"allowRemote\": true"
         }
     }
 }

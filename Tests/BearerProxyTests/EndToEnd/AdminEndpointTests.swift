@@ -45,7 +45,8 @@ struct AdminEndpointTests {
             let configuration = try TestConfigurations.make(
                 routes: routes.replacingOccurrences(of: "PORT", with: String(proxy.port)))
             try proxy.proxy.server.install(
-                configuration, tokens: proxy.proxy.tokens, admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer))
+                configuration, tokens: proxy.proxy.tokens, admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer),
+                policy: SafetyPolicy())
             let response = try await TestClient.send(
                 port: proxy.port, method: "POST", uri: "/self/hello?x=1&y=%2F", body: .text("hello"))
             #expect(response.status == .ok)

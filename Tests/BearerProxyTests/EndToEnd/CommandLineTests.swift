@@ -130,6 +130,49 @@ struct CommandLineTests {
         }
     }
 
+    @Test("serve on a non-loopback address without a key or allowRemote is refused with exit 2")
+    func remoteListenRefused() async throws {
+        let result = try await Self.run([
+            "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "0.0.0.0:0", "--no-persist",
+        ])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("BEARER_PROXY_KEY"))
+        #expect(result.stderr.contains("allowRemote"))
+    }
+
+    @Test("serve at debug level prints no client key and nothing token-shaped")
+    func debugOutputHasNoSecrets() async throws {
+        let key = "cli-key-5be1f0c3-never-logged"
+        let port = try await closedPort()
+        var environment = ProcessInfo.processInfo.environment
+        environment["BEARER_PROXY_KEY"] = key
+        let running = try ChildProcess.start(
+            Self.binary,
+            [
+                "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "0.0.0.0:\(port)",
+                "--no-persist", "--log-level", "trace",
+            ],
+            environment: environment)
+        #expect(try await Self.waitUntilHealthy(port: port))
+        let withKey = try await TestClient.send(
+            port: port, uri: "/-/echo/x", headers: [("X-Bearer-Proxy-Key", key), ("Authorization", "Bearer eyJclient")])
+        #expect(withKey.status == .ok)
+        let without = try await TestClient.send(port: port, uri: "/-/echo/x")
+        #expect(without.status == .unauthorized)
+        let wrong = try await TestClient.send(
+            port: port, uri: "/-/echo/x", headers: [("X-Bearer-Proxy-Key", "x" + key)])
+        #expect(wrong.status == .unauthorized)
+        running.signal(SIGTERM)
+        let output = try await running.wait()
+        #expect(output.status == 0)
+        let printed = output.stdout + output.stderr
+        let leakedKey = printed.contains(key)
+        let leakedJWT = printed.contains("eyJ")
+        #expect(!leakedKey, "the client key was printed")
+        #expect(!leakedJWT, "something token-shaped was printed")
+        #expect(output.stderr.contains("non-loopback"))
+    }
+
     /// Polls `/-/health` until the freshly started process answers (bounded: 10 s).
     static func waitUntilHealthy(port: Int) async throws -> Bool {
         for _ in 0..<200 {

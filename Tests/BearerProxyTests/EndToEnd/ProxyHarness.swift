@@ -14,13 +14,14 @@ struct ProxyHarness {
 
     /// Runs `body` against a proxy serving `routes` (a JSON array), then shuts the proxy down.
     static func with<T>(
-        routes: String, extra: String = "", timeouts: ProxyTimeouts = ProxyTimeouts(),
+        routes: String, extra: String = "", environment: [String: String] = [:],
+        timeouts: ProxyTimeouts = ProxyTimeouts(), logger: Logger = ProxyHarness.silentLogger,
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
-        let configuration = try TestConfigurations.make(routes: routes, extra: extra)
+        let configuration = try TestConfigurations.make(routes: routes, extra: extra, environment: environment)
         let proxy = try await RunningProxy.start(
-            configuration: configuration, stateDirectory: nil, timeouts: timeouts, threads: 2,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            configuration: configuration, stateDirectory: nil, environment: environment, timeouts: timeouts,
+            threads: 2, logger: logger)
         let harness = ProxyHarness(proxy: proxy)
         do {
             let result = try await body(harness)
@@ -33,9 +34,12 @@ struct ProxyHarness {
     }
 
     /// Runs `body` with a fake upstream and a proxy whose route `/api` (scopes `api://api/Read`) points at it.
+    static let silentLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
     static func with<T>(
         upstream behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour, tls: Bool = false,
-        route extra: String = "", timeouts: ProxyTimeouts = ProxyTimeouts(),
+        route extra: String = "", configuration topLevel: String = "", environment: [String: String] = [:],
+        timeouts: ProxyTimeouts = ProxyTimeouts(), logger: Logger = ProxyHarness.silentLogger,
         _ body: (ProxyHarness, FakeUpstream) async throws -> T
     ) async throws -> T {
         let upstream = try await FakeUpstream.start(tls: tls, behaviour: behaviour)
@@ -43,7 +47,9 @@ struct ProxyHarness {
             let route =
                 #"{ "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"]"#
                 + (extra.isEmpty ? "" : ", " + extra) + " }"
-            let result = try await with(routes: "[\(route)]", timeouts: timeouts) { try await body($0, upstream) }
+            let result = try await with(
+                routes: "[\(route)]", extra: topLevel, environment: environment, timeouts: timeouts, logger: logger
+            ) { try await body($0, upstream) }
             try await upstream.shutdown()
             return result
         } catch {

@@ -6,13 +6,13 @@ import Testing
 /// Builds validated configurations from JSON snippets, the way users write them.
 enum TestConfigurations {
     /// A dev-account configuration with `routes` (a JSON array) and optional extra top-level members.
-    static func make(routes: String, extra: String = "") throws -> Configuration {
+    static func make(routes: String, extra: String = "", environment: [String: String] = [:]) throws -> Configuration {
         let json = """
             { "listen": "127.0.0.1:0", "account": { "flow": "dev" }\(extra.isEmpty ? "" : ", " + extra),
               "routes": \(routes) }
             """
         do {
-            return try Configuration.parse(Data(json.utf8), environment: [:])
+            return try Configuration.parse(Data(json.utf8), environment: environment)
         } catch {
             Issue.record("test configuration is invalid: \(error)")
             throw error

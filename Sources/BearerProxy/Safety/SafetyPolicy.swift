@@ -1,0 +1,43 @@
+/// The request guard's settings, fixed at start-up from the configuration, the listen address and the environment
+/// (SPEC §9). Defaults are safe: loopback Hosts only, no cross-site browser requests, no client key needed on a
+/// loopback listener.
+public struct SafetyPolicy: Sendable {
+    /// Hostnames a request's `Host` may name besides `localhost`, `127.0.0.1` and `[::1]` (lowercased, no port).
+    public var allowedHosts: Set<String>
+    /// Browser origins (`scheme://host[:port]`, lowercased) that may call the proxy, with CORS.
+    public var allowedOrigins: Set<String>
+    /// The client key every request must present, when one is required.
+    public var clientKey: ClientKey?
+    /// Largest request target accepted (longer → 414). RFC 9112 §3 recommends supporting at least 8000 octets.
+    public var maximumURILength = 8 * 1024
+    /// Largest header section accepted, in bytes of names and values (larger → 431, RFC 6585 §5).
+    public var maximumHeaderBytes = 32 * 1024
+    /// Most header fields accepted (more → 431).
+    public var maximumHeaderCount = 100
+
+    /// The names a `Host` may always have: the loopback interface (kubernetes #8871: anchored, exact names).
+    static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+
+    public init(allowedHosts: [String] = [], allowedOrigins: [String] = [], clientKey: ClientKey? = nil) {
+        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
+        self.clientKey = clientKey
+    }
+
+    /// The policy for `configuration` served on `listen`, with `BEARER_PROXY_KEY` from `environment`.
+    ///
+    /// A non-loopback listener needs a client key or `"allowRemote": true` — anyone who can reach it could
+    /// otherwise act as the signed-in account — so that combination is refused here, before anything listens.
+    public static func make(
+        for configuration: Configuration, listen: ListenAddress, environment: [String: String]
+    ) throws(StartupError) -> SafetyPolicy {
+        let key = environment[Configuration.clientKeyVariable].flatMap { $0.isEmpty ? nil : ClientKey($0) }
+        if !listen.isLoopback && key == nil && !configuration.allowRemote {
+            throw .remoteWithoutKey(address: listen.description)
+        }
+        let required = configuration.requireKey || !listen.isLoopback
+        return SafetyPolicy(
+            allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins,
+            clientKey: required ? key : nil)
+    }
+}

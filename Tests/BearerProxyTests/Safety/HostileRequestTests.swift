@@ -1,0 +1,168 @@
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+/// One hostile request: raw bytes (so nothing is normalised on the way), and the status the proxy must answer.
+struct HostileRequest: Sendable, CustomTestStringConvertible {
+    let name: String
+    let status: Int
+    /// The request; `{HOST}` becomes `127.0.0.1:<proxy port>`.
+    let raw: String
+    var method = "GET"
+
+    var testDescription: String { "\(name) → \(status)" }
+
+    init(_ name: String, _ status: Int, _ raw: String, method: String = "GET") {
+        self.name = name
+        self.status = status
+        self.raw = raw
+        self.method = method
+    }
+
+    /// A GET of `target` with the given header lines.
+    static func get(_ name: String, _ status: Int, target: String = "/api/x", _ headers: String...) -> HostileRequest {
+        HostileRequest(name, status, "GET \(target) HTTP/1.1\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+    }
+}
+
+@Suite("Security: hostile requests never reach the upstream or the token provider")
+struct HostileRequestTests {
+    static let ourHost = "Host: {HOST}"
+
+    static let cases: [HostileRequest] = [
+        // DNS rebinding: a page on another name that resolves to 127.0.0.1 (kubernetes #8871, CVE-2025-66414).
+        .get("foreign Host", 403, "Host: evil.example"),
+        .get("suffix of localhost", 403, "Host: localhost.evil.com"),
+        .get("wildcard DNS for 127.0.0.1", 403, "Host: 127.0.0.1.nip.io"),
+        .get("foreign Host with port", 403, "Host: evil.example:8080"),
+        .get("uppercase foreign Host", 403, "Host: LOCALHOST.EVIL.COM"),
+        .get("trailing dot", 403, "Host: localhost."),
+        .get("IPv4-mapped IPv6", 403, "Host: [::ffff:127.0.0.1]"),
+        .get("long form of ::1", 403, "Host: [0:0:0:0:0:0:0:1]:8080"),
+        .get("short IPv4", 403, "Host: 127.1"),
+        .get("decimal IPv4", 403, "Host: 2130706433"),
+        .get("userinfo in Host", 403, "Host: localhost@evil.example"),
+        .get("two Hosts in one field", 400, "Host: localhost, evil.example"),
+        .get("two Host fields", 400, "Host: localhost", "Host: evil.example"),
+        .get("no Host on HTTP/1.1", 400, "Accept: */*"),
+        // Browsers: cross-site requests and origins not listed (MCP Inspector CVE-2025-49596).
+        .get("foreign Origin", 403, ourHost, "Origin: https://evil.example"),
+        .get("null Origin", 403, ourHost, "Origin: null"),
+        .get("Origin that extends an allowed one", 403, ourHost, "Origin: http://localhost:3000.evil.example"),
+        .get("allowed host, other port", 403, ourHost, "Origin: http://localhost:3001"),
+        .get("Sec-Fetch-Site cross-site", 403, ourHost, "Sec-Fetch-Site: cross-site"),
+        .get("Sec-Fetch-Site same-site", 403, ourHost, "Sec-Fetch-Site: same-site"),
+        HostileRequest(
+            "preflight from a foreign origin", 403,
+            "OPTIONS /api/x HTTP/1.1\r\n\(ourHost)\r\nOrigin: https://evil.example\r\n"
+                + "Access-Control-Request-Method: DELETE\r\n\r\n"),
+        // Absolute-form whose authority is not ours (haproxy #1378, carapaceproxy PR #614).
+        .get("absolute-form, foreign authority", 403, target: "http://evil.example/api/x", ourHost),
+        .get("absolute-form https, foreign authority", 403, target: "https://evil.example/api/x", ourHost),
+        .get("absolute-form, rebinding authority", 403, target: "http://localhost.evil.com/api/x", ourHost),
+        // Methods that make no sense through a token-adding reverse proxy.
+        HostileRequest("CONNECT", 405, "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"),
+        .get("TRACE", 405, ourHost).replacingMethod("TRACE"),
+        // Escaping the route prefix (Nitro CVE-2026-44373).
+        .get("dot-dot", 400, target: "/api/../admin", ourHost),
+        .get("encoded dot-dot", 400, target: "/api/%2e%2e/admin", ourHost),
+        .get("encoded dot-dot-slash, upper case", 400, target: "/api/%2E%2E%2Fadmin", ourHost),
+        .get("dot-dot with encoded slash", 400, target: "/api/..%2fadmin", ourHost),
+        .get("dot-dot with encoded backslash", 400, target: "/api/..%5cadmin", ourHost),
+        .get("mixed encoded dot", 400, target: "/api/.%2e/admin", ourHost),
+        .get("encoded single dot", 400, target: "/api/%2e/x", ourHost),
+        .get("trailing dot-dot", 400, target: "/api/x/..", ourHost),
+        .get("encoded NUL", 400, target: "/api/a%00b", ourHost),
+        .get("encoded CR LF", 400, target: "/api/a%0d%0aSet-Cookie:x", ourHost),
+        HostileRequest("raw control character", 400, "GET /api/a\u{01}b HTTP/1.1\r\n\(ourHost)\r\n\r\n"),
+        // Request smuggling shapes (CVE-2025-64484 and the classic CL.TE / TE.CL family).
+        HostileRequest(
+            "Content-Length and Transfer-Encoding", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        HostileRequest(
+            "two Content-Lengths", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"),
+        HostileRequest(
+            "Transfer-Encoding chunked, identity", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n"),
+        HostileRequest(
+            "Transfer-Encoding gzip, chunked", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"),
+        HostileRequest(
+            "Transfer-Encoding identity, chunked", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n"),
+        HostileRequest(
+            "Transfer-Encoding on HTTP/1.0", 400,
+            "POST /api/x HTTP/1.0\r\n\(ourHost)\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        .get("obsolete line folding", 400, ourHost, "X-Folded: a", " b"),
+        .get("space before colon", 400, ourHost, "Authorization : Bearer x"),
+        // Header-name variants a CGI-style backend would normalise to a stripped header.
+        .get("Proxy_Authorization", 400, ourHost, "Proxy_Authorization: Bearer x"),
+        .get("Transfer_Encoding", 400, ourHost, "Transfer_Encoding: chunked"),
+        .get("Content_Length", 400, ourHost, "Content_Length: 10"),
+        .get("X_Bearer_Proxy_Key", 400, ourHost, "X_Bearer_Proxy_Key: guess"),
+        .get("X_Forwarded_For", 400, ourHost, "X_Forwarded_For: 10.0.0.1"),
+        .get(
+            "authorization_ in upper case", 400, ourHost, "AUTHORIZATION_: x".replacingOccurrences(of: "_:", with: ":"),
+            "Proxy_Connection: close"),
+        // Size limits.
+        .get("request target over 8 KiB", 414, target: "/api/" + String(repeating: "a", count: 9000), ourHost),
+        HostileRequest(
+            "over 100 header fields", 431,
+            "GET /api/x HTTP/1.1\r\n\(ourHost)\r\n" + (1...120).map { "X-H\($0): v\r\n" }.joined() + "\r\n"),
+        .get("one 40 KiB header", 431, ourHost, "X-Big: " + String(repeating: "b", count: 40 * 1024)),
+        .get(
+            "header section over the parser's limit", 431, ourHost,
+            "X-Huge: " + String(repeating: "h", count: 100 * 1024)),
+    ]
+
+    @Test("each hostile request gets its status; upstream and token provider are never reached", arguments: cases)
+    func hostile(_ request: HostileRequest) async throws {
+        try await ProxyHarness.with(
+            upstream: { _ in .echo },
+            configuration: #""allowedHosts": ["proxy.internal"], "allowedOrigins": ["http://localhost:3000"]"#
+        ) { proxy, upstream in
+            let raw = request.raw.replacingOccurrences(of: "{HOST}", with: "127.0.0.1:\(proxy.port)")
+            let responses = try await TestClient.raw(
+                port: proxy.port, text: raw, expectedResponses: 1, requestMethods: [request.method])
+            let response = try #require(responses.first)
+            #expect(Int(response.status.code) == request.status, "\(response.bodyText)")
+            if response.status.code >= 400 {
+                #expect(response.header("content-type") == "application/problem+json")
+            }
+            #expect(upstream.requests.isEmpty, "the upstream was reached")
+            #expect(proxy.proxy.tokens.cachedToken(for: ScopeSet(["api://api/Read"])) == nil, "a token was obtained")
+        }
+    }
+
+    @Test(
+        "the names that are ours pass, in any case and with any port",
+        arguments: ["localhost", "LOCALHOST:1234", "127.0.0.1", "[::1]:8080", "proxy.internal", "Proxy.Internal:80"])
+    func allowedHosts(_ host: String) async throws {
+        try await ProxyHarness.with(upstream: { _ in .echo }, configuration: #""allowedHosts": ["proxy.internal"]"#) {
+            proxy, upstream in
+            let response = try await TestClient.send(port: proxy.port, uri: "/api/x", headers: [("Host", host)])
+            #expect(response.status == .ok)
+            #expect(upstream.requests.count == 1)
+        }
+    }
+
+    @Test("absolute-form with our own authority is served as origin-form")
+    func absoluteFormOurs() async throws {
+        try await ProxyHarness.with(upstream: { _ in .echo }) { proxy, _ in
+            let responses = try await TestClient.raw(
+                port: proxy.port,
+                text: "GET http://localhost:\(proxy.port)/api/x?q=1 HTTP/1.1\r\nHost: localhost:\(proxy.port)\r\n\r\n",
+                expectedResponses: 1)
+            #expect(try responses.first?.echo().uri == "/base/x?q=1")
+        }
+    }
+}
+
+extension HostileRequest {
+    /// The same request with another method on its request line.
+    func replacingMethod(_ method: String) -> HostileRequest {
+        HostileRequest(name, status, method + raw.drop(while: { $0 != " " }), method: method)
+    }
+}
