@@ -16,6 +16,7 @@
 #   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
 #   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
 #   BENCH_BINARY=path        use this binary (implies no build)
+#   BENCH_PROXY_ARGS=""      extra arguments for `bearer-proxy serve`, e.g. "--log-level warning"
 #   BENCH_START_TIMEOUT=30   seconds to wait for a server to answer
 #   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
 #   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
@@ -40,6 +41,7 @@ BIG=${BENCH_BIG:-0}
 BIG_MB=${BENCH_BIG_MB:-1024}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BINARY=${BENCH_BINARY:-}
+read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS:-}"
 START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
 KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}
@@ -439,8 +441,8 @@ EOF
 
 BP_PID=""
 start_bp() { # start bearer-proxy in the background (no wait)
-    printf -- '--- bench: starting %s serve --config %s\n' "$BIN" "$BP_CONF" >>"$BP_LOG"
-    XDG_STATE_HOME=$STATE_DIR "$BIN" serve --config "$BP_CONF" </dev/null >>"$BP_LOG" 2>&1 &
+    printf -- '--- bench: starting %s serve --config %s %s\n' "$BIN" "$BP_CONF" "${PROXY_ARGS[*]}" >>"$BP_LOG"
+    XDG_STATE_HOME=$STATE_DIR "$BIN" serve --config "$BP_CONF" "${PROXY_ARGS[@]}" </dev/null >>"$BP_LOG" 2>&1 &
     BP_PID=$!
     PROCS[bearer-proxy]=$BP_PID
 }
@@ -724,7 +726,8 @@ REPORT=$TMP/report.md
     printf -- '- Load average before the run: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf -- '- %s; %s; %s\n' "$nginx_version" "${wrk_version:-wrk (unknown version)}" "$(curl --version | sed -n '1s/ (.*//p')"
     printf -- '- Swift: %s\n' "${swift_version:-n/a}"
-    printf -- '- bearer-proxy: %s, commit %s\n' "$BIN" "$git_rev"
+    printf -- '- bearer-proxy: `%s serve --config <generated> %s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n' \
+        "$BIN" "${PROXY_ARGS[*]}" "$git_rev" "$(wc -l <"$BP_LOG")" "$(($(wc -c <"$BP_LOG") / 1024))"
     printf -- '- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating nginx-proxy and bearer-proxy; each column is the median over the rounds (nginx direct: one run)\n' \
         "$THREADS" "$CONNS" "$DURATION" "$WARMUP" "$ROUNDS"
     printf -- '- Authorization header the upstream received: %s chars via nginx (static dummy token), %s chars via bearer-proxy (dev-flow token)\n\n' \

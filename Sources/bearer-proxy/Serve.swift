@@ -51,9 +51,10 @@ struct Serve: AsyncParsableCommand {
             "listening on http://\(proxy.server.localAddress) (account: \(configuration.account.flow.rawValue))")
         let services = ServiceGroup(
             configuration: .init(
-                services: [.init(service: proxy.server)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+                services: [.init(service: proxy.server), .init(service: TokenMaintenance(account: proxy.account))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
+        await proxy.account.shutdown()
         try await proxy.group.shutdownGracefully()
         logger.info("stopped")
     }

@@ -13,7 +13,7 @@ extension AccountFlow {
             case .native: Self.oauthKeys.subtracting(["issuer"]).union(["username", "challenge", "passwordEnv"])
             case .deviceCode: Self.oauthKeys
             case .browser: Self.oauthKeys.union(["prompt", "loginHint", "domainHint", "redirectPort"])
-            case .clientCredentials: Self.oauthKeys.union(["clientSecretEnv", "certificate"])
+            case .clientCredentials: Self.oauthKeys.union(["clientSecretEnv", "certificate", "clientAuthentication"])
             case .refreshToken: Self.oauthKeys.union(["refreshTokenEnv"])
             case .command: ["command", "timeoutSeconds"]
             case .staticToken: ["tokenEnv"]

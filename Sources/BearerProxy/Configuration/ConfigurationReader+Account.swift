@@ -30,6 +30,7 @@ extension ConfigurationReader {
     private func readClientCredentials(_ account: ObjectReader) -> ClientCredentialsAccount? {
         let client = readOAuthClient(account, flow: .clientCredentials)
         let credential: ClientCredentialsAccount.Credential?
+        var algorithm: ClientCredentialsAccount.AssertionAlgorithm?
         switch (account.contains("clientSecretEnv"), account.contains("certificate")) {
         case (true, true):
             problems.report(account.path, "give either \"clientSecretEnv\" or \"certificate\", not both")
@@ -41,20 +42,29 @@ extension ConfigurationReader {
             credential = readVariableName(account, "clientSecretEnv", required: true, mustBeSet: true)
                 .map(ClientCredentialsAccount.Credential.secretEnv)
         case (false, true):
-            credential = readCertificate(account)
+            (credential, algorithm) = readCertificate(account)
+        }
+        let method: ClientCredentialsAccount.SecretMethod? = account.choice("clientAuthentication")
+        if account.contains("clientAuthentication") && account.contains("certificate") {
+            account.report("clientAuthentication", "applies to a client secret, not a certificate")
         }
         guard let client, let credential else { return nil }
-        return ClientCredentialsAccount(client: client, credential: credential)
+        return ClientCredentialsAccount(
+            client: client, credential: credential, secretMethod: method ?? .post,
+            assertionAlgorithm: algorithm ?? .ps256)
     }
 
-    /// `certificate: {"certFile": …, "keyFile": …}`, both PEM files that must exist.
-    private func readCertificate(_ account: ObjectReader) -> ClientCredentialsAccount.Credential? {
-        guard let certificate = account.object("certificate") else { return nil }
-        certificate.rejectUnknownKeys(allowed: ["certFile", "keyFile"])
+    /// `certificate: {"certFile": …, "keyFile": …, "algorithm": "PS256"|"RS256"}`, both PEM files that must exist.
+    private func readCertificate(
+        _ account: ObjectReader
+    ) -> (ClientCredentialsAccount.Credential?, ClientCredentialsAccount.AssertionAlgorithm?) {
+        guard let certificate = account.object("certificate") else { return (nil, nil) }
+        certificate.rejectUnknownKeys(allowed: ["certFile", "keyFile", "algorithm"])
         let certFile = readFile(certificate, "certFile", required: true)
         let keyFile = readFile(certificate, "keyFile", required: true)
-        guard let certFile, let keyFile else { return nil }
-        return .certificate(certFile: certFile, keyFile: keyFile)
+        let algorithm: ClientCredentialsAccount.AssertionAlgorithm? = certificate.choice("algorithm")
+        guard let certFile, let keyFile else { return (nil, algorithm) }
+        return (.certificate(certFile: certFile, keyFile: keyFile), algorithm)
     }
 
     private func readRefreshToken(_ account: ObjectReader) -> RefreshTokenAccount? {

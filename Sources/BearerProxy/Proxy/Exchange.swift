@@ -85,6 +85,38 @@ final class UpstreamLeg {
     var upstreamKeepAlive = false
     var replayed = false
     var responseTimer: Scheduled<Void>?
+    /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
+    var token: String?
+    /// Starts (again) the upstream request with a token: rewrites the head and connects.
+    var forward: ((String?) -> Void)?
+    /// A copy of the request body while it stays within ``replayLimit`` (nil once it grew past it), so the request
+    /// can be sent again once with a new token.
+    var keptBody: [ByteBuffer]? = []
+    private var keptBytes = 0
+    /// The retry chosen for a rejected token; while set, the upstream's answer is read and dropped.
+    var tokenRetry: TokenRetry?
+    var tokenRetried = false
+
+    /// How a rejected token is replaced before the one replay (SPEC §7).
+    enum TokenRetry: Equatable {
+        /// `invalid_token`: drop it and get a new one.
+        case refresh
+        /// `insufficient_claims`: get one that satisfies this claims request.
+        case claims(String)
+    }
+
+    /// Bodies up to this size are kept for a replay; larger ones are streamed only (the 401 then passes through).
+    static let replayLimit = 64 * 1024
+
+    func keep(_ buffer: ByteBuffer) {
+        guard keptBody != nil else { return }
+        keptBytes += buffer.readableBytes
+        if keptBytes > Self.replayLimit {
+            keptBody = nil
+        } else {
+            keptBody!.append(buffer)
+        }
+    }
 
     init(route: Route, origin: UpstreamOrigin, responseTimeout: TimeAmount) {
         self.route = route

@@ -137,6 +137,11 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         leg.responseTimer?.cancel()
         leg.responseTimer = nil
         leg.upstreamKeepAlive = head.isKeepAlive
+        if let retry = tokenRetry(for: head, exchange: exchange, leg: leg) {
+            // This answer is read and dropped; the request goes again with a new token once it has ended.
+            leg.tokenRetry = retry
+            return
+        }
         if !exchange.requestEnded && exchange.expectsContinue && !exchange.sentContinue {
             exchange.closeAfter = true  // see `respond(_:)`: the announced body may never come
         }
@@ -160,6 +165,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         } else {
             upstream.close()
         }
+        if leg.tokenRetry != nil { return retryWithNewToken(exchange: exchange, leg: leg) }
         guard exchange.responseStarted else {
             return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "response without a head"))
         }
@@ -170,6 +176,51 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             // Answered before the upload finished: discard the rest of the body, then carry on with the connection.
             updateReading()
         }
+    }
+
+    /// Whether `head` rejects the token in a way one replay can fix (SPEC §7): `401` with `invalid_token`, or with
+    /// `insufficient_claims` and a `claims` request — and only once, only for a token-bearing route, and only when
+    /// the whole request body was kept (it ended within ``UpstreamLeg/replayLimit``). Anything else, including
+    /// `403 insufficient_scope`, passes through untouched.
+    private func tokenRetry(for head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) -> UpstreamLeg.TokenRetry?
+    {
+        guard head.status == .unauthorized, !leg.tokenRetried, exchange.requestEnded, leg.keptBody != nil,
+            case .bearer = leg.route.auth, let challenge = BearerChallenge.find(in: head.headers)
+        else { return nil }
+        switch challenge.error {
+        case "invalid_token": return .refresh
+        case "insufficient_claims": return challenge.claims.map { .claims($0) }
+        default: return nil
+        }
+    }
+
+    /// Sends the request again, once, with a replacement for the token the upstream rejected.
+    private func retryWithNewToken(exchange: Exchange, leg: UpstreamLeg) {
+        guard let retry = leg.tokenRetry, let proxy = server.installed.context,
+            case .bearer(let scopes) = leg.route.auth,
+            let forward = leg.forward
+        else {
+            return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "cannot replay the request"))
+        }
+        leg.tokenRetry = nil
+        leg.tokenRetried = true
+        leg.sawResponse = false
+        leg.endForwarded = false
+        leg.upstreamKeepAlive = false
+        leg.pending = CircularBuffer((leg.keptBody ?? []).map { .body(.byteBuffer($0)) })
+        leg.pending.append(.end(nil))
+        let claims: String?
+        switch retry {
+        case .refresh:
+            proxy.tokens.invalidate(scopes, rejected: leg.token ?? "")
+            claims = nil
+        case .claims(let requested):
+            claims = requested
+        }
+        server.logger.debug(
+            "upstream rejected the token; replaying once with a new one",
+            metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
+        fetchToken(scopes, claims: claims, proxy: proxy, exchange: exchange, then: forward)
     }
 
     func upstreamReadComplete(_ upstream: UpstreamHandler) {

@@ -192,7 +192,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let leg = UpstreamLeg(
             route: route, origin: UpstreamOrigin(route), responseTimeout: proxy.responseTimeout(for: route))
         exchange.kind = .proxied(leg)
-        let forward = { [unowned self] (token: String?) in
+        let forward = { [unowned self, unowned leg] (token: String?) in
+            leg.token = token
             leg.head =
                 Forwarding.upstreamRequest(
                     client: head, route: route, remainder: match.remainder, query: target.query, token: token,
@@ -200,14 +201,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
                 ).head
             connect(leg, proxy: proxy)
         }
+        leg.forward = forward
         switch route.auth {
         case .none:
+            leg.keptBody = nil  // no token, nothing to retry
             forward(nil)
         case .bearer(let scopes):
             if let token = proxy.tokens.cachedToken(for: scopes) {
                 forward(token.value)
             } else {
-                fetchToken(scopes, proxy: proxy, exchange: exchange, then: forward)
+                fetchToken(scopes, claims: nil, proxy: proxy, exchange: exchange, then: forward)
             }
         case .firebaseID, .providerAccess:
             reject(.tokenUnavailable(detail: "The firebase flow is not available yet.", retryAfterSeconds: 3600))
@@ -215,13 +218,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The slow path: no usable cached token. Reads stay paused (the leg has no upstream) until it is known.
-    private func fetchToken(
-        _ scopes: ScopeSet, proxy: ProxyContext, exchange: Exchange, then forward: @escaping (String?) -> Void
+    func fetchToken(
+        _ scopes: ScopeSet, claims: String?, proxy: ProxyContext, exchange: Exchange,
+        then forward: @escaping (String?) -> Void
     ) {
         let tokens = proxy.tokens
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
-        context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes) }
+        context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes, claims: claims) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, self.exchange === exchange else { return }
@@ -243,6 +247,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         case .proxied(let leg):
             guard !exchange.responseEnded else { return }  // answered early: discard the rest
             leg.sentBody = true
+            leg.keep(buffer)
             if let upstream = leg.upstream {
                 upstream.write(.body(.byteBuffer(buffer)))
                 upstreamNeedsFlush = true

@@ -20,6 +20,7 @@ enum ProxyError: Error, Equatable {
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
+    case tokenMisconfigured(detail: String)
     case starting
 
     /// The status each case is answered with.
@@ -36,6 +37,7 @@ enum ProxyError: Error, Equatable {
         case .upstreamTimeout: .gatewayTimeout
         case .signInRequired: .unauthorized
         case .tokenUnavailable, .starting: .serviceUnavailable
+        case .tokenMisconfigured: .internalServerError
         }
     }
 
@@ -59,6 +61,7 @@ enum ProxyError: Error, Equatable {
         case .upstreamProtocolError: slug = "upstream-protocol-error"
         case .signInRequired: slug = "sign-in-required"
         case .tokenUnavailable: slug = "token-unavailable"
+        case .tokenMisconfigured: slug = "token-misconfigured"
         case .starting: slug = "starting"
         }
         return "urn:bearer-proxy:problem:" + slug
@@ -82,6 +85,7 @@ enum ProxyError: Error, Equatable {
         case .upstreamProtocolError: "Upstream sent an invalid response"
         case .signInRequired: "Sign-in required"
         case .tokenUnavailable: "Access token unavailable"
+        case .tokenMisconfigured: "Identity provider rejected the configuration"
         case .starting: "Proxy is starting"
         }
     }
@@ -113,6 +117,7 @@ enum ProxyError: Error, Equatable {
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
         case .tokenUnavailable(let detail, _): detail
+        case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
         case .starting: "The proxy is still starting; try again in a moment."
         }
     }
@@ -143,6 +148,7 @@ enum ProxyError: Error, Equatable {
             self = .tokenUnavailable(
                 detail: "The identity provider is unavailable: \(reason).", retryAfterSeconds: retryAfter)
         case .notAvailable(let reason): self = .tokenUnavailable(detail: reason, retryAfterSeconds: 30)
+        case .misconfigured(let reason): self = .tokenMisconfigured(detail: "The identity provider said: \(reason).")
         }
     }
 }

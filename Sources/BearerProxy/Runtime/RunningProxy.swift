@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -7,22 +8,31 @@ import NIOPosix
 /// exercise exactly what users run.
 public struct RunningProxy: Sendable {
     public let server: ProxyServer
-    public let tokens: TokenCache
-    /// The embedded issuer, for the `dev` account.
-    public let devIssuer: DevIssuer?
+    /// The account: its flow, token cache, session and token cache file.
+    public let account: AccountRuntime
     public let group: MultiThreadedEventLoopGroup
+
+    public var tokens: TokenCache { account.tokens }
+    /// The embedded issuer, for the `dev` account.
+    public var devIssuer: DevIssuer? { account.devIssuer }
+
+    /// The flows that can produce tokens in this version.
+    public static let availableFlows: Set<AccountFlow> = [
+        .dev, .clientCredentials, .refreshToken, .command, .staticToken,
+    ]
 
     /// Binds `listen` (or the configuration's address) and starts serving `configuration`.
     ///
     /// - Parameters:
-    ///   - stateDirectory: where the dev issuer's key lives; nil keeps everything in memory (`--no-persist`).
+    ///   - stateDirectory: where the token cache file and the dev issuer's key live; nil keeps everything in
+    ///     memory (`--no-persist`).
     ///   - threads: event loops; defaults to one per core.
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(),
-        threads: Int = System.coreCount, logger: Logger
+        threads: Int = System.coreCount, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> RunningProxy {
-        guard configuration.account.flow == .dev else {
+        guard availableFlows.contains(configuration.account.flow) else {
             throw StartupError.flowNotAvailable(configuration.account.flow)
         }
         let address = listen ?? configuration.listen
@@ -32,7 +42,6 @@ public struct RunningProxy: Sendable {
                 "listening on non-loopback address \(address): \(policy.clientKey == nil ? "allowRemote is set and no client key is required — anyone who can reach it acts as this account" : "every request must carry the client key")"
             )
         }
-        let key = try DevIssuer.signingKey(in: stateDirectory)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let server: ProxyServer
         do {
@@ -43,15 +52,27 @@ public struct RunningProxy: Sendable {
         }
         let bound = server.localAddress
         let issuerHost = ["0.0.0.0", "::"].contains(bound.host) ? "127.0.0.1" : bound.host
-        let issuer = DevIssuer(issuer: DevIssuer.issuerURL(host: issuerHost, port: bound.port), key: key)
-        let tokens = TokenCache(flow: issuer)
-        try server.install(configuration, tokens: tokens, admin: AdminEndpoints(devIssuer: issuer), policy: policy)
-        return RunningProxy(server: server, tokens: tokens, devIssuer: issuer, group: group)
+        do {
+            let account = try AccountRuntime.make(
+                configuration: configuration, stateDirectory: stateDirectory, environment: environment,
+                eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(host: issuerHost, port: bound.port),
+                logger: logger, now: now)
+            for notice in account.notices { logger.warning("\(notice)") }
+            try server.install(
+                configuration, tokens: account.tokens, admin: AdminEndpoints(devIssuer: account.devIssuer),
+                policy: policy)
+            return RunningProxy(server: server, account: account, group: group)
+        } catch {
+            await server.shutdown()
+            try? await group.shutdownGracefully()
+            throw error
+        }
     }
 
-    /// Stops accepting, drains in-flight exchanges (bounded) and releases the event loops.
+    /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
         await server.shutdown()
+        await account.shutdown()
         try await group.shutdownGracefully()
     }
 }
@@ -66,7 +87,7 @@ public enum StartupError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .flowNotAvailable(let flow):
             "account.flow: \"\(flow.rawValue)\" is recognised and validated but cannot sign in yet in this version; "
-                + "only \"dev\" runs today (see docs/configuration.md)"
+                + "available today: dev, client-credentials, refresh-token, command, static (see docs/configuration.md)"
         case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
         case .remoteWithoutKey(let address):
             "listen: \(address) is not a loopback address, so anyone who can reach it could use this account; set "

@@ -64,8 +64,8 @@ public struct DevIssuer: SignInFlow {
         }
     }
 
-    public func acquireToken(for scopes: ScopeSet) async throws(TokenError) -> AccessToken {
-        mint(for: scopes)
+    public func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        mint(for: request.scopes)
     }
 
     /// Mints a signed token for `scopes` now.

@@ -7,16 +7,23 @@ import Foundation
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
     public let value: String
-    /// The scope set the token was issued for.
+    /// The scope set the token was requested for.
     public let scopes: ScopeSet
+    /// The scopes the provider says it granted (its `scope` response, else the requested ones); a later request
+    /// for any subset of these can use this token (as MSAL does).
+    public let grantedScopes: Set<String>
     /// When the identity provider says the token stops working.
     public let expiresOn: Date
     /// When to refresh it proactively (`refresh_in` if the provider sent it, else the half-life).
     public let refreshOn: Date
 
-    public init(value: String, scopes: ScopeSet, expiresOn: Date, refreshOn: Date? = nil, issuedAt: Date) {
+    public init(
+        value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,
+        issuedAt: Date
+    ) {
         self.value = value
         self.scopes = scopes
+        self.grantedScopes = Set(grantedScopes ?? scopes.scopes)
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2)
     }
@@ -28,6 +35,11 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// Whether the token may still be sent at `now`.
     public func isUsable(at now: Date) -> Bool {
         expiresOn.timeIntervalSince(now) >= Self.minimumRemainingLifetime
+    }
+
+    /// Whether this token may serve a request for `requested` (every requested scope was granted).
+    public func covers(_ requested: ScopeSet) -> Bool {
+        requested.scopes.allSatisfy { grantedScopes.contains($0) }
     }
 
     public var description: String {

@@ -1,66 +1,103 @@
 import Foundation
 import Synchronization
 
-/// The one owner of the account's access tokens, keyed by scope set.
+/// The one owner of the account's access tokens, keyed by scope set (SPEC §7).
 ///
-/// Two entry points: ``cachedToken(for:)`` is the data plane's synchronous fast path (a usable token or nil, no
-/// suspension), and ``accessToken(for:)`` fetches one when none is usable. Fetches are single-flight (SPEC §7): the
-/// first caller for a scope set asks the flow, later callers wait for that same answer, so a thousand concurrent
-/// requests on a cold cache make exactly one token request.
+/// - ``cachedToken(for:)`` is the data plane's synchronous fast path: a usable token (≥ 5 min left) or nil.
+/// - ``accessToken(for:claims:)`` fetches one when none is usable. Fetches are **single-flight**: the first caller
+///   for a request asks the flow, later callers wait for that same answer, so a thousand concurrent requests on a
+///   cold cache make exactly one token request.
+/// - A failed fetch **throttles** its scope set: until `Retry-After` (or a short backoff) passes, callers get the
+///   same failure without a new request — the provider is never hammered (protocols.md §2, MSAL's throttling).
+/// - ``refreshDueTokens()`` refreshes tokens past their `refreshOn` in the background while they keep being
+///   served; a failed refresh keeps the still-valid token and retries with backoff.
 public final class TokenCache: Sendable {
+    private struct Throttle {
+        var until: Date
+        var error: TokenError
+        var failures: Int
+    }
+
     private struct State {
         var tokens: [ScopeSet: AccessToken] = [:]
-        var waiters: [ScopeSet: [CheckedContinuation<AccessToken?, any Error>]] = [:]
+        var waiters: [TokenRequest: [CheckedContinuation<AccessToken?, any Error>]] = [:]
+        var throttles: [ScopeSet: Throttle] = [:]
+        var lastRefreshError: [ScopeSet: TokenError] = [:]
     }
 
     private let flow: any SignInFlow
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
+    private let onChange: (@Sendable ([AccessToken]) -> Void)?
+    /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
+    static let baseBackoff: TimeInterval = 2
+    static let maximumBackoff: TimeInterval = 60
 
     /// - Parameters:
     ///   - flow: where fresh tokens come from.
-    ///   - now: the wall clock; tests pass their own so expiry is tested without sleeping.
-    public init(flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() }) {
+    ///   - now: the wall clock; tests pass their own so expiry and backoff are tested without sleeping.
+    ///   - onChange: told the full set of tokens after each change (persistence).
+    public init(
+        flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
+        onChange: (@Sendable ([AccessToken]) -> Void)? = nil
+    ) {
         self.flow = flow
         self.now = now
+        self.onChange = onChange
     }
 
     /// The flow's name, for logs and `status`.
     public var flowName: String { flow.name }
 
-    /// A cached token for `scopes` that is still usable, without waiting.
+    /// A usable cached token for `scopes`, without waiting: the token for exactly that set, else one whose granted
+    /// scopes include all of them (MSAL's subset rule).
     public func cachedToken(for scopes: ScopeSet) -> AccessToken? {
         let now = self.now()
-        return state.withLock { state in
-            guard let token = state.tokens[scopes], token.isUsable(at: now) else { return nil }
-            return token
-        }
+        return state.withLock { Self.usable(in: $0, for: scopes, at: now) }
     }
 
-    /// A usable token for `scopes`, fetched from the flow if none is cached. Concurrent callers share one fetch.
-    public func accessToken(for scopes: ScopeSet) async throws -> AccessToken {
+    private static func usable(in state: State, for scopes: ScopeSet, at now: Date) -> AccessToken? {
+        if let token = state.tokens[scopes], token.isUsable(at: now) { return token }
+        return state.tokens.values.first { $0.isUsable(at: now) && $0.covers(scopes) }
+    }
+
+    /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
+    /// satisfies the challenge. Concurrent callers for the same request share one fetch.
+    public func accessToken(for scopes: ScopeSet, claims: String? = nil) async throws -> AccessToken {
+        let request = TokenRequest(scopes: scopes, claims: claims)
         while true {
-            let now = self.now()
-            let isLeader: Bool? = state.withLock { state in
-                if let token = state.tokens[scopes], token.isUsable(at: now) { return nil }
-                if state.waiters[scopes] == nil {
-                    state.waiters[scopes] = []
-                    return true
-                }
-                return false
+            enum Decision {
+                case use(AccessToken)
+                case fail(TokenError)
+                case lead
+                case wait
             }
-            switch isLeader {
-            case nil:
-                if let token = cachedToken(for: scopes) { return token }
-            case true?:
-                return try await fetch(scopes)
-            case false?:
+            let now = self.now()
+            let decision: Decision = state.withLock { state in
+                if claims == nil, let token = Self.usable(in: state, for: scopes, at: now) { return .use(token) }
+                if let throttle = state.throttles[scopes], throttle.until > now, state.waiters[request] == nil {
+                    return .fail(Self.remaining(throttle, at: now))
+                }
+                if state.waiters[request] == nil {
+                    state.waiters[request] = []
+                    return .lead
+                }
+                return .wait
+            }
+            switch decision {
+            case .use(let token):
+                return token
+            case .fail(let error):
+                throw error
+            case .lead:
+                return try await fetch(request, background: false).get()
+            case .wait:
                 // Register inside the continuation closure (it runs synchronously). If the leader finished in
                 // between, there is nothing to wait for: resume with nil and decide again.
                 let shared: AccessToken? = try await withCheckedThrowingContinuation { continuation in
                     let joined = state.withLock { state -> Bool in
-                        guard state.waiters[scopes] != nil else { return false }
-                        state.waiters[scopes]!.append(continuation)
+                        guard state.waiters[request] != nil else { return false }
+                        state.waiters[request]!.append(continuation)
                         return true
                     }
                     if !joined { continuation.resume(returning: nil) }
@@ -70,23 +107,137 @@ public final class TokenCache: Sendable {
         }
     }
 
-    /// Drops the cached token for `scopes` (used when an upstream rejects it).
-    public func invalidate(_ scopes: ScopeSet) {
-        state.withLock { _ = $0.tokens.removeValue(forKey: scopes) }
+    /// Drops the cached token for `scopes` if it is still `rejected` (an upstream refused it), so the next request
+    /// fetches a new one; a newer token fetched meanwhile is kept.
+    public func invalidate(_ scopes: ScopeSet, rejected: String) {
+        let changed = state.withLock { state -> [AccessToken]? in
+            var removed = false
+            for (key, token) in state.tokens where token.value == rejected {
+                state.tokens.removeValue(forKey: key)
+                removed = true
+            }
+            return removed ? Array(state.tokens.values) : nil
+        }
+        if let changed { onChange?(changed) }
     }
 
-    private func fetch(_ scopes: ScopeSet) async throws -> AccessToken {
+    /// Forgets every token (logout, or the account changed).
+    public func removeAll() {
+        state.withLock { $0 = State() }
+        onChange?([])
+    }
+
+    /// Replaces every token with `tokens` without reporting a change (they came from the file).
+    public func replaceAll(with tokens: [AccessToken]) {
+        let now = self.now()
+        state.withLock { state in
+            state.tokens = [:]
+            for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
+        }
+    }
+
+    /// Every cached token, usable or not (for persistence and `status`).
+    public var allTokens: [AccessToken] { state.withLock { Array($0.tokens.values) } }
+
+    /// Puts tokens loaded from the token cache file in place (those still usable).
+    public func restore(_ tokens: [AccessToken]) {
+        let now = self.now()
+        state.withLock { state in
+            for token in tokens where token.isUsable(at: now) {
+                state.tokens[token.scopes] = token
+            }
+        }
+    }
+
+    /// Refreshes, in the caller's task, every token whose `refreshOn` has passed, unless a fetch for it is already
+    /// under way or it is backing off after a failure. The current token keeps being served throughout; a failed
+    /// refresh leaves it in place. Returns how many refreshes succeeded.
+    @discardableResult
+    public func refreshDueTokens() async -> Int {
+        let now = self.now()
+        let due: [ScopeSet] = state.withLock { state in
+            state.tokens.values.filter { token in
+                token.refreshOn <= now && state.waiters[TokenRequest(scopes: token.scopes)] == nil
+                    && (state.throttles[token.scopes].map { $0.until <= now } ?? true)
+            }.map(\.scopes)
+        }
+        var refreshed = 0
+        for scopes in due {
+            let request = TokenRequest(scopes: scopes)
+            let claimed = state.withLock { state -> Bool in
+                guard state.waiters[request] == nil else { return false }
+                state.waiters[request] = []
+                return true
+            }
+            guard claimed else { continue }
+            if case .success = await fetch(request, background: true) { refreshed += 1 }
+        }
+        return refreshed
+    }
+
+    /// What `status` shows per scope set: expiry, and the last refresh error — never the token.
+    public func status(for scopes: ScopeSet) -> TokenStatus {
+        let now = self.now()
+        return state.withLock { state in
+            let token = Self.usable(in: state, for: scopes, at: now)
+            return TokenStatus(
+                cached: token != nil, expiresOn: token?.expiresOn, refreshOn: token?.refreshOn,
+                lastError: state.lastRefreshError[scopes].map { "\($0)" })
+        }
+    }
+
+    /// Asks the flow, as the single leader for `request`, then hands the outcome to everyone waiting.
+    private func fetch(_ request: TokenRequest, background: Bool) async -> Result<AccessToken, TokenError> {
         let result: Result<AccessToken, TokenError>
         do {
-            result = .success(try await flow.acquireToken(for: scopes))
+            result = .success(try await flow.acquireToken(request))
         } catch {
             result = .failure(error)
         }
-        let waiters = state.withLock { state in
-            if case .success(let token) = result { state.tokens[scopes] = token }
-            return state.waiters.removeValue(forKey: scopes) ?? []
+        let now = self.now()
+        let (waiters, changed) = state.withLock { state in
+            let scopes = request.scopes
+            switch result {
+            case .success(let token):
+                state.tokens[scopes] = token
+                state.throttles[scopes] = nil
+                state.lastRefreshError[scopes] = nil
+            case .failure(let error):
+                let failures = (state.throttles[scopes]?.failures ?? 0) + 1
+                state.throttles[scopes] = Throttle(
+                    until: now.addingTimeInterval(Self.backoff(for: error, failures: failures)), error: error,
+                    failures: failures)
+                if background { state.lastRefreshError[scopes] = error }
+            }
+            let waiters = state.waiters.removeValue(forKey: request) ?? []
+            let changed: [AccessToken]? = (try? result.get()).map { _ in Array(state.tokens.values) }
+            return (waiters, changed)
         }
+        if let changed { onChange?(changed) }
         for waiter in waiters { waiter.resume(with: result.map { Optional($0) }.mapError { $0 as any Error }) }
-        return try result.get()
+        return result
     }
+
+    /// How long a failure blocks new requests for the same scope set: the provider's `Retry-After` when it sent
+    /// one, else an exponential backoff (2 s, 4 s, … 60 s).
+    static func backoff(for error: TokenError, failures: Int) -> TimeInterval {
+        let exponential = min(baseBackoff * pow(2, Double(max(0, failures - 1))), maximumBackoff)
+        if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }
+        return exponential
+    }
+
+    /// The stored failure, with `Retry-After` counting down to the end of the block.
+    private static func remaining(_ throttle: Throttle, at now: Date) -> TokenError {
+        guard case .providerUnavailable(let reason, _) = throttle.error else { return throttle.error }
+        return .providerUnavailable(
+            reason: reason, retryAfterSeconds: max(1, Int(throttle.until.timeIntervalSince(now).rounded(.up))))
+    }
+}
+
+/// A scope set's token state, as `status` shows it.
+public struct TokenStatus: Sendable, Equatable {
+    public var cached: Bool
+    public var expiresOn: Date?
+    public var refreshOn: Date?
+    public var lastError: String?
 }

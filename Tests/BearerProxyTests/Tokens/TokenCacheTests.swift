@@ -4,19 +4,32 @@ import Testing
 
 @testable import BearerProxy
 
-/// A flow that counts its token requests and answers when the test says so.
+/// A flow that counts its token requests and answers when the test says so (or at once, when not gated), with
+/// scripted failures.
 final class CountingFlow: SignInFlow {
     let name = "counting"
     let requests = Atomic<Int>(0)
     let lifetime: TimeInterval
+    let refreshIn: TimeInterval?
     let now: @Sendable () -> Date
+    private let gated: Bool
     private let gate: AsyncStream<Void>
     private let release: AsyncStream<Void>.Continuation
-    let failure: TokenError?
+    private let failures = Mutex<[TokenError]>([])
+    private let fixedFailure: TokenError?
+    private let seenClaims = Mutex<[String?]>([])
+    /// What the provider "grants" beyond the request (for subset reuse).
+    let extraGranted: [String]
 
-    init(lifetime: TimeInterval = 3600, failure: TokenError? = nil, now: @escaping @Sendable () -> Date) {
+    init(
+        lifetime: TimeInterval = 3600, refreshIn: TimeInterval? = nil, failure: TokenError? = nil, gated: Bool = true,
+        extraGranted: [String] = [], now: @escaping @Sendable () -> Date
+    ) {
         self.lifetime = lifetime
-        self.failure = failure
+        self.refreshIn = refreshIn
+        self.fixedFailure = failure
+        self.gated = gated
+        self.extraGranted = extraGranted
         self.now = now
         (gate, release) = AsyncStream.makeStream()
     }
@@ -24,14 +37,25 @@ final class CountingFlow: SignInFlow {
     /// Lets the pending token request finish.
     func open() { release.yield() }
 
-    func acquireToken(for scopes: ScopeSet) async throws(TokenError) -> AccessToken {
+    /// The next requests fail with these, in order.
+    func fail(next errors: TokenError...) { failures.withLock { $0 += errors } }
+
+    var claimsSeen: [String?] { seenClaims.withLock { $0 } }
+
+    func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
         let count = requests.add(1, ordering: .relaxed).newValue
-        var iterator = gate.makeAsyncIterator()
-        _ = await iterator.next()
-        if let failure { throw failure }
+        seenClaims.withLock { $0.append(request.claims) }
+        if gated {
+            var iterator = gate.makeAsyncIterator()
+            _ = await iterator.next()
+        }
+        if let fixedFailure { throw fixedFailure }
+        if let scripted = failures.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw scripted }
         let issued = now()
         return AccessToken(
-            value: "token-\(count)", scopes: scopes, expiresOn: issued.addingTimeInterval(lifetime), issuedAt: issued)
+            value: "token-\(count)", scopes: request.scopes, grantedScopes: request.scopes.scopes + extraGranted,
+            expiresOn: issued.addingTimeInterval(lifetime), refreshOn: refreshIn.map { issued.addingTimeInterval($0) },
+            issuedAt: issued)
     }
 }
 
@@ -131,5 +155,107 @@ struct TokenCacheTests {
         #expect(!"\(token)".contains("secret-value"))
         #expect(!String(reflecting: token).contains("secret-value"))
         #expect("\(token)".contains("<redacted>"))
+    }
+
+    @Test("a token granted for more scopes serves a request for a subset of them")
+    func subsetReuse() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(gated: false, extraGranted: ["api://a/Write"], now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        let wide = try await cache.accessToken(for: ScopeSet(["api://a/Read", "api://a/Write"]))
+        #expect(cache.cachedToken(for: ScopeSet(["api://a/Write"]))?.value == wide.value)
+        #expect(try await cache.accessToken(for: ScopeSet(["api://a/Read"])).value == wide.value)
+        #expect(cache.cachedToken(for: ScopeSet(["api://b/Read"])) == nil)
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("429 with Retry-After: no new request before it has passed, then one")
+    func retryAfterRespected() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(gated: false, now: { clock.now })
+        flow.fail(next: .providerUnavailable(reason: "throttled", retryAfterSeconds: 30))
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        for _ in 0..<5 {
+            clock.advance(5)
+            await #expect {
+                _ = try await cache.accessToken(for: scopes)
+            } throws: { error in
+                // The same failure, with Retry-After counting down.
+                guard case TokenError.providerUnavailable(_, let retryAfter) = error else { return false }
+                return retryAfter <= 25 && retryAfter >= 1
+            }
+        }
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+        clock.advance(6)
+        #expect(try await cache.accessToken(for: scopes).value == "token-2")
+        #expect(flow.requests.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("failures without Retry-After back off 2 s, 4 s, 8 s …, at most 60 s")
+    func backoff() {
+        let error = TokenError.signInRequired(reason: "x")
+        #expect(TokenCache.backoff(for: error, failures: 1) == 2)
+        #expect(TokenCache.backoff(for: error, failures: 2) == 4)
+        #expect(TokenCache.backoff(for: error, failures: 3) == 8)
+        #expect(TokenCache.backoff(for: error, failures: 10) == 60)
+        #expect(TokenCache.backoff(for: .providerUnavailable(reason: "", retryAfterSeconds: 120), failures: 1) == 120)
+    }
+
+    @Test("proactive refresh replaces a token past refresh_in; the old one is served meanwhile")
+    func proactiveRefresh() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(lifetime: 3600, refreshIn: 600, gated: false, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        let first = try await cache.accessToken(for: scopes)
+        #expect(await cache.refreshDueTokens() == 0)
+        clock.advance(601)
+        #expect(cache.cachedToken(for: scopes)?.value == first.value)  // still served until replaced
+        #expect(await cache.refreshDueTokens() == 1)
+        #expect(cache.cachedToken(for: scopes)?.value == "token-2")
+    }
+
+    @Test("a failed refresh keeps serving the still-valid token and retries after a backoff")
+    func refreshFailureKeepsToken() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(lifetime: 3600, refreshIn: 600, gated: false, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        let first = try await cache.accessToken(for: scopes)
+        clock.advance(601)
+        flow.fail(next: .providerUnavailable(reason: "down", retryAfterSeconds: 10))
+        #expect(await cache.refreshDueTokens() == 0)
+        #expect(cache.cachedToken(for: scopes)?.value == first.value)
+        #expect(cache.status(for: scopes).lastError?.contains("down") == true)
+        #expect(await cache.refreshDueTokens() == 0)  // backing off: no request
+        #expect(flow.requests.load(ordering: .relaxed) == 2)
+        clock.advance(11)
+        #expect(await cache.refreshDueTokens() == 1)
+        #expect(cache.cachedToken(for: scopes)?.value == "token-3")
+        #expect(cache.status(for: scopes).lastError == nil)
+    }
+
+    @Test("a claims challenge bypasses the cached token and reaches the flow")
+    func claimsBypassCache() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(gated: false, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        _ = try await cache.accessToken(for: scopes)
+        let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
+        let fresh = try await cache.accessToken(for: scopes, claims: claims)
+        #expect(fresh.value == "token-2")
+        #expect(flow.claimsSeen == [nil, claims])
+        #expect(cache.cachedToken(for: scopes)?.value == "token-2")
+    }
+
+    @Test("invalidate drops only the token that was rejected")
+    func targetedInvalidation() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(gated: false, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        let first = try await cache.accessToken(for: scopes)
+        cache.invalidate(scopes, rejected: "some-older-token")
+        #expect(cache.cachedToken(for: scopes)?.value == first.value)
+        cache.invalidate(scopes, rejected: first.value)
+        #expect(cache.cachedToken(for: scopes) == nil)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import NIOHTTP1
+
+/// A `Bearer` challenge from a resource server's `WWW-Authenticate` (RFC 6750 §3, syntax RFC 9110 §11.6.1), as far
+/// as the proxy acts on it: the `error` code and, for a claims challenge, the decoded `claims` JSON.
+struct BearerChallenge: Equatable {
+    var error: String?
+    /// Base64-decoded `claims` (protocols.md §9), when the challenge carries one.
+    var claims: String?
+
+    /// The first `Bearer` challenge in `headers`, if any. Several challenges may share one field, and several
+    /// fields may be sent; parameters come in any order.
+    static func find(in headers: HTTPHeaders) -> BearerChallenge? {
+        // Raw values: `canonicalForm` would split on the commas between parameters.
+        for field in headers["www-authenticate"] {
+            for challenge in parse(field) where challenge.scheme.lowercased() == "bearer" {
+                let claims = challenge.parameters["claims"].flatMap(decodeClaims)
+                return BearerChallenge(error: challenge.parameters["error"], claims: claims)
+            }
+        }
+        return nil
+    }
+
+    /// Splits a `WWW-Authenticate` value into challenges: `scheme` then `name=value` pairs (token or
+    /// quoted-string), separated by commas. A new challenge starts at a bare token not followed by `=`.
+    static func parse(_ field: String) -> [(scheme: String, parameters: [String: String])] {
+        var challenges: [(scheme: String, parameters: [String: String])] = []
+        var index = field.startIndex
+        func skip(_ characters: Set<Character>) {
+            while index < field.endIndex, characters.contains(field[index]) { index = field.index(after: index) }
+        }
+        func token() -> String {
+            let start = index
+            while index < field.endIndex, !" \t,=\"".contains(field[index]) { index = field.index(after: index) }
+            return String(field[start..<index])
+        }
+        while index < field.endIndex {
+            skip([" ", "\t", ","])
+            let name = token()
+            guard !name.isEmpty else {
+                if index < field.endIndex { index = field.index(after: index) }
+                continue
+            }
+            skip([" ", "\t"])
+            if index < field.endIndex, field[index] == "=" {
+                index = field.index(after: index)
+                skip([" ", "\t"])
+                var value = ""
+                if index < field.endIndex, field[index] == "\"" {
+                    index = field.index(after: index)
+                    while index < field.endIndex, field[index] != "\"" {
+                        if field[index] == "\\" { index = field.index(after: index) }
+                        if index < field.endIndex { value.append(field[index]) }
+                        if index < field.endIndex { index = field.index(after: index) }
+                    }
+                    if index < field.endIndex { index = field.index(after: index) }
+                } else {
+                    value = token()
+                    // token68 padding (`abc==`) belongs to the value.
+                    while index < field.endIndex, field[index] == "=" {
+                        value.append("=")
+                        index = field.index(after: index)
+                    }
+                }
+                if !challenges.isEmpty { challenges[challenges.count - 1].parameters[name.lowercased()] = value }
+            } else {
+                challenges.append((scheme: name, parameters: [:]))
+            }
+        }
+        return challenges
+    }
+
+    private static func decodeClaims(_ value: String) -> String? {
+        if let data = Data(base64Encoded: value) ?? Base64URL.decode(value) {
+            let text = String(decoding: data, as: UTF8.self)
+            if text.hasPrefix("{") { return text }
+        }
+        return value.hasPrefix("{") ? value : nil
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Logging
+import NIOCore
+
+/// The token side of the composition root: the configured account's flow, its token cache, its session and the
+/// token cache file, wired together. `serve` and the `login`/`logout`/`status`/`token` commands all use it.
+public struct AccountRuntime: Sendable {
+    public let configuration: Configuration
+    public let flow: any SignInFlow
+    public let tokens: TokenCache
+    public let session: AccountSession
+    public let persistence: TokenPersistence?
+    public let devIssuer: DevIssuer?
+    /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
+    public let notices: [String]
+    let provider: IdentityProviderClient?
+
+    /// Builds the runtime for `configuration`.
+    ///
+    /// - Parameters:
+    ///   - stateDirectory: where the token cache file (and the dev issuer's key) live; nil keeps everything in
+    ///     memory (`--no-persist`).
+    ///   - devIssuerURL: the dev issuer's `iss`, which depends on the address the proxy listens on.
+    public static func make(
+        configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
+        eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> AccountRuntime {
+        let settings = configuration.account.settings
+        let persistence = stateDirectory.map { directory in
+            TokenPersistence(
+                store: TokenStore(directory: directory, accountKey: accountKey(for: settings)),
+                flowName: configuration.account.flow.rawValue, logger: logger)
+        }
+        let loaded = persistence?.load() ?? (tokens: [], session: AccountSession.Snapshot(), notice: nil)
+        var snapshot = loaded.session
+        var provider: IdentityProviderClient?
+        var devIssuer: DevIssuer?
+        let flow: any SignInFlow
+        switch settings {
+        case .dev:
+            let issuer = DevIssuer(issuer: devIssuerURL, key: try DevIssuer.signingKey(in: stateDirectory), now: now)
+            devIssuer = issuer
+            snapshot.identity = AccountIdentity(
+                name: DevIdentity.displayName, username: DevIdentity.userName, objectID: issuer.identity.objectID,
+                tenantID: DevIdentity.tenantID)
+            flow = issuer
+        case .clientCredentials(let account):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            snapshot.identity = AccountIdentity(name: "application", username: account.client.clientId)
+            flow = try ClientCredentialsFlow(account: account, environment: environment, provider: client, now: now)
+        case .refreshToken(let account):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            // A refresh token in the cache file is newer than the one in the environment (it rotates on use).
+            if snapshot.refreshToken == nil { snapshot.refreshToken = environment[account.refreshTokenEnv] }
+            flow = RefreshTokenGrant(
+                name: "refresh-token", client: account.client, provider: client,
+                session: AccountSession(), now: now)
+        case .command(let account):
+            snapshot.identity = AccountIdentity(name: "command", username: account.argv.first)
+            flow = CommandFlow(account: account, now: now)
+        case .staticToken(let account):
+            snapshot.identity = AccountIdentity(name: "static token", username: account.tokenEnv)
+            flow = try StaticTokenFlow(account: account, environment: environment)
+        case .native, .deviceCode, .browser, .firebase:
+            throw StartupError.flowNotAvailable(configuration.account.flow)
+        }
+        var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
+        var saveTokens: (@Sendable ([AccessToken]) -> Void)?
+        if let persistence {
+            saveSession = { persistence.saveSession($0) }
+            saveTokens = { persistence.saveTokens($0) }
+        }
+        let session = AccountSession(snapshot, onChange: saveSession)
+        let sessionFlow: any SignInFlow =
+            if let grant = flow as? RefreshTokenGrant {
+                RefreshTokenGrant(
+                    name: grant.name, client: grant.client, provider: grant.provider, session: session, now: now)
+            } else {
+                flow
+            }
+        let tokens = TokenCache(flow: sessionFlow, now: now, onChange: saveTokens)
+        tokens.restore(loaded.tokens)
+        return AccountRuntime(
+            configuration: configuration, flow: sessionFlow, tokens: tokens, session: session, persistence: persistence,
+            devIssuer: devIssuer, notices: loaded.notice.map { [$0] } ?? [], provider: provider)
+    }
+
+    /// The distinct scope sets the routes need tokens for.
+    public var scopeSets: [ScopeSet] {
+        var seen: Set<ScopeSet> = []
+        return configuration.routes.routes.compactMap { route -> ScopeSet? in
+            guard case .bearer(let scopes) = route.auth, seen.insert(scopes).inserted else { return nil }
+            return scopes
+        }
+    }
+
+    /// Writes what is pending and closes the identity provider client.
+    public func shutdown() async {
+        persistence?.flush()
+        try? await provider?.shutdown()
+    }
+
+    /// The token cache file's name part for this account: what identifies it in `routes.json`.
+    static func accountKey(for settings: AccountSettings) -> String {
+        func endpoint(_ client: OAuthClient) -> String {
+            switch client.endpoint {
+            case .authority(let value), .issuer(let value): value
+            }
+        }
+        switch settings {
+        case .dev: return AccountKey.make(flow: "dev", authority: nil, clientId: nil, username: nil)
+        case .native(let account):
+            return AccountKey.make(
+                flow: "native", authority: endpoint(account.client), clientId: account.client.clientId,
+                username: account.username)
+        case .deviceCode(let client):
+            return AccountKey.make(
+                flow: "device-code", authority: endpoint(client), clientId: client.clientId, username: nil)
+        case .browser(let account):
+            return AccountKey.make(
+                flow: "browser", authority: endpoint(account.client), clientId: account.client.clientId, username: nil)
+        case .clientCredentials(let account):
+            return AccountKey.make(
+                flow: "client-credentials", authority: endpoint(account.client), clientId: account.client.clientId,
+                username: nil)
+        case .refreshToken(let account):
+            return AccountKey.make(
+                flow: "refresh-token", authority: endpoint(account.client), clientId: account.client.clientId,
+                username: nil)
+        case .command(let account):
+            return AccountKey.make(
+                flow: "command", authority: nil, clientId: nil, username: account.argv.joined(separator: " "))
+        case .staticToken(let account):
+            return AccountKey.make(flow: "static", authority: nil, clientId: nil, username: account.tokenEnv)
+        case .firebase(let account):
+            return AccountKey.make(flow: "firebase", authority: nil, clientId: account.projectId, username: nil)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Logging
+import ServiceLifecycle
+
+/// The background work of the token engine, as a `Service` next to the proxy: once a second it refreshes tokens
+/// past their `refreshOn` (the current ones keep being served meanwhile) and takes over changes that another
+/// process made to the token cache file.
+public struct TokenMaintenance: Service {
+    let account: AccountRuntime
+    let interval: Duration
+
+    public init(account: AccountRuntime, interval: Duration = .seconds(1)) {
+        self.account = account
+        self.interval = interval
+    }
+
+    public func run() async throws {
+        // Graceful shutdown cancels the loop; that is its normal end, not a failure of the service.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await tick()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// One round: pick up another process's sign-in or sign-out, then refresh what is due.
+    public func tick() async {
+        account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
+        await account.tokens.refreshDueTokens()
+    }
+}

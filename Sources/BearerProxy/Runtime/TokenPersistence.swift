@@ -1,0 +1,122 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// Keeps the account's token cache file in step with the in-memory state (SPEC §7 "Persistence").
+///
+/// Writes happen on one serial queue, never on an event loop (a token can be dropped from inside the data plane)
+/// and never concurrently; each is a locked read-modify-write through ``TokenStore``. ``reloadIfChanged(tokens:session:)``
+/// notices a write by another process — `login` or `logout` in another terminal — and takes it over.
+public final class TokenPersistence: Sendable {
+    public let store: TokenStore
+    private let flowName: String
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "bearer-proxy.token-file")
+    /// The file's signature after our last read or write; a different one means someone else wrote.
+    private let lastSeen = Mutex<FileSignature?>(nil)
+
+    public init(store: TokenStore, flowName: String, logger: Logger) {
+        self.store = store
+        self.flowName = flowName
+        self.logger = logger
+    }
+
+    /// What the file holds now, for start-up. A corrupt file has been set aside; the notice says where.
+    public func load() -> (tokens: [AccessToken], session: AccountSession.Snapshot, notice: String?) {
+        do {
+            let loaded = try store.load()
+            lastSeen.withLock { $0 = store.signature() }
+            switch loaded {
+            case .empty:
+                return ([], AccountSession.Snapshot(), nil)
+            case .loaded(let account):
+                return (account.accessTokens.map(Self.accessToken), Self.snapshot(of: account), nil)
+            case .setAside(let original, let movedTo, let reason):
+                return (
+                    [], AccountSession.Snapshot(),
+                    "the token cache \(original) was unreadable (\(reason)); it was kept as \(movedTo) and a fresh "
+                        + "one started"
+                )
+            }
+        } catch {
+            return ([], AccountSession.Snapshot(), "cannot read the token cache: \(error)")
+        }
+    }
+
+    /// Replaces the file's access tokens with `tokens` (asynchronously, in order).
+    public func saveTokens(_ tokens: [AccessToken]) {
+        write { account in
+            account.accessTokens = tokens.map(Self.persisted)
+        }
+    }
+
+    /// Records the account's identity and refresh token; an empty snapshot (sign-out) deletes the file.
+    public func saveSession(_ snapshot: AccountSession.Snapshot) {
+        if snapshot == AccountSession.Snapshot() {
+            queue.async { [self] in
+                do {
+                    try store.remove()
+                    lastSeen.withLock { $0 = nil }
+                } catch {
+                    logger.error("cannot remove the token cache \(store.path): \(error)")
+                }
+            }
+            return
+        }
+        write { account in
+            account.refreshToken = snapshot.refreshToken
+            account.identity = snapshot.identity
+        }
+    }
+
+    /// Waits until every write asked for so far is on disk (before a CLI command exits).
+    public func flush() {
+        queue.sync {}
+    }
+
+    /// Takes over the file if another process changed it since our last read or write.
+    public func reloadIfChanged(tokens: TokenCache, session: AccountSession) {
+        let current = store.signature()
+        guard current != lastSeen.withLock({ $0 }) else { return }
+        let (loaded, snapshot, notice) = load()
+        if let notice { logger.warning("\(notice)") }
+        session.adopt(snapshot)
+        tokens.replaceAll(with: loaded)
+        logger.info(
+            "token cache changed on disk; reloaded",
+            metadata: ["signed-in": "\(snapshot.refreshToken != nil || snapshot.identity != nil)"])
+    }
+
+    private func write(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
+        queue.async { [self] in
+            do {
+                try store.update { stored in
+                    var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+                    change(&account)
+                    account.updatedAt = Date()
+                    stored = account
+                }
+                lastSeen.withLock { $0 = store.signature() }
+            } catch {
+                logger.error("cannot write the token cache \(store.path): \(error)")
+            }
+        }
+    }
+
+    static func persisted(_ token: AccessToken) -> PersistedAccessToken {
+        PersistedAccessToken(
+            scopes: token.scopes.scopes, grantedScopes: token.grantedScopes.sorted(), value: token.value,
+            expiresOn: token.expiresOn, refreshOn: token.refreshOn)
+    }
+
+    static func accessToken(_ persisted: PersistedAccessToken) -> AccessToken {
+        AccessToken(
+            value: persisted.value, scopes: ScopeSet(persisted.scopes), grantedScopes: persisted.grantedScopes,
+            expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn, issuedAt: persisted.refreshOn)
+    }
+
+    static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
+        AccountSession.Snapshot(refreshToken: account.refreshToken, identity: account.identity)
+    }
+}

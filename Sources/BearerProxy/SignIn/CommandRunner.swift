@@ -1,0 +1,75 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Runs a program to completion with a deadline, without blocking the cooperative thread pool: the waiting happens
+/// on a dispatch queue, and a program past its deadline is terminated.
+enum CommandRunner {
+    struct Output: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    enum Failure: Error {
+        case cannotStart(String)
+        case timedOut
+    }
+
+    /// Runs `arguments` (found through `PATH` when the first is not a path) and collects its output.
+    static func run(_ arguments: [String], timeout: Duration) async throws(Failure) -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw .cannotStart("\(error)")
+        }
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let run = RunState()
+        let result: Output? = await withCheckedContinuation { continuation in
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                guard !run.finished.load(ordering: .acquiring), process.isRunning else { return }
+                run.timedOut.store(true, ordering: .releasing)
+                process.terminate()
+            }
+            DispatchQueue.global().async {
+                // Read both pipes to the end before waiting, so a chatty program cannot fill a pipe and stall.
+                let group = DispatchGroup()
+                group.enter()
+                DispatchQueue.global().async {
+                    let data = stderr.fileHandleForReading.readDataToEndOfFile()
+                    run.errorOutput.withLock { $0 = data }
+                    group.leave()
+                }
+                let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                run.finished.store(true, ordering: .releasing)
+                guard !run.timedOut.load(ordering: .acquiring) else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                continuation.resume(
+                    returning: Output(
+                        status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
+                        stderr: String(decoding: run.errorOutput.withLock { $0 }, as: UTF8.self)))
+            }
+        }
+        guard let result else { throw .timedOut }
+        return result
+    }
+}
+
+/// What the dispatch closures of one run share: set once each, read after the process has exited.
+private final class RunState: Sendable {
+    let timedOut = Atomic<Bool>(false)
+    let finished = Atomic<Bool>(false)
+    let errorOutput = Mutex(Data())
+}

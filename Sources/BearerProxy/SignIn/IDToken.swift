@@ -1,0 +1,17 @@
+import Foundation
+
+/// Reads who signed in from an id token's claims (OpenID Connect Core §2) — for display only, so the token is
+/// not verified: it came straight from the token endpoint over TLS.
+enum IDToken {
+    static func identity(from idToken: String) -> AccountIdentity? {
+        let segments = idToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count >= 2, let payload = Base64URL.decode(segments[1]),
+            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        else { return nil }
+        return AccountIdentity(
+            name: claims["name"] as? String,
+            username: (claims["preferred_username"] as? String) ?? (claims["email"] as? String),
+            objectID: (claims["oid"] as? String) ?? (claims["sub"] as? String),
+            tenantID: claims["tid"] as? String)
+    }
+}

@@ -1,0 +1,130 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The control plane's HTTP client: token endpoint requests and OpenID Connect discovery, over AsyncHTTPClient on
+/// the proxy's event loops (SPEC §3).
+///
+/// Configured for an identity provider, not a browser: redirects are never followed (a token request must not
+/// be re-sent elsewhere), connection establishment is not retried for seconds (a provider that refuses
+/// connections is reported at once — data-plane pitfall 10), and every request has a deadline.
+public final class IdentityProviderClient: Sendable {
+    let http: HTTPClient
+    private let logger: Logger
+    private let discovered = Mutex<[String: ProviderEndpoints]>([:])
+    /// The whole exchange, connect included; a provider slower than this is reported unavailable.
+    static let deadline: TimeAmount = .seconds(30)
+    /// Token endpoint answers larger than this are refused (a real one is a few KiB).
+    static let maximumResponseBytes = 1 << 20
+
+    public init(eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.decompression = .disabled
+        http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: configuration)
+        self.logger = logger
+    }
+
+    /// Releases the client's connections; call once, at shutdown.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    /// The provider's endpoints: Microsoft's v2.0 paths under an authority, or the issuer's discovery document
+    /// (OpenID Connect Discovery 1.0 §4), fetched once and kept.
+    func endpoints(for endpoint: IdentityEndpoint) async throws(TokenError) -> ProviderEndpoints {
+        switch endpoint {
+        case .authority(let authority):
+            return ProviderEndpoints(microsoftAuthority: authority)
+        case .issuer(let issuer):
+            if let known = discovered.withLock({ $0[issuer] }) { return known }
+            let url =
+                issuer.hasSuffix("/")
+                ? issuer + ".well-known/openid-configuration"
+                : issuer + "/.well-known/openid-configuration"
+            let (status, _, body) = try await send(HTTPClientRequest(url: url))
+            guard status == 200, let document = ProviderEndpoints(discovery: body) else {
+                throw status >= 500
+                    ? .providerUnavailable(reason: "discovery at \(url) answered \(status)", retryAfterSeconds: 5)
+                    : .misconfigured(reason: "no OpenID Connect discovery document at \(url) (HTTP \(status))")
+            }
+            discovered.withLock { $0[issuer] = document }
+            return document
+        }
+    }
+
+    /// POSTs a form to a token endpoint and decodes the answer.
+    ///
+    /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    func requestToken(
+        at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+    ) async throws(TokenEndpointCallFailure) -> TokenResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "accept", value: "application/json")
+        if let basicCredentials {
+            // RFC 6749 §2.3.1: each part is form-urlencoded before being joined and base64-encoded.
+            let pair = FormEncoding.encode(basicCredentials.id) + ":" + FormEncoding.encode(basicCredentials.secret)
+            request.headers.add(name: "authorization", value: "Basic " + Data(pair.utf8).base64EncodedString())
+        }
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+        do {
+            (status, headers, body) = try await send(request)
+        } catch {
+            throw .unreachable(error)
+        }
+        if status == 200, let response = TokenResponse(json: body) { return response }
+        let retryAfter = headers.first(name: "retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        throw .rejected(TokenEndpointFailure(status: status, json: body, retryAfter: retryAfter))
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
+        do {
+            let response = try await http.execute(request, timeout: Self.deadline, logger: logger)
+            let body = try await response.body.collect(upTo: Self.maximumResponseBytes)
+            return (Int(response.status.code), response.headers, Data(buffer: body))
+        } catch {
+            throw .providerUnavailable(reason: Self.describe(error, url: request.url), retryAfterSeconds: 5)
+        }
+    }
+
+    private static func describe(_ error: any Error, url: String) -> String {
+        let host = URL(string: url)?.host ?? "the identity provider"
+        switch error {
+        case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:
+            return "\(host) did not answer in time"
+        case is HTTPClientError:
+            return "\(host): \(error)"
+        default:
+            return "cannot reach \(host) (\(error))"
+        }
+    }
+}
+
+/// Why a token endpoint call produced no token: the provider could not be reached, or it answered with an error.
+enum TokenEndpointCallFailure: Error {
+    case unreachable(TokenError)
+    case rejected(TokenEndpointFailure)
+
+    var tokenError: TokenError {
+        switch self {
+        case .unreachable(let error): error
+        case .rejected(let failure): failure.tokenError
+        }
+    }
+}
+
+extension Data {
+    fileprivate init(buffer: ByteBuffer) {
+        self = buffer.withUnsafeReadableBytes { Data($0) }
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// The endpoints of an identity provider that the flows use.
+struct ProviderEndpoints: Sendable, Hashable {
+    var token: String
+    var authorization: String?
+    var deviceAuthorization: String?
+
+    /// Microsoft identity platform v2.0 paths under an authority (`https://login.microsoftonline.com/{tenant}` or
+    /// `https://{tenant}.ciamlogin.com/{tenant}.onmicrosoft.com`).
+    init(microsoftAuthority authority: String) {
+        let base = authority.hasSuffix("/") ? String(authority.dropLast()) : authority
+        token = base + "/oauth2/v2.0/token"
+        authorization = base + "/oauth2/v2.0/authorize"
+        deviceAuthorization = base + "/oauth2/v2.0/devicecode"
+    }
+
+    /// The endpoints named by a discovery document (OpenID Connect Discovery 1.0 §3).
+    init?(discovery data: Data) {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let token = object["token_endpoint"] as? String
+        else { return nil }
+        self.token = token
+        authorization = object["authorization_endpoint"] as? String
+        deviceAuthorization = object["device_authorization_endpoint"] as? String
+    }
+}

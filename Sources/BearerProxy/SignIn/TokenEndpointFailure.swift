@@ -1,0 +1,66 @@
+import Foundation
+
+/// An error answer from a token endpoint (RFC 6749 §5.2 plus Microsoft's `error_codes`, `suberror`, `claims`), and
+/// what the proxy should do about it — branching on `error` and the codes, never on the description
+/// (protocols.md §2).
+struct TokenEndpointFailure: Error, Sendable, Equatable {
+    var status: Int
+    var error: String
+    /// The first sentence of `error_description` (Microsoft's start with `AADSTSnnnn:`); never a secret.
+    var summary: String?
+    var codes: [Int]
+    var suberror: String?
+    var retryAfter: Int?
+
+    init(status: Int, json data: Data, retryAfter: Int?) {
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        self.status = status
+        error = object["error"] as? String ?? "http_\(status)"
+        summary = (object["error_description"] as? String).map(Self.firstSentence)
+        codes = (object["error_codes"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
+        suberror = object["suberror"] as? String
+        self.retryAfter = retryAfter
+    }
+
+    init(status: Int, error: String, summary: String? = nil, codes: [Int] = [], retryAfter: Int? = nil) {
+        self.status = status
+        self.error = error
+        self.summary = summary
+        self.codes = codes
+        suberror = nil
+        self.retryAfter = retryAfter
+    }
+
+    /// The one-line reason shown to people: `invalid_grant (AADSTS700082: The refresh token has expired …)`.
+    var reason: String {
+        summary.map { "\(error) (\($0))" } ?? error
+    }
+
+    /// The action for this answer (protocols.md §2 table).
+    var tokenError: TokenError {
+        if status == 429 {
+            return .providerUnavailable(reason: "throttled: \(reason)", retryAfterSeconds: retryAfter ?? 60)
+        }
+        if status >= 500 || error == "temporarily_unavailable" {
+            return .providerUnavailable(reason: reason, retryAfterSeconds: retryAfter ?? 5)
+        }
+        switch error {
+        case "invalid_grant", "interaction_required", "consent_required", "login_required", "expired_token":
+            // 50196 LoopDetected is invalid_grant too, but it means "stop asking", not "sign in again".
+            if codes.contains(50196) {
+                return .providerUnavailable(reason: reason, retryAfterSeconds: retryAfter ?? 60)
+            }
+            return .signInRequired(reason: reason)
+        default:
+            // invalid_client, invalid_scope, invalid_request, unauthorized_client, unsupported_grant_type, …:
+            // the configuration or the app registration must change; asking again will not help.
+            return .misconfigured(reason: reason)
+        }
+    }
+
+    private static func firstSentence(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? text
+        if let stop = line.range(of: ". ") { return String(line[..<stop.lowerBound]) + "." }
+        return line.count > 300 ? String(line.prefix(300)) + "…" : line
+    }
+}

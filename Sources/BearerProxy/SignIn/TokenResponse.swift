@@ -1,0 +1,47 @@
+import Foundation
+
+/// A successful token endpoint answer (RFC 6749 §5.1, with Microsoft's additions — protocols.md §2).
+struct TokenResponse: Sendable {
+    var accessToken: String
+    var tokenType: String
+    var expiresIn: TimeInterval
+    /// Microsoft's undocumented early-refresh hint; MSAL refreshes at `now + refresh_in` when it is present.
+    var refreshIn: TimeInterval?
+    /// The granted scopes, as the provider spells them.
+    var scope: [String]?
+    /// A rotated refresh token: always store it in place of the old one (RFC 6749 §6).
+    var refreshToken: String?
+    var idToken: String?
+
+    /// Parses the JSON body; nil when it is not a token response. `expires_in` may be a number or a string.
+    init?(json data: Data) {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let accessToken = object["access_token"] as? String, !accessToken.isEmpty
+        else { return nil }
+        self.accessToken = accessToken
+        tokenType = object["token_type"] as? String ?? "Bearer"
+        expiresIn = Self.seconds(object["expires_in"]) ?? 3600
+        refreshIn = Self.seconds(object["refresh_in"])
+        scope = (object["scope"] as? String).map { $0.split(separator: " ").map(String.init) }
+        refreshToken = object["refresh_token"] as? String
+        idToken = object["id_token"] as? String
+    }
+
+    static func seconds(_ value: Any?) -> TimeInterval? {
+        switch value {
+        case let number as NSNumber: number.doubleValue
+        case let text as String: TimeInterval(text)
+        default: nil
+        }
+    }
+
+    /// The access token for `request`, received at `now`.
+    func accessToken(for request: TokenRequest, at now: Date) -> AccessToken {
+        let granted = scope.map { scopes in scopes.filter { !ScopeSet.openIDConnectScopes.contains($0) } }
+        return AccessToken(
+            value: accessToken, scopes: request.scopes,
+            grantedScopes: granted.flatMap { $0.isEmpty ? nil : $0 },
+            expiresOn: now.addingTimeInterval(expiresIn),
+            refreshOn: refreshIn.map { now.addingTimeInterval(min($0, expiresIn)) }, issuedAt: now)
+    }
+}

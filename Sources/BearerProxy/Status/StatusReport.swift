@@ -1,0 +1,105 @@
+import Foundation
+
+/// What `bearer-proxy status` (and later `/-/status`) shows: the account's identity and, per route, its scope set
+/// and whether a token is cached and until when. Never a token, refresh token or secret (SPEC §9).
+public struct StatusReport: Sendable {
+    public struct Account: Sendable {
+        public var flow: String
+        public var signedIn: Bool
+        public var identity: AccountIdentity?
+    }
+
+    public struct RouteEntry: Sendable {
+        public var prefix: String
+        public var upstream: String
+        public var scopes: ScopeSet?
+        public var token: TokenStatus?
+    }
+
+    public var account: Account
+    public var routes: [RouteEntry]
+    public var generatedAt: Date
+
+    public init(account runtime: AccountRuntime, now: Date = Date()) {
+        account = Account(
+            flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.session.isSignedIn,
+            identity: runtime.session.identity)
+        routes = runtime.configuration.routes.routes.map { route in
+            let scopes: ScopeSet? =
+                switch route.auth {
+                case .bearer(let scopes), .providerAccess(let scopes): scopes
+                case .none, .firebaseID: nil
+                }
+            return RouteEntry(
+                prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
+                token: scopes.map { runtime.tokens.status(for: $0) })
+        }
+        generatedAt = now
+    }
+
+    /// The JSON document (`status --json`), keys stable for scripts.
+    public var json: Data {
+        let dates = ISO8601DateFormatter()
+        var identity: [String: String] = [:]
+        if let known = account.identity {
+            identity["name"] = known.name
+            identity["username"] = known.username
+            identity["oid"] = known.objectID
+            identity["tid"] = known.tenantID
+        }
+        let routeObjects: [[String: Any]] = routes.map { entry in
+            var object: [String: Any] = ["prefix": entry.prefix, "upstream": entry.upstream]
+            if let scopes = entry.scopes { object["scopes"] = scopes.scopes }
+            if let token = entry.token {
+                var tokenObject: [String: Any] = ["cached": token.cached]
+                if let expiresOn = token.expiresOn {
+                    tokenObject["expiresOn"] = dates.string(from: expiresOn)
+                    tokenObject["expiresInSeconds"] = Int(expiresOn.timeIntervalSince(generatedAt))
+                }
+                if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
+                object["token"] = tokenObject
+            }
+            return object
+        }
+        let document: [String: Any] = [
+            "account": ["flow": account.flow, "signedIn": account.signedIn, "identity": identity],
+            "routes": routeObjects,
+        ]
+        return
+            (try? JSONSerialization.data(
+                withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    }
+
+    /// Lines for a person.
+    public var text: String {
+        var lines: [String] = []
+        var who = "account: \(account.flow)"
+        if let identity = account.identity {
+            let parts = [
+                identity.name, identity.username, identity.objectID.map { "oid \($0)" },
+                identity.tenantID.map { "tenant \($0)" },
+            ].compactMap { $0 }
+            if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
+        }
+        lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
+        for entry in routes {
+            var line = "  \(entry.prefix) → \(entry.upstream)"
+            if let scopes = entry.scopes {
+                line += "  scopes: \(scopes.scopes.isEmpty ? "(none)" : scopes.description)"
+            }
+            if let token = entry.token {
+                if token.cached, let expiresOn = token.expiresOn {
+                    let minutes = Int(expiresOn.timeIntervalSince(generatedAt) / 60)
+                    line += "  token: cached, expires in \(minutes) min"
+                } else {
+                    line += "  token: none cached"
+                }
+                if let lastError = token.lastError { line += " (last refresh failed: \(lastError))" }
+            } else {
+                line += "  (no token)"
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,171 @@
+import ArgumentParser
+import BearerProxy
+import Foundation
+import Logging
+import NIOPosix
+
+/// What `login`, `logout`, `status` and `token` share: the configuration, the account runtime built from it (no
+/// listener), and the mapping of token failures to one line and exit 1.
+struct AccountOptions: ParsableArguments {
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Keep tokens in memory only; read and write nothing in the state directory.")
+    var noPersist = false
+
+    /// Runs `body` with the account of the configuration, then writes pending changes and releases resources.
+    func withAccount<T>(_ body: (AccountRuntime) async throws -> T) async throws -> T {
+        global.bootstrapLogging()
+        let logger = Logger(label: "bearer-proxy")
+        let configuration = try global.loadConfiguration()
+        guard RunningProxy.availableFlows.contains(configuration.account.flow) else {
+            Terminal.error("error: \(StartupError.flowNotAvailable(configuration.account.flow))")
+            throw ExitCode(2)
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let listen = configuration.listen
+        let account: AccountRuntime
+        do {
+            account = try AccountRuntime.make(
+                configuration: configuration,
+                stateDirectory: noPersist ? nil : StateDirectory.standard(environment: global.environment),
+                environment: global.environment, eventLoopGroup: group,
+                devIssuerURL: DevIssuer.issuerURL(
+                    host: listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host, port: listen.port),
+                logger: logger)
+        } catch {
+            try? await group.shutdownGracefully()
+            Terminal.error("error: \(error)")
+            throw ExitCode(1)
+        }
+        for notice in account.notices { Terminal.error("warning: \(notice)") }
+        do {
+            let result = try await body(account)
+            await account.shutdown()
+            try? await group.shutdownGracefully()
+            return result
+        } catch {
+            await account.shutdown()
+            try? await group.shutdownGracefully()
+            if let exit = error as? ExitCode { throw exit }
+            Terminal.error("error: \(error)")
+            if case TokenError.signInRequired = error { Terminal.error("run: bearer-proxy login") }
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5).
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign the account in, get a token for every route's scope set, and store them.")
+
+    @OptionGroup var options: AccountOptions
+
+    func run() async throws {
+        try await options.withAccount { account in
+            for scopes in account.scopeSets {
+                _ = try await account.tokens.accessToken(for: scopes)
+            }
+            let report = StatusReport(account: account)
+            print("Signed in (\(account.flow.name)).")
+            print(report.text)
+        }
+    }
+}
+
+/// `bearer-proxy logout`: forget the account and every cached token for this configuration (SPEC §5).
+struct Logout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Forget the account and every cached token for this configuration (locally).")
+
+    @OptionGroup var options: AccountOptions
+
+    func run() async throws {
+        try await options.withAccount { account in
+            account.session.signOut()
+            account.tokens.removeAll()
+            let file = account.persistence.map { " (\($0.store.path) removed)" } ?? ""
+            print("Signed out: the account and its cached tokens are forgotten\(file).")
+        }
+    }
+}
+
+/// `bearer-proxy status`: the account and, per route, its scope set and cached token's expiry — never a secret.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the account and, per route, the scope set and whether a token is cached (no secrets).")
+
+    @OptionGroup var options: AccountOptions
+
+    @Flag(name: .long, help: "Print JSON for scripts.")
+    var json = false
+
+    func run() async throws {
+        try await options.withAccount { account in
+            let report = StatusReport(account: account)
+            if json {
+                print(String(decoding: report.json, as: UTF8.self))
+            } else {
+                print(report.text)
+            }
+        }
+    }
+}
+
+/// `bearer-proxy token ROUTE`: print an access token for a route's scopes, and nothing else on stdout.
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print an access token for a route's scope set (or --scopes) to stdout, and nothing else.")
+
+    @OptionGroup var options: AccountOptions
+
+    @Argument(help: "A route's prefix, with or without its leading slash (\"todo\" or \"/todo\").")
+    var route: String?
+
+    @Option(name: .long, help: "A space-separated scope set instead of a route's.")
+    var scopes: String?
+
+    func validate() throws {
+        guard (route == nil) != (scopes == nil) else {
+            throw ValidationError("give a ROUTE or --scopes \"a b\", not both and not neither")
+        }
+    }
+
+    func run() async throws {
+        let token = try await options.withAccount { account -> String in
+            let wanted: ScopeSet
+            if let scopes {
+                wanted = ScopeSet(scopes.split(separator: " ").map(String.init))
+            } else {
+                let prefix = route!.hasPrefix("/") ? route! : "/" + route!
+                guard let match = account.configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
+                    let known = account.configuration.routes.routes.map(\.prefix).joined(separator: ", ")
+                    Terminal.error("error: no route \(prefix) in \(options.global.configPath) (routes: \(known))")
+                    throw ExitCode(2)
+                }
+                guard case .bearer(let routeScopes) = match.auth else {
+                    Terminal.error("error: route \(prefix) sends no bearer token from this account")
+                    throw ExitCode(2)
+                }
+                wanted = routeScopes
+            }
+            return try await account.tokens.accessToken(for: wanted).value
+        }
+        print(token)
+    }
+}
+
+/// A hidden helper for the persistence tests: many read-modify-write cycles on a token cache file, so a test can
+/// kill the process mid-write or run two at once and check that nothing is torn or lost.
+struct StressState: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "_stress-state", shouldDisplay: false)
+
+    @Option(name: .long) var stateDir: String
+    @Option(name: .long) var account: String
+    @Option(name: .long) var iterations: Int
+
+    func run() throws {
+        try StateStress.runWriter(
+            directory: StateDirectory(path: stateDir), accountKey: account, iterations: iterations)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import NIOHTTP1
+
+/// The fake identity provider's routes: which request gets which reply. Called on the connection's event loop
+/// once a request has fully arrived; the lock-guarded work happens in `FakeIdentityState`.
+///
+/// URLs in documents and the audiences accepted in client assertions follow the `Host` the client used
+/// (`127.0.0.1:PORT` or `localhost:PORT`), as a real server's own URL would.
+struct FakeIdentityEndpoints: Sendable {
+    /// Paths (the tenant segment is fixed: `contoso`).
+    static let entraDiscoveryPath = "/contoso/v2.0/.well-known/openid-configuration"
+    static let entraTokenPath = "/contoso/oauth2/v2.0/token"
+    static let oidcDiscoveryPath = "/oidc/.well-known/openid-configuration"
+    static let oidcTokenPath = "/oidc/token"
+
+    /// One request as the handler collected it.
+    struct Request: Sendable {
+        var method: HTTPMethod
+        var uri: String
+        var headers: HTTPHeaders
+        var body: [UInt8]
+
+        /// The path without the query.
+        var path: String {
+            String(self.uri.prefix { $0 != "?" })
+        }
+    }
+
+    let state: FakeIdentityState
+    let verifier: FakeIdentityAssertionVerifier
+    let clients: [String: FakeIdentityProvider.Client]
+    /// `http://127.0.0.1:PORT`.
+    let canonicalBaseURL: String
+
+    /// The reply to `request`.
+    func reply(to request: Request) -> FakeIdentityReply {
+        let base = request.headers.first(name: "host").map { "http://\($0)" } ?? self.canonicalBaseURL
+        switch request.path {
+        case Self.entraDiscoveryPath, Self.oidcDiscoveryPath:
+            return self.discovery(request, base: base)
+        case Self.entraTokenPath, Self.oidcTokenPath:
+            guard request.method == .POST else {
+                let error = FakeIdentityError.invalidRequest(900561)
+                return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
+            }
+            return self.token(request, base: base)
+        case "/contoso/discovery/v2.0/keys", "/oidc/jwks":
+            // The fake signs with HS256 and publishes no key; tests verify with FakeIdentityJWT.signingKey.
+            return .respond(.json(["keys": [Any]()]), delay: nil, holdable: false)
+        default:
+            let body: [String: Any] = [
+                "error": "not_found", "error_description": "FakeIdentityProvider serves no \(request.path)",
+            ]
+            return .respond(.json(status: 404, body), delay: nil, holdable: false)
+        }
+    }
+
+    private func discovery(_ request: Request, base: String) -> FakeIdentityReply {
+        if let failure = self.state.discoveryRequested(path: request.path) {
+            switch failure {
+            case .hang: return .hang
+            case .dropConnection: return .drop
+            case .raw(let status, let headers, let body):
+                return .respond(.raw(status: status, headers: headers, body: body), delay: nil, holdable: false)
+            case .delay(let duration):
+                return .respond(.json(self.document(for: request.path, base: base)), delay: duration, holdable: false)
+            case .error, .throttle, .unavailable, .unavailableRetryAfter:
+                let response = failure.entraError!.response(baseURL: base, correlationID: nil)
+                return .respond(response, delay: nil, holdable: false)
+            }
+        }
+        return .respond(.json(self.document(for: request.path, base: base)), delay: nil, holdable: false)
+    }
+
+    /// The OpenID Connect discovery document of the Entra-style tenant or of the generic issuer.
+    func document(for path: String, base: String) -> [String: Any] {
+        var document: [String: Any] = [
+            "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
+            "response_modes_supported": ["query", "fragment", "form_post"],
+            "subject_types_supported": ["pairwise"],
+            "id_token_signing_alg_values_supported": ["HS256"],
+            "scopes_supported": ["openid", "profile", "email", "offline_access"],
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "claims_parameter_supported": true,
+        ]
+        if path == Self.entraDiscoveryPath {
+            document["issuer"] = "\(base)/contoso/v2.0"
+            document["token_endpoint"] = "\(base)\(Self.entraTokenPath)"
+            document["authorization_endpoint"] = "\(base)/contoso/oauth2/v2.0/authorize"
+            document["device_authorization_endpoint"] = "\(base)/contoso/oauth2/v2.0/devicecode"
+            document["jwks_uri"] = "\(base)/contoso/discovery/v2.0/keys"
+            document["end_session_endpoint"] = "\(base)/contoso/oauth2/v2.0/logout"
+            document["tenant_region_scope"] = "EU"
+            document["cloud_instance_name"] = "microsoftonline.com"
+        } else {
+            document["issuer"] = "\(base)/oidc"
+            document["token_endpoint"] = "\(base)\(Self.oidcTokenPath)"
+            document["authorization_endpoint"] = "\(base)/oidc/authorize"
+            document["device_authorization_endpoint"] = "\(base)/oidc/device/code"
+            document["jwks_uri"] = "\(base)/oidc/jwks"
+        }
+        return document
+    }
+
+    private func token(_ request: Request, base: String) -> FakeIdentityReply {
+        let isEntra = request.path == Self.entraTokenPath
+        let issuer = isEntra ? "\(base)/contoso/v2.0" : "\(base)/oidc"
+        var audiences = ["\(base)\(request.path)"]
+        if base != self.canonicalBaseURL { audiences.append("\(self.canonicalBaseURL)\(request.path)") }
+        let parsed = FakeIdentityTokenRequest(
+            path: request.path, issuer: issuer, audiences: audiences, headers: request.headers, body: request.body)
+
+        var verdict: FakeIdentityAssertionVerifier.Verdict?
+        if case .assertion = parsed.authMethod, let clientID = parsed.clientID, let client = self.clients[clientID],
+            client.isConfidential
+        {
+            verdict = self.verifier.verify(
+                assertion: parsed.parameters["client_assertion"],
+                assertionType: parsed.parameters["client_assertion_type"], client: client, audiences: audiences,
+                now: Int(Date().timeIntervalSince1970))
+        }
+        return self.state.tokenRequested(parsed, verdict: verdict, baseURL: base)
+    }
+}

@@ -1,0 +1,119 @@
+import NIOCore
+import NIOHTTP1
+
+/// The last handler of each `FakeIdentityProvider` connection: collects a request (head and body), asks
+/// `FakeIdentityEndpoints` for the reply, and plays it — at once, after a delay (an event-loop timer), when the
+/// latch is released, or never. Confined to its channel's event loop (it is not `Sendable`); it sits after NIO's
+/// `configureHTTPServerPipeline(withPipeliningAssistance: true)`, which queues pipelined requests until the current
+/// response has ended.
+final class FakeIdentityHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// The largest request body accepted (a token request is a few KiB); larger ones get 413.
+    static let maximumBodySize = 1 << 20
+
+    private let endpoints: FakeIdentityEndpoints
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyTooLarge = false
+    private var isActive = true
+    private var timer: Scheduled<Void>?
+
+    init(endpoints: FakeIdentityEndpoints) {
+        self.endpoints = endpoints
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            self.body = []
+            self.bodyTooLarge = false
+        case .body(let buffer):
+            if self.body.count + buffer.readableBytes > Self.maximumBodySize {
+                self.bodyTooLarge = true
+            } else {
+                self.body.append(contentsOf: buffer.readableBytesView)
+            }
+        case .end:
+            guard let head = self.head else { return }
+            self.head = nil
+            let body = self.body
+            self.body = []
+            self.handle(head, body: body, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.isActive = false
+        self.timer?.cancel()
+        self.timer = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func handle(_ head: HTTPRequestHead, body: [UInt8], context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive
+        if self.bodyTooLarge {
+            let response = FakeIdentityResponse.json(status: 413, ["error": "request_too_large"])
+            self.write(response, keepAlive: false, context: context)
+            return
+        }
+        let request = FakeIdentityEndpoints.Request(
+            method: head.method, uri: head.uri, headers: head.headers, body: body)
+        switch self.endpoints.reply(to: request) {
+        case .hang:
+            break
+        case .drop:
+            context.close(promise: nil)
+        case .respond(let response, let delay, let holdable):
+            if let delay {
+                self.timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+                    self.timer = nil
+                    self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
+                }
+            } else {
+                self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
+            }
+        }
+    }
+
+    /// Writes now, or parks the write with the provider's latch if it is on.
+    private func deliver(
+        _ response: FakeIdentityResponse, keepAlive: Bool, holdable: Bool, context: ChannelHandlerContext
+    ) {
+        if holdable {
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+            let held = self.endpoints.state.holdIfLatched {
+                loop.execute {
+                    bound.value.handler.write(response, keepAlive: keepAlive, context: bound.value.context)
+                }
+            }
+            if held { return }
+        }
+        self.write(response, keepAlive: keepAlive, context: context)
+    }
+
+    private func write(_ response: FakeIdentityResponse, keepAlive: Bool, context: ChannelHandlerContext) {
+        guard self.isActive else { return }
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
+        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+        if !response.body.isEmpty {
+            let buffer = context.channel.allocator.buffer(bytes: response.body)
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let written = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+}

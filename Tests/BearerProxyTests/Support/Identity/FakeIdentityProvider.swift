@@ -1,0 +1,329 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A fake Microsoft identity platform (v2.0) / OpenID Connect provider: a real HTTP/1.1 server on 127.0.0.1 (port
+/// chosen by the OS) for the token-acquisition tests.
+///
+/// Endpoints (tenant segment `contoso`; `<base>` = `baseURL`, or whatever `Host` the client used):
+/// - `GET /contoso/v2.0/.well-known/openid-configuration`: issuer `<base>/contoso/v2.0`, token endpoint
+///   `<base>/contoso/oauth2/v2.0/token`, plus authorization, device authorization and JWKS URLs.
+/// - `GET /oidc/.well-known/openid-configuration`: a generic issuer `<base>/oidc`, token endpoint `<base>/oidc/token`.
+/// - `POST` either token endpoint (form-encoded): the `refresh_token` grant (one resource per request, claims,
+///   `client_info`, refresh token rotation, `id_token` for `openid`) and the `client_credentials` grant (one
+///   `{resource}/.default`; client secret in the body or by HTTP Basic, or a PS256/RS256 client assertion that is
+///   fully verified). Errors use Entra's JSON shape (see `FakeIdentityError`).
+/// - The authorization and device endpoints named in the documents are not served (404).
+///
+/// Tokens are HS256 JWTs signed with `FakeIdentityJWT.signingKey`; decode them with `claims(ofToken:)`.
+///
+///     let idp = try await FakeIdentityProvider.start()
+///     let refreshToken = idp.issueRefreshToken(for: .alice)
+///     idp.enqueue(.throttle(retryAfter: 2))            // the next token request gets 429
+///     ... run the proxy against idp.authority ...
+///     #expect(idp.tokenRequestCount(forScope: "api://todo/ToDoList.Read") == 2)
+///     try await idp.shutdown()
+final class FakeIdentityProvider: Sendable {
+    /// The default directory (tenant) id (`tid`).
+    static let defaultTenantID = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
+
+    /// The port it listens on (127.0.0.1).
+    let port: Int
+    /// What it was started with.
+    let configuration: Configuration
+    private let serverChannel: any Channel
+    private let state: FakeIdentityState
+
+    private init(port: Int, configuration: Configuration, serverChannel: any Channel, state: FakeIdentityState) {
+        self.port = port
+        self.configuration = configuration
+        self.serverChannel = serverChannel
+        self.state = state
+    }
+
+    /// Starts a provider on 127.0.0.1:0.
+    static func start(_ configuration: Configuration = .init()) async throws -> FakeIdentityProvider {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let state = FakeIdentityState(configuration: configuration, timerLoop: group.any())
+        let clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        let verifier = FakeIdentityAssertionVerifier(
+            clockSkew: configuration.assertionClockSkew, maximumLifetime: configuration.maximumAssertionLifetime)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 1024)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard let connectionID = state.connectionOpened(channel) else {
+                        channel.close(promise: nil)  // accepted while shutting down
+                        return
+                    }
+                    channel.closeFuture.whenComplete { _ in state.connectionClosed(connectionID) }
+                    // An accepted connection's local address is the listening one: 127.0.0.1:PORT.
+                    let endpoints = FakeIdentityEndpoints(
+                        state: state, verifier: verifier, clients: clients,
+                        canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(FakeIdentityHandler(endpoints: endpoints))
+                }
+            }
+        let serverChannel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        guard let port = serverChannel.localAddress?.port else {
+            try? await serverChannel.close()
+            throw TestSupportError.shutDown
+        }
+        return FakeIdentityProvider(
+            port: port, configuration: configuration, serverChannel: serverChannel, state: state)
+    }
+
+    /// Stops listening, closes every connection (hanging and held ones included) and fails pending waits.
+    /// Idempotent.
+    func shutdown() async throws {
+        let channels = self.state.shutDown()
+        try? await self.serverChannel.close()
+        for channel in channels {
+            try? await channel.close()
+            try? await channel.closeFuture.get()
+        }
+    }
+
+    // MARK: - URLs
+
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    var baseURL: String { "http://127.0.0.1:\(self.port)" }
+    /// The Microsoft-style authority: `<base>/contoso` (for `"authority"` configs).
+    var authority: String { "\(self.baseURL)/contoso" }
+    /// The Entra-style issuer: `<base>/contoso/v2.0`.
+    var issuer: String { "\(self.authority)/v2.0" }
+    /// `<base>/contoso/v2.0/.well-known/openid-configuration`.
+    var discoveryURL: String { "\(self.baseURL)\(FakeIdentityEndpoints.entraDiscoveryPath)" }
+    /// `<base>/contoso/oauth2/v2.0/token` (also the `aud` client assertions must name).
+    var tokenEndpoint: String { "\(self.baseURL)\(FakeIdentityEndpoints.entraTokenPath)" }
+    /// The generic OpenID Connect issuer: `<base>/oidc` (for `"issuer"` configs).
+    var oidcIssuer: String { "\(self.baseURL)/oidc" }
+    /// `<base>/oidc/.well-known/openid-configuration`.
+    var oidcDiscoveryURL: String { "\(self.baseURL)\(FakeIdentityEndpoints.oidcDiscoveryPath)" }
+    /// `<base>/oidc/token`.
+    var oidcTokenEndpoint: String { "\(self.baseURL)\(FakeIdentityEndpoints.oidcTokenPath)" }
+
+    // MARK: - Refresh tokens
+
+    /// Issues a refresh token for `user` (registering the user if new), bound to `clientID` (default: the first
+    /// public client of the configuration, else the first client). Use it to bootstrap a signed-in account.
+    func issueRefreshToken(for user: User = .alice, clientID: String? = nil) -> String {
+        let clientID =
+            clientID ?? self.configuration.clients.first { !$0.isConfidential }?.id ?? self.configuration.clients.first?
+            .id
+            ?? Client.publicClientID
+        return self.state.mutate { $0.issueRefreshToken(for: user, clientID: clientID, generation: 1).raw }
+    }
+
+    /// The label (`"rt1"`, `"rt2"`, ...) of a refresh token the fake issued; nil if it never issued it.
+    func refreshTokenID(of token: String) -> String? {
+        self.state.read { $0.refreshTokens[token]?.id }
+    }
+
+    /// The most recently issued refresh token of `user` that is still redeemable, if any.
+    func latestRefreshToken(for user: User) -> String? {
+        self.state.read { data in
+            data.refreshTokenOrder.last { raw in
+                guard let token = data.refreshTokens[raw], token.user == user else { return false }
+                switch token.status {
+                case .active, .superseded(remainingUses: nil): return true
+                case .superseded(let remaining?): return remaining > 0
+                case .revoked: return false
+                }
+            }
+        }
+    }
+
+    /// Whether `token` would be accepted now (issued, not revoked, not used up after rotation).
+    func isRefreshTokenValid(_ token: String) -> Bool {
+        self.state.read { data in
+            switch data.refreshTokens[token]?.status {
+            case .active?, .superseded(remainingUses: nil)?: return true
+            case .superseded(let remaining?)?: return remaining > 0
+            case .revoked?, nil: return false
+            }
+        }
+    }
+
+    /// Revokes one refresh token: redeeming it answers `invalid_grant` 700082, suberror `bad_token` ("the refresh
+    /// token has expired due to inactivity").
+    func revokeRefreshToken(_ token: String) {
+        self.state.mutate { $0.refreshTokens[token]?.status = .revoked }
+    }
+
+    /// Revokes every refresh token of `user` (the rotated ones included).
+    func revokeRefreshTokens(for user: User) {
+        self.state.mutate { data in
+            for (raw, token) in data.refreshTokens where token.user == user {
+                data.refreshTokens[raw]?.status = .revoked
+            }
+        }
+    }
+
+    // MARK: - Knobs
+
+    /// Makes the next `times` token requests (only those whose scopes include every scope in `scope`, if given)
+    /// fail as `failure`. Queued failures are used in order, before any persistent one.
+    func enqueue(_ failure: Failure, times: Int = 1, forScope scope: String? = nil) {
+        self.state.mutate { data in
+            for _ in 0..<max(0, times) {
+                data.queuedFailures.append(FakeIdentityData.ScopedFailure(failure: failure, scope: scope))
+            }
+        }
+    }
+
+    /// Makes every token request (only those whose scopes include every scope in `scope`, if given) fail as
+    /// `failure` until cleared with nil. One persistent failure at a time.
+    func setPersistentFailure(_ failure: Failure?, forScope scope: String? = nil) {
+        self.state.mutate { data in
+            data.persistentFailure = failure.map { FakeIdentityData.ScopedFailure(failure: $0, scope: scope) }
+        }
+    }
+
+    /// Drops every queued failure and the persistent one.
+    func clearFailures() {
+        self.state.mutate { data in
+            data.queuedFailures = []
+            data.persistentFailure = nil
+        }
+    }
+
+    /// Makes every discovery request fail as `failure` (`.delay` delays it) until cleared with nil.
+    func setDiscoveryFailure(_ failure: Failure?) {
+        self.state.mutate { $0.discoveryFailure = failure }
+    }
+
+    /// Turns the latch on: from now, every token response (success or error) is held until
+    /// `releaseTokenResponses()`. Requests are still processed and recorded on arrival.
+    func holdTokenResponses() {
+        self.state.mutate { $0.holding = true }
+    }
+
+    /// Turns the latch off and sends every held response, in arrival order.
+    func releaseTokenResponses() {
+        self.state.release()
+    }
+
+    /// How many token responses the latch is holding.
+    var heldTokenResponseCount: Int {
+        self.state.read { $0.held.count }
+    }
+
+    /// `expires_in` (seconds) for tokens whose request includes every scope in `scope`; nil removes the override.
+    /// The most recently set matching override wins.
+    func setExpiresIn(_ seconds: Int?, forScope scope: String) {
+        self.state.mutate { data in
+            data.expiresInOverrides.removeAll { $0.scope == scope }
+            if let seconds { data.expiresInOverrides.append((scope: scope, seconds: seconds)) }
+        }
+    }
+
+    /// The default `expires_in` (seconds) for tokens without a per-scope override.
+    func setDefaultExpiresIn(_ seconds: Int) {
+        self.state.mutate { $0.expiresIn = seconds }
+    }
+
+    /// `refresh_in` (seconds) in every token response from now; nil leaves it out.
+    func setRefreshIn(_ seconds: Int?) {
+        self.state.mutate { $0.refreshIn = seconds }
+    }
+
+    /// Whether refresh_token grants return a new refresh token (see `Configuration.rotateRefreshTokens`).
+    func setRefreshTokenRotation(_ enabled: Bool) {
+        self.state.mutate { $0.rotateRefreshTokens = enabled }
+    }
+
+    /// What happens to refresh tokens rotated from now on (see `SupersededRefreshTokenPolicy`).
+    func setSupersededRefreshTokens(_ policy: SupersededRefreshTokenPolicy) {
+        self.state.mutate { $0.supersededRefreshTokens = policy }
+    }
+
+    /// The `scope` value to echo for requests that include every scope in `scope` (e.g. to answer with fewer or
+    /// differently spelled scopes than asked); nil restores the default echo (the requested resource scopes).
+    func setScopeEcho(_ echo: String?, forScope scope: String) {
+        self.state.mutate { data in
+            data.scopeEchoes.removeAll { $0.scope == scope }
+            if let echo { data.scopeEchoes.append((scope: scope, echo: echo)) }
+        }
+    }
+
+    // MARK: - Observations
+
+    /// Every token request so far, in arrival order.
+    var tokenRequests: [RecordedTokenRequest] {
+        self.state.read { $0.tokenRequests }
+    }
+
+    /// How many token requests arrived.
+    var tokenRequestCount: Int {
+        self.state.read { $0.tokenRequests.count }
+    }
+
+    /// How many token requests asked for every scope in `scope` (space-separated, order-insensitive; other
+    /// scopes, such as `openid profile offline_access`, may be there too).
+    func tokenRequestCount(forScope scope: String) -> Int {
+        self.state.read { data in data.tokenRequests.count { FakeIdentityScopes.matches(filter: scope, $0.scopes) } }
+    }
+
+    /// The last client assertion received (decoded, whether it passed or not).
+    var lastAssertion: DecodedAssertion? {
+        self.state.read { $0.lastAssertion }
+    }
+
+    /// How many discovery documents were requested (both issuers).
+    var discoveryRequestCount: Int {
+        self.state.read { $0.discoveryRequests.count }
+    }
+
+    /// The paths of the discovery requests, in order.
+    var discoveryRequests: [String] {
+        self.state.read { $0.discoveryRequests }
+    }
+
+    /// The users known (configured, plus those refresh tokens were issued for).
+    var users: [User] {
+        self.state.read { $0.users }
+    }
+
+    /// Waits until at least `n` token requests have arrived (and been recorded).
+    func waitForTokenRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
+        try await self.state.wait(for: .tokenRequests(n), timeout: timeout)
+    }
+
+    /// Waits until at least `n` discovery requests have arrived.
+    func waitForDiscoveryRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
+        try await self.state.wait(for: .discoveryRequests(n), timeout: timeout)
+    }
+
+    /// Waits until the latch holds at least `n` token responses.
+    func waitForHeldTokenResponses(_ n: Int, timeout: Duration = .seconds(30)) async throws {
+        try await self.state.wait(for: .heldResponses(n), timeout: timeout)
+    }
+
+    // MARK: - Decoding tokens
+
+    /// The claims of a token the fake issued (access or ID token); nil if it is not a JWT. Not verified: use
+    /// `isFakeSigned(_:)` for that.
+    static func claims(ofAccessToken token: String) -> [String: Any]? {
+        FakeIdentityJWT.split(token)?.claims
+    }
+
+    /// The claims of an ID token the fake issued (same as `claims(ofAccessToken:)`).
+    static func claims(ofIDToken token: String) -> [String: Any]? {
+        FakeIdentityJWT.split(token)?.claims
+    }
+
+    /// Whether `token` carries a valid signature by the fake's HS256 key.
+    static func isFakeSigned(_ token: String) -> Bool {
+        FakeIdentityJWT.hasValidSignature(token)
+    }
+
+    /// The decoded `client_info` of a token response (`uid`, `utid`).
+    static func decodeClientInfo(_ clientInfo: String) -> [String: String]? {
+        FakeIdentityJWT.decodeBase64URL(clientInfo).flatMap { FakeIdentityJWT.object($0) as? [String: String] }
+    }
+}
