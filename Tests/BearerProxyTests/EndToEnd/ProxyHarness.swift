@@ -14,14 +14,16 @@ struct ProxyHarness {
 
     /// Runs `body` against a proxy serving `routes` (a JSON array), then shuts the proxy down.
     static func with<T>(
-        routes: String, extra: String = "", environment: [String: String] = [:],
+        routes: String, extra: String = "", account: String = #"{ "flow": "dev" }"#,
+        environment: [String: String] = [:], stateDirectory: StateDirectory? = nil,
         timeouts: ProxyTimeouts = ProxyTimeouts(), logger: Logger = ProxyHarness.silentLogger,
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
-        let configuration = try TestConfigurations.make(routes: routes, extra: extra, environment: environment)
+        let configuration = try TestConfigurations.make(
+            routes: routes, extra: extra, account: account, environment: environment)
         let proxy = try await RunningProxy.start(
-            configuration: configuration, stateDirectory: nil, environment: environment, timeouts: timeouts,
-            threads: 2, logger: logger)
+            configuration: configuration, stateDirectory: stateDirectory, environment: environment,
+            timeouts: timeouts, threads: 2, logger: logger)
         let harness = ProxyHarness(proxy: proxy)
         do {
             let result = try await body(harness)

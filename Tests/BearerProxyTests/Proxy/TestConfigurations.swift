@@ -6,9 +6,12 @@ import Testing
 /// Builds validated configurations from JSON snippets, the way users write them.
 enum TestConfigurations {
     /// A dev-account configuration with `routes` (a JSON array) and optional extra top-level members.
-    static func make(routes: String, extra: String = "", environment: [String: String] = [:]) throws -> Configuration {
+    static func make(
+        routes: String, extra: String = "", account: String = #"{ "flow": "dev" }"#,
+        environment: [String: String] = [:]
+    ) throws -> Configuration {
         let json = """
-            { "listen": "127.0.0.1:0", "account": { "flow": "dev" }\(extra.isEmpty ? "" : ", " + extra),
+            { "listen": "127.0.0.1:0", "account": \(account)\(extra.isEmpty ? "" : ", " + extra),
               "routes": \(routes) }
             """
         do {
