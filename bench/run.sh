@@ -514,7 +514,7 @@ RSS_IDLE_START=$(vm_kib "$BP_PID" VmRSS)
 
 # --- throughput and latency --------------------------------------------------------------------
 
-RESULTS=$TMP/results.tsv # target round rps p50ms p99ms cpu_us_per_req requests non2xx sockerr
+RESULTS=$TMP/results.tsv # target round rps p50ms p99ms cpu_us_per_req requests non2xx sockerr other%
 : >"$RESULTS"
 
 parse_wrk() { # FILE -> "rps p50ms p99ms requests non2xx sockerr"
@@ -540,33 +540,51 @@ parse_wrk() { # FILE -> "rps p50ms p99ms requests non2xx sockerr"
         }' "$1"
 }
 
-measure() { # TARGET ROUND URL PID
-    local target=$1 round=$2 url=$3 pid=$4 out c0 c1 parsed rps p50 p99 reqs non2xx sock cpu
+snapshot() { # TARGET_PID UPSTREAM_PID -> "machine target upstream ours": CPU clock ticks used so
+    # far by the whole machine (user+nice+system), the target, the upstream, and this script's
+    # reaped children (wrk). What the machine used beyond the last three is someone else's load.
+    local line t u
+    local -a f m
+    read -r -a m </proc/stat
+    { read -r line <"/proc/$$/stat"; } 2>/dev/null
+    read -r -a f <<<"${line##*) }"
+    t=$(cpu_ticks "$1")
+    if [[ $2 == "$1" ]]; then u=0; else u=$(cpu_ticks "$2"); fi
+    echo "$((m[1] + m[2] + m[3])) $t $u $((f[13] + f[14]))" # cutime + cstime: fields 16, 17
+}
+
+measure() { # TARGET ROUND URL PID UPSTREAM_PID
+    local target=$1 round=$2 url=$3 pid=$4 upstream=$5 out parsed rps p50 p99 reqs non2xx sock cpu other
+    local m0 t0 u0 s0 m1 t1 u1 s1
     out=$TMP/wrk-$target-$round.txt
     if ((WARMUP > 0)); then
         run_child wrk "$TMP/wrk-warmup.txt" "" \
             timeout $((WARMUP + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${WARMUP}s" "$url" || die "wrk warm-up against $target failed: $(cat "$TMP/wrk-warmup.txt")"
     fi
-    c0=$(cpu_ticks "$pid")
+    read -r m0 t0 u0 s0 <<<"$(snapshot "$pid" "$upstream")"
     run_child wrk "$out" "" \
         timeout $((DURATION + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$url" || die "wrk against $target failed: $(cat "$out")"
-    c1=$(cpu_ticks "$pid")
+    read -r m1 t1 u1 s1 <<<"$(snapshot "$pid" "$upstream")"
     alive "$pid" || { [[ $target != bearer-proxy ]] || log_tail "$BP_LOG" "bearer-proxy log"; die "$target died during the run"; }
     parsed=$(parse_wrk "$out") || die "could not parse wrk output for $target: $(cat "$out")"
     read -r rps p50 p99 reqs non2xx sock <<<"$parsed"
-    cpu=$(awk -v d=$((c1 - c0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / hz / n; else print "n/a" }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$reqs" "$non2xx" "$sock" >>"$RESULTS"
-    log "$(printf '%-14s round %-2s %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %s us/req  non-2xx %s  socket errors %s' \
-        "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$sock")"
+    cpu=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / hz / n; else print "n/a" }')
+    other=$(awk -v d=$(((m1 - m0) - (t1 - t0) - (u1 - u0) - (s1 - s0))) -v hz="$CLK_TCK" -v s="$DURATION" \
+        'BEGIN { p = d * 100 / (hz * s); printf "%.0f", (p < 0 ? 0 : p) }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$reqs" "$non2xx" "$sock" "$other" >>"$RESULTS"
+    log "$(printf '%-14s round %-2s %8.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6s us/req  errors %s  other load %s%%' \
+        "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$((non2xx + sock))" "$other")"
     if ((non2xx + sock > 0)); then PROBLEMS+=("$target round $round: $non2xx non-2xx responses, $sock socket errors"); fi
 }
 
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
-measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "${PROCS[nginx-upstream]}"
+UP_PID=${PROCS[nginx-upstream]}
+measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "$UP_PID" "$UP_PID"
 for ((r = 1; r <= ROUNDS; r++)); do
-    measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}"
-    measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID"
+    measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}" "$UP_PID"
+    measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID" "$UP_PID"
 done
+MAX_OTHER=$(awk -F'\t' '$10 > m { m = $10 } END { print m + 0 }' "$RESULTS")
 RSS_AFTER_LOAD=$(vm_kib "$BP_PID" VmRSS)
 HWM_AFTER_LOAD=$(vm_kib "$BP_PID" VmHWM)
 
@@ -743,8 +761,12 @@ REPORT=$TMP/report.md
         "$(awk -v a="$NGX_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')" \
         "$(awk -v a="$BP_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')"
     printf 'CPU µs/req is the server'"'"'s own user+system time (`/proc/PID/stat`, the process and its workers) over the measured run divided by the requests wrk completed; errors are non-2xx responses plus socket errors summed over the rounds.\n\n'
-    printf '<details><summary>Every run</summary>\n\n| target | round | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | socket errors |\n|---|---|---|---|---|---|---|---|\n'
-    awk -F'\t' '{ printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $8, $9 }' "$RESULTS"
+    if ((MAX_OTHER > 10)); then
+        printf '**Warning: the machine was busy.** Other processes used up to %s%% of a core during a measured run (see "other load" below); these numbers understate both proxies and are noisy. Rerun on an idle machine.\n\n' "$MAX_OTHER"
+    fi
+    printf '<details><summary>Every run</summary>\n\n"Other load" is the CPU the rest of the machine used during the run (`/proc/stat` minus wrk, the upstream and the measured server), in %% of one core.\n\n'
+    printf '| target | round | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | socket errors | other load |\n|---|---|---|---|---|---|---|---|---|\n'
+    awk -F'\t' '{ printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s | %s%% |\n", $1, $2, $3, $4, $5, $6, $8, $9, $10 }' "$RESULTS"
     printf '\n</details>\n\n'
 
     printf '## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n'

@@ -11,6 +11,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: "Log format: text (default) or json (one object per line).")
+    var logFormat: LogFormat = .text
+
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     var configPath: String { config ?? environment["BEARER_PROXY_CONFIG"] ?? "routes.json" }
@@ -30,15 +33,29 @@ struct GlobalOptions: ParsableArguments {
     /// Sends logs to stderr at the chosen level (stdout stays free for command output).
     func bootstrapLogging() {
         let level = logLevel
+        let format = logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// How log lines are written.
+enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+    case text
+    case json
+}
 
 /// Output helpers: results on stdout, diagnostics on stderr.
 enum Terminal {

@@ -51,7 +51,10 @@ struct Serve: AsyncParsableCommand {
             "listening on http://\(proxy.server.localAddress) (account: \(configuration.account.flow.rawValue))")
         let services = ServiceGroup(
             configuration: .init(
-                services: [.init(service: proxy.server), .init(service: TokenMaintenance(account: proxy.account))],
+                services: [
+                    .init(service: proxy.server), .init(service: TokenMaintenance(proxy: proxy)),
+                    .init(service: ConfigurationReloader(proxy: proxy, path: global.configPath)),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
         await proxy.account.shutdown()

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
 
 /// The proxy's own endpoints under the reserved prefix `/-/` (SPEC §9): liveness, the diagnostic echo upstream, and
@@ -7,10 +8,36 @@ public struct AdminEndpoints: Sendable {
     /// The reserved prefix; `routes.json` cannot route it.
     static let prefix = "/-/"
 
-    let devIssuer: DevIssuer?
+    /// An answer now, or one that needs to wait (for a token request, or for counts from every event loop).
+    enum Answer {
+        case now(LocalResponse)
+        case later(@Sendable () async -> LocalResponse)
+        case refused(ProxyError)
+    }
 
+    let devIssuer: DevIssuer?
+    let account: AccountRuntime?
+    let metrics: ProxyMetrics?
+    let requestCounts: (@Sendable () async -> [String: Int])?
+
+    /// Endpoints for a running proxy: its account (for `status` and `ready`), its metrics, its request counts.
+    public init(account: AccountRuntime?, metrics: ProxyMetrics?, server: ProxyServer?) {
+        devIssuer = account?.devIssuer
+        self.account = account
+        self.metrics = metrics
+        if let server {
+            requestCounts = { await server.requestCounts() }
+        } else {
+            requestCounts = nil
+        }
+    }
+
+    /// Only the dev issuer's documents (and health, echo).
     public init(devIssuer: DevIssuer?) {
         self.devIssuer = devIssuer
+        account = nil
+        metrics = nil
+        requestCounts = nil
     }
 
     /// Whether `path` belongs to the proxy rather than to a route.
@@ -19,33 +46,52 @@ public struct AdminEndpoints: Sendable {
     }
 
     /// The answer to `request`.
-    func response(to request: LocalRequest) -> Result<LocalResponse, ProxyError> {
+    func response(to request: LocalRequest) -> Answer {
         let path = request.path
         if path == "/-/echo" || path.hasPrefix("/-/echo/") {
-            return .success(Echo.response(to: request))
+            return .now(Echo.response(to: request))
         }
+        let known = [
+            "/-/health", "/-/ready", "/-/status", "/-/metrics", "/-/jwks.json", "/-/.well-known/openid-configuration",
+        ]
         guard request.head.method == .GET || request.head.method == .HEAD else {
-            if ["/-/health", "/-/jwks.json", "/-/.well-known/openid-configuration"].contains(path) {
-                return .failure(.methodNotAllowed(method: request.head.method.rawValue, allowed: ["GET", "HEAD"]))
+            if known.contains(String(path)) {
+                return .refused(.methodNotAllowed(method: request.head.method.rawValue, allowed: ["GET", "HEAD"]))
             }
-            return .failure(.reservedEndpointNotFound(path: String(path)))
+            return .refused(.reservedEndpointNotFound(path: String(path)))
         }
         switch path {
         case "/-/health":
-            return .success(.json(["status": "ok"]))
+            return .now(.json(["status": "ok"]))
+        case "/-/ready":
+            guard let account else { break }
+            return .later { await Readiness.check(account) }
+        case "/-/status":
+            guard let account else { break }
+            let counts = requestCounts
+            return .later {
+                let report = StatusReport(account: account, requestCounts: await counts?())
+                return LocalResponse(status: .ok, contentType: "application/json", body: ByteBuffer(bytes: report.json))
+            }
+        case "/-/metrics":
+            guard let metrics else { break }
+            return .now(
+                LocalResponse(
+                    status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                    body: ByteBuffer(bytes: metrics.render())))
         case "/-/jwks.json":
             guard let devIssuer else { break }
-            return .success(
+            return .now(
                 LocalResponse(
                     status: .ok, contentType: "application/jwk-set+json", body: .init(bytes: devIssuer.jwksDocument)))
         case "/-/.well-known/openid-configuration":
             guard let devIssuer else { break }
-            return .success(
+            return .now(
                 LocalResponse(
                     status: .ok, contentType: "application/json", body: .init(bytes: devIssuer.discoveryDocument)))
         default:
             break
         }
-        return .failure(.reservedEndpointNotFound(path: String(path)))
+        return .refused(.reservedEndpointNotFound(path: String(path)))
     }
 }

@@ -59,7 +59,7 @@ extension ConfigurationReader {
         _ account: ObjectReader
     ) -> (ClientCredentialsAccount.Credential?, ClientCredentialsAccount.AssertionAlgorithm?) {
         guard let certificate = account.object("certificate") else { return (nil, nil) }
-        certificate.rejectUnknownKeys(allowed: ["certFile", "keyFile", "algorithm"])
+        certificate.rejectUnknownKeys(allowed: ConfigurationKeys.certificate)
         let certFile = readFile(certificate, "certFile", required: true)
         let keyFile = readFile(certificate, "keyFile", required: true)
         let algorithm: ClientCredentialsAccount.AssertionAlgorithm? = certificate.choice("algorithm")

@@ -1,7 +1,7 @@
 extension ConfigurationReader {
     /// `headers: {"set": {name: value}, "remove": [name]}`.
     func readHeaders(_ headers: ObjectReader) -> HeaderRules? {
-        headers.rejectUnknownKeys(allowed: ["set", "remove"])
+        headers.rejectUnknownKeys(allowed: ConfigurationKeys.headers)
         var fields: [HeaderField] = []
         var setNames: [String: String] = [:]
         if let set = headers.object("set") {

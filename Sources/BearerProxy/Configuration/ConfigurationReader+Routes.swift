@@ -1,9 +1,4 @@
 extension ConfigurationReader {
-    static let routeKeys: Set<String> = [
-        "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "methods",
-        "allowInsecureUpstream", "forwardedHeaders", "tls",
-    ]
-
     /// `routes`: a non-empty array of routes with unique prefixes.
     func readRoutes(_ root: ObjectReader, context: RouteContext) -> [Route]? {
         guard let elements = root.array("routes", required: true) else { return nil }
@@ -31,7 +26,7 @@ extension ConfigurationReader {
         prefixes: inout [String: Int],
         context: RouteContext
     ) -> Route? {
-        route.rejectUnknownKeys(allowed: Self.routeKeys)
+        route.rejectUnknownKeys(allowed: ConfigurationKeys.route)
         let prefix = readPrefix(route, index: index, prefixes: &prefixes)
         let allowInsecureUpstream = route.bool("allowInsecureUpstream") ?? false
         let upstream = readUpstream(route, allowInsecure: allowInsecureUpstream)

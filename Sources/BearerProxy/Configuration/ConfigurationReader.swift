@@ -10,13 +10,11 @@ struct ConfigurationReader {
     /// Where relative file names resolve.
     let baseDirectory: String
 
-    static let keys: Set<String> = [
-        "listen", "account", "routes", "tls", "allowedHosts", "allowedOrigins", "allowRemote", "requireKey",
-    ]
-
     func read(_ document: JSONValue) -> Configuration? {
         guard let root = ObjectReader(document, at: .root, problems: problems) else { return nil }
-        root.rejectUnknownKeys(allowed: Self.keys)
+        root.rejectUnknownKeys(allowed: ConfigurationKeys.topLevel)
+        // `$schema` tells editors where docs/routes.schema.json is; the proxy only checks that it is a string.
+        _ = root.string("$schema")
 
         let listen = readListen(root)
         var context = RouteContext()
@@ -56,7 +54,7 @@ struct ConfigurationReader {
 
     /// `{"caFile": …}`, globally or on a route.
     func readTLS(_ tls: ObjectReader) -> TLSSettings? {
-        tls.rejectUnknownKeys(allowed: ["caFile"])
+        tls.rejectUnknownKeys(allowed: ConfigurationKeys.tls)
         return TLSSettings(caFile: readFile(tls, "caFile"))
     }
 }

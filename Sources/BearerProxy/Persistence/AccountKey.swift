@@ -30,12 +30,10 @@ public enum AccountKey {
     /// `tokens-<key>.json` and its temporary and set-aside siblings can never be confused with another key's.
     public static func isValid(_ key: String) -> Bool {
         guard (1...64).contains(key.utf8.count) else { return false }
-        return key.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: "_")
-        }
+        return key.utf8.allSatisfy(keyBytes.contains)
     }
+
+    private static let keyBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_".utf8)
 
     /// FNV-1a over `bytes` with the 128-bit offset basis and prime of the FNV specification
     /// (draft-eastlake-fnv, "FNV-1a", 128 bits).

@@ -6,12 +6,20 @@ import Foundation
 /// ```json
 /// {
 ///   "version" : 1,
+///   "accessTokens" : [
+///     {
+///       "claimsHash" : "…",
+///       "expiresOn" : "2025-11-22T06:40:00.123Z",
+///       "grantedScopes" : [ "api://todo/ToDoList.Read", "api://todo/ToDoList.ReadWrite" ],
+///       "refreshOn" : "2025-11-22T06:10:00.123Z",
+///       "scopes" : [ "api://todo/ToDoList.Read" ],
+///       "value" : "<secret>"
+///     }
+///   ],
 ///   "flow" : "refresh-token",
-///   "identity" : { "name" : "Ada", "username" : "ada@contoso.com", "objectID" : "…", "tenantID" : "…" },
+///   "identity" : { "name" : "Ada Lovelace", "objectID" : "…", "tenantID" : "…", "username" : "ada@contoso.com" },
 ///   "refreshToken" : "<secret>",
-///   "accessTokens" : [ { "scopes" : [ "User.Read" ], "grantedScopes" : [ "User.Read" ], "value" : "<secret>",
-///                        "expiresOn" : "2025-11-22T06:39:00.000Z", "refreshOn" : "2025-11-22T06:09:00.000Z" } ],
-///   "updatedAt" : "2025-11-22T05:39:00.123Z"
+///   "updatedAt" : "2025-11-22T05:40:00.123Z"
 /// }
 /// ```
 ///

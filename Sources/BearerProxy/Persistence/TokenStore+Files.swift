@@ -20,7 +20,8 @@ extension TokenStore {
         if info.st_mode & 0o777 != 0o600 {
             // Tightened (or, for an owner-only mode like 0400, normalised) rather than refused: see TokenStore.
             guard chmod(path, 0o600) == 0 else {
-                throw .cannotWrite(path: path, reason: "its mode is not 0600 and cannot be changed: \(Self.lastError())")
+                throw .cannotWrite(
+                    path: path, reason: "its mode is not 0600 and cannot be changed: \(Self.lastError())")
             }
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)

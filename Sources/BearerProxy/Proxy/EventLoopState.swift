@@ -16,6 +16,19 @@ final class EventLoopState {
         self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16)
     }
 
+    /// Metric handles per route label, made on first use on this loop.
+    private var routeMetrics: [String: RouteMetrics] = [:]
+
+    func metrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
+        if let known = routeMetrics[route] { return known }
+        let made = metrics.route(route)
+        routeMetrics[route] = made
+        return made
+    }
+
+    /// Requests seen on this loop, per route label.
+    var requestCounts: [String: Int] { routeMetrics.mapValues(\.count) }
+
     /// A new request id: `<random>-<sequence>`.
     func nextRequestID() -> String {
         requestCounter &+= 1

@@ -37,6 +37,18 @@ final class Exchange {
     /// Completes when the response's last byte is written, when someone needs to wait for it.
     var responseWritten: EventLoopFuture<Void>?
 
+    // For the access log and the metrics.
+    let started = NIODeadline.now()
+    /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
+    var routeLabel = "none"
+    var status: UInt = 0
+    var upstreamStatus: UInt?
+    var bytesIn = 0
+    var bytesOut = 0
+    /// When the request (last) went upstream, and how long the response head took.
+    var upstreamSent: NIODeadline?
+    var upstreamLatency: TimeAmount?
+
     init(id: String, request: HTTPRequestHead, kind: Kind) {
         self.id = id
         self.request = request

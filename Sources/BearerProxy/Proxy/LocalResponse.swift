@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// A complete response the proxy produces itself: an error, or one of its `/-/` endpoints.
-struct LocalResponse {
+struct LocalResponse: Sendable {
     var status: HTTPResponseStatus
     var headers: HTTPHeaders
     var body: ByteBuffer

@@ -75,6 +75,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         upstream.owner = self
         upstream.wasReused = reused
         leg.upstream = upstream
+        exchange?.upstreamSent = .now()
         upstream.write(.head(head))
         while let part = leg.pending.popFirst() {
             upstream.write(part)
@@ -111,6 +112,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             responseHead(head, exchange: exchange, leg: leg)
         case .body(let buffer):
             guard exchange.responseStarted else { return }
+            exchange.bytesOut += buffer.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             if !context.channel.isWritable { upstream.pauseReads() }
         case .end(let trailers):
@@ -137,6 +139,8 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         leg.responseTimer?.cancel()
         leg.responseTimer = nil
         leg.upstreamKeepAlive = head.isKeepAlive
+        exchange.upstreamStatus = UInt(head.status.code)
+        exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
         if let retry = tokenRetry(for: head, exchange: exchange, leg: leg) {
             // This answer is read and dropped; the request goes again with a new token once it has ended.
             leg.tokenRetry = retry
@@ -151,6 +155,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
         if framing == .untilClose { exchange.closeAfter = true }
         exchange.responseStarted = true
+        exchange.status = UInt(clientHead.status.code)
         context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
     }
 

@@ -38,6 +38,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         clientAddress = context.channel.remoteAddress?.ipAddress
+        server.metrics.activeConnections.increment()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        server.metrics.activeConnections.decrement()
     }
 
     // MARK: Client → proxy
@@ -74,7 +79,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled, as
-        // its response may be half-read).
+        // its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
+        if let exchange, !exchange.responseEnded { record(exchange, status: 499) }
         if case .proxied(let leg)? = exchange?.kind {
             leg.responseTimer?.cancel()
             leg.upstream?.close()
@@ -179,6 +185,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             exchange.corsOrigin = corsOrigin
         }
         if AdminEndpoints.owns(target.path) {
+            exchange.routeLabel = "-"
             exchange.kind = .local(LocalBody())
             return
         }
@@ -186,6 +193,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             return reject(.noRoute(path: String(target.path)))
         }
         let route = match.route
+        exchange.routeLabel = route.prefix
         if let methods = route.methods, !methods.contains(head.method.rawValue) {
             return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
         }
@@ -208,8 +216,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             forward(nil)
         case .bearer(let scopes):
             if let token = proxy.tokens.cachedToken(for: scopes) {
+                server.metrics.tokenCacheHits.increment()
                 forward(token.value)
             } else {
+                server.metrics.tokenCacheMisses.increment()
                 fetchToken(scopes, claims: nil, proxy: proxy, exchange: exchange, then: forward)
             }
         case .firebaseID, .providerAccess:
@@ -239,6 +249,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     private func requestBody(_ buffer: ByteBuffer) {
         guard let exchange else { return }
+        exchange.bytesIn += buffer.readableBytes
         switch exchange.kind {
         case .local(let body):
             body.append(buffer)
@@ -286,8 +297,19 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
             bodySHA256: body.sha256Hex)
         switch proxy.admin.response(to: request) {
-        case .success(let response): respond(response)
-        case .failure(let error): reject(error)
+        case .now(let response):
+            respond(response)
+        case .refused(let error):
+            reject(error)
+        case .later(let answer):
+            // Reads stay possible (the request has ended); the answer is written when it is known, unless the
+            // client has gone by then.
+            context.eventLoop.makeFutureWithTask { await answer() }
+                .assumeIsolated()
+                .whenSuccess { [weak self] response in
+                    guard let self, self.exchange === exchange else { return }
+                    self.respond(response)
+                }
         }
     }
 
@@ -328,8 +350,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             head.headers.add(name: "connection", value: "keep-alive")
         }
         exchange.responseStarted = true
+        exchange.status = UInt(response.status.code)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if exchange.request.method != .HEAD {
+            exchange.bytesOut += response.body.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
         }
         writeResponseEnd(exchange, trailers: nil)
@@ -352,6 +376,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     /// The exchange is over on both sides: close, or move on to the next request.
     func finishExchange() {
         guard let exchange else { return }
+        record(exchange, status: exchange.status)
         self.exchange = nil
         if exchange.closeAfter || !exchange.keepAlive || quiescing {
             queued.removeAll()
@@ -365,6 +390,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         }
         drainQueue()
         updateReading()
+    }
+
+    /// Counts a finished (or abandoned) exchange in the metrics and writes its access-log line.
+    func record(_ exchange: Exchange, status: UInt) {
+        loop.metrics(for: exchange.routeLabel, in: server.metrics).record(
+            method: RouteMetrics.methodLabel(exchange.request.method.rawValue), status: status,
+            bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, upstream: exchange.upstreamLatency)
+        AccessLog.record(exchange, status: status, logger: server.logger)
     }
 
     /// Delivers queued parts of pipelined requests: all of them, except that a new request waits for the exchange

@@ -40,13 +40,23 @@ public final class ProxyServer: Service, Sendable {
         self.logger = logger
     }
 
+    /// Requests seen per route label, summed over the event loops (for `/-/status`).
+    public func requestCounts() async -> [String: Int] {
+        var totals: [String: Int] = [:]
+        for state in loops {
+            let counts = try? await state.eventLoop.submit { state.value.requestCounts }.get()
+            for (route, count) in counts ?? [:] { totals[route, default: 0] += count }
+        }
+        return totals
+    }
+
     /// The configuration in force, if installed.
     var context: ProxyContext? { current.context }
 
     /// Opens the listening socket on `address`.
     public static func bind(
         to address: ListenAddress, group: MultiThreadedEventLoopGroup, timeouts: ProxyTimeouts = ProxyTimeouts(),
-        logger: Logger
+        metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
     ) async throws -> ProxyServer {
         var loops: [NIOLoopBound<EventLoopState>] = []
         var sweeps: [RepeatedTask] = []
@@ -65,7 +75,7 @@ public final class ProxyServer: Service, Sendable {
         let stateByLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) })
         let current = InstalledContext()
         let quiescing = ServerQuiescingHelper(group: group)
-        let core = ProxyServerCore(installed: current, logger: logger)
+        let core = ProxyServerCore(installed: current, logger: logger, metrics: metrics)
         let clientIdle = timeouts.clientIdle
 
         let channel = try await ServerBootstrap(group: group)
@@ -152,6 +162,7 @@ public final class ProxyServer: Service, Sendable {
 struct ProxyServerCore: Sendable {
     let installed: InstalledContext
     let logger: Logger
+    let metrics: ProxyMetrics
 }
 
 /// The configuration in force. Read once per request; replaced whole, so a request sees one consistent

@@ -23,7 +23,7 @@ public struct AccountRuntime: Sendable {
     ///   - devIssuerURL: the dev issuer's `iss`, which depends on the address the proxy listens on.
     public static func make(
         configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
-        eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger,
+        eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger, metrics: ProxyMetrics? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> AccountRuntime {
         let settings = configuration.account.settings
@@ -81,11 +81,21 @@ public struct AccountRuntime: Sendable {
             } else {
                 flow
             }
-        let tokens = TokenCache(flow: sessionFlow, now: now, onChange: saveTokens)
+        let tokens = TokenCache(
+            flow: sessionFlow, now: now, onChange: saveTokens,
+            observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.restore(loaded.tokens)
         return AccountRuntime(
             configuration: configuration, flow: sessionFlow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, notices: loaded.notice.map { [$0] } ?? [], provider: provider)
+    }
+
+    /// The same account with another configuration whose `account` section is unchanged (a reload that only
+    /// changed routes): the signed-in session and cached tokens carry over.
+    func with(configuration: Configuration) -> AccountRuntime {
+        AccountRuntime(
+            configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
+            devIssuer: devIssuer, notices: [], provider: provider)
     }
 
     /// The distinct scope sets the routes need tokens for.

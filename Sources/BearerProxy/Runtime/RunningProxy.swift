@@ -8,9 +8,13 @@ import NIOPosix
 /// exercise exactly what users run.
 public struct RunningProxy: Sendable {
     public let server: ProxyServer
-    /// The account: its flow, token cache, session and token cache file.
-    public let account: AccountRuntime
     public let group: MultiThreadedEventLoopGroup
+    public let metrics: ProxyMetrics
+    /// What a reload needs to build the next configuration's runtime the same way.
+    let current: ReloadableState
+
+    /// The account in force: its flow, token cache, session and token cache file.
+    public var account: AccountRuntime { current.account }
 
     public var tokens: TokenCache { account.tokens }
     /// The embedded issuer, for the `dev` account.
@@ -43,9 +47,11 @@ public struct RunningProxy: Sendable {
             )
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let metrics = ProxyMetrics()
         let server: ProxyServer
         do {
-            server = try await ProxyServer.bind(to: address, group: group, timeouts: timeouts, logger: logger)
+            server = try await ProxyServer.bind(
+                to: address, group: group, timeouts: timeouts, metrics: metrics, logger: logger)
         } catch {
             try? await group.shutdownGracefully()
             throw StartupError.cannotListen(address: address.description, reason: "\(error)")
@@ -56,12 +62,14 @@ public struct RunningProxy: Sendable {
             let account = try AccountRuntime.make(
                 configuration: configuration, stateDirectory: stateDirectory, environment: environment,
                 eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(host: issuerHost, port: bound.port),
-                logger: logger, now: now)
+                logger: logger, metrics: metrics, now: now)
             for notice in account.notices { logger.warning("\(notice)") }
             try server.install(
-                configuration, tokens: account.tokens, admin: AdminEndpoints(devIssuer: account.devIssuer),
-                policy: policy)
-            return RunningProxy(server: server, account: account, group: group)
+                configuration, tokens: account.tokens,
+                admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy)
+            let state = ReloadableState(
+                account: account, stateDirectory: stateDirectory, environment: environment, logger: logger, now: now)
+            return RunningProxy(server: server, group: group, metrics: metrics, current: state)
         } catch {
             await server.shutdown()
             try? await group.shutdownGracefully()

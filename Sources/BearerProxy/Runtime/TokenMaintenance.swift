@@ -5,11 +5,17 @@ import ServiceLifecycle
 /// past their `refreshOn` (the current ones keep being served meanwhile) and takes over changes that another
 /// process made to the token cache file.
 public struct TokenMaintenance: Service {
-    let account: AccountRuntime
+    let account: @Sendable () -> AccountRuntime
     let interval: Duration
 
+    /// Maintains whatever account `proxy` has at each round (a reload may replace it).
+    public init(proxy: RunningProxy, interval: Duration = .seconds(1)) {
+        self.account = { proxy.account }
+        self.interval = interval
+    }
+
     public init(account: AccountRuntime, interval: Duration = .seconds(1)) {
-        self.account = account
+        self.account = { account }
         self.interval = interval
     }
 
@@ -25,6 +31,7 @@ public struct TokenMaintenance: Service {
 
     /// One round: pick up another process's sign-in or sign-out, then refresh what is due.
     public func tick() async {
+        let account = self.account()
         account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
         await account.tokens.refreshDueTokens()
     }

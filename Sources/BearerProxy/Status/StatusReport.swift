@@ -19,8 +19,11 @@ public struct StatusReport: Sendable {
     public var account: Account
     public var routes: [RouteEntry]
     public var generatedAt: Date
+    /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
+    public var requestCounts: [String: Int]?
 
-    public init(account runtime: AccountRuntime, now: Date = Date()) {
+    public init(account runtime: AccountRuntime, requestCounts: [String: Int]? = nil, now: Date = Date()) {
+        self.requestCounts = requestCounts
         account = Account(
             flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.session.isSignedIn,
             identity: runtime.session.identity)
@@ -59,6 +62,7 @@ public struct StatusReport: Sendable {
                 if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
                 object["token"] = tokenObject
             }
+            if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
             return object
         }
         let document: [String: Any] = [

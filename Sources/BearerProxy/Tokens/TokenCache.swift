@@ -29,6 +29,7 @@ public final class TokenCache: Sendable {
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
     private let onChange: (@Sendable ([AccessToken]) -> Void)?
+    private let observer: (any TokenCacheObserver)?
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
     static let baseBackoff: TimeInterval = 2
     static let maximumBackoff: TimeInterval = 60
@@ -37,13 +38,15 @@ public final class TokenCache: Sendable {
     ///   - flow: where fresh tokens come from.
     ///   - now: the wall clock; tests pass their own so expiry and backoff are tested without sleeping.
     ///   - onChange: told the full set of tokens after each change (persistence).
+    ///   - observer: told about each token request (logs, metrics).
     public init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
-        onChange: (@Sendable ([AccessToken]) -> Void)? = nil
+        onChange: (@Sendable ([AccessToken]) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil
     ) {
         self.flow = flow
         self.now = now
         self.onChange = onChange
+        self.observer = observer
     }
 
     /// The flow's name, for logs and `status`.
@@ -189,11 +192,14 @@ public final class TokenCache: Sendable {
     /// Asks the flow, as the single leader for `request`, then hands the outcome to everyone waiting.
     private func fetch(_ request: TokenRequest, background: Bool) async -> Result<AccessToken, TokenError> {
         let result: Result<AccessToken, TokenError>
+        let started = ContinuousClock.now
         do {
             result = .success(try await flow.acquireToken(request))
         } catch {
             result = .failure(error)
         }
+        observer?.tokenFetched(
+            request, outcome: result, duration: ContinuousClock.now - started, background: background)
         let now = self.now()
         let (waiters, changed) = state.withLock { state in
             let scopes = request.scopes

@@ -173,6 +173,38 @@ struct CommandLineTests {
         #expect(output.stderr.contains("non-loopback"))
     }
 
+    @Test("SIGHUP reloads routes.json in a running serve; SIGTERM then exits 0")
+    func sighupReloads() async throws {
+        let directory = try Self.temporaryDirectory()
+        let file = directory + "/routes.json"
+        let port = try await closedPort()
+        func write(prefix: String) throws {
+            try Data(
+                #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "\#(prefix)", "#
+                    .appending(#""upstream": "http://127.0.0.1:\#(port)/-/echo", "scopes": ["api://a/R"] } ] }"#)
+                    .utf8
+            ).write(to: URL(fileURLWithPath: file))
+        }
+        try write(prefix: "/before")
+        let running = try ChildProcess.start(
+            Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"])
+        #expect(try await Self.waitUntilHealthy(port: port))
+        #expect(try await TestClient.send(port: port, uri: "/before/x").status == .ok)
+        try write(prefix: "/after")
+        running.signal(SIGHUP)
+        var reloaded = false
+        for _ in 0..<200 where !reloaded {
+            reloaded = try await TestClient.send(port: port, uri: "/after/x").status == .ok
+            if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        #expect(reloaded)
+        #expect(try await TestClient.send(port: port, uri: "/before/x").status == .notFound)
+        running.signal(SIGTERM)
+        let output = try await running.wait()
+        #expect(output.status == 0)
+        #expect(output.stderr.contains("reloaded"))
+    }
+
     /// Polls `/-/health` until the freshly started process answers (bounded: 10 s).
     static func waitUntilHealthy(port: Int) async throws -> Bool {
         for _ in 0..<200 {

@@ -48,18 +48,23 @@ struct PersistedRedactionTests {
     func errorsDoNotLeak() throws {
         let scratch = try StoreScratchDirectory()
         defer { scratch.remove() }
-        let store = scratch.store()
-        try store.update { $0 = StoreSamples.account }
-        // A directory that cannot be entered: every operation fails, and says where.
-        #expect(chmod(scratch.state.path, 0o000) == 0)
-        defer { chmod(scratch.state.path, 0o700) }
-        guard getuid() != 0 else { return }  // root ignores permissions; nothing fails
-        do {
-            _ = try store.load()
-            Issue.record("expected the load to fail")
-        } catch {
-            for secret in StoreSamples.secrets { #expect(!"\(error)".contains(secret)) }
-            #expect("\(error)".contains(scratch.state.path))
+        // The state directory's parent is a regular file: every operation fails (even for root), and says where.
+        let blocker = scratch.root + "/not-a-directory"
+        try Data(StoreSamples.refreshToken.utf8).write(to: URL(fileURLWithPath: blocker))
+        let store = TokenStore(directory: StateDirectory(path: blocker + "/state"), accountKey: "account")
+        let failures: [() throws -> Void] = [
+            { _ = try store.load() },
+            { try store.update { $0 = StoreSamples.account } },
+            { try store.remove() },
+        ]
+        for operation in failures {
+            do {
+                try operation()
+                Issue.record("expected a failure")
+            } catch {
+                for secret in StoreSamples.secrets { #expect(!"\(error)".contains(secret)) }
+                #expect("\(error)".contains(blocker), "\(error)")
+            }
         }
     }
 }

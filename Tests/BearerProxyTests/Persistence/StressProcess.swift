@@ -52,6 +52,12 @@ final class StressProcess {
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
     }
 
+    // A test that fails half-way must not leave a writer running for the watchdog's minute.
+    deinit {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        watchdog.cancel()
+    }
+
     /// Blocks until the child reports at least `count` completed updates; returns the number reported.
     /// Throws, with the child's stderr, if it exits first.
     func waitForProgress(atLeast count: Int) throws -> Int {
@@ -66,6 +72,17 @@ final class StressProcess {
             }
             consume(data)
         }
+    }
+
+    /// Spins until `path` exists — for a temporary file, until the child is between creating it and renaming it
+    /// into place — or ten seconds pass; returns whether it appeared. No sleep: the window lasts a few writes and
+    /// an fsync, so only a tight loop reliably lands in it.
+    func waitForFile(_ path: String) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if access(path, F_OK) == 0 { return true }
+        }
+        return false
     }
 
     /// Sends SIGKILL, waits for the child to die, and returns how many updates it reported in all.

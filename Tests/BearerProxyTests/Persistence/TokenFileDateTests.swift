@@ -23,7 +23,9 @@ struct TokenFileDateTests {
     @Test("what is written reads back as the quantized date, bit for bit")
     func exactRoundTrip() throws {
         var generator = SystemRandomNumberGenerator()
-        var dates = [Date.distantFuture, Date(timeIntervalSince1970: -0.25), Date(timeIntervalSince1970: 4_102_444_800)]
+        var dates = [
+            Date.distantFuture, Date(timeIntervalSince1970: -0.25), Date(timeIntervalSince1970: 4_102_444_800),
+        ]
         for _ in 0..<500 {
             dates.append(Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator)))
         }

@@ -25,15 +25,18 @@ struct TokenStoreCorruptionTests {
             name: "no version", contents: #"{"flow": "dev", "accessTokens": [], "updatedAt": "2025-11-22T05:40:00Z"}"#,
             reason: #"no "version" field: not a bearer-proxy token cache"#),
         BadFile(name: "version as text", contents: #"{"version": "1"}"#, reason: #""version" is not a whole number"#),
-        BadFile(name: "newer version", contents: #"{"version": 2, "shape": "new"}"#,
+        BadFile(
+            name: "newer version", contents: #"{"version": 2, "shape": "new"}"#,
             reason: "written by a newer bearer-proxy (version 2)"),
         BadFile(name: "version 0", contents: #"{"version": 0}"#, reason: "unknown format version 0"),
         BadFile(
             name: "wrong shape",
-            contents: #"{"version": 1, "flow": "dev", "accessTokens": [{"scopes": 7}], "updatedAt": "2025-11-22T05:40:00Z"}"#,
+            contents:
+                #"{"version": 1, "flow": "dev", "accessTokens": [{"scopes": 7}], "updatedAt": "2025-11-22T05:40:00Z"}"#,
             reason: "wrong shape: unexpected type at $.accessTokens[0].scopes"),
         BadFile(
-            name: "missing field", contents: #"{"version": 1, "accessTokens": [], "updatedAt": "2025-11-22T05:40:00Z"}"#,
+            name: "missing field",
+            contents: #"{"version": 1, "accessTokens": [], "updatedAt": "2025-11-22T05:40:00Z"}"#,
             reason: #"wrong shape: "flow" missing at $"#),
         BadFile(
             name: "bad date", contents: #"{"version": 1, "flow": "dev", "accessTokens": [], "updatedAt": "yesterday"}"#,

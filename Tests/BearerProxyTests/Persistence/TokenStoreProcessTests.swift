@@ -10,11 +10,13 @@ import Testing
 /// Crashes and concurrent writers across processes (SPEC §7: "a crash or two processes never corrupt it").
 @Suite("Token store across processes (needs `bearer-proxy _stress-state`)")
 struct TokenStoreProcessTests {
-    @Test("a writer killed with SIGKILL mid-write leaves a readable cache, and its leftovers do not break the next update")
+    @Test(
+        "a writer killed with SIGKILL mid-write leaves a readable cache, and its leftovers do not break the next update"
+    )
     func killedWriter() async throws {
         let scratch = try StoreScratchDirectory()
         defer { scratch.remove() }
-        try await BlockingWork.run { try Self.killWritersRepeatedly(scratch, rounds: 3) }
+        try await BlockingWork.run { try Self.killWritersRepeatedly(scratch, rounds: 6) }
     }
 
     @Test("two processes writing at once lose none of each other's updates")
@@ -37,16 +39,22 @@ struct TokenStoreProcessTests {
         #expect(counts == [writers[0]: iterations, writers[1]: iterations])
     }
 
-    /// Each round starts a writer on the same file, lets it complete a few updates, and kills it wherever it is —
-    /// most of a writer's time goes into encoding and writing a ≥ 64 KiB file, so most kills land mid-write.
+    /// Each round starts a writer on the same file, lets it complete a few updates, and kills it: in odd rounds
+    /// wherever it is, in even rounds as soon as its temporary file appears — between `StateDirectory`'s
+    /// `open(".<name>.<pid>.tmp")` and its `rename` — so that some kills certainly land mid-write (a kill at a
+    /// random moment mostly lands in JSON work: about 1 in 40 hits the write).
     static func killWritersRepeatedly(_ scratch: StoreScratchDirectory, rounds: Int) throws {
         let store = scratch.store("crash")
         var expected: [String: Int] = [:]
-        for _ in 0..<rounds {
+        var killedMidWrite = 0
+        for round in 1...rounds {
             let child = try StressProcess(state: scratch.state, accountKey: "crash", iterations: 1_000_000)
-            _ = try child.waitForProgress(atLeast: 5)
+            _ = try child.waitForProgress(atLeast: 3 + round)
+            let temporary = scratch.state.path + "/.tokens-crash.json.\(child.process.processIdentifier).tmp"
+            if round.isMultiple(of: 2) { _ = child.waitForFile(temporary) }
             let (reported, exit) = child.kill()
             #expect(exit.killed, "expected SIGKILL; got \(exit.reason) \(exit.status): \(exit.stderr)")
+            if FileManager.default.fileExists(atPath: temporary) { killedMidWrite += 1 }
 
             guard case .loaded(let account) = try store.load() else {
                 Issue.record("expected the account after the kill")
@@ -60,8 +68,10 @@ struct TokenStoreProcessTests {
             expected[child.writer] = written
             #expect(counts == expected)
         }
+        // Otherwise this test would pass without testing a crash mid-write at all.
+        #expect(killedMidWrite > 0, "no kill landed while a temporary file existed")
 
-        // The next update works whatever the last kill left behind, and cleans up its temporary file.
+        // The next update works whatever the kills left behind, and cleans up their temporary files.
         let survivor = try store.update { $0?.updatedAt = Date() }
         #expect(try StateStress.census(of: try #require(survivor)) == expected)
         #expect(scratch.entries().filter { $0.hasSuffix(".tmp") } == [])

@@ -1,0 +1,134 @@
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The proxy's metrics (SPEC §9 `/-/metrics`), through swift-metrics with a Prometheus registry of its own — one
+/// per proxy, not a process-global bootstrap, so that several proxies (and tests) never mix their numbers.
+///
+/// | metric | kind | labels |
+/// |---|---|---|
+/// | `bearer_proxy_requests_total` | counter | `route`, `method`, `status_class` |
+/// | `bearer_proxy_upstream_duration_seconds` | histogram | `route` (request sent → response head) |
+/// | `bearer_proxy_request_bytes_total`, `bearer_proxy_response_bytes_total` | counter | `route` (bodies) |
+/// | `bearer_proxy_active_connections` | gauge | — |
+/// | `bearer_proxy_token_requests_total` | counter | `flow`, `outcome` |
+/// | `bearer_proxy_token_cache_total` | counter | `result` (`hit`, `miss`) |
+/// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
+///
+/// Labels are bounded: routes are the configured prefixes (`-` for the proxy's own endpoints, `none` for
+/// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
+public final class ProxyMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+    let activeConnections: Metrics.Meter
+    let tokenCacheHits: Metrics.Counter
+    let tokenCacheMisses: Metrics.Counter
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(2.5), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        self.factory = factory
+        activeConnections = Metrics.Meter(label: "bearer_proxy_active_connections", factory: factory)
+        tokenCacheHits = Metrics.Counter(
+            label: "bearer_proxy_token_cache_total", dimensions: [("result", "hit")], factory: factory)
+        tokenCacheMisses = Metrics.Counter(
+            label: "bearer_proxy_token_cache_total", dimensions: [("result", "miss")], factory: factory)
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    public func render() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+
+    /// Counts a token request and its outcome.
+    func tokenRequest(flow: String, outcome: String) {
+        Metrics.Counter(
+            label: "bearer_proxy_token_requests_total", dimensions: [("flow", flow), ("outcome", outcome)],
+            factory: factory
+        ).increment()
+    }
+
+    /// Counts a background refresh and its outcome.
+    func tokenRefresh(outcome: String) {
+        Metrics.Counter(
+            label: "bearer_proxy_token_refreshes_total", dimensions: [("outcome", outcome)], factory: factory
+        )
+        .increment()
+    }
+
+    /// The handles for one route, made once per event loop and route (metric creation takes the registry's lock;
+    /// incrementing a made one does not).
+    func route(_ label: String) -> RouteMetrics {
+        RouteMetrics(route: label, factory: factory)
+    }
+}
+
+/// One route's metric handles, cached per event loop; each is made when first needed, so a route that never
+/// reaches an upstream has no empty latency histogram.
+final class RouteMetrics {
+    private let route: String
+    private let factory: PrometheusMetricsFactory
+    private var requests: [String: Metrics.Counter] = [:]
+    private var upstreamDuration: Metrics.Timer?
+    private var requestBytes: Metrics.Counter?
+    private var responseBytes: Metrics.Counter?
+    /// Requests seen on this loop (for `/-/status`).
+    var count = 0
+
+    init(route: String, factory: PrometheusMetricsFactory) {
+        self.route = route
+        self.factory = factory
+    }
+
+    /// Counts one finished request.
+    func record(method: String, status: UInt, bytesIn: Int, bytesOut: Int, upstream: TimeAmount?) {
+        count += 1
+        let key = method + " " + String(status / 100)
+        let counter: Metrics.Counter
+        if let known = requests[key] {
+            counter = known
+        } else {
+            counter = Metrics.Counter(
+                label: "bearer_proxy_requests_total",
+                dimensions: [("route", route), ("method", method), ("status_class", "\(status / 100)xx")],
+                factory: factory)
+            requests[key] = counter
+        }
+        counter.increment()
+        if bytesIn > 0 {
+            if requestBytes == nil {
+                requestBytes = Metrics.Counter(
+                    label: "bearer_proxy_request_bytes_total", dimensions: [("route", route)], factory: factory)
+            }
+            requestBytes?.increment(by: bytesIn)
+        }
+        if bytesOut > 0 {
+            if responseBytes == nil {
+                responseBytes = Metrics.Counter(
+                    label: "bearer_proxy_response_bytes_total", dimensions: [("route", route)], factory: factory)
+            }
+            responseBytes?.increment(by: bytesOut)
+        }
+        if let upstream {
+            if upstreamDuration == nil {
+                upstreamDuration = Metrics.Timer(
+                    label: "bearer_proxy_upstream_duration_seconds", dimensions: [("route", route)],
+                    preferredDisplayUnit: .seconds, factory: factory)
+            }
+            upstreamDuration?.recordNanoseconds(upstream.nanoseconds)
+        }
+    }
+
+    /// RFC 9110's methods keep their name; anything else is counted as `OTHER` so labels stay bounded.
+    static func methodLabel(_ method: String) -> String {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH": method
+        default: "OTHER"
+        }
+    }
+}
