@@ -16,7 +16,10 @@
 #   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
 #   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
 #   BENCH_BINARY=path        use this binary (implies no build)
-#   BENCH_PROXY_ARGS=""      extra arguments for `bearer-proxy serve`, e.g. "--log-level warning"
+#   BENCH_PROXY_ARGS="--log-level warning"
+#                            extra arguments for `bearer-proxy serve`; the default turns off the
+#                            per-request access log, as nginx runs with `access_log off`; set it
+#                            empty (BENCH_PROXY_ARGS=) to run with the default log level
 #   BENCH_START_TIMEOUT=30   seconds to wait for a server to answer
 #   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
 #   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
@@ -41,7 +44,7 @@ BIG=${BENCH_BIG:-0}
 BIG_MB=${BENCH_BIG_MB:-1024}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BINARY=${BENCH_BINARY:-}
-read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS:-}"
+read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS-"--log-level warning"}"
 START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
 KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}
@@ -744,8 +747,8 @@ REPORT=$TMP/report.md
     printf -- '- Load average before the run: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf -- '- %s; %s; %s\n' "$nginx_version" "${wrk_version:-wrk (unknown version)}" "$(curl --version | sed -n '1s/ (.*//p')"
     printf -- '- Swift: %s\n' "${swift_version:-n/a}"
-    printf -- '- bearer-proxy: `%s serve --config <generated> %s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n' \
-        "$BIN" "${PROXY_ARGS[*]}" "$git_rev" "$(wc -l <"$BP_LOG")" "$(($(wc -c <"$BP_LOG") / 1024))"
+    printf -- '- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n' \
+        "$BIN serve --config <generated>${PROXY_ARGS[*]:+ ${PROXY_ARGS[*]}}" "$git_rev" "$(wc -l <"$BP_LOG")" "$(($(wc -c <"$BP_LOG") / 1024))"
     printf -- '- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating nginx-proxy and bearer-proxy; each column is the median over the rounds (nginx direct: one run)\n' \
         "$THREADS" "$CONNS" "$DURATION" "$WARMUP" "$ROUNDS"
     printf -- '- Authorization header the upstream received: %s chars via nginx (static dummy token), %s chars via bearer-proxy (dev-flow token)\n\n' \

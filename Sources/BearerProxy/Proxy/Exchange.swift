@@ -90,7 +90,8 @@ final class UpstreamLeg {
     /// The connection in use, once acquired.
     var upstream: UpstreamHandler?
     /// Request parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
-    var pending = CircularBuffer<HTTPClientRequestPart>()
+    /// An array, not a ring buffer: it stays empty (and unallocated) for most requests.
+    var pending: [HTTPClientRequestPart] = []
     var sentBody = false
     var endForwarded = false
     var sawResponse = false

@@ -34,18 +34,22 @@ enum Forwarding {
         headers.reserveCapacity(client.headers.count + 4)
         headers.add(name: "host", value: route.upstream.hostHeader)
         var framing = Framing.none
+        let removals = route.headers.remove
         for (name, value) in client.headers {
             if HopByHop.isHopByHop(name, options: options) {
-                if name.lowercased() == "transfer-encoding" { framing = .chunked }
+                if HeaderName.equals(name, "transfer-encoding") { framing = .chunked }
                 continue
             }
-            switch name.lowercased() {
-            case "host", "authorization", "forwarded", "x-request-id", "x-bearer-proxy-key": continue
-            case "content-length":
+            if HeaderName.equals(name, "host") || HeaderName.equals(name, "authorization")
+                || HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-request-id")
+                || HeaderName.equals(name, "x-bearer-proxy-key") || HeaderName.hasPrefix(name, "x-forwarded-")
+            {
+                continue
+            }
+            if HeaderName.equals(name, "content-length") {
                 if framing == .none { framing = .contentLength }
-            default:
-                if name.utf8.count > 10, name.lowercased().hasPrefix("x-forwarded-") { continue }
-                if route.headers.remove.contains(name.lowercased()) { continue }
+            } else if !removals.isEmpty, removals.contains(name.lowercased()) {
+                continue
             }
             headers.add(name: name, value: value)
         }
@@ -68,9 +72,7 @@ enum Forwarding {
             headers.add(name: "x-forwarded-proto", value: "http")
             if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
         }
-        var head = HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers)
-        head.headers = headers
-        return (head, framing)
+        return (HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers), framing)
     }
 
     /// The response the client receives for `upstream`'s answer to `request`.
@@ -87,11 +89,11 @@ enum Forwarding {
         var upstreamChunked = false
         for (name, value) in upstream.headers {
             if HopByHop.isHopByHop(name, options: options) {
-                if name.lowercased() == "transfer-encoding" { upstreamChunked = true }
+                if HeaderName.equals(name, "transfer-encoding") { upstreamChunked = true }
                 continue
             }
-            if name.lowercased() == "x-request-id" { continue }
-            if name.lowercased() == "location" {
+            if HeaderName.equals(name, "x-request-id") { continue }
+            if HeaderName.equals(name, "location") {
                 headers.add(name: name, value: rewriteLocation(value, route: route))
                 continue
             }

@@ -5,25 +5,41 @@ enum HopByHop {
     /// RFC 9110 §7.6.1 (Connection), RFC 9112 §6.1 (Transfer-Encoding), §7.4 (TE), §9.6 (Keep-Alive via RFC 2068
     /// §19.7.1), RFC 9110 §11.7.1–2 (Proxy-Authenticate, Proxy-Authorization), §7.8 (Upgrade), §6.6.2 (Trailer),
     /// plus the non-standard `Proxy-Connection` — the same list as Go's `httputil.ReverseProxy` "as of RFC 7230".
-    /// Lowercased, because header names are case-insensitive (RFC 9110 §5.1).
     static let names: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
         "te", "trailer", "transfer-encoding", "upgrade",
     ]
 
+    /// Whether `name` is one of ``names``, in any case, without allocating.
+    static func isListed(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: HeaderName.equals(name, "te")
+        case 7: HeaderName.equals(name, "trailer") || HeaderName.equals(name, "upgrade")
+        case 10: HeaderName.equals(name, "connection") || HeaderName.equals(name, "keep-alive")
+        case 16: HeaderName.equals(name, "proxy-connection")
+        case 17: HeaderName.equals(name, "transfer-encoding")
+        case 18: HeaderName.equals(name, "proxy-authenticate")
+        case 19: HeaderName.equals(name, "proxy-authorization")
+        default: false
+        }
+    }
+
     /// The lowercased header names listed in `Connection` (RFC 9110 §7.6.1: "the connection options"), which are
-    /// hop-by-hop too and must be removed along with `Connection` itself.
+    /// hop-by-hop too and must be removed along with `Connection` itself. Empty (no allocation) when there is no
+    /// `Connection` header, the common case.
     static func connectionOptions(in headers: HTTPHeaders) -> Set<String> {
         var options: Set<String> = []
-        for value in headers[canonicalForm: "connection"] {
-            options.insert(value.lowercased())
+        for (name, value) in headers where HeaderName.equals(name, "connection") {
+            for option in value.split(separator: ",") {
+                let trimmed = option.trimmingCharacters(in: .whitespaces).lowercased()
+                if !trimmed.isEmpty { options.insert(trimmed) }
+            }
         }
         return options
     }
 
-    /// Whether `name` (any case) must not cross the proxy, given the request's or response's connection options.
+    /// Whether `name` (any case) must not cross the proxy, given the message's connection options.
     static func isHopByHop(_ name: String, options: Set<String>) -> Bool {
-        let lowered = name.lowercased()
-        return names.contains(lowered) || options.contains(lowered)
+        isListed(name) || (!options.isEmpty && options.contains(name.lowercased()))
     }
 }

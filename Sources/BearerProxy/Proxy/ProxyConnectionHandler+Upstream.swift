@@ -77,10 +77,11 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         leg.upstream = upstream
         exchange?.upstreamSent = .now()
         upstream.write(.head(head))
-        while let part = leg.pending.popFirst() {
+        for part in leg.pending {
             upstream.write(part)
             if case .end = part { leg.endForwarded = true }
         }
+        leg.pending.removeAll()
         upstream.flush()
         if leg.endForwarded { startResponseTimer(leg) }
         if !context.channel.isWritable { upstream.pauseReads() }
@@ -212,7 +213,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         leg.sawResponse = false
         leg.endForwarded = false
         leg.upstreamKeepAlive = false
-        leg.pending = CircularBuffer((leg.keptBody ?? []).map { .body(.byteBuffer($0)) })
+        leg.pending = (leg.keptBody ?? []).map { .body(.byteBuffer($0)) }
         leg.pending.append(.end(nil))
         let claims: String?
         switch retry {
@@ -246,7 +247,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             leg.replayed = true
             if leg.endForwarded {
                 leg.endForwarded = false
-                leg.pending.prepend(.end(nil))
+                leg.pending.insert(.end(nil), at: 0)
             }
             connect(leg, proxy: proxy)
             return

@@ -38,36 +38,39 @@ struct RequestTarget: Equatable {
     /// Scans `path` once, splitting on every spelling of a separator and decoding `%2E`, and refuses a segment that
     /// reads `.` or `..`, or an encoded control character.
     private static func checkSegments(_ path: Substring) throws(Rejection) {
-        let bytes = Array(path.utf8)
+        let bytes = path.utf8
         var dots = 0
         var other = false
-        var index = 0
+        var index = bytes.startIndex
         func endSegment() throws(Rejection) {
             if !other && (dots == 1 || dots == 2) { throw .dotSegment }
             dots = 0
             other = false
         }
-        while index < bytes.count {
+        while index < bytes.endIndex {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-            {
-                let decoded = high << 4 | low
-                index += 3
-                switch decoded {
-                case UInt8(ascii: "/"), UInt8(ascii: "\\"): try endSegment()
-                case UInt8(ascii: "."): dots += 1
-                case 0..<0x20, 0x7F: throw .forbiddenCharacter
-                default: other = true
+            if byte == UInt8(ascii: "%") {
+                let first = bytes.index(after: index)
+                if first < bytes.endIndex {
+                    let second = bytes.index(after: first)
+                    if second < bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second]) {
+                        index = bytes.index(after: second)
+                        switch high << 4 | low {
+                        case UInt8(ascii: "/"), UInt8(ascii: "\\"): try endSegment()
+                        case UInt8(ascii: "."): dots += 1
+                        case 0..<0x20, 0x7F: throw .forbiddenCharacter
+                        default: other = true
+                        }
+                        continue
+                    }
                 }
-                continue
             }
             switch byte {
             case UInt8(ascii: "/"), UInt8(ascii: "\\"): try endSegment()
             case UInt8(ascii: "."): dots += 1
             default: other = true
             }
-            index += 1
+            index = bytes.index(after: index)
         }
         try endSegment()
     }

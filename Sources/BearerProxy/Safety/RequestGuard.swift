@@ -24,19 +24,23 @@ struct RequestGuard {
             return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
         }
         if head.uri.utf8.count > policy.maximumURILength { return .refuse(.uriTooLong) }
-        if let problem = checkHeaders(head) { return .refuse(problem) }
+        let fields: Fields
+        switch Fields.read(head.headers, policy: policy) {
+        case .success(let read): fields = read
+        case .failure(let problem): return .refuse(problem)
+        }
+        if let problem = checkFraming(fields, version: head.version) { return .refuse(problem) }
 
         // Host (RFC 9112 §3.2): exactly one, and one of ours. An absolute-form target's authority takes its place.
-        let hosts = head.headers[canonicalForm: "host"]
-        if hosts.count > 1 { return .refuse(.badRequest(detail: "The request has more than one Host header.")) }
+        if fields.hostCount > 1 { return .refuse(.badRequest(detail: "The request has more than one Host header.")) }
         var uri = Substring(head.uri)
         if let authorityAndPath = Self.absoluteForm(uri) {
             guard isAllowed(host: authorityAndPath.authority) else {
                 return .refuse(.forbiddenHost(host: String(authorityAndPath.authority)))
             }
             uri = authorityAndPath.path
-        } else if let host = hosts.first {
-            guard isAllowed(host: Substring(host)) else { return .refuse(.forbiddenHost(host: String(host))) }
+        } else if let host = fields.host {
+            guard isAllowed(host: Substring(host)) else { return .refuse(.forbiddenHost(host: host)) }
         } else if head.version.minor >= 1 || head.version.major > 1 {
             return .refuse(.badRequest(detail: "HTTP/1.1 requests must carry a Host header."))
         }
@@ -47,57 +51,100 @@ struct RequestGuard {
             return .refuse(.badRequest(detail: Self.describe(error)))
         }
 
-        if let key = policy.clientKey, target.path != "/-/health", !Self.presents(key, in: head.headers) {
+        if policy.clientKey != nil, target.path != "/-/health", !fields.presentedKey {
             return .refuse(.clientKeyRequired)
         }
 
         // Browsers: an Origin we do not list, or a cross-site fetch, never gets a token.
-        let origin = head.headers.first(name: "origin")
+        let origin = fields.origin
         let allowedOrigin = origin.map { policy.allowedOrigins.contains($0.lowercased()) } ?? false
         if let origin, !allowedOrigin { return .refuse(.forbiddenOrigin(origin: origin)) }
-        if !allowedOrigin, let site = head.headers.first(name: "sec-fetch-site")?.lowercased(),
-            site == "cross-site" || site == "same-site"
-        {
+        if !allowedOrigin, let site = fields.fetchSite?.lowercased(), site == "cross-site" || site == "same-site" {
             return .refuse(.crossSiteRequest(site: site))
         }
-        if allowedOrigin, let origin, head.method == .OPTIONS,
-            let requested = head.headers.first(name: "access-control-request-method")
-        {
-            return .preflight(
-                origin: origin, requestedMethod: requested,
-                requestedHeaders: head.headers.first(name: "access-control-request-headers"))
+        if allowedOrigin, let origin, head.method == .OPTIONS, let requested = fields.preflightMethod {
+            return .preflight(origin: origin, requestedMethod: requested, requestedHeaders: fields.preflightHeaders)
         }
         return .allow(target: target, corsOrigin: allowedOrigin ? origin : nil)
     }
 
-    /// Framing and header-name checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length,
-    /// obsolete line folding, bare LF and control characters).
-    private func checkHeaders(_ head: HTTPRequestHead) -> ProxyError? {
-        var bytes = 0
-        for (name, value) in head.headers {
-            bytes += name.utf8.count + value.utf8.count
-            if name.utf8.contains(UInt8(ascii: "_")) {
-                let normalized = name.lowercased().replacingOccurrences(of: "_", with: "-")
-                if Self.protectedNames.contains(normalized) {
-                    return .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(normalized).")
+    /// The header fields the guard looks at, read in one pass without allocating for the common ones.
+    struct Fields {
+        var hostCount = 0
+        var host: String?
+        var origin: String?
+        var fetchSite: String?
+        var transferCodings: [String] = []
+        var preflightMethod: String?
+        var preflightHeaders: String?
+        var presentedKey = false
+
+        static func read(_ headers: HTTPHeaders, policy: SafetyPolicy) -> Result<Fields, ProxyError> {
+            var fields = Fields()
+            var bytes = 0
+            for (name, value) in headers {
+                bytes += name.utf8.count + value.utf8.count
+                if name.utf8.contains(UInt8(ascii: "_")) {
+                    let normalized = name.lowercased().replacingOccurrences(of: "_", with: "-")
+                    if RequestGuard.protectedNames.contains(normalized) {
+                        return .failure(
+                            .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(normalized)."))
+                    }
+                }
+                switch name.utf8.count {
+                case 4 where HeaderName.equals(name, "host"):
+                    // `Host: a, b` is two hosts in one field.
+                    fields.hostCount += value.utf8.contains(UInt8(ascii: ",")) ? 2 : 1
+                    fields.host = value
+                case 6 where HeaderName.equals(name, "origin"):
+                    fields.origin = value
+                case 14 where HeaderName.equals(name, "sec-fetch-site"):
+                    fields.fetchSite = value
+                case 17 where HeaderName.equals(name, "transfer-encoding"):
+                    fields.transferCodings += value.split(separator: ",").map {
+                        $0.trimmingCharacters(in: .whitespaces).lowercased()
+                    }
+                case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
+                    if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }
+                case 19 where HeaderName.equals(name, "proxy-authorization"):
+                    if let key = policy.clientKey, RequestGuard.bearer(value).map(key.matches) == true {
+                        fields.presentedKey = true
+                    }
+                case 29 where HeaderName.equals(name, "access-control-request-method"):
+                    fields.preflightMethod = value
+                case 30 where HeaderName.equals(name, "access-control-request-headers"):
+                    fields.preflightHeaders = value
+                default:
+                    break
                 }
             }
-        }
-        if head.headers.count > policy.maximumHeaderCount || bytes > policy.maximumHeaderBytes {
-            return .headersTooLarge
-        }
-        let codings = head.headers[canonicalForm: "transfer-encoding"]
-        if !codings.isEmpty {
-            // RFC 9112 §6.1: HTTP/1.0 has no Transfer-Encoding; such a message's framing is faulty.
-            if head.version.major == 1 && head.version.minor == 0 {
-                return .badRequest(detail: "An HTTP/1.0 request cannot use Transfer-Encoding.")
+            if headers.count > policy.maximumHeaderCount || bytes > policy.maximumHeaderBytes {
+                return .failure(.headersTooLarge)
             }
-            // Only plain `chunked` is forwarded faithfully; any other coding would be dropped on the way.
-            if codings.map({ $0.lowercased() }) != ["chunked"] {
-                return .badRequest(detail: "Transfer-Encoding other than \"chunked\" is not supported.")
-            }
+            return .success(fields)
+        }
+    }
+
+    /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line
+    /// folding, bare LF and control characters).
+    private func checkFraming(_ fields: Fields, version: HTTPVersion) -> ProxyError? {
+        guard !fields.transferCodings.isEmpty else { return nil }
+        // RFC 9112 §6.1: HTTP/1.0 has no Transfer-Encoding; such a message's framing is faulty.
+        if version.major == 1 && version.minor == 0 {
+            return .badRequest(detail: "An HTTP/1.0 request cannot use Transfer-Encoding.")
+        }
+        // Only plain `chunked` is forwarded faithfully; any other coding would be dropped on the way.
+        if fields.transferCodings != ["chunked"] {
+            return .badRequest(detail: "Transfer-Encoding other than \"chunked\" is not supported.")
         }
         return nil
+    }
+
+    /// The credentials of a `Bearer <credentials>` value.
+    static func bearer(_ value: String) -> String? {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1])
     }
 
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
@@ -108,13 +155,18 @@ struct RequestGuard {
 
     /// `name` from `name`, `name:port`, `[v6]` or `[v6]:port`; the brackets of an IPv6 literal are kept.
     static func hostWithoutPort(_ value: Substring) -> Substring {
-        if value.hasPrefix("[") {
-            guard let close = value.firstIndex(of: "]") else { return value }
-            let rest = value[value.index(after: close)...]
-            return rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber))
-                ? value[...close] : value
+        let bytes = value.utf8
+        func isPort(_ digits: Substring.UTF8View.SubSequence) -> Bool {
+            !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
         }
-        if let colon = value.lastIndex(of: ":"), value[value.index(after: colon)...].allSatisfy(\.isNumber) {
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return value }
+            let rest = bytes[bytes.index(after: close)...]
+            if rest.isEmpty { return value }
+            if rest.first == UInt8(ascii: ":"), isPort(rest.dropFirst()) { return value[...close] }
+            return value
+        }
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), isPort(bytes[bytes.index(after: colon)...]) {
             return value[..<colon]
         }
         return value
@@ -138,17 +190,6 @@ struct RequestGuard {
         var path = rest[end...]
         if path.isEmpty || path.hasPrefix("?") { path = Substring("/" + path) }
         return (authority, path)
-    }
-
-    /// Whether the request carries the client key, as `Proxy-Authorization: Bearer <key>` or
-    /// `X-Bearer-Proxy-Key: <key>`.
-    static func presents(_ key: ClientKey, in headers: HTTPHeaders) -> Bool {
-        for value in headers[canonicalForm: "proxy-authorization"] {
-            let parts = value.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer", key.matches(String(parts[1])) { return true }
-        }
-        for value in headers[canonicalForm: "x-bearer-proxy-key"] where key.matches(String(value)) { return true }
-        return false
     }
 
     static func describe(_ rejection: RequestTarget.Rejection) -> String {

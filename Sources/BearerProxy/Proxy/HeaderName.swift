@@ -1,0 +1,29 @@
+/// Allocation-free comparisons of header names. Field names are case-insensitive (RFC 9110 §5.1) and ASCII, so
+/// comparing bytes with the ASCII case bit folded avoids building a lowercased copy on every request.
+enum HeaderName {
+    /// Whether `name` equals `lowercase` (which must already be lowercase ASCII), ignoring ASCII case.
+    @inline(__always)
+    static func equals(_ name: String, _ lowercase: StaticString) -> Bool {
+        guard name.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+        return hasPrefix(name, lowercase)
+    }
+
+    /// Whether `name` starts with `lowercase`, ignoring ASCII case.
+    static func hasPrefix(_ name: String, _ lowercase: StaticString) -> Bool {
+        guard name.utf8.count >= lowercase.utf8CodeUnitCount else { return false }
+        return lowercase.withUTF8Buffer { expected in
+            var index = 0
+            for byte in name.utf8 {
+                guard index < expected.count else { return true }
+                if fold(byte) != expected[index] { return false }
+                index += 1
+            }
+            return index == expected.count
+        }
+    }
+
+    @inline(__always)
+    static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+}
