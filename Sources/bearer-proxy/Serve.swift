@@ -2,6 +2,7 @@ import ArgumentParser
 import BearerProxy
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// `bearer-proxy serve`: validate the configuration, sign in, then proxy until SIGINT/SIGTERM (SPEC §5).
@@ -17,7 +18,13 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep keys and tokens in memory only; write nothing to the state directory.")
     var noPersist = false
 
+    @Option(name: .long, help: "Event loop threads (default: one per core).")
+    var threads: Int?
+
     func validate() throws {
+        if let threads, !(1...256).contains(threads) {
+            throw ValidationError("--threads: expected 1 to 256, got \(threads)")
+        }
         if let listen, ListenAddress(parsing: listen) == nil {
             throw ValidationError("--listen: expected HOST:PORT (for example 127.0.0.1:8080), got \"\(listen)\"")
         }
@@ -32,7 +39,8 @@ struct Serve: AsyncParsableCommand {
         do {
             proxy = try await RunningProxy.start(
                 configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
-                stateDirectory: state, environment: global.environment, logger: logger)
+                stateDirectory: state, environment: global.environment, threads: threads ?? System.coreCount,
+                logger: logger)
         } catch let error as StartupError {
             Terminal.error("error: \(error)")
             switch error {

@@ -23,7 +23,8 @@ struct CommandFlow: SignInFlow {
             switch error {
             case .timedOut:
                 throw .providerUnavailable(
-                    reason: "\(program) did not finish within \(account.timeout.components.seconds) s",
+                    reason:
+                        "\(program) did not finish within \(account.timeout.formatted(.units(allowed: [.seconds, .milliseconds])))",
                     retryAfterSeconds: 5)
             case .cannotStart(let reason):
                 throw .misconfigured(reason: "cannot run \(program): \(reason)")

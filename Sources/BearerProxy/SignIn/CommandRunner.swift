@@ -37,19 +37,22 @@ enum CommandRunner {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
                 guard !run.finished.load(ordering: .acquiring), process.isRunning else { return }
                 run.timedOut.store(true, ordering: .releasing)
-                process.terminate()
+                // SIGKILL, not terminate()'s SIGTERM: a child started by Foundation's Process may not die of
+                // SIGTERM (seen here with `sleep`), and a program past its deadline is owed no grace.
+                kill(process.processIdentifier, SIGKILL)
             }
-            DispatchQueue.global().async {
+            // The blocking reads and the wait run on threads of their own, never on dispatch's shared pool: with
+            // few cores that pool can be exhausted, and the timeout above must always be able to run.
+            let errorReader = Thread {
+                let data = stderr.fileHandleForReading.readDataToEndOfFile()
+                run.errorOutput.withLock { $0 = data }
+                run.errorRead.signal()
+            }
+            errorReader.start()
+            Thread {
                 // Read both pipes to the end before waiting, so a chatty program cannot fill a pipe and stall.
-                let group = DispatchGroup()
-                group.enter()
-                DispatchQueue.global().async {
-                    let data = stderr.fileHandleForReading.readDataToEndOfFile()
-                    run.errorOutput.withLock { $0 = data }
-                    group.leave()
-                }
                 let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
+                run.errorRead.wait()
                 process.waitUntilExit()
                 run.finished.store(true, ordering: .releasing)
                 guard !run.timedOut.load(ordering: .acquiring) else {
@@ -60,7 +63,7 @@ enum CommandRunner {
                     returning: Output(
                         status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
                         stderr: String(decoding: run.errorOutput.withLock { $0 }, as: UTF8.self)))
-            }
+            }.start()
         }
         guard let result else { throw .timedOut }
         return result
@@ -71,5 +74,6 @@ enum CommandRunner {
 private final class RunState: Sendable {
     let timedOut = Atomic<Bool>(false)
     let finished = Atomic<Bool>(false)
+    let errorRead = DispatchSemaphore(value: 0)
     let errorOutput = Mutex(Data())
 }
