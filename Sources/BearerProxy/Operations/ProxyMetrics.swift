@@ -73,7 +73,12 @@ public final class ProxyMetrics: Sendable {
 final class RouteMetrics {
     private let route: String
     private let factory: PrometheusMetricsFactory
-    private var requests: [String: Metrics.Counter] = [:]
+    /// Keyed by method and status class without building a string per request.
+    private struct RequestKey: Hashable {
+        let method: String
+        let statusClass: UInt
+    }
+    private var requests: [RequestKey: Metrics.Counter] = [:]
     private var upstreamDuration: Metrics.Timer?
     private var requestBytes: Metrics.Counter?
     private var responseBytes: Metrics.Counter?
@@ -88,7 +93,7 @@ final class RouteMetrics {
     /// Counts one finished request.
     func record(method: String, status: UInt, bytesIn: Int, bytesOut: Int, upstream: TimeAmount?) {
         count += 1
-        let key = method + " " + String(status / 100)
+        let key = RequestKey(method: method, statusClass: status / 100)
         let counter: Metrics.Counter
         if let known = requests[key] {
             counter = known

@@ -101,7 +101,7 @@ final class UpstreamLeg {
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     var token: String?
     /// Starts (again) the upstream request with a token: rewrites the head and connects.
-    var forward: ((String?) -> Void)?
+    var forward: ((AccessToken?) -> Void)?
     /// A copy of the request body while it stays within ``replayLimit`` (nil once it grew past it), so the request
     /// can be sent again once with a new token.
     var keptBody: [ByteBuffer]? = []

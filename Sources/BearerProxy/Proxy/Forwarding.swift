@@ -16,13 +16,14 @@ enum Forwarding {
     /// The request the upstream receives for `client` on `route`.
     ///
     /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1).
-    /// - Any client `Authorization` is replaced by `token` (SPEC §8; never merged, never kept: CVE-2022-29226).
+    /// - Any client `Authorization` is replaced by `authorization` — `Bearer <token>` (SPEC §8; never merged,
+    ///   never kept: CVE-2022-29226).
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
     /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
     /// - Framing is set explicitly, because NIO's encoder would otherwise guess it from the method.
     static func upstreamRequest(
-        client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, token: String?,
+        client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?
     ) -> (head: HTTPRequestHead, framing: Framing) {
         var uri = route.upstream.basePath + remainder
@@ -65,7 +66,7 @@ enum Forwarding {
         for field in route.headers.set {
             headers.replaceOrAdd(name: field.name, value: field.value)
         }
-        if let token { headers.add(name: "authorization", value: "Bearer " + token) }
+        if let authorization { headers.add(name: "authorization", value: authorization) }
         headers.add(name: "x-request-id", value: requestID)
         if route.forwardedHeaders {
             if let clientAddress { headers.add(name: "x-forwarded-for", value: clientAddress) }

@@ -115,6 +115,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             guard exchange.responseStarted else { return }
             exchange.bytesOut += buffer.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            clientNeedsFlush = true
             if !context.channel.isWritable { upstream.pauseReads() }
         case .end(let trailers):
             responseEnd(trailers, exchange: exchange, leg: leg, upstream: upstream)
@@ -158,6 +159,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         exchange.responseStarted = true
         exchange.status = UInt(clientHead.status.code)
         context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+        clientNeedsFlush = true
     }
 
     private func responseEnd(_ trailers: HTTPHeaders?, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler)
@@ -176,6 +178,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "response without a head"))
         }
         writeResponseEnd(exchange, trailers: trailers)
+        clientNeedsFlush = false
         if exchange.requestEnded {
             finishExchange()
         } else {
@@ -230,7 +233,11 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     func upstreamReadComplete(_ upstream: UpstreamHandler) {
-        context.flush()
+        // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
+        if clientNeedsFlush {
+            clientNeedsFlush = false
+            context.flush()
+        }
     }
 
     func upstreamWritabilityChanged(_ upstream: UpstreamHandler) {

@@ -28,6 +28,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     var readPending = false
     var quiescing = false
     var upstreamNeedsFlush = false
+    /// Response bytes were written to the client since the last flush.
+    var clientNeedsFlush = false
     var clientAddress: String?
 
     init(server: ProxyServerCore, loop: EventLoopState) {
@@ -200,12 +202,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let leg = UpstreamLeg(
             route: route, origin: UpstreamOrigin(route), responseTimeout: proxy.responseTimeout(for: route))
         exchange.kind = .proxied(leg)
-        let forward = { [unowned self, unowned leg] (token: String?) in
-            leg.token = token
+        let forward = { [unowned self, unowned leg] (token: AccessToken?) in
+            leg.token = token?.value
             leg.head =
                 Forwarding.upstreamRequest(
-                    client: head, route: route, remainder: match.remainder, query: target.query, token: token,
-                    requestID: id, clientAddress: clientAddress
+                    client: head, route: route, remainder: match.remainder, query: target.query,
+                    authorization: token?.authorizationHeader, requestID: id, clientAddress: clientAddress
                 ).head
             connect(leg, proxy: proxy)
         }
@@ -217,7 +219,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         case .bearer(let scopes):
             if let token = proxy.tokens.cachedToken(for: scopes) {
                 server.metrics.tokenCacheHits.increment()
-                forward(token.value)
+                forward(token)
             } else {
                 server.metrics.tokenCacheMisses.increment()
                 fetchToken(scopes, claims: nil, proxy: proxy, exchange: exchange, then: forward)
@@ -230,7 +232,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     /// The slow path: no usable cached token. Reads stay paused (the leg has no upstream) until it is known.
     func fetchToken(
         _ scopes: ScopeSet, claims: String?, proxy: ProxyContext, exchange: Exchange,
-        then forward: @escaping (String?) -> Void
+        then forward: @escaping (AccessToken?) -> Void
     ) {
         let tokens = proxy.tokens
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
@@ -240,7 +242,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             .whenComplete { [weak self] result in
                 guard let self, self.exchange === exchange else { return }
                 switch result {
-                case .success(let token): forward(token.value)
+                case .success(let token): forward(token)
                 case .failure(let error as TokenError): self.reject(ProxyError(error))
                 case .failure(let error): self.reject(.tokenUnavailable(detail: "\(error)", retryAfterSeconds: 5))
                 }

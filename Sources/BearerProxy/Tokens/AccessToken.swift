@@ -7,6 +7,8 @@ import Foundation
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
     public let value: String
+    /// `Bearer <value>`, built once per token rather than once per request (a token is ~1 KiB).
+    let authorizationHeader: String
     /// The scope set the token was requested for.
     public let scopes: ScopeSet
     /// The scopes the provider says it granted (its `scope` response, else the requested ones); a later request
@@ -22,6 +24,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
         issuedAt: Date
     ) {
         self.value = value
+        self.authorizationHeader = "Bearer " + value
         self.scopes = scopes
         self.grantedScopes = Set(grantedScopes ?? scopes.scopes)
         self.expiresOn = expiresOn

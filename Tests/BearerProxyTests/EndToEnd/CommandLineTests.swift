@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BearerProxy
@@ -203,6 +204,54 @@ struct CommandLineTests {
         let output = try await running.wait()
         #expect(output.status == 0)
         #expect(output.stderr.contains("reloaded"))
+    }
+
+    @Test("SIGTERM during 200 concurrent slow requests: every one completes, then the process exits 0")
+    func sigtermUnderLoad() async throws {
+        let streams = Mutex<[AsyncStream<String>.Continuation]>([])
+        try await withUpstream({ _ in
+            let (events, continuation) = AsyncStream.makeStream(of: String.self)
+            streams.withLock { $0.append(continuation) }
+            return .events(events)
+        }) { upstream in
+            let directory = try Self.temporaryDirectory()
+            let file = directory + "/routes.json"
+            try Data(
+                #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "/slow", "#
+                    .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
+            ).write(to: URL(fileURLWithPath: file))
+            let port = try await closedPort()
+            let running = try ChildProcess.start(
+                Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"])
+            #expect(try await Self.waitUntilHealthy(port: port))
+            try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { try await TestClient.send(port: port, uri: "/slow/x") }
+                }
+                try await upstream.waitForRequests(200)
+                running.signal(SIGTERM)
+                // The listener closes first: poll (bounded) until a new connection is refused.
+                var refused = false
+                for _ in 0..<200 where !refused {
+                    do {
+                        _ = try await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(1))
+                        try await Task.sleep(for: .milliseconds(10))
+                    } catch {
+                        refused = true
+                    }
+                }
+                #expect(refused)
+                for continuation in streams.withLock({ $0 }) {
+                    continuation.yield("data: done\n\n")
+                    continuation.finish()
+                }
+                var completed = 0
+                for try await response in group where response.status == .ok { completed += 1 }
+                #expect(completed == 200)
+            }
+            let output = try await running.wait()
+            #expect(output.status == 0, "\(output.stderr)")
+        }
     }
 
     /// Polls `/-/health` until the freshly started process answers (bounded: 10 s).
