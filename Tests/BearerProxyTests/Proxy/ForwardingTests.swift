@@ -18,7 +18,8 @@ struct ForwardingTests {
         let client = HTTPRequestHead(
             version: .http1_1, method: method, uri: "/graph/me", headers: HTTPHeaders(headers))
         return Forwarding.upstreamRequest(
-            client: client, route: route, remainder: remainder, query: "a=%2F&b", authorization: "Bearer TOKEN", requestID: "rid",
+            client: client, route: route, remainder: remainder, query: "a=%2F&b", authorization: "Bearer TOKEN",
+            requestID: "rid",
             clientAddress: "127.0.0.1")
     }
 
@@ -84,7 +85,8 @@ struct ForwardingTests {
         let client = HTTPRequestHead(
             version: .http1_1, method: .GET, uri: "/a", headers: ["Cookie": "c", "X-Api-Version": "1"])
         let head = Forwarding.upstreamRequest(
-            client: client, route: route, remainder: "", query: nil, authorization: nil, requestID: "r", clientAddress: nil
+            client: client, route: route, remainder: "", query: nil, authorization: nil, requestID: "r",
+            clientAddress: nil
         ).head
         #expect(!head.headers.contains(name: "cookie"))
         #expect(head.headers[canonicalForm: "x-api-version"] == ["2"])
