@@ -230,16 +230,8 @@ struct CommandLineTests {
                 }
                 try await upstream.waitForRequests(200)
                 running.signal(SIGTERM)
-                // The listener closes first: poll (bounded) until a new connection is refused.
-                var refused = false
-                for _ in 0..<200 where !refused {
-                    do {
-                        _ = try await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(1))
-                        try await Task.sleep(for: .milliseconds(10))
-                    } catch {
-                        refused = true
-                    }
-                }
+                // The listener closes first.
+                let refused = try await waitUntilConnectionsRefused(port: port)
                 #expect(refused)
                 for continuation in streams.withLock({ $0 }) {
                     continuation.yield("data: done\n\n")

@@ -96,3 +96,17 @@ func withUpstream<T>(
         throw error
     }
 }
+
+/// Polls (bounded: about 2 s) until a new connection to `port` is refused — a shutting-down proxy closes its
+/// listener before it drains. Returns false if it kept accepting.
+func waitUntilConnectionsRefused(port: Int) async throws -> Bool {
+    for _ in 0..<200 {
+        do {
+            _ = try await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(1))
+            try await Task.sleep(for: .milliseconds(10))
+        } catch {
+            return true
+        }
+    }
+    return false
+}

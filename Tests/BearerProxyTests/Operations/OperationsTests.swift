@@ -212,16 +212,8 @@ struct OperationsTests {
                 try await upstream.waitForRequests(200)
                 // All 200 are in flight, waiting on the upstream. Shut down, then let the upstream answer.
                 async let stopped: Void = proxy.shutdown()
-                // The listener closes first: poll (bounded) until a new connection is refused.
-                var refused = false
-                for _ in 0..<200 where !refused {
-                    do {
-                        _ = try await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(1))
-                        try await Task.sleep(for: .milliseconds(10))
-                    } catch {
-                        refused = true
-                    }
-                }
+                // The listener closes first.
+                let refused = try await waitUntilConnectionsRefused(port: port)
                 #expect(refused, "the proxy kept accepting connections during shutdown")
                 for continuation in streams.withLock({ $0 }) {
                     continuation.yield("data: done\n\n")
