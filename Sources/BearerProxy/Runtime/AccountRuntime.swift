@@ -29,7 +29,8 @@ public struct AccountRuntime: Sendable {
         let settings = configuration.account.settings
         let persistence = stateDirectory.map { directory in
             TokenPersistence(
-                store: TokenStore(directory: directory, accountKey: accountKey(for: settings)),
+                store: TokenStore(
+                    directory: directory, accountKey: accountKey(for: settings, devIssuerURL: devIssuerURL)),
                 flowName: configuration.account.flow.rawValue, logger: logger)
         }
         let loaded = persistence?.load() ?? (tokens: [], session: AccountSession.Snapshot(), notice: nil)
@@ -113,15 +114,16 @@ public struct AccountRuntime: Sendable {
         try? await provider?.shutdown()
     }
 
-    /// The token cache file's name part for this account: what identifies it in `routes.json`.
-    static func accountKey(for settings: AccountSettings) -> String {
+    /// The token cache file's name part for this account: what identifies it in `routes.json` — and for `dev`, the
+    /// issuer URL, since its tokens carry it as `iss` (a proxy on another port must not reuse them).
+    static func accountKey(for settings: AccountSettings, devIssuerURL: String) -> String {
         func endpoint(_ client: OAuthClient) -> String {
             switch client.endpoint {
             case .authority(let value), .issuer(let value): value
             }
         }
         switch settings {
-        case .dev: return AccountKey.make(flow: "dev", authority: nil, clientId: nil, username: nil)
+        case .dev: return AccountKey.make(flow: "dev", authority: devIssuerURL, clientId: nil, username: nil)
         case .native(let account):
             return AccountKey.make(
                 flow: "native", authority: endpoint(account.client), clientId: account.client.clientId,

@@ -43,6 +43,24 @@ struct PersistenceIntegrationTests {
         }
     }
 
+    @Test("dev tokens are kept per issuer: a proxy on another port does not reuse a token with the old iss")
+    func devTokensPerIssuer() async throws {
+        let state = Self.temporaryState()
+        let scopes = ScopeSet(["api://a/Read"])
+        let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/Read"] } ]"#
+        let first = try await ProxyHarness.with(routes: routes, stateDirectory: state) { proxy in
+            let token = try await proxy.proxy.tokens.accessToken(for: scopes)
+            proxy.proxy.account.persistence?.flush()
+            return token.value
+        }
+        try await ProxyHarness.with(routes: routes, stateDirectory: state) { proxy in
+            let token = try await proxy.proxy.tokens.accessToken(for: scopes)
+            #expect(token.value != first)
+            let claims = try jwtClaims("Bearer " + token.value)
+            #expect(claims["iss"] as? String == "http://127.0.0.1:\(proxy.port)/-")
+        }
+    }
+
     @Test("a logout in another process is picked up by the running proxy")
     func logoutElsewhereIsNoticed() async throws {
         let state = Self.temporaryState()
