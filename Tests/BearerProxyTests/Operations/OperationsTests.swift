@@ -74,8 +74,11 @@ struct OperationsTests {
         let file = root + "/routes.json"
         let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9/x", "scopes": ["api://a/Read"] } ]"#
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        try Data(#"{ "account": { "flow": "dev" }, "routes": \#(routes) }"#.utf8).write(to: URL(fileURLWithPath: file))
         try await ProxyHarness.with(routes: routes, stateDirectory: state) { proxy in
+            // The same account as the proxy's: for `dev` that includes the issuer, i.e. the listen address.
+            try Data(
+                #"{ "listen": "127.0.0.1:\#(proxy.port)", "account": { "flow": "dev" }, "routes": \#(routes) }"#.utf8
+            ).write(to: URL(fileURLWithPath: file))
             _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://a/Read"]))
             proxy.proxy.account.persistence?.flush()
             let endpoint = try await TestClient.send(port: proxy.port, uri: "/-/status").jsonObject()
