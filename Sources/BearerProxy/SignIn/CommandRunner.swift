@@ -3,8 +3,18 @@ import Foundation
 import Synchronization
 
 /// Runs a program to completion with a deadline, without blocking the cooperative thread pool: the waiting happens
-/// on a dispatch queue, and a program past its deadline is terminated.
+/// on threads of its own, and a program past its deadline is killed.
 enum CommandRunner {
+    /// Held while a process is launched. swift-corelibs-foundation's `Process.run()` crashed here (a bad `memcpy`
+    /// inside it) when two processes were launched at the same moment, so every launch in the program — and in its
+    /// tests — goes through ``launch(_:)``, one at a time. A launch takes microseconds; the waits are not locked.
+    private static let launching = Mutex(())
+
+    /// Starts `process`, never at the same time as another launch.
+    static func launch(_ process: Process) throws {
+        try launching.withLock { _ in try process.run() }
+    }
+
     struct Output: Sendable {
         var status: Int32
         var stdout: String
@@ -27,7 +37,7 @@ enum CommandRunner {
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
         do {
-            try process.run()
+            try launch(process)
         } catch {
             throw .cannotStart("\(error)")
         }

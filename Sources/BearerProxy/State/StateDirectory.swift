@@ -58,8 +58,12 @@ public struct StateDirectory: Sendable, Hashable {
         do {
             let target = path + "/" + name
             let temporary = path + "/.\(name).\(getpid()).tmp"
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            // O_CLOEXEC on every descriptor here: a child started meanwhile (a `command` flow, a browser, a test's
+            // `serve`) must not inherit it — above all not the lock's, which would keep the flock held.
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw StateError.cannotWrite(path: temporary, reason: Self.lastError()) }
+            // The mode is set explicitly too, whatever the umask or an older temporary file had.
+            fchmod(fd, 0o600)
             var failure: String?
             data.withUnsafeBytes { bytes in
                 var offset = 0
@@ -85,7 +89,7 @@ public struct StateDirectory: Sendable, Hashable {
                 throw StateError.cannotWrite(path: target, reason: reason)
             }
             // Make the rename itself durable (POSIX: the directory entry lives in the directory).
-            let directory = open(path, O_RDONLY)
+            let directory = open(path, O_RDONLY | O_CLOEXEC)
             if directory >= 0 {
                 fsync(directory)
                 close(directory)
@@ -98,7 +102,7 @@ public struct StateDirectory: Sendable, Hashable {
     public func withLock<T>(_ body: () throws(StateError) -> T) throws(StateError) -> T {
         try prepare()
         let lockPath = path + "/.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .cannotWrite(path: lockPath, reason: Self.lastError()) }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {

@@ -751,7 +751,7 @@ extension SchemaTests {
         let status = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
-                try process.run()
+                try CommandRunner.launch(process)
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)

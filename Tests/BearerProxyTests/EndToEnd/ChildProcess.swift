@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import BearerProxy
+
 /// Runs a program to completion with piped stdin/stdout/stderr, off the cooperative thread pool.
 enum ChildProcess {
     struct Output: Sendable {
@@ -30,13 +32,14 @@ enum ChildProcess {
             self.stderrPipe = stderr
         }
 
-        /// Waits for exit (the reads run on a dispatch queue, not the cooperative pool).
+        /// Waits for exit (the reads run on a thread of their own, not the cooperative pool).
         func wait() async throws -> Output {
             let process = self.process
             let stdoutPipe = self.stdoutPipe
             let stderrPipe = self.stderrPipe
             return await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+                // A thread of its own: blocking reads on dispatch's shared pool can starve it on 2 cores.
+                Thread {
                     let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
                     let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
                     process.waitUntilExit()
@@ -44,7 +47,7 @@ enum ChildProcess {
                         returning: Output(
                             status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
                             stderr: String(decoding: err, as: UTF8.self)))
-                }
+                }.start()
             }
         }
 
@@ -68,7 +71,7 @@ enum ChildProcess {
         process.standardInput = input
         process.standardOutput = stdout
         process.standardError = stderr
-        try process.run()
+        try CommandRunner.launch(process)
         input.fileHandleForWriting.write(Data(stdin.utf8))
         try input.fileHandleForWriting.close()
         return Running(process: process, stdout: stdout, stderr: stderr)

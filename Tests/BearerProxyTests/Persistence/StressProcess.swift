@@ -45,7 +45,7 @@ final class StressProcess {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try CommandRunner.launch(process)
         let pid = process.processIdentifier
         // Fires only for a child still running after a minute (it is cancelled as soon as the child has ended).
         watchdog = DispatchWorkItem { _ = Foundation.kill(pid, SIGKILL) }
