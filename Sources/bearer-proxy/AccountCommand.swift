@@ -22,15 +22,13 @@ struct AccountOptions: ParsableArguments {
             throw ExitCode(2)
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let listen = configuration.listen
         let account: AccountRuntime
         do {
             account = try AccountRuntime.make(
                 configuration: configuration,
                 stateDirectory: noPersist ? nil : StateDirectory.standard(environment: global.environment),
                 environment: global.environment, eventLoopGroup: group,
-                devIssuerURL: DevIssuer.issuerURL(
-                    host: listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host, port: listen.port),
+                devIssuerURL: DevIssuer.issuerURL(listeningOn: configuration.listen),
                 logger: logger)
         } catch {
             try? await group.shutdownGracefully()

@@ -50,7 +50,8 @@ struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             }
     }
 
-    private static func quoted(_ name: String) -> String {
+    /// `name` as a JSON string literal (also used by the schema tests to write configurations).
+    static func quoted(_ name: String) -> String {
         var text = "\""
         for scalar in name.unicodeScalars {
             switch scalar {

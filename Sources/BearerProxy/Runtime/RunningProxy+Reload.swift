@@ -40,11 +40,10 @@ extension RunningProxy {
                 throw StartupError.flowNotAvailable(configuration.account.flow)
             }
             if accountChanged {
-                let issuerHost = ["0.0.0.0", "::"].contains(listen.host) ? "127.0.0.1" : listen.host
                 account = try AccountRuntime.make(
                     configuration: configuration, stateDirectory: state.stateDirectory,
                     environment: state.environment, eventLoopGroup: group,
-                    devIssuerURL: DevIssuer.issuerURL(host: issuerHost, port: listen.port), logger: logger,
+                    devIssuerURL: DevIssuer.issuerURL(listeningOn: listen), logger: logger,
                     metrics: metrics, now: state.now)
             } else {
                 account = old.with(configuration: configuration)

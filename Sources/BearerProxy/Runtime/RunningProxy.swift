@@ -57,11 +57,10 @@ public struct RunningProxy: Sendable {
             throw StartupError.cannotListen(address: address.description, reason: "\(error)")
         }
         let bound = server.localAddress
-        let issuerHost = ["0.0.0.0", "::"].contains(bound.host) ? "127.0.0.1" : bound.host
         do {
             let account = try AccountRuntime.make(
                 configuration: configuration, stateDirectory: stateDirectory, environment: environment,
-                eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(host: issuerHost, port: bound.port),
+                eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(listeningOn: bound),
                 logger: logger, metrics: metrics, now: now)
             for notice in account.notices { logger.warning("\(notice)") }
             try server.install(

@@ -40,6 +40,12 @@ public struct DevIssuer: SignInFlow {
         self.identity = DevIdentity(thumbprint: SHA256.hash(data: Data(canonical.utf8)))
     }
 
+    /// The issuer URL for a proxy listening on `address`. An unspecified address (`0.0.0.0`, `::`) is reached
+    /// locally as `127.0.0.1`, so that is what the tokens name.
+    public static func issuerURL(listeningOn address: ListenAddress) -> String {
+        issuerURL(host: ["0.0.0.0", "::"].contains(address.host) ? "127.0.0.1" : address.host, port: address.port)
+    }
+
     /// The issuer URL for a proxy listening on `host:port`.
     public static func issuerURL(host: String, port: Int) -> String {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

@@ -55,45 +55,43 @@ public struct StateDirectory: Sendable, Hashable {
 
     /// ``write(_:to:)`` for a caller that already holds ``withLock(_:)``.
     public func writeUnlocked(_ data: Data, to name: String) throws(StateError) {
-        do {
-            let target = path + "/" + name
-            let temporary = path + "/.\(name).\(getpid()).tmp"
-            // O_CLOEXEC on every descriptor here: a child started meanwhile (a `command` flow, a browser, a test's
-            // `serve`) must not inherit it — above all not the lock's, which would keep the flock held.
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StateError.cannotWrite(path: temporary, reason: Self.lastError()) }
-            // The mode is set explicitly too, whatever the umask or an older temporary file had.
-            fchmod(fd, 0o600)
-            var failure: String?
-            data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = Glibc_write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        failure = Self.lastError()
-                        return
-                    }
-                    offset += written
+        let target = path + "/" + name
+        let temporary = path + "/.\(name).\(getpid()).tmp"
+        // O_CLOEXEC on every descriptor here: a child started meanwhile (a `command` flow, a browser, a test's
+        // `serve`) must not inherit it — above all not the lock's, which would keep the flock held.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateError.cannotWrite(path: temporary, reason: Self.lastError()) }
+        // The mode is set explicitly too, whatever the umask or an older temporary file had.
+        fchmod(fd, 0o600)
+        var failure: String?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc_write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = Self.lastError()
+                    return
                 }
+                offset += written
             }
-            if failure == nil && fsync(fd) != 0 { failure = Self.lastError() }
-            close(fd)
-            if let failure {
-                unlink(temporary)
-                throw StateError.cannotWrite(path: target, reason: failure)
-            }
-            guard rename(temporary, target) == 0 else {
-                let reason = Self.lastError()
-                unlink(temporary)
-                throw StateError.cannotWrite(path: target, reason: reason)
-            }
-            // Make the rename itself durable (POSIX: the directory entry lives in the directory).
-            let directory = open(path, O_RDONLY | O_CLOEXEC)
-            if directory >= 0 {
-                fsync(directory)
-                close(directory)
-            }
+        }
+        if failure == nil && fsync(fd) != 0 { failure = Self.lastError() }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw StateError.cannotWrite(path: target, reason: failure)
+        }
+        guard rename(temporary, target) == 0 else {
+            let reason = Self.lastError()
+            unlink(temporary)
+            throw StateError.cannotWrite(path: target, reason: reason)
+        }
+        // Make the rename itself durable (POSIX: the directory entry lives in the directory).
+        let directory = open(path, O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
         }
     }
 

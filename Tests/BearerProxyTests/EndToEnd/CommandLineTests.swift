@@ -208,12 +208,8 @@ struct CommandLineTests {
 
     @Test("SIGTERM during 200 concurrent slow requests: every one completes, then the process exits 0")
     func sigtermUnderLoad() async throws {
-        let streams = Mutex<[AsyncStream<String>.Continuation]>([])
-        try await withUpstream({ _ in
-            let (events, continuation) = AsyncStream.makeStream(of: String.self)
-            streams.withLock { $0.append(continuation) }
-            return .events(events)
-        }) { upstream in
+        let slow = SlowUpstream()
+        try await withUpstream(slow.behaviour) { upstream in
             let directory = try Self.temporaryDirectory()
             let file = directory + "/routes.json"
             try Data(
@@ -233,10 +229,7 @@ struct CommandLineTests {
                 // The listener closes first.
                 let refused = try await waitUntilConnectionsRefused(port: port)
                 #expect(refused)
-                for continuation in streams.withLock({ $0 }) {
-                    continuation.yield("data: done\n\n")
-                    continuation.finish()
-                }
+                slow.finishAll(with: "data: done\n\n")
                 var completed = 0
                 for try await response in group where response.status == .ok { completed += 1 }
                 #expect(completed == 200)

@@ -197,12 +197,8 @@ struct OperationsTests {
 
     @Test("shutdown during 200 concurrent slow requests lets every one complete")
     func gracefulShutdownUnderLoad() async throws {
-        let streams = Mutex<[AsyncStream<String>.Continuation]>([])
-        try await withUpstream({ _ in
-            let (events, continuation) = AsyncStream.makeStream(of: String.self)
-            streams.withLock { $0.append(continuation) }
-            return .events(events)
-        }) { upstream in
+        let slow = SlowUpstream()
+        try await withUpstream(slow.behaviour) { upstream in
             let configuration = try TestConfigurations.make(
                 routes: "[" + route(to: upstream, scopes: ["api://a/Read"]) + "]")
             let proxy = try await RunningProxy.start(
@@ -218,10 +214,7 @@ struct OperationsTests {
                 // The listener closes first.
                 let refused = try await waitUntilConnectionsRefused(port: port)
                 #expect(refused, "the proxy kept accepting connections during shutdown")
-                for continuation in streams.withLock({ $0 }) {
-                    continuation.yield("data: done\n\n")
-                    continuation.finish()
-                }
+                slow.finishAll(with: "data: done\n\n")
                 var completed = 0
                 for try await response in group where response.status == .ok && response.bodyText == "data: done\n\n" {
                     completed += 1
