@@ -7,7 +7,8 @@ import Foundation
 ///      \r\nCorrelation ID: ...\r\nTimestamp: ...","error_codes":[700082],"timestamp":"2025-01-01 12:00:00Z",
 ///      "trace_id":"...","correlation_id":"...","error_uri":"<base>/error?code=700082","suberror":"bad_token"}
 ///
-/// `suberror` and `claims` appear only when set; a `retryAfter` adds a `Retry-After` header.
+/// `suberror`, `claims` and `continuation_token` (native authentication) appear only when set; a `retryAfter` adds
+/// a `Retry-After` header.
 struct FakeIdentityError: Error, Sendable, Equatable {
     /// The HTTP status (400; 401 for `invalid_client`; 429 throttled; 503 unavailable).
     var status: Int
@@ -23,10 +24,12 @@ struct FakeIdentityError: Error, Sendable, Equatable {
     var claims: String?
     /// `Retry-After` seconds, if any.
     var retryAfter: Int?
+    /// `continuation_token`, if any (native authentication: the token to go on with, e.g. after `mfa_required`).
+    var continuationToken: String?
 
     init(
         status: Int? = nil, error: String, codes: [Int], message: String? = nil, suberror: String? = nil,
-        claims: String? = nil, retryAfter: Int? = nil
+        claims: String? = nil, retryAfter: Int? = nil, continuationToken: String? = nil
     ) {
         self.status = status ?? (error == "invalid_client" ? 401 : 400)
         self.error = error
@@ -36,6 +39,7 @@ struct FakeIdentityError: Error, Sendable, Equatable {
         self.suberror = suberror
         self.claims = claims
         self.retryAfter = retryAfter
+        self.continuationToken = continuationToken
     }
 
     /// The JSON response (`correlationID` echoes the client's `client-request-id` when it sent one).
@@ -56,6 +60,7 @@ struct FakeIdentityError: Error, Sendable, Equatable {
         ]
         if let suberror = self.suberror { object["suberror"] = suberror }
         if let claims = self.claims { object["claims"] = claims }
+        if let continuationToken = self.continuationToken { object["continuation_token"] = continuationToken }
         var headers: [(String, String)] = [("client-request-id", correlationID), ("x-ms-request-id", traceID)]
         if let retryAfter = self.retryAfter { headers.append(("retry-after", "\(retryAfter)")) }
         return .json(status: self.status, object, headers: headers)
@@ -75,23 +80,40 @@ struct FakeIdentityError: Error, Sendable, Equatable {
         28000: "Provided value for the input parameter scope is not valid because it contains more than one resource.",
         28003: "Provided value for the input parameter scope cannot be empty when requesting an access token.",
         50012: "Client assertion audience claim does not match Realm issuer.",
+        50034: "The user account does not exist in this directory.",
         50027: "Invalid JWT token.",
         50076: "Due to a configuration change made by your administrator, you must use multi-factor authentication.",
+        50079:
+            "Due to a configuration change made by your administrator, you must enroll in multi-factor authentication.",
+        50126: "Error validating credentials due to invalid username or password.",
+        50142: "Password change is required due to a conditional access policy.",
+        50181: "The one-time code is not valid.",
         50196: "The server terminated an operation because it encountered a client request loop.",
         53003: "Access has been blocked by Conditional Access policies.",
+        54005: "OAuth2 Authorization code was already redeemed, please retry with a new valid code.",
+        55200: "The continuation token is not valid.",
         65001: "The user or administrator has not consented to use the application.",
+        65004: "User declined to consent to access the app.",
         70000: "The provided grant is invalid or malformed.",
         70003: "The app requested an unsupported grant type.",
+        70008: "The provided authorization code or refresh token has expired due to inactivity.",
         70011: "The provided value for the input parameter 'scope' is not valid.",
+        70016: "OAuth 2.0 device flow error. Authorization is pending. Continue polling.",
+        70018: "Invalid verification code. The device code is unknown or was already redeemed.",
+        70019: "Verification code expired.",
         90033: "A transient error has occurred. Please try again.",
         90055: "There are too many incoming requests (throttled). Retry after the interval in Retry-After.",
+        500112: "The reply address does not match the reply address provided when requesting the authorization code.",
         500133: "Assertion is not within its valid time range.",
+        501481: "The Code_Verifier does not match the code_challenge supplied in the authorization request.",
+        552003: "The continuation token has expired.",
         700016: "Application with the given identifier was not found in the directory.",
         700021: "Client assertion application identifier doesn't match 'client_id' parameter.",
         700025: "Client is public so neither 'client_assertion' nor 'client_secret' should be presented.",
         700027: "Client assertion failed signature validation.",
         700082: "The refresh token has expired due to inactivity.",
         900144: "The request body must contain the following parameter.",
+        901007: "The challenge_type list parameter does not include the 'redirect' type.",
         900561: "The endpoint only accepts POST requests.",
         5002738: "Invalid JWT token: the signature algorithm is not supported.",
         7000215: "Invalid client secret provided.",

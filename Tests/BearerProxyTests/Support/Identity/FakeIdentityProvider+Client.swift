@@ -11,12 +11,20 @@ extension FakeIdentityProvider {
         var certificates: [RegisteredCertificate]
         /// The application permissions (`roles`) put in its client-credentials tokens.
         var roles: [String]
+        /// Whether native authentication (`/initiate`, `/challenge`, the `password` and `oob` grants) is enabled
+        /// for it; when not, `/initiate` answers `invalid_client` with suberror `nativeauthapi_disabled`.
+        var nativeAuthEnabled: Bool
 
-        init(id: String, secret: String? = nil, certificates: [RegisteredCertificate] = [], roles: [String] = []) {
+        /// `nativeAuthEnabled` nil: enabled for a public client, disabled for a confidential one.
+        init(
+            id: String, secret: String? = nil, certificates: [RegisteredCertificate] = [], roles: [String] = [],
+            nativeAuthEnabled: Bool? = nil
+        ) {
             self.id = id
             self.secret = secret
             self.certificates = certificates
             self.roles = roles
+            self.nativeAuthEnabled = nativeAuthEnabled ?? (secret == nil && certificates.isEmpty)
         }
 
         /// Whether it has a credential (and so must authenticate).
@@ -31,13 +39,13 @@ extension FakeIdentityProvider {
         /// The default confidential client's secret (test only).
         static let confidentialClientSecret = "fake~client~secret~0123456789"
 
-        /// A public client with `publicClientID`.
+        /// A public client with `publicClientID` (native authentication enabled).
         static var publicClient: Client {
             Client(id: Self.publicClientID)
         }
 
         /// A confidential client with `confidentialClientID`, `confidentialClientSecret` and the fixture
-        /// certificate `CertificateFixtures.client`; roles `["Tasks.Read.All"]`.
+        /// certificate `CertificateFixtures.client`; roles `["Tasks.Read.All"]`; native authentication disabled.
         static var confidentialClient: Client {
             Client(
                 id: Self.confidentialClientID, secret: Self.confidentialClientSecret,
