@@ -1,7 +1,9 @@
+import Foundation
 import NIOCore
 
-/// Everything `FakeIdentityState` guards: the knobs, the refresh tokens and used assertion ids, the observations,
-/// held responses, open connections and waiting tasks.
+/// Everything `FakeIdentityState` guards: the knobs, the refresh tokens and used assertion ids, the interactive
+/// flows (native authentication, device codes, authorization codes), the observations, held responses, open
+/// connections and waiting tasks.
 struct FakeIdentityData: Sendable {
     /// An injected failure, optionally only for requests whose scopes include `scope`.
     struct ScopedFailure: Sendable {
@@ -28,6 +30,26 @@ struct FakeIdentityData: Sendable {
     var holding = false
     var held: [@Sendable () -> Void] = []
 
+    // MARK: Interactive knobs
+    /// Failures queued per interactive endpoint (used in order).
+    var interactiveFailures: [FakeIdentityProvider.InteractiveEndpoint: [FakeIdentityProvider.Failure]] = [:]
+    /// User `oid` → what stops their native sign-in.
+    var signInRequirements: [String: Set<FakeIdentityProvider.SignInRequirement>] = [:]
+    /// Lifetime of a continuation token (seconds).
+    var continuationTokenLifetime = 600
+    /// `expires_in` of device codes (seconds).
+    var deviceCodeLifetime = 900
+    /// `interval` of device codes (seconds).
+    var deviceCodeInterval = 5
+    /// Whether a poll sooner than `interval` after the previous one answers `slow_down`.
+    var devicePollIntervalEnforced = false
+    /// Scripted answers for the next device-code polls.
+    var scriptedDevicePolls: [FakeIdentityProvider.DevicePollAnswer] = []
+    /// What a valid authorization request gets.
+    var authorizeOutcome: FakeIdentityProvider.AuthorizeOutcome = .signIn
+    /// Who signs in at the authorization endpoint.
+    var browserUser: FakeIdentityProvider.User = .alice
+
     // MARK: Identity state
     /// Raw refresh token → its record.
     var refreshTokens: [String: FakeIdentityRefreshToken] = [:]
@@ -35,11 +57,26 @@ struct FakeIdentityData: Sendable {
     var refreshTokenOrder: [String] = []
     var users: [FakeIdentityProvider.User]
     var usedJTIs: Set<String> = []
+    /// Native-authentication flows by id.
+    var nativeFlows: [Int: FakeIdentityNativeFlow] = [:]
+    /// Every continuation token issued → its flow's id.
+    var continuationTokens: [String: Int] = [:]
+    /// User `oid` → the one-time codes "emailed" to them, in order.
+    var sentOneTimeCodes: [String: [String]] = [:]
+    /// Device authorizations in issue order.
+    var deviceAuthorizations: [FakeIdentityProvider.DeviceAuthorization] = []
+    /// Authorization codes by value.
+    var authorizationCodes: [String: FakeIdentityAuthorizationCode] = [:]
 
     // MARK: Observations
     var tokenRequests: [RecordedTokenRequest] = []
     var discoveryRequests: [String] = []
     var lastAssertion: FakeIdentityProvider.DecodedAssertion?
+    var nativeRequests: [RecordedNativeRequest] = []
+    var deviceCodeRequests: [[String: String]] = []
+    var devicePollCount = 0
+    var authorizeRequests: [[String: String]] = []
+    var revocations: [RecordedRevocation] = []
 
     // MARK: Plumbing
     var openChannels: [Int: any Channel] = [:]
@@ -71,6 +108,28 @@ struct FakeIdentityData: Sendable {
             return persistent.failure
         }
         return nil
+    }
+
+    /// Removes and returns the next failure queued for `endpoint`, if any.
+    mutating func takeFailure(at endpoint: FakeIdentityProvider.InteractiveEndpoint) -> FakeIdentityProvider.Failure? {
+        guard var queue = self.interactiveFailures[endpoint], !queue.isEmpty else { return nil }
+        let failure = queue.removeFirst()
+        self.interactiveFailures[endpoint] = queue
+        return failure
+    }
+
+    /// The known user whose `preferred_username` is `username` (case-insensitive), if any.
+    func user(named username: String) -> FakeIdentityProvider.User? {
+        self.users.first { $0.preferredUsername.lowercased() == username.lowercased() }
+    }
+
+    /// Adds `user`, replacing a known user with the same `oid`.
+    mutating func register(_ user: FakeIdentityProvider.User) {
+        if let index = self.users.firstIndex(where: { $0.oid == user.oid }) {
+            self.users[index] = user
+        } else {
+            self.users.append(user)
+        }
     }
 
     /// Stores a new refresh token and returns its raw value.

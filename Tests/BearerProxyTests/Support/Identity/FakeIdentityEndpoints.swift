@@ -12,6 +12,14 @@ struct FakeIdentityEndpoints: Sendable {
     static let entraTokenPath = "/contoso/oauth2/v2.0/token"
     static let oidcDiscoveryPath = "/oidc/.well-known/openid-configuration"
     static let oidcTokenPath = "/oidc/token"
+    static let initiatePath = "/contoso/oauth2/v2.0/initiate"
+    static let challengePath = "/contoso/oauth2/v2.0/challenge"
+    static let entraDeviceCodePath = "/contoso/oauth2/v2.0/devicecode"
+    static let oidcDeviceCodePath = "/oidc/devicecode"
+    static let entraAuthorizePath = "/contoso/oauth2/v2.0/authorize"
+    static let oidcAuthorizePath = "/oidc/authorize"
+    static let revocationPath = "/oidc/revoke"
+    static let deviceLoginPath = "/contoso/devicelogin"
 
     /// One request as the handler collected it.
     struct Request: Sendable {
@@ -23,6 +31,21 @@ struct FakeIdentityEndpoints: Sendable {
         /// The path without the query.
         var path: String {
             String(self.uri.prefix { $0 != "?" })
+        }
+
+        /// The query's parameters, decoded (the last value of a repeated name).
+        var query: [String: String] {
+            guard let mark = self.uri.firstIndex(of: "?") else { return [:] }
+            return Self.lastValues(FakeIdentityForm.decode(String(self.uri[self.uri.index(after: mark)...])))
+        }
+
+        /// The form body's parameters, decoded (the last value of a repeated name).
+        var form: [String: String] {
+            Self.lastValues(FakeIdentityForm.decode(self.body))
+        }
+
+        private static func lastValues(_ pairs: [(name: String, value: String)]) -> [String: String] {
+            Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
         }
     }
 
@@ -44,6 +67,29 @@ struct FakeIdentityEndpoints: Sendable {
                 return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
             }
             return self.token(request, base: base)
+        case Self.initiatePath, Self.challengePath:
+            guard request.method == .POST else { return Self.postOnly(base: base) }
+            return self.state.nativeRequested(
+                request.path == Self.initiatePath ? .initiate : .challenge, parameters: request.form,
+                correlationID: request.headers.first(name: "client-request-id"), baseURL: base)
+        case Self.entraDeviceCodePath, Self.oidcDeviceCodePath:
+            guard request.method == .POST else { return Self.postOnly(base: base) }
+            return self.state.deviceAuthorizationRequested(
+                parameters: request.form, correlationID: request.headers.first(name: "client-request-id"),
+                baseURL: base)
+        case Self.entraAuthorizePath, Self.oidcAuthorizePath:
+            return self.state.authorizeRequested(query: request.query, baseURL: base)
+        case Self.revocationPath:
+            guard request.method == .POST else { return Self.postOnly(base: base) }
+            return self.state.revocationRequested(
+                parameters: request.form, correlationID: request.headers.first(name: "client-request-id"),
+                baseURL: base)
+        case Self.deviceLoginPath:
+            let page =
+                "<html><body><h1>Enter code</h1><p>FakeIdentityProvider: tests approve device codes.</p></body></html>"
+            let response = FakeIdentityResponse(
+                status: 200, headers: [("content-type", "text/html; charset=utf-8")], body: Array(page.utf8))
+            return .respond(response, delay: nil, holdable: false)
         case "/contoso/discovery/v2.0/keys", "/oidc/jwks":
             // The fake signs with HS256 and publishes no key; tests verify with FakeIdentityJWT.signingKey.
             return .respond(.json(["keys": [Any]()]), delay: nil, holdable: false)
@@ -53,6 +99,12 @@ struct FakeIdentityEndpoints: Sendable {
             ]
             return .respond(.json(status: 404, body), delay: nil, holdable: false)
         }
+    }
+
+    /// `invalid_request` 900561: the endpoint only accepts POST.
+    private static func postOnly(base: String) -> FakeIdentityReply {
+        let error = FakeIdentityError.invalidRequest(900561)
+        return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
     }
 
     private func discovery(_ request: Request, base: String) -> FakeIdentityReply {
@@ -87,8 +139,8 @@ struct FakeIdentityEndpoints: Sendable {
         if path == Self.entraDiscoveryPath {
             document["issuer"] = "\(base)/contoso/v2.0"
             document["token_endpoint"] = "\(base)\(Self.entraTokenPath)"
-            document["authorization_endpoint"] = "\(base)/contoso/oauth2/v2.0/authorize"
-            document["device_authorization_endpoint"] = "\(base)/contoso/oauth2/v2.0/devicecode"
+            document["authorization_endpoint"] = "\(base)\(Self.entraAuthorizePath)"
+            document["device_authorization_endpoint"] = "\(base)\(Self.entraDeviceCodePath)"
             document["jwks_uri"] = "\(base)/contoso/discovery/v2.0/keys"
             document["end_session_endpoint"] = "\(base)/contoso/oauth2/v2.0/logout"
             document["tenant_region_scope"] = "EU"
@@ -96,8 +148,9 @@ struct FakeIdentityEndpoints: Sendable {
         } else {
             document["issuer"] = "\(base)/oidc"
             document["token_endpoint"] = "\(base)\(Self.oidcTokenPath)"
-            document["authorization_endpoint"] = "\(base)/oidc/authorize"
-            document["device_authorization_endpoint"] = "\(base)/oidc/device/code"
+            document["authorization_endpoint"] = "\(base)\(Self.oidcAuthorizePath)"
+            document["device_authorization_endpoint"] = "\(base)\(Self.oidcDeviceCodePath)"
+            document["revocation_endpoint"] = "\(base)\(Self.revocationPath)"
             document["jwks_uri"] = "\(base)/oidc/jwks"
         }
         return document

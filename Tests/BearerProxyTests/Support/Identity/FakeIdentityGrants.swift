@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 
 /// The token endpoint's logic: validates a parsed request, authenticates the client, and issues tokens for the
-/// `refresh_token` and `client_credentials` grants (Microsoft identity platform v2.0 shapes). Runs under
-/// `FakeIdentityState`'s lock, on its data.
+/// `refresh_token` and `client_credentials` grants (Microsoft identity platform v2.0 shapes) — and, in extensions,
+/// for the interactive grants (`password`/`oob` native authentication, `device_code`, `authorization_code`) and
+/// their front endpoints. Runs under `FakeIdentityState`'s lock, on its data.
 struct FakeIdentityGrants: Sendable {
     /// The `tid` of every token.
     let tenantID: String
@@ -37,17 +38,35 @@ struct FakeIdentityGrants: Sendable {
         guard let client = self.clients[clientID] else {
             return .failure(FakeIdentityError(error: "unauthorized_client", codes: [700016]))
         }
-        guard grantType == "refresh_token" || grantType == "client_credentials" else {
+        guard Self.grantTypes.contains(grantType) else {
             return .failure(FakeIdentityError(error: "unsupported_grant_type", codes: [70003]))
         }
         if let failure = self.authenticate(client, request, verdict: verdict, record: &record, data: &data) {
             return .failure(failure)
         }
-        if grantType == "refresh_token" {
+        switch grantType {
+        case "refresh_token":
             return self.refresh(request, client: client, record: &record, data: &data, now: now)
+        case "client_credentials":
+            return self.clientCredentials(request, client: client, data: &data, now: now)
+        case "password", "oob":
+            return self.nativeGrant(
+                request, grantType: grantType, client: client, record: &record, data: &data, now: now)
+        case Self.deviceCodeGrantType:
+            return self.deviceCodeGrant(request, client: client, record: &record, data: &data, now: now)
+        default:
+            return self.authorizationCodeGrant(request, client: client, record: &record, data: &data, now: now)
         }
-        return self.clientCredentials(request, client: client, data: &data, now: now)
     }
+
+    /// The `grant_type` of device-code polls (RFC 8628 §3.4).
+    static let deviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+    /// The `grant_type` values of native authentication.
+    static let nativeGrantTypes: Set<String> = ["password", "oob"]
+    /// Every `grant_type` served.
+    static let grantTypes: Set<String> = [
+        "refresh_token", "client_credentials", "password", "oob", deviceCodeGrantType, "authorization_code",
+    ]
 
     // MARK: - Client authentication
 
@@ -165,15 +184,11 @@ struct FakeIdentityGrants: Sendable {
         data.refreshTokens[raw] = token
 
         if scopes.contains("openid") {
-            response["id_token"] = FakeIdentityJWT.mint(claims: [
-                "aud": client.id, "iss": request.issuer, "iat": issuedAt, "nbf": issuedAt, "exp": issuedAt + 3600,
-                "name": user.name, "preferred_username": user.preferredUsername, "oid": user.oid, "sub": user.sub,
-                "tid": self.tenantID, "ver": "2.0", "uti": Self.uniqueID(),
-            ])
+            response["id_token"] = self.idToken(
+                for: user, clientID: client.id, issuer: request.issuer, issuedAt: issuedAt, nonce: nil)
         }
         if request.parameters["client_info"] == "1" {
-            response["client_info"] = FakeIdentityJWT.base64URL(
-                FakeIdentityJWT.json(["uid": user.oid, "utid": self.tenantID]))
+            response["client_info"] = self.clientInfo(for: user)
         }
         return .success(response)
     }
@@ -211,13 +226,13 @@ struct FakeIdentityGrants: Sendable {
 
     // MARK: - Helpers
 
-    private func lifetimes(expiresIn: Int, refreshIn: Int?) -> [String: Any] {
+    func lifetimes(expiresIn: Int, refreshIn: Int?) -> [String: Any] {
         var response: [String: Any] = ["expires_in": expiresIn, "ext_expires_in": self.extExpiresIn ?? expiresIn]
         if let refreshIn { response["refresh_in"] = refreshIn }
         return response
     }
 
-    private func accessToken(
+    func accessToken(
         audience: String, issuer: String, issuedAt: Int, expiresIn: Int, claims: [String: Any]
     ) -> String {
         var all = claims
@@ -232,6 +247,24 @@ struct FakeIdentityGrants: Sendable {
         all["jti"] = id
         all["uti"] = id
         return FakeIdentityJWT.mint(claims: all)
+    }
+
+    /// An ID token for `user` (one hour), with `nonce` verbatim if given.
+    func idToken(for user: FakeIdentityProvider.User, clientID: String, issuer: String, issuedAt: Int, nonce: String?)
+        -> String
+    {
+        var claims: [String: Any] = [
+            "aud": clientID, "iss": issuer, "iat": issuedAt, "nbf": issuedAt, "exp": issuedAt + 3600,
+            "name": user.name, "preferred_username": user.preferredUsername, "oid": user.oid, "sub": user.sub,
+            "tid": self.tenantID, "ver": "2.0", "uti": Self.uniqueID(),
+        ]
+        if let nonce { claims["nonce"] = nonce }
+        return FakeIdentityJWT.mint(claims: claims)
+    }
+
+    /// `client_info` for `user`: base64url of `{"uid":oid,"utid":tenant}`.
+    func clientInfo(for user: FakeIdentityProvider.User) -> String {
+        FakeIdentityJWT.base64URL(FakeIdentityJWT.json(["uid": user.oid, "utid": self.tenantID]))
     }
 
     /// `{"values": [...]}` or `{"value": "..."}` from a claims request entry.

@@ -1,6 +1,8 @@
 extension FakeIdentityProvider {
     /// A misbehaviour to inject into token requests: queued one-shot with `enqueue(_:times:forScope:)`, or
-    /// persistent with `setPersistentFailure(_:forScope:)`. Requests still get recorded.
+    /// persistent with `setPersistentFailure(_:forScope:)`; into the interactive endpoints (`/initiate`,
+    /// `/challenge`, `/devicecode`, `/authorize`, `/oidc/revoke`) with `enqueue(_:times:at:)`. Requests still get
+    /// recorded.
     enum Failure: Sendable {
         /// Answer with an Entra error (status default: 400, or 401 for `invalid_client`). `description` replaces
         /// the text after `AADSTSnnnn: `; `claims` sets the error's `claims` member.

@@ -4,19 +4,37 @@ import NIOHTTP1
 import NIOPosix
 
 /// A fake Microsoft identity platform (v2.0) / OpenID Connect provider: a real HTTP/1.1 server on 127.0.0.1 (port
-/// chosen by the OS) for the token-acquisition tests.
+/// chosen by the OS) for the token-acquisition and sign-in tests.
 ///
 /// Endpoints (tenant segment `contoso`; `<base>` = `baseURL`, or whatever `Host` the client used):
 /// - `GET /contoso/v2.0/.well-known/openid-configuration`: issuer `<base>/contoso/v2.0`, token endpoint
-///   `<base>/contoso/oauth2/v2.0/token`, plus authorization, device authorization and JWKS URLs.
-/// - `GET /oidc/.well-known/openid-configuration`: a generic issuer `<base>/oidc`, token endpoint `<base>/oidc/token`.
+///   `<base>/contoso/oauth2/v2.0/token`, `authorization_endpoint` `…/oauth2/v2.0/authorize`,
+///   `device_authorization_endpoint` `…/oauth2/v2.0/devicecode`, `end_session_endpoint` `…/oauth2/v2.0/logout`
+///   (not served) and JWKS.
+/// - `GET /oidc/.well-known/openid-configuration`: a generic issuer `<base>/oidc`, token endpoint `<base>/oidc/token`,
+///   `authorization_endpoint` `<base>/oidc/authorize`, `device_authorization_endpoint` `<base>/oidc/devicecode`,
+///   `revocation_endpoint` `<base>/oidc/revoke`.
 /// - `POST` either token endpoint (form-encoded): the `refresh_token` grant (one resource per request, claims,
 ///   `client_info`, refresh token rotation, `id_token` for `openid`) and the `client_credentials` grant (one
 ///   `{resource}/.default`; client secret in the body or by HTTP Basic, or a PS256/RS256 client assertion that is
-///   fully verified). Errors use Entra's JSON shape (see `FakeIdentityError`).
-/// - The authorization and device endpoints named in the documents are not served (404).
+///   fully verified); and the interactive grants below (`password`, `oob`, `device_code`, `authorization_code`),
+///   whose tokens take the refresh grant's shape. Errors use Entra's JSON shape (see `FakeIdentityError`).
+/// - Native authentication (V1): `POST /contoso/oauth2/v2.0/initiate` (`client_id`, `username`, `challenge_type`
+///   with `redirect`) → `{"continuation_token"}` or HTTP 200 `{"challenge_type":"redirect"}` when the user's
+///   `signInMethod` is not offered; `POST …/challenge` → `password`, or `oob` with an 8-digit code "emailed"
+///   (`lastOneTimeCode(for:)`; calling it again resends and invalidates the previous code); then the token
+///   endpoint's `grant_type=password` / `oob`. Every answer issues a new continuation token and only the latest one
+///   is accepted. Per-user knobs stop the sign-in (`setMFARequired`, `setRegistrationRequired`,
+///   `setPasswordResetRequired`). Recorded in `nativeRequests`.
+/// - Device authorization (RFC 8628): `POST /contoso/oauth2/v2.0/devicecode` or `/oidc/devicecode`; polls answer
+///   `authorization_pending` until the test calls `approveDeviceCode(userCode:as:)` (or declines or expires it).
+///   `GET /contoso/devicelogin` is a placeholder page.
+/// - Authorization code + PKCE: `GET /contoso/oauth2/v2.0/authorize` or `/oidc/authorize` with a loopback
+///   `redirect_uri` → `302` to it with `code` and `state` (the browser user, default Alice, signs in at once; see
+///   `setAuthorizeOutcome(_:)`); redeemed at the token endpoint with the `code_verifier`.
+/// - Revocation (RFC 7009): `POST /oidc/revoke` revokes a refresh token.
 ///
-/// Tokens are HS256 JWTs signed with `FakeIdentityJWT.signingKey`; decode them with `claims(ofToken:)`.
+/// Tokens are HS256 JWTs signed with `FakeIdentityJWT.signingKey`; decode them with `claims(ofAccessToken:)`.
 ///
 ///     let idp = try await FakeIdentityProvider.start()
 ///     let refreshToken = idp.issueRefreshToken(for: .alice)
@@ -33,7 +51,8 @@ final class FakeIdentityProvider: Sendable {
     /// What it was started with.
     let configuration: Configuration
     private let serverChannel: any Channel
-    private let state: FakeIdentityState
+    /// The shared state (used by the provider's extension files; tests use the provider's methods).
+    let state: FakeIdentityState
 
     private init(port: Int, configuration: Configuration, serverChannel: any Channel, state: FakeIdentityState) {
         self.port = port
@@ -284,7 +303,7 @@ final class FakeIdentityProvider: Sendable {
         self.state.read { $0.discoveryRequests }
     }
 
-    /// The users known (configured, plus those refresh tokens were issued for).
+    /// The users known (configured, registered, plus those refresh tokens were issued for).
     var users: [User] {
         self.state.read { $0.users }
     }

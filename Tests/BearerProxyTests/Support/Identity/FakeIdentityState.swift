@@ -11,12 +11,20 @@ final class FakeIdentityState: Sendable {
         case tokenRequests(Int)
         case discoveryRequests(Int)
         case heldResponses(Int)
+        case nativeRequests(Int)
+        case deviceCodeRequests(Int)
+        case devicePolls(Int)
+        case authorizeRequests(Int)
 
         func isMet(by data: FakeIdentityData) -> Bool {
             switch self {
             case .tokenRequests(let n): return data.tokenRequests.count >= n
             case .discoveryRequests(let n): return data.discoveryRequests.count >= n
             case .heldResponses(let n): return data.held.count >= n
+            case .nativeRequests(let n): return data.nativeRequests.count >= n
+            case .deviceCodeRequests(let n): return data.deviceCodeRequests.count >= n
+            case .devicePolls(let n): return data.devicePollCount >= n
+            case .authorizeRequests(let n): return data.authorizeRequests.count >= n
             }
         }
 
@@ -25,13 +33,18 @@ final class FakeIdentityState: Sendable {
             case .tokenRequests(let n): return "\(n) token request(s)"
             case .discoveryRequests(let n): return "\(n) discovery request(s)"
             case .heldResponses(let n): return "\(n) held token response(s)"
+            case .nativeRequests(let n): return "\(n) native authentication request(s)"
+            case .deviceCodeRequests(let n): return "\(n) device authorization request(s)"
+            case .devicePolls(let n): return "\(n) device code poll(s)"
+            case .authorizeRequests(let n): return "\(n) authorization request(s)"
             }
         }
     }
 
     private let data: Mutex<FakeIdentityData>
     private let timerLoop: any EventLoop
-    private let grants: FakeIdentityGrants
+    /// The grants' logic (used under the lock).
+    let grants: FakeIdentityGrants
 
     init(configuration: FakeIdentityProvider.Configuration, timerLoop: any EventLoop) {
         self.data = Mutex(FakeIdentityData(configuration: configuration))
@@ -77,11 +90,19 @@ final class FakeIdentityState: Sendable {
         _ request: FakeIdentityTokenRequest, verdict: FakeIdentityAssertionVerifier.Verdict?, baseURL: String
     ) -> FakeIdentityReply {
         let now = Date()
+        let grantType = request.parameters["grant_type"] ?? ""
         return self.mutate { data -> FakeIdentityReply in
             var record = request.record(sequence: data.tokenRequests.count + 1)
+            var native =
+                FakeIdentityGrants.nativeGrantTypes.contains(grantType)
+                ? RecordedNativeRequest(
+                    sequence: data.nativeRequests.count + 1, endpoint: .token, parameters: request.parameters)
+                : nil
+            if grantType == FakeIdentityGrants.deviceCodeGrantType { data.devicePollCount += 1 }
             if let decoded = verdict?.decoded { data.lastAssertion = decoded }
             let failure = data.takeFailure(for: request.scopes)
             record.injected = failure?.label
+            if let failure { native?.settle(injected: failure) }
             var delay: Duration?
             let reply: FakeIdentityReply
             switch failure {
@@ -107,6 +128,7 @@ final class FakeIdentityState: Sendable {
                 switch self.grants.answer(request, verdict: verdict, record: &record, data: &data, now: now) {
                 case .success(let body):
                     record.outcome = .issued
+                    native?.settle(.success(body))
                     var headers: [(String, String)] = [("x-ms-request-id", UUID().uuidString.lowercased())]
                     if let correlationID = request.correlationID {
                         headers.append(("client-request-id", correlationID))
@@ -114,11 +136,13 @@ final class FakeIdentityState: Sendable {
                     reply = .respond(.json(body, headers: headers), delay: delay, holdable: true)
                 case .failure(let error):
                     record.outcome = .rejected(error: error.error, codes: error.codes, status: error.status)
+                    native?.settle(.failure(error))
                     reply = .respond(
                         error.response(baseURL: baseURL, correlationID: request.correlationID, now: now),
                         delay: delay, holdable: true)
                 }
             }
+            if let native { data.nativeRequests.append(native) }
             data.tokenRequests.append(record)
             return reply
         }
