@@ -79,7 +79,9 @@ public final class ProxyServer: Service, Sendable {
         let clientIdle = timeouts.clientIdle
 
         let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
+            // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
+            // client's kernel a second or more later (the kernel caps this at net.core.somaxconn).
+            .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

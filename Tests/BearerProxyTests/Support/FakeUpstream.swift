@@ -41,7 +41,7 @@ final class FakeUpstream: Sendable {
         let state = FakeUpstreamState(timerLoop: group.any())
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.backlog, value: 1024)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let connectionID = state.connectionAccepted(channel)

@@ -34,7 +34,9 @@ struct TokenEngineEndToEndTests {
                         return statuses
                     }
                     #expect(statuses.count == 1000)
-                    #expect(statuses.allSatisfy { $0 == 200 })
+                    #expect(
+                        statuses.allSatisfy { $0 == 200 },
+                        "statuses: \(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
                     #expect(provider.tokenRequestCount(forScope: "api://alpha/Read") == 1)
                     #expect(provider.tokenRequestCount(forScope: "api://beta/Read") == 1)
                     #expect(provider.tokenRequestCount == 2)
