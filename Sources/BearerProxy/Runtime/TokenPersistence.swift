@@ -77,9 +77,14 @@ public final class TokenPersistence: Sendable {
 
     /// Takes over the file if another process changed it since our last read or write.
     public func reloadIfChanged(tokens: TokenCache, session: AccountSession) {
-        let current = store.signature()
-        guard current != lastSeen.withLock({ $0 }) else { return }
-        let (loaded, snapshot, notice) = load()
+        // On the writes' queue: between one of our own writes and the recording of its signature, the file would
+        // look changed by someone else, and reading it then could take over a state older than memory's (a
+        // sign-in whose session write is still queued read back as "signed out").
+        let changed = queue.sync { () -> (tokens: [AccessToken], session: AccountSession.Snapshot, notice: String?)? in
+            guard store.signature() != lastSeen.withLock({ $0 }) else { return nil }
+            return load()
+        }
+        guard let (loaded, snapshot, notice) = changed else { return }
         if let notice { logger.warning("\(notice)") }
         session.adopt(snapshot)
         tokens.replaceAll(with: loaded)
