@@ -45,6 +45,10 @@ struct AccountOptions: ParsableArguments {
             await account.shutdown()
             try? await group.shutdownGracefully()
             if let exit = error as? ExitCode { throw exit }
+            if let failure = error as? SignInFailure {
+                Terminal.error(failure.kind == .cancelled ? failure.message : "error: \(failure.message)")
+                throw ExitCode(failure.kind == .cancelled ? 130 : 1)
+            }
             Terminal.error("error: \(error)")
             if case TokenError.signInRequired = error { Terminal.error("run: bearer-proxy login") }
             throw ExitCode(1)
@@ -61,11 +65,15 @@ struct Login: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withAccount { account in
+            if account.interactive != nil {
+                let console = TerminalConsole(environment: options.global.environment)
+                _ = try await Interrupt.cancellingOnSignal { try await account.signIn(console: console) }
+            }
             for scopes in account.scopeSets {
                 _ = try await account.tokens.accessToken(for: scopes)
             }
             let report = StatusReport(account: account)
-            print("Signed in (\(account.flow.name)).")
+            print("Signed in (\(account.configuration.account.flow.rawValue)).")
             print(report.text)
         }
     }
@@ -74,16 +82,18 @@ struct Login: AsyncParsableCommand {
 /// `bearer-proxy logout`: forget the account and every cached token for this configuration (SPEC §5).
 struct Logout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Forget the account and every cached token for this configuration (locally).")
+        abstract:
+            "Forget the account and every cached token for this configuration; revoke the refresh token where the provider allows."
+    )
 
     @OptionGroup var options: AccountOptions
 
     func run() async throws {
         try await options.withAccount { account in
-            account.session.signOut()
-            account.tokens.removeAll()
+            let notes = await account.signOut()
             let file = account.persistence.map { " (\($0.store.path) removed)" } ?? ""
             print("Signed out: the account and its cached tokens are forgotten\(file).")
+            for note in notes { print(note) }
         }
     }
 }

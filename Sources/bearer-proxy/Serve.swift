@@ -40,7 +40,13 @@ struct Serve: AsyncParsableCommand {
             proxy = try await RunningProxy.start(
                 configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
                 stateDirectory: state, environment: global.environment, threads: threads ?? System.coreCount,
-                logger: logger)
+                logger: logger,
+                beforeServing: { [global] account in
+                    try await Self.signInIfNeeded(
+                        account, environment: global.environment, configPath: global.configPath, logger: logger)
+                })
+        } catch let exit as ExitCode {
+            throw exit
         } catch let error as StartupError {
             Terminal.error("error: \(error)")
             switch error {
@@ -68,5 +74,28 @@ struct Serve: AsyncParsableCommand {
         await proxy.account.shutdown()
         try await proxy.group.shutdownGracefully()
         logger.info("stopped")
+    }
+
+    /// An interactive flow with no account: sign in first when someone is at a terminal (or nobody is needed:
+    /// `native` with the password in the environment); otherwise serve anyway —
+    /// every request is answered 401 "run: bearer-proxy login" until a `login` elsewhere writes the token cache
+    /// file, which the running proxy picks up (SPEC §7).
+    private static func signInIfNeeded(
+        _ account: AccountRuntime, environment: [String: String], configPath: String, logger: Logger
+    ) async throws {
+        guard account.needsSignIn else { return }
+        let console = TerminalConsole(environment: environment)
+        guard console.canAsk || account.interactive?.needsPerson == false else {
+            logger.warning(
+                "not signed in: requests are answered 401 until someone runs `bearer-proxy login --config \(configPath)`; this proxy picks the sign-in up"
+            )
+            return
+        }
+        do {
+            _ = try await Interrupt.cancellingOnSignal { try await account.signIn(console: console) }
+        } catch let failure as SignInFailure {
+            Terminal.error(failure.kind == .cancelled ? failure.message : "error: \(failure.message)")
+            throw ExitCode(failure.kind == .cancelled ? 130 : 1)
+        }
     }
 }

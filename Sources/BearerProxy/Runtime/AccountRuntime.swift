@@ -11,6 +11,8 @@ public struct AccountRuntime: Sendable {
     public let session: AccountSession
     public let persistence: TokenPersistence?
     public let devIssuer: DevIssuer?
+    /// How a person signs this account in (`native`, `device-code`, `browser`); nil for flows without a person.
+    public let interactive: (any InteractiveSignIn)?
     /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
     public let notices: [String]
     let provider: IdentityProviderClient?
@@ -24,7 +26,7 @@ public struct AccountRuntime: Sendable {
     public static func make(
         configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
         eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger, metrics: ProxyMetrics? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        signInTiming: SignInTiming = SignInTiming(), now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> AccountRuntime {
         let settings = configuration.account.settings
         let persistence = stateDirectory.map { directory in
@@ -37,6 +39,7 @@ public struct AccountRuntime: Sendable {
         var snapshot = loaded.session
         var provider: IdentityProviderClient?
         var devIssuer: DevIssuer?
+        var interactive: (any InteractiveSignIn)?
         let flow: any SignInFlow
         switch settings {
         case .dev:
@@ -65,7 +68,27 @@ public struct AccountRuntime: Sendable {
         case .staticToken(let account):
             snapshot.identity = AccountIdentity(name: "static token", username: account.tokenEnv)
             flow = try StaticTokenFlow(account: account, environment: environment)
-        case .native, .deviceCode, .browser, .firebase:
+        case .native(let account):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            interactive = NativeSignIn(account: account, provider: client, environment: environment)
+            flow = RefreshTokenGrant(
+                name: "native", client: account.client, provider: client, session: AccountSession(), now: now)
+        case .deviceCode(let oauthClient):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            interactive = DeviceCodeSignIn(client: oauthClient, provider: client, sleep: signInTiming.sleep, now: now)
+            flow = RefreshTokenGrant(
+                name: "device-code", client: oauthClient, provider: client, session: AccountSession(), now: now)
+        case .browser(let account):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            interactive = BrowserSignIn(
+                account: account, provider: client, eventLoopGroup: eventLoopGroup,
+                timeout: signInTiming.browserTimeout)
+            flow = RefreshTokenGrant(
+                name: "browser", client: account.client, provider: client, session: AccountSession(), now: now)
+        case .firebase:
             throw StartupError.flowNotAvailable(configuration.account.flow)
         }
         var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
@@ -88,7 +111,8 @@ public struct AccountRuntime: Sendable {
         tokens.restore(loaded.tokens)
         return AccountRuntime(
             configuration: configuration, flow: sessionFlow, tokens: tokens, session: session, persistence: persistence,
-            devIssuer: devIssuer, notices: loaded.notice.map { [$0] } ?? [], provider: provider)
+            devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
+            provider: provider)
     }
 
     /// The same account with another configuration whose `account` section is unchanged (a reload that only
@@ -96,7 +120,7 @@ public struct AccountRuntime: Sendable {
     func with(configuration: Configuration) -> AccountRuntime {
         AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
-            devIssuer: devIssuer, notices: [], provider: provider)
+            devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider)
     }
 
     /// The distinct scope sets the routes need tokens for.

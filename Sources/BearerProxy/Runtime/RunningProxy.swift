@@ -22,7 +22,7 @@ public struct RunningProxy: Sendable {
 
     /// The flows that can produce tokens in this version.
     public static let availableFlows: Set<AccountFlow> = [
-        .dev, .clientCredentials, .refreshToken, .command, .staticToken,
+        .dev, .native, .deviceCode, .browser, .clientCredentials, .refreshToken, .command, .staticToken,
     ]
 
     /// Binds `listen` (or the configuration's address) and starts serving `configuration`.
@@ -31,10 +31,12 @@ public struct RunningProxy: Sendable {
     ///   - stateDirectory: where the token cache file and the dev issuer's key live; nil keeps everything in
     ///     memory (`--no-persist`).
     ///   - threads: event loops; defaults to one per core.
+    ///   - beforeServing: runs once the account is ready and before requests are served (`serve`'s sign-in).
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(),
-        threads: Int = System.coreCount, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        threads: Int = System.coreCount, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+        beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
         guard availableFlows.contains(configuration.account.flow) else {
             throw StartupError.flowNotAvailable(configuration.account.flow)
@@ -63,6 +65,9 @@ public struct RunningProxy: Sendable {
                 eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(listeningOn: bound),
                 logger: logger, metrics: metrics, now: now)
             for notice in account.notices { logger.warning("\(notice)") }
+            // A sign-in at start-up happens here: the port is already ours (a taken port is reported before anyone
+            // types a password), and requests meanwhile get 503 "starting" rather than 401.
+            try await beforeServing?(account)
             try server.install(
                 configuration, tokens: account.tokens,
                 admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy)
@@ -94,7 +99,10 @@ public enum StartupError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .flowNotAvailable(let flow):
             "account.flow: \"\(flow.rawValue)\" is recognised and validated but cannot sign in yet in this version; "
-                + "available today: dev, client-credentials, refresh-token, command, static (see docs/configuration.md)"
+                + "available today: "
+                + AccountFlow.allCases.filter(RunningProxy.availableFlows.contains).map(\.rawValue).joined(
+                    separator: ", ")
+                + " (see docs/configuration.md)"
         case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
         case .remoteWithoutKey(let address):
             "listen: \(address) is not a loopback address, so anyone who can reach it could use this account; set "

@@ -4,14 +4,22 @@ import Foundation
 /// not verified: it came straight from the token endpoint over TLS.
 enum IDToken {
     static func identity(from idToken: String) -> AccountIdentity? {
-        let segments = idToken.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count >= 2, let payload = Base64URL.decode(segments[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
-        else { return nil }
+        guard let claims = claims(of: idToken) else { return nil }
         return AccountIdentity(
             name: claims["name"] as? String,
             username: (claims["preferred_username"] as? String) ?? (claims["email"] as? String),
             objectID: (claims["oid"] as? String) ?? (claims["sub"] as? String),
             tenantID: claims["tid"] as? String)
+    }
+
+    /// A string claim of the token, or nil.
+    static func claim(_ name: String, in idToken: String) -> String? {
+        claims(of: idToken)?[name] as? String
+    }
+
+    private static func claims(of idToken: String) -> [String: Any]? {
+        let segments = idToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count >= 2, let payload = Base64URL.decode(segments[1]) else { return nil }
+        return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
     }
 }

@@ -82,9 +82,29 @@ public final class IdentityProviderClient: Sendable {
         } catch {
             throw .unreachable(error)
         }
+        return try Self.tokenResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A token endpoint answer decoded: the token response, or the failure it describes.
+    static func tokenResponse(
+        status: Int, headers: HTTPHeaders, body: Data
+    ) throws(TokenEndpointCallFailure) -> TokenResponse {
         if status == 200, let response = TokenResponse(json: body) { return response }
         let retryAfter = headers.first(name: "retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         throw .rejected(TokenEndpointFailure(status: status, json: body, retryAfter: retryAfter))
+    }
+
+    /// POSTs a form and returns the raw answer, for endpoints whose successful answers are not token responses
+    /// (native authentication's `initiate` and `challenge`, device authorization, token revocation).
+    func postForm(to url: String, form: [(String, String)]) async throws(TokenError) -> (
+        status: Int, headers: HTTPHeaders, body: Data
+    ) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "accept", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        return try await send(request)
     }
 
     private func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {

@@ -11,6 +11,8 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
     var codes: [Int]
     var suberror: String?
     var retryAfter: Int?
+    /// Native authentication's errors may carry a newer continuation token to continue the same sign-in with.
+    var continuationToken: String?
 
     init(status: Int, json data: Data, retryAfter: Int?) {
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
@@ -20,6 +22,7 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
         codes = (object["error_codes"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
         suberror = object["suberror"] as? String
         self.retryAfter = retryAfter
+        continuationToken = object["continuation_token"] as? String
     }
 
     init(status: Int, error: String, summary: String? = nil, codes: [Int] = [], retryAfter: Int? = nil) {

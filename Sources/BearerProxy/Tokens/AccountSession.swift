@@ -40,6 +40,14 @@ public final class AccountSession: Sendable {
         if let changed { onChange?(changed) }
     }
 
+    /// Records a new sign-in: the account and its refresh token replace whatever was there (one account per
+    /// configuration, as MSAL keeps one per client id).
+    func signedIn(_ account: SignedInAccount) {
+        let next = Snapshot(refreshToken: account.refreshToken, identity: account.identity)
+        state.withLock { $0 = next }
+        onChange?(next)
+    }
+
     /// Forgets the account.
     public func signOut() {
         state.withLock { $0 = Snapshot() }

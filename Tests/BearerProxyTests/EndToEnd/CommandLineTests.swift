@@ -82,14 +82,15 @@ struct CommandLineTests {
         let file = directory + "/routes.json"
         try Data(
             #"""
-            { "account": { "flow": "device-code", "authority": "https://login.microsoftonline.com/organizations",
-                           "clientId": "00000000-0000-0000-0000-000000000000" },
+            { "account": { "flow": "firebase", "apiKeyEnv": "TEST_FIREBASE_KEY", "projectId": "my-proj",
+                           "provider": "microsoft.com" },
               "routes": [ { "prefix": "/graph", "upstream": "https://graph.microsoft.com/v1.0", "scopes": ["User.Read"] } ] }
             """#.utf8
         ).write(to: URL(fileURLWithPath: file))
-        let result = try await Self.run(["serve", "--config", file, "--no-persist"])
-        #expect(result.status == 2)
-        #expect(result.stderr.contains("device-code"))
+        let result = try await Self.run(
+            ["serve", "--config", file, "--no-persist"], environment: ["TEST_FIREBASE_KEY": "not-a-real-key"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("firebase"))
         #expect(result.stderr.contains("not"))
     }
 

@@ -1,0 +1,29 @@
+import Foundation
+
+/// How to open a URL in the system browser: `$BROWSER` if set (a command; `%s` stands for the URL, else the URL is
+/// appended), else `open` on macOS, else `xdg-open` when there is a display to show a browser on.
+struct BrowserCommand: Sendable, Equatable {
+    var words: [String]
+
+    static func find(environment: [String: String]) -> BrowserCommand? {
+        if let browser = environment["BROWSER"]?.trimmingCharacters(in: .whitespaces), !browser.isEmpty {
+            // $BROWSER may list alternatives separated by colons; the first is used.
+            let first = browser.split(separator: ":").first.map(String.init) ?? browser
+            return BrowserCommand(words: first.split(separator: " ").map(String.init))
+        }
+        #if os(macOS)
+            return BrowserCommand(words: ["open"])
+        #else
+            let hasDisplay = ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
+            guard hasDisplay, let path = environment["PATH"] else { return nil }
+            let found = path.split(separator: ":").contains {
+                FileManager.default.isExecutableFile(atPath: "\($0)/xdg-open")
+            }
+            return found ? BrowserCommand(words: ["xdg-open"]) : nil
+        #endif
+    }
+
+    func arguments(for url: String) -> [String] {
+        words.contains("%s") ? words.map { $0 == "%s" ? url : $0 } : words + [url]
+    }
+}

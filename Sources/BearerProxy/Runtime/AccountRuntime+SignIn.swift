@@ -1,0 +1,70 @@
+import Foundation
+
+extension AccountRuntime {
+    /// Whether a person has to sign in before tokens can be had: an interactive flow with no account yet.
+    public var needsSignIn: Bool {
+        interactive != nil && session.refreshToken == nil
+    }
+
+    /// Signs a person in with the account's interactive flow and records the account: the previous account and
+    /// every cached token are replaced (one account per configuration). Tokens for the routes then come from the
+    /// new refresh token, one request per scope set.
+    public func signIn(console: any SignInConsole) async throws(SignInFailure) -> AccountIdentity? {
+        guard let interactive else {
+            throw SignInFailure(.misconfigured, "The \(configuration.account.flow.rawValue) flow has no sign-in.")
+        }
+        let account = try await interactive.signIn(console: console, scopeSets: scopeSets)
+        tokens.removeAll()
+        session.signedIn(account)
+        return account.identity
+    }
+
+    /// Forgets the account here, and at the provider where the protocol allows: with a revocation endpoint
+    /// (RFC 7009) the refresh token is revoked. Returns what the person should know about the provider side.
+    public func signOut() async -> [String] {
+        let refreshToken = session.refreshToken
+        // Tokens first: the session's sign-out deletes the file, and a later token write would create it again.
+        tokens.removeAll()
+        session.signOut()
+        persistence?.flush()
+        guard let provider, let client = configuration.account.settings.oauthClient else { return [] }
+        guard let endpoints = try? await provider.endpoints(for: client.endpoint) else {
+            return ["The identity provider could not be reached; the account was forgotten here only."]
+        }
+        var notes: [String] = []
+        if let revocation = endpoints.revocation, let refreshToken, interactive != nil || isRefreshTokenFlow {
+            let form = [("token", refreshToken), ("token_type_hint", "refresh_token"), ("client_id", client.clientId)]
+            if let answer = try? await provider.postForm(to: revocation, form: form), answer.status == 200 {
+                notes.append("The refresh token was revoked at the identity provider.")
+            } else {
+                notes.append("The identity provider did not confirm revoking the refresh token.")
+            }
+        } else if interactive != nil {
+            notes.append(
+                "The identity provider offers no token revocation: the refresh token was deleted here and expires "
+                    + "unused at the provider.")
+        }
+        if interactive != nil, let endSession = endpoints.endSession {
+            notes.append("To sign out of the browser session too, open: \(endSession)")
+        }
+        return notes
+    }
+
+    private var isRefreshTokenFlow: Bool {
+        configuration.account.flow == .refreshToken
+    }
+}
+
+extension AccountSettings {
+    /// The OAuth client of the flows that have one.
+    var oauthClient: OAuthClient? {
+        switch self {
+        case .native(let account): account.client
+        case .deviceCode(let client): client
+        case .browser(let account): account.client
+        case .clientCredentials(let account): account.client
+        case .refreshToken(let account): account.client
+        case .dev, .command, .staticToken, .firebase: nil
+        }
+    }
+}

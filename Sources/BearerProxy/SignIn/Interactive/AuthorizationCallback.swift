@@ -1,0 +1,31 @@
+import Foundation
+
+/// The query of the request the browser makes to the loopback redirect URI (RFC 6749 §4.1.2): a code, or an error.
+struct AuthorizationCallback: Sendable, Equatable {
+    var parameters: [String: String]
+
+    /// Parses the query of a request target (`/?code=…&state=…`); repeated names keep the first value.
+    init(target: String) {
+        var parameters: [String: String] = [:]
+        if let query = target.split(separator: "?", maxSplits: 1).dropFirst().first {
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = Self.decode(parts[0]), parameters[name] == nil else { continue }
+                parameters[name] = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+            }
+        }
+        self.parameters = parameters
+    }
+
+    var code: String? { parameters["code"] }
+    var state: String? { parameters["state"] }
+    var error: String? { parameters["error"] }
+    var errorDescription: String? { parameters["error_description"] }
+
+    /// Whether this looks like the provider's answer at all (a browser also asks for `/favicon.ico`).
+    var isAnswer: Bool { code != nil || error != nil }
+
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

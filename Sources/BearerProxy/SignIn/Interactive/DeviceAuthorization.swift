@@ -1,0 +1,33 @@
+import Foundation
+
+/// A device authorization response (RFC 8628 §3.2; Entra's adds `message` — protocols.md §3).
+struct DeviceAuthorization: Sendable, Equatable {
+    var deviceCode: String
+    var userCode: String
+    var verificationURI: String
+    /// The provider's own instructions (localized by Entra); shown as-is when present.
+    var message: String?
+    var expiresIn: Int
+    /// Seconds between polls; RFC 8628 §3.2 says 5 when absent.
+    var interval: Int
+
+    /// Decodes the JSON; nil when a required member is missing. Google spells the URI `verification_url`.
+    init?(json data: Data) {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
+            let uri = (object["verification_uri"] as? String) ?? (object["verification_url"] as? String)
+        else { return nil }
+        self.deviceCode = deviceCode
+        self.userCode = userCode
+        verificationURI = uri
+        message = object["message"] as? String
+        // MSAL Python's defaults when absent: 1800 s to finish, polls every 5 s.
+        expiresIn = TokenResponse.seconds(object["expires_in"]).map { Int($0) } ?? 1800
+        interval = TokenResponse.seconds(object["interval"]).map { Int($0) } ?? 5
+    }
+
+    /// What the person has to do, in one line.
+    var instructions: String {
+        message ?? "To sign in, use a web browser to open the page \(verificationURI) and enter the code \(userCode)."
+    }
+}

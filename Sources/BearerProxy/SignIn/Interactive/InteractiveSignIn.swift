@@ -1,0 +1,31 @@
+/// A flow in which a person signs in — `native`, `device-code`, `browser` — ending with a refresh token for the
+/// account. Access tokens for the routes' scope sets then come from that refresh token (``RefreshTokenGrant``),
+/// as MSAL's `getAccessToken(scopes:)` does after `signIn` (protocols.md §1.4).
+public protocol InteractiveSignIn: Sendable {
+    /// Whether a person must take part (type, approve, use a browser). `native` with the password in the
+    /// environment does not: `serve` signs such an account in even without a terminal.
+    var needsPerson: Bool { get }
+
+    /// Signs a person in through `console`. `scopeSets` are the routes' scope sets, for flows that can ask
+    /// consent to all of them at once (the browser's authorization request may span resources).
+    func signIn(console: any SignInConsole, scopeSets: [ScopeSet]) async throws(SignInFailure) -> SignedInAccount
+}
+
+/// What a sign-in produced: the account's refresh token and, from the id token, who it is.
+public struct SignedInAccount: Sendable, Equatable {
+    public var refreshToken: String
+    public var identity: AccountIdentity?
+
+    /// The account in a token response, or a failure when the provider sent no refresh token (`offline_access`
+    /// not granted): without one, no token for another scope set could ever be had.
+    init(_ response: TokenResponse) throws(SignInFailure) {
+        guard let refreshToken = response.refreshToken, !refreshToken.isEmpty else {
+            throw SignInFailure(
+                .misconfigured,
+                "The identity provider signed you in but returned no refresh token; allow the offline_access "
+                    + "permission for the app.")
+        }
+        self.refreshToken = refreshToken
+        identity = response.idToken.flatMap(IDToken.identity)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// The loopback redirect URI of a native app (RFC 8252 §7.3): a small HTTP server on 127.0.0.1 that waits for the
+/// browser to come back with the authorization response, answers it with a page the person can close, and hands
+/// the response to the sign-in. It never listens on another interface.
+final class LoopbackRedirectListener: Sendable {
+    /// Why no authorization response arrived.
+    enum Failure: Error, Equatable {
+        case timedOut
+        case cancelled
+    }
+
+    let port: Int
+    private let channel: any Channel
+    private let outcome: Outcome
+
+    private init(port: Int, channel: any Channel, outcome: Outcome) {
+        self.port = port
+        self.channel = channel
+        self.outcome = outcome
+    }
+
+    /// Listens on 127.0.0.1:`port` (0: any free port). `page` turns the authorization response into the HTML
+    /// answered to the browser.
+    static func start(
+        port: Int, group: any EventLoopGroup, timeout: Duration,
+        page: @escaping @Sendable (AuthorizationCallback) -> String
+    ) async throws -> LoopbackRedirectListener {
+        let loop = group.any()
+        let outcome = Outcome(promise: loop.makePromise())
+        let bootstrap = ServerBootstrap(group: loop)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(RedirectHandler(outcome: outcome, page: page))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        } catch {
+            outcome.finish(.failure(error))  // a promise must be completed, even one nobody waits on
+            throw error
+        }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        loop.scheduleTask(in: .nanoseconds(nanoseconds)) { outcome.finish(.failure(Failure.timedOut)) }
+        return LoopbackRedirectListener(port: channel.localAddress?.port ?? port, channel: channel, outcome: outcome)
+    }
+
+    /// `http://127.0.0.1:PORT/`, for `redirect_uri`.
+    var redirectURI: String { "http://127.0.0.1:\(port)/" }
+
+    /// Waits for the authorization response; a cancelled task stops waiting at once.
+    func callback() async throws -> AuthorizationCallback {
+        try await withTaskCancellationHandler {
+            try await outcome.promise.futureResult.get()
+        } onCancel: {
+            outcome.finish(.failure(Failure.cancelled))
+        }
+    }
+
+    /// Stops listening.
+    func close() async {
+        outcome.finish(.failure(Failure.cancelled))
+        try? await channel.close()
+    }
+
+    /// The one result of the wait, set once by whichever comes first: the browser, the timeout, a cancellation.
+    final class Outcome: Sendable {
+        let promise: EventLoopPromise<AuthorizationCallback>
+        private let finished = Atomic<Bool>(false)
+
+        init(promise: EventLoopPromise<AuthorizationCallback>) {
+            self.promise = promise
+        }
+
+        func finish(_ result: Result<AuthorizationCallback, any Error>) {
+            guard finished.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+            else { return }
+            promise.completeWith(result)
+        }
+    }
+}
+
+/// Answers each request on the loopback listener; the first that carries an authorization response ends the wait.
+private final class RedirectHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let outcome: LoopbackRedirectListener.Outcome
+    private let page: @Sendable (AuthorizationCallback) -> String
+    private var target: String?
+
+    init(outcome: LoopbackRedirectListener.Outcome, page: @escaping @Sendable (AuthorizationCallback) -> String) {
+        self.outcome = outcome
+        self.page = page
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            target = head.uri
+        case .body:
+            break
+        case .end:
+            let callback = AuthorizationCallback(target: target ?? "/")
+            if callback.isAnswer {
+                respond(context, status: .ok, html: page(callback))
+                outcome.finish(.success(callback))
+            } else {
+                respond(context, status: .notFound, html: "<!doctype html><title>Not found</title>")
+            }
+        }
+    }
+
+    private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, html: String) {
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "text/html; charset=utf-8")
+        headers.add(name: "content-length", value: String(html.utf8.count))
+        headers.add(name: "cache-control", value: "no-store")
+        headers.add(name: "connection", value: "close")
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: html)))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+@testable import BearerProxy
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A pseudo terminal (posix_openpt) for running the real `bearer-proxy` binary as if a person sat at it: its
+/// stdin, stdout and stderr are the terminal; the test types into the other side and reads what the screen shows
+/// — including whatever the terminal itself echoes, which is how a hidden prompt is checked.
+final class PseudoTerminal: Sendable {
+    private let primary: Int32
+    private let secondaryPath: String
+    private let screen = Screen()
+    private let changed = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+
+    init() throws {
+        let pty = try PseudoTerminalCalls()
+        primary = pty.open(O_RDWR | O_NOCTTY)
+        guard primary >= 0, pty.grant(primary) == 0, pty.unlock(primary) == 0, let name = pty.name(primary) else {
+            throw TestSupportError.shutDown
+        }
+        secondaryPath = String(cString: name)
+        let screen = self.screen
+        let changed = self.changed.continuation
+        let descriptor = primary
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }  // EIO once every process holding the other side has closed it
+                screen.bytes.withLock { $0.append(contentsOf: buffer[0..<count]) }
+                changed.yield()
+            }
+            changed.finish()
+        }.start()
+    }
+
+    /// Starts `executable` with the terminal as its stdin, stdout and stderr.
+    func start(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
+        let secondary = open(secondaryPath, O_RDWR | O_NOCTTY)
+        guard secondary >= 0 else { throw TestSupportError.shutDown }
+        let handle = FileHandle(fileDescriptor: secondary, closeOnDealloc: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = handle
+        process.standardOutput = handle
+        process.standardError = handle
+        try CommandRunner.launch(process)
+        try handle.close()
+        return process
+    }
+
+    /// Everything the terminal has shown so far.
+    var text: String { String(decoding: screen.bytes.withLock { $0 }, as: UTF8.self) }
+
+    /// Waits until the screen shows `expected` (bounded by `timeout`, so a broken program fails the test).
+    func waitFor(_ expected: String, timeout: Duration = .seconds(60)) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                if text.contains(expected) { return }
+                for await _ in changed.stream where text.contains(expected) { return }
+                throw TestSupportError.shutDown
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw TestSupportError.timedOut("the terminal never showed \"\(expected)\"", after: timeout)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Types `text` (a person pressing keys).
+    func type(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(primary, $0.baseAddress, $0.count) }
+    }
+
+    deinit {
+        close(primary)
+    }
+}
+
+/// What the terminal has shown, shared with the thread that reads it.
+private final class Screen: Sendable {
+    let bytes = Mutex(Data())
+}
+
+/// posix_openpt(3) and friends, looked up in the C library at run time: Swift's Glibc module leaves them out
+/// (they need `_XOPEN_SOURCE`).
+private struct PseudoTerminalCalls {
+    typealias Open = @convention(c) (Int32) -> Int32
+    typealias Name = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
+
+    let open: Open
+    let grant: Open
+    let unlock: Open
+    let name: Name
+
+    init() throws {
+        func symbol<T>(_ name: String, as type: T.Type) throws -> T {
+            guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
+                throw TestSupportError.shutDown
+            }
+            return unsafeBitCast(address, to: type)
+        }
+        open = try symbol("posix_openpt", as: Open.self)
+        grant = try symbol("grantpt", as: Open.self)
+        unlock = try symbol("unlockpt", as: Open.self)
+        name = try symbol("ptsname", as: Name.self)
+    }
+}
