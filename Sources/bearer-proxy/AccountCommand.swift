@@ -63,11 +63,21 @@ struct Login: AsyncParsableCommand {
 
     @OptionGroup var options: AccountOptions
 
+    @Flag(
+        name: .long,
+        help:
+            "Firebase: when the email already has an account with another sign-in method, sign in to it and link Microsoft."
+    )
+    var link = false
+
     func run() async throws {
-        try await options.withAccount { account in
+        try await options.withAccount { [link] account in
             if account.interactive != nil {
                 let console = TerminalConsole(environment: options.global.environment)
-                _ = try await Interrupt.cancellingOnSignal { try await account.signIn(console: console) }
+                let choices = SignInOptions(link: link)
+                _ = try await Interrupt.cancellingOnSignal {
+                    try await account.signIn(console: console, options: choices)
+                }
             }
             for scopes in account.scopeSets {
                 _ = try await account.tokens.accessToken(for: scopes)

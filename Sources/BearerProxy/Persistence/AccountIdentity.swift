@@ -13,16 +13,22 @@ public struct AccountIdentity: Codable, Sendable, Equatable {
     public var objectID: String?
     /// The tenant the user signed in to (`tid` claim).
     public var tenantID: String?
+    /// The Firebase user id (`localId`), for the `firebase` flow.
+    public var firebaseUID: String?
 
-    public init(name: String? = nil, username: String? = nil, objectID: String? = nil, tenantID: String? = nil) {
+    public init(
+        name: String? = nil, username: String? = nil, objectID: String? = nil, tenantID: String? = nil,
+        firebaseUID: String? = nil
+    ) {
         self.name = name
         self.username = username
         self.objectID = objectID
         self.tenantID = tenantID
+        self.firebaseUID = firebaseUID
     }
 
     // These are the keys of the token cache file (format version 1): renaming a property must not rename its key.
     enum CodingKeys: String, CodingKey {
-        case name, username, objectID, tenantID
+        case name, username, objectID, tenantID, firebaseUID
     }
 }

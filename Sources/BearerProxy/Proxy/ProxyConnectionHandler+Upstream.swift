@@ -194,7 +194,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     private func tokenRetry(for head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) -> UpstreamLeg.TokenRetry?
     {
         guard head.status == .unauthorized, !leg.tokenRetried, exchange.requestEnded, leg.keptBody != nil,
-            case .bearer = leg.route.auth, let challenge = BearerChallenge.find(in: head.headers)
+            leg.route.auth.tokenKey != nil, let challenge = BearerChallenge.find(in: head.headers)
         else { return nil }
         switch challenge.error {
         case "invalid_token": return .refresh
@@ -206,7 +206,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
     private func retryWithNewToken(exchange: Exchange, leg: UpstreamLeg) {
         guard let retry = leg.tokenRetry, let proxy = server.installed.context,
-            case .bearer(let scopes) = leg.route.auth,
+            let scopes = leg.route.auth.tokenKey,
             let forward = leg.forward
         else {
             return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "cannot replay the request"))

@@ -212,20 +212,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             connect(leg, proxy: proxy)
         }
         leg.forward = forward
-        switch route.auth {
-        case .none:
+        guard let key = route.auth.tokenKey else {
             leg.keptBody = nil  // no token, nothing to retry
-            forward(nil)
-        case .bearer(let scopes):
-            if let token = proxy.tokens.cachedToken(for: scopes) {
-                server.metrics.tokenCacheHits.increment()
-                forward(token)
-            } else {
-                server.metrics.tokenCacheMisses.increment()
-                fetchToken(scopes, claims: nil, proxy: proxy, exchange: exchange, then: forward)
-            }
-        case .firebaseID, .providerAccess:
-            reject(.tokenUnavailable(detail: "The firebase flow is not available yet.", retryAfterSeconds: 3600))
+            return forward(nil)
+        }
+        if let token = proxy.tokens.cachedToken(for: key) {
+            server.metrics.tokenCacheHits.increment()
+            forward(token)
+        } else {
+            server.metrics.tokenCacheMisses.increment()
+            fetchToken(key, claims: nil, proxy: proxy, exchange: exchange, then: forward)
         }
     }
 

@@ -9,12 +9,14 @@ extension AccountRuntime {
     /// Signs a person in with the account's interactive flow and records the account: the previous account and
     /// every cached token are replaced (one account per configuration). Tokens for the routes then come from the
     /// new refresh token, one request per scope set.
-    public func signIn(console: any SignInConsole) async throws(SignInFailure) -> AccountIdentity? {
+    public func signIn(console: any SignInConsole, options: SignInOptions = SignInOptions()) async throws(SignInFailure)
+        -> AccountIdentity?
+    {
         guard let interactive else {
             throw SignInFailure(.misconfigured, "The \(configuration.account.flow.rawValue) flow has no sign-in.")
         }
-        let account = try await interactive.signIn(console: console, scopeSets: scopeSets)
-        tokens.removeAll()
+        let account = try await interactive.signIn(console: console, scopeSets: scopeSets, options: options)
+        tokens.signedIn(with: account.tokens)
         session.signedIn(account)
         return account.identity
     }
@@ -27,6 +29,10 @@ extension AccountRuntime {
         tokens.removeAll()
         session.signOut()
         persistence?.flush()
+        if case .firebase = configuration.account.settings {
+            // Revoking a Firebase refresh token takes the Admin SDK (docs/firebase.md §6); a client can only forget it.
+            return ["Firebase offers clients no revocation: the refresh token was deleted here."]
+        }
         guard let provider, let client = configuration.account.settings.oauthClient else { return [] }
         guard let endpoints = try? await provider.endpoints(for: client.endpoint) else {
             return ["The identity provider could not be reached; the account was forgotten here only."]

@@ -88,8 +88,16 @@ public struct AccountRuntime: Sendable {
                 timeout: signInTiming.browserTimeout)
             flow = RefreshTokenGrant(
                 name: "browser", client: account.client, provider: client, session: AccountSession(), now: now)
-        case .firebase:
-            throw StartupError.flowNotAvailable(configuration.account.flow)
+        case .firebase(let account):
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            let firebase = FirebaseClient(
+                provider: client, endpoints: FirebaseEndpoints(emulator: account.emulatorHost),
+                apiKey: environment[account.apiKeyEnv] ?? "")
+            interactive = FirebaseSignIn(
+                account: account, client: firebase, environment: environment, eventLoopGroup: eventLoopGroup,
+                timeout: signInTiming.browserTimeout, now: now)
+            flow = FirebaseTokens(client: firebase, session: AccountSession(), now: now)
         }
         var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
         var saveTokens: (@Sendable ([AccessToken]) -> Void)?
@@ -102,6 +110,8 @@ public struct AccountRuntime: Sendable {
             if let grant = flow as? RefreshTokenGrant {
                 RefreshTokenGrant(
                     name: grant.name, client: grant.client, provider: grant.provider, session: session, now: now)
+            } else if let firebase = flow as? FirebaseTokens {
+                FirebaseTokens(client: firebase.client, session: session, now: now)
             } else {
                 flow
             }
@@ -127,7 +137,7 @@ public struct AccountRuntime: Sendable {
     public var scopeSets: [ScopeSet] {
         var seen: Set<ScopeSet> = []
         return configuration.routes.routes.compactMap { route -> ScopeSet? in
-            guard case .bearer(let scopes) = route.auth, seen.insert(scopes).inserted else { return nil }
+            guard let scopes = route.auth.tokenKey, seen.insert(scopes).inserted else { return nil }
             return scopes
         }
     }

@@ -22,7 +22,7 @@ public struct RunningProxy: Sendable {
 
     /// The flows that can produce tokens in this version.
     public static let availableFlows: Set<AccountFlow> = [
-        .dev, .native, .deviceCode, .browser, .clientCredentials, .refreshToken, .command, .staticToken,
+        .dev, .native, .deviceCode, .browser, .clientCredentials, .refreshToken, .command, .staticToken, .firebase,
     ]
 
     /// Binds `listen` (or the configuration's address) and starts serving `configuration`.

@@ -107,7 +107,7 @@ public final class IdentityProviderClient: Sendable {
         return try await send(request)
     }
 
-    private func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
+    func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
         do {
             let response = try await http.execute(request, timeout: Self.deadline, logger: logger)
             let body = try await response.body.collect(upTo: Self.maximumResponseBytes)

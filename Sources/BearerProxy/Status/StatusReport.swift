@@ -14,6 +14,8 @@ public struct StatusReport: Sendable {
         public var upstream: String
         public var scopes: ScopeSet?
         public var token: TokenStatus?
+        /// For the `firebase` flow: which of its tokens the route carries.
+        public var kind: FirebaseTokenKind?
     }
 
     public var account: Account
@@ -35,7 +37,8 @@ public struct StatusReport: Sendable {
                 }
             return RouteEntry(
                 prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
-                token: scopes.map { runtime.tokens.status(for: $0) })
+                token: route.auth.tokenKey.map { runtime.tokens.status(for: $0) },
+                kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)))
         }
         generatedAt = now
     }
@@ -49,10 +52,12 @@ public struct StatusReport: Sendable {
             identity["username"] = known.username
             identity["oid"] = known.objectID
             identity["tid"] = known.tenantID
+            identity["firebaseUid"] = known.firebaseUID
         }
         let routeObjects: [[String: Any]] = routes.map { entry in
             var object: [String: Any] = ["prefix": entry.prefix, "upstream": entry.upstream]
             if let scopes = entry.scopes { object["scopes"] = scopes.scopes }
+            if let kind = entry.kind { object["tokenKind"] = kind.rawValue }
             if let token = entry.token {
                 var tokenObject: [String: Any] = ["cached": token.cached]
                 if let expiresOn = token.expiresOn {
@@ -80,14 +85,15 @@ public struct StatusReport: Sendable {
         var who = "account: \(account.flow)"
         if let identity = account.identity {
             let parts = [
-                identity.name, identity.username, identity.objectID.map { "oid \($0)" },
-                identity.tenantID.map { "tenant \($0)" },
+                identity.name, identity.username, identity.firebaseUID.map { "Firebase uid \($0)" },
+                identity.objectID.map { "oid \($0)" }, identity.tenantID.map { "tenant \($0)" },
             ].compactMap { $0 }
             if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
         }
         lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
         for entry in routes {
             var line = "  \(entry.prefix) → \(entry.upstream)"
+            if let kind = entry.kind { line += "  \(kind.rawValue)" }
             if let scopes = entry.scopes {
                 line += "  scopes: \(scopes.scopes.isEmpty ? "(none)" : scopes.description)"
             }
@@ -95,6 +101,7 @@ public struct StatusReport: Sendable {
                 if token.cached, let expiresOn = token.expiresOn {
                     let minutes = Int(expiresOn.timeIntervalSince(generatedAt) / 60)
                     line += "  token: cached, expires in \(minutes) min"
+                    if entry.kind == .providerAccess { line += " (not refreshable: run bearer-proxy login after)" }
                 } else {
                     line += "  token: none cached"
                 }

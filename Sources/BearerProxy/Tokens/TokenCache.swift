@@ -124,6 +124,20 @@ public final class TokenCache: Sendable {
         if let changed { onChange?(changed) }
     }
 
+    /// Replaces every token with `tokens` that a sign-in produced along with the account (Firebase's ID token and
+    /// Microsoft token), and reports the change so they are written to the token cache file.
+    public func signedIn(with tokens: [AccessToken]) {
+        let now = self.now()
+        let changed = state.withLock { state -> [AccessToken] in
+            state.tokens = [:]
+            state.throttles = [:]
+            state.lastRefreshError = [:]
+            for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
+            return Array(state.tokens.values)
+        }
+        onChange?(changed)
+    }
+
     /// Forgets every token (logout, or the account changed).
     public func removeAll() {
         state.withLock { $0 = State() }

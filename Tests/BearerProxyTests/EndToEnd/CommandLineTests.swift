@@ -76,24 +76,6 @@ struct CommandLineTests {
         #expect(result.stderr.contains("--no-such-flag"))
     }
 
-    @Test("serve with a flow that cannot sign in yet says so and exits 2")
-    func flowNotAvailable() async throws {
-        let directory = try Self.temporaryDirectory()
-        let file = directory + "/routes.json"
-        try Data(
-            #"""
-            { "account": { "flow": "firebase", "apiKeyEnv": "TEST_FIREBASE_KEY", "projectId": "my-proj",
-                           "provider": "microsoft.com" },
-              "routes": [ { "prefix": "/graph", "upstream": "https://graph.microsoft.com/v1.0", "scopes": ["User.Read"] } ] }
-            """#.utf8
-        ).write(to: URL(fileURLWithPath: file))
-        let result = try await Self.run(
-            ["serve", "--config", file, "--no-persist"], environment: ["TEST_FIREBASE_KEY": "not-a-real-key"])
-        #expect(result.status == 2, "\(result.stderr)")
-        #expect(result.stderr.contains("firebase"))
-        #expect(result.stderr.contains("not"))
-    }
-
     @Test("serve proxies, keeps its key 0600 in the state directory, and exits 0 on SIGTERM")
     func serveAndStop() async throws {
         let state = try Self.temporaryDirectory()

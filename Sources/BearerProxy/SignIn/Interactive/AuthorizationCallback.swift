@@ -2,10 +2,13 @@ import Foundation
 
 /// The query of the request the browser makes to the loopback redirect URI (RFC 6749 §4.1.2): a code, or an error.
 struct AuthorizationCallback: Sendable, Equatable {
+    /// The request target as the browser sent it (path and query).
+    var target: String
     var parameters: [String: String]
 
     /// Parses the query of a request target (`/?code=…&state=…`); repeated names keep the first value.
     init(target: String) {
+        self.target = target
         var parameters: [String: String] = [:]
         if let query = target.split(separator: "?", maxSplits: 1).dropFirst().first {
             for pair in query.split(separator: "&") {

@@ -12,7 +12,9 @@ struct BrowserSignIn: InteractiveSignIn {
 
     var needsPerson: Bool { true }
 
-    func signIn(console: any SignInConsole, scopeSets: [ScopeSet]) async throws(SignInFailure) -> SignedInAccount {
+    func signIn(
+        console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions
+    ) async throws(SignInFailure) -> SignedInAccount {
         let endpoints: ProviderEndpoints
         do {
             endpoints = try await provider.endpoints(for: account.client.endpoint)

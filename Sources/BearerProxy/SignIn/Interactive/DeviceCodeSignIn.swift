@@ -14,7 +14,9 @@ struct DeviceCodeSignIn: InteractiveSignIn {
 
     var needsPerson: Bool { true }
 
-    func signIn(console: any SignInConsole, scopeSets: [ScopeSet]) async throws(SignInFailure) -> SignedInAccount {
+    func signIn(
+        console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions
+    ) async throws(SignInFailure) -> SignedInAccount {
         let endpoints: ProviderEndpoints
         do {
             endpoints = try await provider.endpoints(for: client.endpoint)

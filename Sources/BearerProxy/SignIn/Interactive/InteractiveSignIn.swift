@@ -8,13 +8,34 @@ public protocol InteractiveSignIn: Sendable {
 
     /// Signs a person in through `console`. `scopeSets` are the routes' scope sets, for flows that can ask
     /// consent to all of them at once (the browser's authorization request may span resources).
-    func signIn(console: any SignInConsole, scopeSets: [ScopeSet]) async throws(SignInFailure) -> SignedInAccount
+    func signIn(console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions) async throws(SignInFailure)
+        -> SignedInAccount
+}
+
+/// Choices a person makes for one sign-in (`bearer-proxy login` flags).
+public struct SignInOptions: Sendable {
+    /// `login --link`: when Firebase says the email already belongs to an account with another sign-in method,
+    /// sign in that way and link the Microsoft sign-in to it.
+    public var link: Bool
+
+    public init(link: Bool = false) {
+        self.link = link
+    }
 }
 
 /// What a sign-in produced: the account's refresh token and, from the id token, who it is.
-public struct SignedInAccount: Sendable, Equatable {
+public struct SignedInAccount: Sendable {
     public var refreshToken: String
     public var identity: AccountIdentity?
+    /// Tokens the sign-in itself produced for the routes (Firebase's ID token and Microsoft token); empty when
+    /// every token comes from the refresh token.
+    public var tokens: [AccessToken] = []
+
+    init(refreshToken: String, identity: AccountIdentity?, tokens: [AccessToken]) {
+        self.refreshToken = refreshToken
+        self.identity = identity
+        self.tokens = tokens
+    }
 
     /// The account in a token response, or a failure when the provider sent no refresh token (`offline_access`
     /// not granted): without one, no token for another scope set could ever be had.

@@ -15,19 +15,24 @@ final class LoopbackRedirectListener: Sendable {
     }
 
     let port: Int
-    private let channel: any Channel
+    private let channels: [any Channel]
     private let outcome: Outcome
 
-    private init(port: Int, channel: any Channel, outcome: Outcome) {
+    private init(port: Int, channels: [any Channel], outcome: Outcome) {
         self.port = port
-        self.channel = channel
+        self.channels = channels
         self.outcome = outcome
     }
 
     /// Listens on 127.0.0.1:`port` (0: any free port). `page` turns the authorization response into the HTML
     /// answered to the browser.
+    /// - Parameters:
+    ///   - alsoIPv6: listen on `[::1]` too (same port, best effort), for a redirect URI naming `localhost`.
+    ///   - accepts: whether an authorization response ends the wait; one it refuses gets its page and the wait
+    ///     goes on (a stale tab of an earlier sign-in).
     static func start(
-        port: Int, group: any EventLoopGroup, timeout: Duration,
+        port: Int, group: any EventLoopGroup, timeout: Duration, alsoIPv6: Bool = false,
+        accepts: @escaping @Sendable (AuthorizationCallback) -> Bool = { _ in true },
         page: @escaping @Sendable (AuthorizationCallback) -> String
     ) async throws -> LoopbackRedirectListener {
         let loop = group.any()
@@ -37,7 +42,8 @@ final class LoopbackRedirectListener: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(RedirectHandler(outcome: outcome, page: page))
+                    try channel.pipeline.syncOperations.addHandler(
+                        RedirectHandler(outcome: outcome, accepts: accepts, page: page))
                 }
             }
         let channel: any Channel
@@ -47,10 +53,15 @@ final class LoopbackRedirectListener: Sendable {
             outcome.finish(.failure(error))  // a promise must be completed, even one nobody waits on
             throw error
         }
+        let boundPort = channel.localAddress?.port ?? port
+        var channels = [channel]
+        if alsoIPv6, let second = try? await bootstrap.bind(host: "::1", port: boundPort).get() {
+            channels.append(second)
+        }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         loop.scheduleTask(in: .nanoseconds(nanoseconds)) { outcome.finish(.failure(Failure.timedOut)) }
-        return LoopbackRedirectListener(port: channel.localAddress?.port ?? port, channel: channel, outcome: outcome)
+        return LoopbackRedirectListener(port: boundPort, channels: channels, outcome: outcome)
     }
 
     /// `http://127.0.0.1:PORT/`, for `redirect_uri`.
@@ -68,7 +79,7 @@ final class LoopbackRedirectListener: Sendable {
     /// Stops listening.
     func close() async {
         outcome.finish(.failure(Failure.cancelled))
-        try? await channel.close()
+        for channel in channels { try? await channel.close() }
     }
 
     /// The one result of the wait, set once by whichever comes first: the browser, the timeout, a cancellation.
@@ -94,11 +105,16 @@ private final class RedirectHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let outcome: LoopbackRedirectListener.Outcome
+    private let accepts: @Sendable (AuthorizationCallback) -> Bool
     private let page: @Sendable (AuthorizationCallback) -> String
     private var target: String?
 
-    init(outcome: LoopbackRedirectListener.Outcome, page: @escaping @Sendable (AuthorizationCallback) -> String) {
+    init(
+        outcome: LoopbackRedirectListener.Outcome, accepts: @escaping @Sendable (AuthorizationCallback) -> Bool,
+        page: @escaping @Sendable (AuthorizationCallback) -> String
+    ) {
         self.outcome = outcome
+        self.accepts = accepts
         self.page = page
     }
 
@@ -112,7 +128,7 @@ private final class RedirectHandler: ChannelInboundHandler {
             let callback = AuthorizationCallback(target: target ?? "/")
             if callback.isAnswer {
                 respond(context, status: .ok, html: page(callback))
-                outcome.finish(.success(callback))
+                if accepts(callback) { outcome.finish(.success(callback)) }
             } else {
                 respond(context, status: .notFound, html: "<!doctype html><title>Not found</title>")
             }

@@ -34,7 +34,9 @@ struct NativeSignIn: InteractiveSignIn {
         return (environment[name] ?? "").isEmpty
     }
 
-    func signIn(console: any SignInConsole, scopeSets: [ScopeSet]) async throws(SignInFailure) -> SignedInAccount {
+    func signIn(
+        console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions
+    ) async throws(SignInFailure) -> SignedInAccount {
         console.show("Signing in \(account.username) (Microsoft Entra native authentication)…")
         var restarted = false
         while true {

@@ -1,0 +1,15 @@
+/// Where the Firebase Auth REST API lives: Google's hosts, or the Auth emulator, which serves the same paths
+/// prefixed with the real host name (`http://127.0.0.1:9099/identitytoolkit.googleapis.com/v1/…`).
+struct FirebaseEndpoints: Sendable, Equatable {
+    let identityToolkit: String
+    let secureToken: String
+
+    init(emulator: ListenAddress?) {
+        let base = emulator.map { "http://\($0)/" } ?? "https://"
+        identityToolkit = base + "identitytoolkit.googleapis.com/v1/accounts:"
+        secureToken = base + "securetoken.googleapis.com/v1/token"
+    }
+
+    /// `accounts:createAuthUri`, `accounts:signInWithIdp`, `accounts:signInWithPassword`.
+    func accounts(_ method: String) -> String { identityToolkit + method }
+}
