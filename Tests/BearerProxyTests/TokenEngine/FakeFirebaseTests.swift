@@ -303,7 +303,7 @@ struct FakeFirebaseTests {
 
     // MARK: - One account per email
 
-    @Test("needConfirmation for an existing password user, then linking with idToken + pendingToken")
+    @Test("needConfirmation for an existing password user, linking with idToken + pendingToken, link conflicts")
     func needConfirmationThenLink() async throws {
         try await Self.withFirebase { firebase in
             let uid = firebase.addPasswordUser(email: "alice@contoso.example", password: "pw-1")
@@ -340,6 +340,14 @@ struct FakeFirebaseTests {
                 extra: ["idToken": bobToken, "returnIdpCredential": false])
             #expect(conflict.status == 400)
             #expect(Self.message(conflict) == "FEDERATED_USER_ID_ALREADY_LINKED")
+            let retry = try await Self.browserCallback(firebase)
+            let flagged = try await Self.signInWithIdp(
+                firebase, requestUri: retry.requestUri, sessionId: retry.sessionId, extra: ["idToken": bobToken])
+            #expect(flagged.status == 200)
+            #expect(flagged.json["errorMessage"] as? String == "FEDERATED_USER_ID_ALREADY_LINKED")
+            #expect(flagged.json["oauthAccessToken"] is String)
+            #expect(flagged.json["idToken"] == nil)
+            #expect(firebase.account(bob)?.federatedIDs.isEmpty == true)
         }
     }
 

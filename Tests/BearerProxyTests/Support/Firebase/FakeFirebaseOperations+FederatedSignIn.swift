@@ -6,9 +6,11 @@ import Foundation
 extension FakeFirebaseOperations {
     /// Signs `identity` in. In order:
     /// 1. With `idToken` (link): the token's account (`INVALID_ID_TOKEN`, `TOKEN_EXPIRED`, `USER_NOT_FOUND`,
-    ///    `USER_DISABLED`) gets the provider linked — unless another account has this federated id:
-    ///    `FEDERATED_USER_ID_ALREADY_LINKED` (200 with `errorMessage` and the credential when
-    ///    `returnIdpCredential`, else 400). Tokens for that account; `isNewUser:false`; the `pendingToken` is spent.
+    ///    `USER_DISABLED`) gets the provider linked — unless another account has this federated id
+    ///    (`FEDERATED_USER_ID_ALREADY_LINKED`) or the identity's email (`EMAIL_EXISTS`): 200 with `errorMessage`
+    ///    and the credential when `returnIdpCredential`, else 400; or the account has another identity of this
+    ///    provider (400 `PROVIDER_ALREADY_LINKED`). Tokens for that account; `isNewUser:false`; the
+    ///    `pendingToken` is spent.
     /// 2. An account already linked to the federated id signs in (`USER_DISABLED` if disabled).
     /// 3. Another account has the email: if the provider verified it, that account is linked and signed in;
     ///    otherwise 200 `needConfirmation:true` with that account's `localId`, `verifiedProvider` (its sign-in
@@ -28,10 +30,18 @@ extension FakeFirebaseOperations {
             case .failure(let error): return .failure(error)
             case .success(let found): account = found
             }
-            if let owner, owner.localID != account.localID {
-                guard returnIdpCredential else { return .failure(.bad("FEDERATED_USER_ID_ALREADY_LINKED")) }
-                answer["errorMessage"] = "FEDERATED_USER_ID_ALREADY_LINKED"
+            // Production answers these two with 200 + errorMessage and the credential under returnIdpCredential.
+            func conflict(_ code: String) -> Result<[String: Any], FakeFirebaseError> {
+                guard returnIdpCredential else { return .failure(.bad(code)) }
+                answer["errorMessage"] = code
                 return .success(answer)
+            }
+            if let owner, owner.localID != account.localID { return conflict("FEDERATED_USER_ID_ALREADY_LINKED") }
+            if let linked = account.federatedIDs[provider], linked != identity.federatedID {
+                return .failure(.bad("PROVIDER_ALREADY_LINKED"))
+            }
+            if let email = identity.email, let other = data.account(email: email), other.localID != account.localID {
+                return conflict("EMAIL_EXISTS")
             }
             data.accounts[account.localID]?.federatedIDs[provider] = identity.federatedID
             if account.email == nil { data.accounts[account.localID]?.email = identity.email }
