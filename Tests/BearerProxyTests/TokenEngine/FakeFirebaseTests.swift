@@ -191,6 +191,11 @@ struct FakeFirebaseTests {
             #expect(again.json["localId"] as? String == localId)
             #expect(again.json["isNewUser"] as? Bool == false)
             #expect(firebase.signInWithIdpRequests.map(\.status) == [200, 200])
+            let recorded = try #require(firebase.signInWithIdpRequests.first)
+            #expect(recorded["sessionId"] == sessionId)
+            #expect(recorded["requestUri"] == location)
+            #expect(recorded["returnIdpCredential"] == "true")
+            #expect(recorded.localID == localId)
         }
     }
 

@@ -141,10 +141,17 @@ extension FakeFirebaseState {
 
     private static func text(of value: Any) -> String {
         switch value {
-        case let text as String: return text
-        case let flag as Bool: return flag ? "true" : "false"
-        case let number as NSNumber: return number.stringValue
-        default: return "\(value)"
+        case let text as String:
+            return text
+        case let number as NSNumber:
+            // JSONSerialization's numbers cast to Bool too; only its booleans have the boolean NSNumber type.
+            guard type(of: number) == Self.booleanNumberType else { return number.stringValue }
+            return number.boolValue ? "true" : "false"
+        default:
+            return "\(value)"
         }
     }
+
+    /// The class of JSONSerialization's `true` / `false`.
+    private static let booleanNumberType = type(of: NSNumber(value: true))
 }
