@@ -1,0 +1,47 @@
+extension FakeFirebase {
+    /// A misbehaviour to inject, queued per endpoint with `enqueue(_:at:times:)` (securetoken:
+    /// `enqueueSecureToken(_:times:)`). It replaces the endpoint's answer (after the API key check); nothing is
+    /// consumed (codes, sessions, refresh tokens stay as they were). Requests are still recorded.
+    enum Failure: Sendable, Equatable {
+        /// An error envelope with this message (`"CODE"` or `"CODE : detail"`) and status (400 by default).
+        case error(String, status: Int = 400)
+        /// `429` with `Retry-After: retryAfter` and `TOO_MANY_ATTEMPTS_TRY_LATER` (status `RESOURCE_EXHAUSTED`).
+        case throttle(retryAfter: Int)
+        /// `503` `The service is currently unavailable.` (status `UNAVAILABLE`), no `Retry-After`.
+        case unavailable
+        /// signInWithIdp only: `200` with `errorMessage` (and the IdP credential) when the request had
+        /// `returnIdpCredential:true`, else the `400` error envelope with that message. Elsewhere: the 400 envelope.
+        case errorMessage(String)
+        /// Answer with exactly this (e.g. a 200 whose body is not JSON).
+        case raw(status: Int, headers: [String: String] = [:], body: String)
+        /// Close the connection without answering.
+        case dropConnection
+        /// Never answer; the connection stays open until the client or `shutdown()` closes it.
+        case hang
+
+        /// A short label for records (`RecordedFirebaseRequest.injected`).
+        var label: String {
+            switch self {
+            case .error(let message, let status): return "error \(status) \(message)"
+            case .throttle(let retryAfter): return "throttle(retryAfter: \(retryAfter))"
+            case .unavailable: return "unavailable"
+            case .errorMessage(let message): return "errorMessage \(message)"
+            case .raw(let status, _, _): return "raw(\(status))"
+            case .dropConnection: return "dropConnection"
+            case .hang: return "hang"
+            }
+        }
+
+        /// The error envelope this failure answers with, if it is one.
+        var envelope: FakeFirebaseError? {
+            switch self {
+            case .error(let message, let status): return FakeFirebaseError(status: status, message: message)
+            case .errorMessage(let message): return FakeFirebaseError(status: 400, message: message)
+            case .throttle(let retryAfter):
+                return FakeFirebaseError(status: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", retryAfter: retryAfter)
+            case .unavailable: return FakeFirebaseError(status: 503, message: "The service is currently unavailable.")
+            case .raw, .dropConnection, .hang: return nil
+            }
+        }
+    }
+}

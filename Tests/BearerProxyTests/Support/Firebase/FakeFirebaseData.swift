@@ -1,0 +1,110 @@
+import NIOCore
+
+/// Everything `FakeFirebaseState` guards: the knobs, the project's accounts, the sign-in sessions, codes,
+/// pending and refresh tokens, the observations, open connections and waiting tasks.
+struct FakeFirebaseData: Sendable {
+    /// A task waiting for a condition.
+    struct Waiter: Sendable {
+        let condition: FakeFirebaseState.Condition
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    // MARK: Knobs
+    var microsoftUser: FakeFirebase.MicrosoftUser
+    var microsoftEnabled: Bool
+    var authorizeOutcome: FakeFirebase.AuthorizeOutcome = .signIn
+    var authorizedDomains: [String]
+    var registeredRedirectURIs: [String]?
+    var emulatorMode: Bool
+    var emailEnumerationProtection: Bool
+    var expiresIn: Int
+    var oauthExpireIn: FakeFirebase.OAuthExpireIn
+    var rotateRefreshTokens: Bool
+    /// Failures queued per endpoint (used in order).
+    var failures: [FakeFirebase.Endpoint: [FakeFirebase.Failure]] = [:]
+
+    // MARK: Project state
+    /// Accounts by Firebase uid.
+    var accounts: [String: FakeFirebase.Account] = [:]
+    /// Firebase uids in creation order.
+    var accountOrder: [String] = []
+    /// createAuthUri sessions in issue order.
+    var sessions: [FakeFirebaseSession] = []
+    /// Microsoft authorization codes by value.
+    var codes: [String: FakeFirebaseAuthorizationCode] = [:]
+    /// `pendingToken` → the identity waiting to be linked.
+    var pendingTokens: [String: FakeFirebaseFederatedIdentity] = [:]
+    /// Raw refresh token → its record.
+    var refreshTokens: [String: FakeFirebaseRefreshToken] = [:]
+    /// Raw refresh tokens in issue order.
+    var refreshTokenOrder: [String] = []
+
+    // MARK: Observations
+    var requests: [RecordedFirebaseRequest] = []
+    var authURIs: [String] = []
+
+    // MARK: Plumbing
+    var openChannels: [Int: any Channel] = [:]
+    var nextConnectionID = 0
+    var waiters: [Int: Waiter] = [:]
+    var nextWaiterID = 0
+    var isShutDown = false
+
+    init(configuration: FakeFirebase.Configuration) {
+        self.microsoftUser = configuration.microsoftUser
+        self.microsoftEnabled = configuration.microsoftEnabled
+        self.authorizedDomains = configuration.authorizedDomains
+        self.registeredRedirectURIs = configuration.registeredRedirectURIs
+        self.emulatorMode = configuration.emulatorMode
+        self.emailEnumerationProtection = configuration.emailEnumerationProtection
+        self.expiresIn = configuration.expiresIn
+        self.oauthExpireIn = configuration.oauthExpireIn
+        self.rotateRefreshTokens = configuration.rotateRefreshTokens
+    }
+
+    /// Removes and returns the next failure queued for `endpoint`, if any.
+    mutating func takeFailure(at endpoint: FakeFirebase.Endpoint) -> FakeFirebase.Failure? {
+        guard var queue = self.failures[endpoint], !queue.isEmpty else { return nil }
+        let failure = queue.removeFirst()
+        self.failures[endpoint] = queue
+        return failure
+    }
+
+    /// The accounts in creation order.
+    var orderedAccounts: [FakeFirebase.Account] {
+        self.accountOrder.compactMap { self.accounts[$0] }
+    }
+
+    /// The account whose email is `email` (case-insensitive), if any.
+    func account(email: String) -> FakeFirebase.Account? {
+        self.orderedAccounts.first { $0.email?.lowercased() == email.lowercased() }
+    }
+
+    /// The account `federatedID` of `providerID` is linked to, if any.
+    func account(linkedTo federatedID: String, providerID: String) -> FakeFirebase.Account? {
+        self.orderedAccounts.first { $0.federatedIDs[providerID] == federatedID }
+    }
+
+    /// Adds an account with a fresh 28-character uid and returns it.
+    mutating func createAccount(
+        email: String?, emailVerified: Bool, displayName: String?, password: String?
+    ) -> FakeFirebase.Account {
+        var localID = FakeFirebaseOperations.randomString(28)
+        while self.accounts[localID] != nil { localID = FakeFirebaseOperations.randomString(28) }
+        let account = FakeFirebase.Account(
+            localID: localID, email: email, emailVerified: emailVerified, displayName: displayName,
+            password: password)
+        self.accounts[localID] = account
+        self.accountOrder.append(localID)
+        return account
+    }
+
+    /// Stores a new refresh token for `localID` and returns its raw value (`AMf-vB…`, like production's).
+    mutating func issueRefreshToken(localID: String, signInProvider: String, authTime: Int) -> String {
+        let raw = "AMf-vB" + FakeFirebaseOperations.randomString(150)
+        self.refreshTokens[raw] = FakeFirebaseRefreshToken(
+            localID: localID, signInProvider: signInProvider, authTime: authTime)
+        self.refreshTokenOrder.append(raw)
+        return raw
+    }
+}

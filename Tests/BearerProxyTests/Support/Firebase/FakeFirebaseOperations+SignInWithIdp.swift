@@ -1,0 +1,162 @@
+import Foundation
+
+/// `accounts:signInWithIdp`: works out which federated identity the request proves (a `pendingToken`, the
+/// Microsoft callback in `requestUri`, or in emulator mode fake claims in `postBody`), then hands it to
+/// `federatedSignIn` to pick the account.
+extension FakeFirebaseOperations {
+    /// The answer to signInWithIdp. Errors (400): no `requestUri` → `MISSING_REQUEST_URI`; not a URL →
+    /// `INVALID_REQUEST_URI`; unknown `pendingToken` → `INVALID_PENDING_TOKEN`; Microsoft tokens in `postBody`
+    /// (production) → `INVALID_CREDENTIAL_OR_PROVIDER_ID : Invalid IdP response/credential:
+    /// http://localhost?id_token=…&providerId=microsoft.com`; neither a code nor tokens → the same code with the
+    /// `requestUri`; callback problems → `INVALID_IDP_RESPONSE : …` (see `identityFromCallback`);
+    /// `microsoft.com` disabled → `OPERATION_NOT_ALLOWED`. Then `federatedSignIn`.
+    func signInWithIdp(_ body: [String: Any], data: inout FakeFirebaseData, now: Date) -> Result<
+        [String: Any], FakeFirebaseError
+    > {
+        guard let requestURI = body["requestUri"] as? String, !requestURI.isEmpty else {
+            return .failure(.bad("MISSING_REQUEST_URI"))
+        }
+        guard let components = URLComponents(string: requestURI), components.scheme != nil else {
+            return .failure(.bad("INVALID_REQUEST_URI"))
+        }
+        // The emulator merges the query, the fragment and postBody; a form_post callback puts code and state in
+        // postBody too.
+        var pairs = (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        if let fragment = components.fragment { pairs += FakeIdentityForm.decode(fragment).map { ($0.name, $0.value) } }
+        if let postBody = body["postBody"] as? String {
+            pairs += FakeIdentityForm.decode(postBody).map { ($0.name, $0.value) }
+        }
+        let parameters = Dictionary(pairs, uniquingKeysWith: { _, last in last })
+        let pendingToken = (body["pendingToken"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+
+        let identity: Result<FakeFirebaseFederatedIdentity, FakeFirebaseError>
+        if let pendingToken {
+            if let pending = data.pendingTokens[pendingToken] {
+                identity = .success(pending)
+            } else {
+                identity = .failure(.bad("INVALID_PENDING_TOKEN"))
+            }
+        } else if data.emulatorMode {
+            identity = Self.identityFromFakeClaims(parameters, requestURI: requestURI, pairs: pairs)
+        } else if parameters["id_token"] != nil || parameters["access_token"] != nil {
+            var shown = pairs.filter { $0.0 != "providerId" }.map { "\($0.0)=\($0.1)" }
+            if let providerID = parameters["providerId"] { shown.append("providerId=\(providerID)") }
+            let base = requestURI.split(separator: "?", maxSplits: 1).first.map(String.init) ?? requestURI
+            return .failure(
+                .bad(
+                    "INVALID_CREDENTIAL_OR_PROVIDER_ID",
+                    "Invalid IdP response/credential: \(base)?\(shown.joined(separator: "&"))"))
+        } else if parameters["code"] != nil || parameters["error"] != nil || parameters["state"] != nil {
+            identity = self.identityFromCallback(
+                parameters, requestURI: requestURI, sessionID: body["sessionId"] as? String, data: &data, now: now)
+        } else {
+            return .failure(.bad("INVALID_CREDENTIAL_OR_PROVIDER_ID", "Invalid IdP response/credential: \(requestURI)"))
+        }
+
+        switch identity {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let identity):
+            if identity.providerID == "microsoft.com", !data.microsoftEnabled {
+                return .failure(.bad("OPERATION_NOT_ALLOWED", "The identity provider configuration is disabled."))
+            }
+            return self.federatedSignIn(
+                identity, idToken: (body["idToken"] as? String).flatMap { $0.isEmpty ? nil : $0 },
+                pendingToken: pendingToken, returnIdpCredential: body["returnIdpCredential"] as? Bool ?? false,
+                autoCreate: body["autoCreate"] as? Bool ?? true, data: &data, now: now)
+        }
+    }
+
+    /// Production: the Microsoft callback of a createAuthUri session. `INVALID_IDP_RESPONSE : …` when the callback
+    /// carries `error`; has no `code`; the request has no `sessionId`; `state` is missing or matches no session;
+    /// the session has another `sessionId` or was already used; `requestUri` is not the session's `continueUri`
+    /// (scheme, host, port, path); the code is unknown (`AADSTS9002313`), already redeemed (`AADSTS54005`) or
+    /// was issued for another `state` / `redirect_uri`. A code is spent once looked up; the session once signed in.
+    func identityFromCallback(
+        _ parameters: [String: String], requestURI: String, sessionID: String?, data: inout FakeFirebaseData,
+        now: Date
+    ) -> Result<FakeFirebaseFederatedIdentity, FakeFirebaseError> {
+        func invalid(_ detail: String) -> Result<FakeFirebaseFederatedIdentity, FakeFirebaseError> {
+            .failure(.bad("INVALID_IDP_RESPONSE", detail))
+        }
+        if let error = parameters["error"] {
+            return invalid("\(error): \(parameters["error_description"] ?? "")")
+        }
+        guard let code = parameters["code"], !code.isEmpty else {
+            return invalid("The authorization response has no code.")
+        }
+        guard let sessionID, !sessionID.isEmpty else {
+            return invalid("The sessionId of the createAuthUri call is required.")
+        }
+        guard let state = parameters["state"], let index = data.sessions.firstIndex(where: { $0.state == state })
+        else { return invalid("The state does not match any createAuthUri session.") }
+        let session = data.sessions[index]
+        guard session.sessionID == sessionID else {
+            return invalid("The state belongs to another session than sessionId.")
+        }
+        guard !session.consumed else { return invalid("This sign-in session has already been used.") }
+        guard Self.sameRedirect(requestURI, session.continueURI) else {
+            return invalid("The requestUri does not match the continueUri of the session.")
+        }
+        guard var issued = data.codes[code] else {
+            return invalid("AADSTS9002313: Invalid request. Request is malformed or invalid.")
+        }
+        guard !issued.used else {
+            return invalid(
+                "AADSTS54005: OAuth2 Authorization code was already redeemed, please retry with a new valid code or "
+                    + "use an existing refresh token.")
+        }
+        issued.used = true
+        data.codes[code] = issued
+        guard issued.state == state, Self.sameRedirect(issued.redirectURI, session.continueURI) else {
+            return invalid("AADSTS50148: The code was issued for another sign-in (state or redirect_uri differ).")
+        }
+        data.sessions[index].consumed = true
+        return .success(
+            self.microsoftIdentity(issued.user, scopes: issued.scopes, oauthExpireIn: data.oauthExpireIn, now: now))
+    }
+
+    /// Emulator mode: `providerId` and `id_token` (strict JSON claims, or an unsigned JWT) from the merged
+    /// parameters, as the Auth emulator reads them. No `providerId` → `INVALID_CREDENTIAL_OR_PROVIDER_ID`; an
+    /// unparsable `id_token` or one without a string `sub` → `INVALID_IDP_RESPONSE`; only an `access_token` →
+    /// 501. `federatedId` = `sub`; `oauthAccessToken` = the `access_token` or
+    /// `FirebaseAuthEmulatorFakeAccessToken_<providerId>`; `oauthIdToken` = the `id_token`; no `oauthExpireIn`.
+    static func identityFromFakeClaims(
+        _ parameters: [String: String], requestURI: String, pairs: [(String, String)]
+    ) -> Result<FakeFirebaseFederatedIdentity, FakeFirebaseError> {
+        guard let providerID = parameters["providerId"], !providerID.isEmpty else {
+            let shown = pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+            let base = requestURI.split(separator: "?", maxSplits: 1).first.map(String.init) ?? requestURI
+            return .failure(
+                .bad("INVALID_CREDENTIAL_OR_PROVIDER_ID", "Invalid IdP response/credential: \(base)?\(shown)"))
+        }
+        let idToken = parameters["id_token"]
+        guard let idToken, !idToken.isEmpty else {
+            return .failure(
+                FakeFirebaseError(
+                    status: 501,
+                    message: "The Auth Emulator only support sign-in with google.com using id_token, not "
+                        + "access_token. Please update your code to use id_token."))
+        }
+        guard let claims = FakeIdentityJWT.object(Array(idToken.utf8)) ?? FakeFirebaseJWT.unverifiedClaims(idToken)
+        else {
+            return .failure(
+                .bad(
+                    "INVALID_IDP_RESPONSE",
+                    "Unable to parse id_token: \(idToken) (Auth Emulator only accepts strict JSON or JWTs as fake "
+                        + "id_tokens.)"))
+        }
+        guard let sub = claims["sub"] as? String, !sub.isEmpty else {
+            return .failure(
+                .bad("INVALID_IDP_RESPONSE", "Invalid Idp Response: id_token missing required fields. sub is required.")
+            )
+        }
+        return .success(
+            FakeFirebaseFederatedIdentity(
+                providerID: providerID, federatedID: sub, email: claims["email"] as? String,
+                emailVerified: claims["email_verified"] as? Bool ?? false, displayName: claims["name"] as? String,
+                rawUserInfo: String(decoding: FakeIdentityJWT.json(claims), as: UTF8.self),
+                oauthAccessToken: parameters["access_token"] ?? "FirebaseAuthEmulatorFakeAccessToken_\(providerID)",
+                oauthIdToken: idToken, reportsExpireIn: false))
+    }
+}
