@@ -161,7 +161,7 @@ struct Token: AsyncParsableCommand {
                     Terminal.error("error: no route \(prefix) in \(options.global.configPath) (routes: \(known))")
                     throw ExitCode(2)
                 }
-                guard case .bearer(let routeScopes) = match.auth else {
+                guard let routeScopes = match.auth.tokenKey else {
                     Terminal.error("error: route \(prefix) sends no bearer token from this account")
                     throw ExitCode(2)
                 }

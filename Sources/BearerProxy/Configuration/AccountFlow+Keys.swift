@@ -21,6 +21,7 @@ extension AccountFlow {
                 [
                     "apiKeyEnv", "projectId", "provider", "tenant", "prompt", "loginHint", "scopes", "redirectPort",
                     "email", "passwordEnv", "extraParameters", "authDomain", "gcipTenantId", "emulatorHost",
+                    "apiBaseURL",
                 ]
             }
         return specific.union(["flow"])

@@ -34,6 +34,10 @@ extension ConfigurationReader {
             account.report("gcipTenantId", "must be an Identity Platform tenant ID such as \"tenant-a1b2c\"")
         }
         let emulatorHost = readEmulatorHost(account)
+        let apiBaseURL = readAPIBaseURL(account)
+        if account.contains("apiBaseURL"), account.contains("emulatorHost") {
+            account.report("apiBaseURL", "use emulatorHost or apiBaseURL, not both")
+        }
 
         guard let apiKeyEnv, let projectId, let provider else { return nil }
         return FirebaseAccount(
@@ -42,7 +46,8 @@ extension ConfigurationReader {
             provider: provider,
             authDomain: authDomain,
             gcipTenantId: gcipTenantId,
-            emulatorHost: emulatorHost
+            emulatorHost: emulatorHost,
+            apiBaseURL: apiBaseURL
         )
     }
 
@@ -115,6 +120,18 @@ extension ConfigurationReader {
         guard let at = text.lastIndex(of: "@") else { return false }
         return at != text.startIndex && text.index(after: at) != text.endIndex
             && !text.unicodeScalars.contains { $0.properties.isWhitespace }
+    }
+
+    /// `apiBaseURL`: where Firebase Auth's REST paths are served, laid out as the emulator lays them out; https, or
+    /// http on loopback. Kept without a trailing slash.
+    private func readAPIBaseURL(_ account: ObjectReader) -> String? {
+        guard let text = account.nonEmptyString("apiBaseURL") else { return nil }
+        guard secureURL(account, "apiBaseURL", text, example: "\"https://firebase-gateway.example\"") != nil else {
+            return nil
+        }
+        var base = text
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
     }
 
     /// `emulatorHost`, else `FIREBASE_AUTH_EMULATOR_HOST`: loopback only, because the emulator accepts any

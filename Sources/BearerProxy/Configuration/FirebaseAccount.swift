@@ -18,6 +18,9 @@ public struct FirebaseAccount: Sendable, Hashable {
     public var gcipTenantId: String?
     /// The Auth emulator, from `emulatorHost` or `FIREBASE_AUTH_EMULATOR_HOST`; loopback only.
     public var emulatorHost: ListenAddress?
+    /// Where Firebase Auth's REST paths are served instead of Google's hosts (a gateway, a test double), with
+    /// production behaviour — unlike the emulator; default none.
+    public var apiBaseURL: String?
 
     public init(
         apiKeyEnv: String,
@@ -25,7 +28,8 @@ public struct FirebaseAccount: Sendable, Hashable {
         provider: Provider,
         authDomain: String? = nil,
         gcipTenantId: String? = nil,
-        emulatorHost: ListenAddress? = nil
+        emulatorHost: ListenAddress? = nil,
+        apiBaseURL: String? = nil
     ) {
         self.apiKeyEnv = apiKeyEnv
         self.projectId = projectId
@@ -33,5 +37,6 @@ public struct FirebaseAccount: Sendable, Hashable {
         self.authDomain = authDomain
         self.gcipTenantId = gcipTenantId
         self.emulatorHost = emulatorHost
+        self.apiBaseURL = apiBaseURL
     }
 }

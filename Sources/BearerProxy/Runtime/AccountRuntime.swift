@@ -92,7 +92,8 @@ public struct AccountRuntime: Sendable {
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
             let firebase = FirebaseClient(
-                provider: client, endpoints: FirebaseEndpoints(emulator: account.emulatorHost),
+                provider: client,
+                endpoints: FirebaseEndpoints(emulator: account.emulatorHost, base: account.apiBaseURL),
                 apiKey: environment[account.apiKeyEnv] ?? "")
             interactive = FirebaseSignIn(
                 account: account, client: firebase, environment: environment, eventLoopGroup: eventLoopGroup,

@@ -490,6 +490,10 @@ extension SchemaTests {
         "email": [#""alice@example.com""#, #""@@x""#, #""alice""#, #""a@""#, #""a b@c""#, #""""#],
         "authDomain": [#""my-proj.firebaseapp.com""#, #""https://my-proj.firebaseapp.com""#, #""""#],
         "gcipTenantId": [#""tenant-a1b2c""#, #""tenant/1""#, #""""#],
+        "apiBaseURL": [
+            #""https://firebase-gateway.example""#, #""http://127.0.0.1:9099/""#, #""http://example.com""#,
+            #""firebase.example""#, #""""#,
+        ],
         "emulatorHost": [
             #""127.0.0.1:9099""#, #""localhost:9099""#, #""[::1]:9099""#, #""[::ffff:127.0.0.1]:9099""#,
             #""127.0.0.1:0""#, #""10.0.0.5:9099""#, #""[::2]:9099""#, #""127.0.0.01:9099""#,

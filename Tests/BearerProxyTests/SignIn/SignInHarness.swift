@@ -41,14 +41,15 @@ enum SignInHarness {
     static func with<T>(
         account: String, routes: String = twoRoutes, environment: [String: String] = [:],
         state: StateDirectory? = nil, timing: SignInTiming = SignInTiming(),
-        _ body: (AccountRuntime) async throws -> T
+        now: @escaping @Sendable () -> Date = { Date() }, _ body: (AccountRuntime) async throws -> T
     ) async throws -> T {
         let configuration = try TestConfigurations.make(routes: routes, account: account, environment: environment)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             let runtime = try AccountRuntime.make(
                 configuration: configuration, stateDirectory: state, environment: environment, eventLoopGroup: group,
-                devIssuerURL: "http://127.0.0.1:8080", logger: ProxyHarness.silentLogger, signInTiming: timing)
+                devIssuerURL: "http://127.0.0.1:8080", logger: ProxyHarness.silentLogger, signInTiming: timing, now: now
+            )
             do {
                 let result = try await body(runtime)
                 await runtime.shutdown()

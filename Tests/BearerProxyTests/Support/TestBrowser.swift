@@ -14,11 +14,13 @@ enum TestBrowser {
         var urls = [url]
         var current = url
         while true {
-            guard let parsed = URL(string: current), parsed.host == "127.0.0.1", let port = parsed.port else {
-                throw TestSupportError.timedOut(
-                    "the test browser only visits http://127.0.0.1: \(current)", after: .zero)
+            // localhost is visited at 127.0.0.1 (the loopback listeners bind it; never a name lookup).
+            guard let parsed = URL(string: current), let host = parsed.host, ["127.0.0.1", "localhost"].contains(host),
+                let port = parsed.port
+            else {
+                throw TestSupportError.timedOut("the test browser only visits loopback: \(current)", after: .zero)
             }
-            let target = String(current.dropFirst("http://127.0.0.1:\(port)".count))
+            let target = String(current.dropFirst("http://\(host):\(port)".count))
             let response = try await TestClient.send(port: port, uri: target.isEmpty ? "/" : target)
             guard (300..<400).contains(response.status.code), let location = response.headers.first(name: "location"),
                 urls.count <= maximumRedirects

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+@testable import BearerProxy
+
+@Suite("Command line: firebase login and status")
+struct FirebaseCommandLineTests {
+    @Test("login through Firebase with $BROWSER (curl plays the browser); status shows uid, email, oid — no secrets")
+    func loginAndStatus() async throws {
+        try await FirebaseHarness.withFirebase { firebase in
+            let (file, directory) = try InteractiveCommandLineTests.configuration(account: #"{ "flow": "dev" }"#)
+            let routes = FirebaseHarness.routes()
+            try Data(#"{ "account": \#(FirebaseHarness.microsoft(firebase)), "routes": \#(routes) }"#.utf8).write(
+                to: URL(fileURLWithPath: file))
+            let environment = InteractiveCommandLineTests.environment(
+                state: directory + "/state",
+                FirebaseHarness.environment(firebase, ["BROWSER": "curl --silent --location --output /dev/null"]))
+            let login = try await CommandLineTests.run(["login", "--config", file], environment: environment)
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout.contains("Signed in (firebase)."))
+            let uid = try #require(firebase.accounts.first?.localID)
+            let status = try await CommandLineTests.run(["status", "--config", file], environment: environment)
+            #expect(status.stdout.contains("Firebase uid \(uid)"), "\(status.stdout)")
+            #expect(status.stdout.contains("oid \(FakeFirebase.MicrosoftUser.alice.oid)"))
+            #expect(!status.stdout.contains(FakeFirebase.MicrosoftUser.alice.sub))
+            #expect(status.stdout.contains("provider-access"))
+            #expect(status.stdout.contains("not refreshable"))
+            let output = login.stdout + login.stderr + status.stdout + status.stderr
+            #expect(!output.contains(firebase.apiKey))
+            let refreshToken = try #require(firebase.latestRefreshToken(for: uid))
+            #expect(!output.contains(refreshToken))
+            let token = try await CommandLineTests.run(["token", "/api", "--config", file], environment: environment)
+            #expect(firebase.verifyIDToken(token.stdout.trimmingCharacters(in: .newlines)) == uid)
+        }
+    }
+}
