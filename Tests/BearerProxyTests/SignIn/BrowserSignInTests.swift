@@ -116,6 +116,26 @@ struct BrowserSignInTests {
         }
     }
 
+    @Test("an id token whose nonce is not this sign-in's (a code from another authorization request) is refused")
+    func wrongNonce() async throws {
+        try await withIdentityProvider { provider in
+            try await SignInHarness.with(account: SignInHarness.browser(provider)) { account in
+                // The "browser" sends an authorization request with another nonce: the code it brings back is
+                // genuine, but its id token names that request's nonce.
+                let (result, _) = try await Self.run(account) { url in
+                    try await TestBrowser.open(url.replacingOccurrences(of: "&nonce=", with: "&nonce=forged"))
+                }
+                guard case .failure(let failure) = result else {
+                    Issue.record("signed in with another request's nonce")
+                    return
+                }
+                #expect(failure.message.contains("nonce does not match"))
+                #expect(provider.tokenRequests.map(\.grantType) == ["authorization_code"])
+                #expect(!account.session.isSignedIn)
+            }
+        }
+    }
+
     @Test("nobody finishes in the browser: a bounded wait, then a clear message")
     func timeout() async throws {
         try await withIdentityProvider { provider in
