@@ -53,6 +53,12 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
             if codes.contains(50196) {
                 return .providerUnavailable(reason: reason, retryAfterSeconds: retryAfter ?? 60)
             }
+            // AADSTS65001: signed in, but nobody consented to this API — signing in again alone does not help.
+            if error == "consent_required" || suberror == "consent_required" || codes.contains(65001) {
+                return .signInRequired(
+                    reason: "No consent for these scopes (\(reason)): grant admin consent for the API permission in "
+                        + "the app registration, or sign in with the browser flow and \"prompt\": \"consent\".")
+            }
             return .signInRequired(reason: reason)
         default:
             // invalid_client, invalid_scope, invalid_request, unauthorized_client, unsupported_grant_type, …:
