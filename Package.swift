@@ -66,6 +66,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             resources: [.copy("Fixtures")]
         ),
