@@ -19,5 +19,5 @@ public protocol SignInConsole: Sendable {
 
     /// Opens `url` in the system browser if there is one; false when there is none (the URL has been printed
     /// anyway).
-    func openBrowser(_ url: String) -> Bool
+    func openBrowser(_ url: String) async -> Bool
 }

@@ -71,22 +71,9 @@ public final class TerminalConsole: SignInConsole {
         if due { emit(what + "…\n") }
     }
 
-    public func openBrowser(_ url: String) -> Bool {
+    public func openBrowser(_ url: String) async -> Bool {
         guard let command = BrowserCommand.find(environment: environment) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command.arguments(for: url)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try CommandRunner.launch(process)
-        } catch {
-            return false
-        }
-        // Reap it when it exits; a browser launcher returns at once, a browser may run on.
-        Thread { process.waitUntilExit() }.start()
-        return true
+        return await CommandRunner.startDetached(command.arguments(for: url))
     }
 
     private func endDots() {

@@ -108,7 +108,7 @@ struct FirebaseSignIn: InteractiveSignIn {
             console.show("")
             console.show("  " + authURI)
             console.show("")
-            if console.openBrowser(authURI) {
+            if await console.openBrowser(authURI) {
                 console.show("(Opened in your browser. Waiting for the sign-in to finish…)")
             } else {
                 console.show("Open it in a browser on this machine; waiting for the sign-in to finish…")

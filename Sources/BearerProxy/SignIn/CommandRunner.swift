@@ -1,19 +1,18 @@
-import Dispatch
 import Foundation
-import Synchronization
+import Subprocess
 
-/// Runs a program to completion with a deadline, without blocking the cooperative thread pool: the waiting happens
-/// on threads of its own, and a program past its deadline is killed.
+#if canImport(System)
+    import System
+#else
+    import SystemPackage
+#endif
+
+/// Runs programs through swift-subprocess (posix_spawn), never Foundation's `Process`: on Linux its `run()` reads
+/// past the end of a `readdir` buffer while listing `/proc/self/fd` and crashes now and then
+/// (swiftlang/swift-corelibs-foundation#5472, Swift 6.3.1) — seen here as a rare SIGSEGV in the test suite.
 enum CommandRunner {
-    /// Held while a process is launched. swift-corelibs-foundation's `Process.run()` crashed here (a bad `memcpy`
-    /// inside it) when two processes were launched at the same moment, so every launch in the program — and in its
-    /// tests — goes through ``launch(_:)``, one at a time. A launch takes microseconds; the waits are not locked.
-    private static let launching = Mutex(())
-
-    /// Starts `process`, never at the same time as another launch.
-    static func launch(_ process: Process) throws {
-        try launching.withLock { _ in try process.run() }
-    }
+    /// The most output kept from a program (a token is a few KiB).
+    static let outputLimit = 1 << 20
 
     struct Output: Sendable {
         var status: Int32
@@ -26,64 +25,63 @@ enum CommandRunner {
         case timedOut
     }
 
-    /// Runs `arguments` (found through `PATH` when the first is not a path) and collects its output.
+    /// The executable for `name`: a path as given, else looked up on `PATH`.
+    static func executable(_ name: String) -> Executable {
+        name.contains("/") ? .path(FilePath(name)) : .name(name)
+    }
+
+    /// Runs `arguments` and collects its output; past `timeout` the program is killed (swift-subprocess tears a
+    /// cancelled run down with SIGKILL) and ``Failure/timedOut`` is thrown.
     static func run(_ arguments: [String], timeout: Duration) async throws(Failure) -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
+        guard let program = arguments.first else { throw .cannotStart("no program given") }
         do {
-            try launch(process)
+            return try await withThrowingTaskGroup(of: Output?.self) { group in
+                group.addTask {
+                    let result = try await Subprocess.run(
+                        executable(program), arguments: Arguments(Array(arguments.dropFirst())), input: .none,
+                        output: .string(limit: outputLimit), error: .string(limit: outputLimit))
+                    return Output(
+                        status: status(result.terminationStatus), stdout: result.standardOutput,
+                        stderr: result.standardError)
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let output = first else { throw Failure.timedOut }
+                return output
+            }
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw .cannotStart("\(error)")
         }
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        let run = RunState()
-        let result: Output? = await withCheckedContinuation { continuation in
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                guard !run.finished.load(ordering: .acquiring), process.isRunning else { return }
-                run.timedOut.store(true, ordering: .releasing)
-                // SIGKILL, not terminate()'s SIGTERM: a child started by Foundation's Process may not die of
-                // SIGTERM (seen here with `sleep`), and a program past its deadline is owed no grace.
-                kill(process.processIdentifier, SIGKILL)
-            }
-            // The blocking reads and the wait run on threads of their own, never on dispatch's shared pool: with
-            // few cores that pool can be exhausted, and the timeout above must always be able to run.
-            let errorReader = Thread {
-                let data = stderr.fileHandleForReading.readDataToEndOfFile()
-                run.errorOutput.withLock { $0 = data }
-                run.errorRead.signal()
-            }
-            errorReader.start()
-            Thread {
-                // Read both pipes to the end before waiting, so a chatty program cannot fill a pipe and stall.
-                let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
-                run.errorRead.wait()
-                process.waitUntilExit()
-                run.finished.store(true, ordering: .releasing)
-                guard !run.timedOut.load(ordering: .acquiring) else {
-                    continuation.resume(returning: nil)
-                    return
-                }
-                continuation.resume(
-                    returning: Output(
-                        status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
-                        stderr: String(decoding: run.errorOutput.withLock { $0 }, as: UTF8.self)))
-            }.start()
+    }
+
+    /// An exit code, or 128 + the signal that ended the program (the shell's convention).
+    static func status(_ termination: TerminationStatus) -> Int32 {
+        switch termination {
+        case .exited(let code): Int32(code)
+        case .signaled(let signal): 128 + Int32(signal)
         }
-        guard let result else { throw .timedOut }
-        return result
     }
 }
 
-/// What the dispatch closures of one run share: set once each, read after the process has exited.
-private final class RunState: Sendable {
-    let timedOut = Atomic<Bool>(false)
-    let finished = Atomic<Bool>(false)
-    let errorRead = DispatchSemaphore(value: 0)
-    let errorOutput = Mutex(Data())
+extension CommandRunner {
+    /// Starts `arguments` and returns without waiting for it, its output discarded: through `sh -c '… &'`, so
+    /// a program that runs on (a browser) belongs to no one here, and as a background job of a non-interactive
+    /// shell it ignores the Ctrl-C meant for us. Returns whether the shell started it.
+    static func startDetached(_ arguments: [String]) async -> Bool {
+        guard !arguments.isEmpty else { return false }
+        let script = "\"$@\" </dev/null >/dev/null 2>&1 &"
+        do {
+            let result = try await Subprocess.run(
+                .path(FilePath("/bin/sh")), arguments: Arguments(["-c", script, "sh"] + arguments), input: .none,
+                output: .discarded, error: .discarded)
+            return result.terminationStatus.isSuccess
+        } catch {
+            return false
+        }
+    }
 }

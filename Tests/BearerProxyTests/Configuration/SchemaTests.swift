@@ -1,4 +1,5 @@
 import Foundation
+import Subprocess
 import Testing
 
 @testable import BearerProxy
@@ -721,37 +722,15 @@ extension SchemaTests {
 
     /// Runs Tests/python/validate_schema.py with `cases` on stdin; its stdout and stderr come back together.
     static func runValidator(_ cases: [ValidatorCase]) async throws -> (status: Int32, output: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("validator-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("cases.json")
-        let output = directory.appendingPathComponent("output.txt")
         let lines = cases.map { validatorCase in
             #"{"name": \#(quoted(validatorCase.name)), "valid": \#(validatorCase.valid), "config": "#
                 + text(validatorCase.config) + "}"
         }
-        try Data(("[\n" + lines.joined(separator: ",\n") + "\n]\n").utf8).write(to: input)
-        try Data().write(to: output)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, schemaFile.path]
-        let inputHandle = try FileHandle(forReadingFrom: input)
-        let outputHandle = try FileHandle(forWritingTo: output)
-        process.standardInput = inputHandle
-        process.standardOutput = outputHandle
-        process.standardError = outputHandle
-        let status = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try CommandRunner.launch(process)
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try inputHandle.close()
-        try outputHandle.close()
-        return (status, try String(contentsOf: output, encoding: .utf8))
+        // Through swift-subprocess, not Foundation's Process (see ChildProcess).
+        let result = try await Subprocess.run(
+            CommandRunner.executable("/usr/bin/env"), arguments: ["python3", script.path, schemaFile.path],
+            input: .string("[\n" + lines.joined(separator: ",\n") + "\n]\n"), output: .string(limit: .max),
+            error: .combinedWithOutput)
+        return (CommandRunner.status(result.terminationStatus), result.standardOutput)
     }
 }

@@ -1,79 +1,84 @@
 import Foundation
+import Subprocess
 
 @testable import BearerProxy
 
-/// Runs a program to completion with piped stdin/stdout/stderr, off the cooperative thread pool.
+/// Runs programs for the tests through swift-subprocess, never Foundation's `Process`: on Linux its `run()` reads
+/// past the end of a `readdir` buffer and now and then crashes the whole test process
+/// (swiftlang/swift-corelibs-foundation#5472; see ``CommandRunner``).
+///
+/// Every child lives inside a scope: ``withRunning(_:_:stdin:environment:_:)`` returns only once it has exited, and
+/// if the body throws (or the test is cancelled) swift-subprocess kills it with SIGKILL — a failing test leaves no
+/// `serve` behind.
 enum ChildProcess {
     struct Output: Sendable {
+        /// The exit code, or 128 + the signal that ended the program (as ``CommandRunner/status(_:)``).
         var status: Int32
         var stdout: String
         var stderr: String
     }
 
-    static func run(
-        _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil,
-        currentDirectory: String? = nil
-    ) async throws -> Python.Result {
-        let output = try await start(
-            executable, arguments, stdin: stdin, environment: environment, currentDirectory: currentDirectory
-        ).wait()
-        return Python.Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
-    }
+    /// A child while the body of ``withRunning(_:_:stdin:environment:_:)`` (or ``PseudoTerminal/run``) runs: it
+    /// is not reaped before the body returns, so its process id cannot have been reused.
+    struct Running: Sendable {
+        let processIdentifier: pid_t
+        private let send: @Sendable (Int32) -> Void
 
-    /// A started process whose output is collected until it exits.
-    final class Running: Sendable {
-        let process: Process
-        private let stdoutPipe: Pipe
-        private let stderrPipe: Pipe
-
-        init(process: Process, stdout: Pipe, stderr: Pipe) {
-            self.process = process
-            self.stdoutPipe = stdout
-            self.stderrPipe = stderr
-        }
-
-        /// Waits for exit (the reads run on a thread of their own, not the cooperative pool).
-        func wait() async throws -> Output {
-            let process = self.process
-            let stdoutPipe = self.stdoutPipe
-            let stderrPipe = self.stderrPipe
-            return await withCheckedContinuation { continuation in
-                // A thread of its own: blocking reads on dispatch's shared pool can starve it on 2 cores.
-                Thread {
-                    let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
-                    let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(
-                        returning: Output(
-                            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                            stderr: String(decoding: err, as: UTF8.self)))
-                }.start()
-            }
+        init<Input, Output, Error>(_ execution: Execution<Input, Output, Error>) {
+            processIdentifier = execution.processIdentifier.value
+            send = { signal in try? execution.send(signal: Subprocess.Signal(rawValue: signal)) }
         }
 
         func signal(_ signal: Int32) {
-            kill(process.processIdentifier, signal)
+            send(signal)
         }
     }
 
-    static func start(
+    /// Runs a program to completion with `stdin` as its input; its output is collected.
+    static func run(
+        _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil
+    ) async throws -> Python.Result {
+        let (_, output) = try await withRunning(executable, arguments, stdin: stdin, environment: environment) { _ in }
+        return Python.Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
+    }
+
+    /// Starts a program with `stdin` as its input (then end of file) and runs `body` while it runs; returns what the
+    /// body returned and, once the program has exited, its status and everything it printed (collected all along,
+    /// so it never blocks on a full pipe). The body ends the program if it would not end by itself (`signal`).
+    /// `environment` nil inherits ours.
+    static func withRunning<Value: Sendable>(
         _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil,
-        currentDirectory: String? = nil
-    ) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        let input = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = input
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try CommandRunner.launch(process)
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        return Running(process: process, stdout: stdout, stderr: stderr)
+        _ body: (Running) async throws -> Value
+    ) async throws -> (value: Value, output: Output) {
+        let result = try await Subprocess.run(
+            CommandRunner.executable(executable), arguments: Arguments(arguments),
+            environment: Self.environment(environment), input: .string(stdin), output: .string(limit: .max),
+            error: .string(limit: .max)
+        ) { execution in
+            let running = Running(execution)
+            do {
+                return try await body(running)
+            } catch {
+                // swift-subprocess kills the child too, but only once its own tasks for it have ended — and the ones
+                // collecting output and watching for the exit end only when the child exits: it would wait for a
+                // `serve`, not kill it.
+                running.signal(SIGKILL)
+                throw error
+            }
+        }
+        let output = Output(
+            status: CommandRunner.status(result.terminationStatus), stdout: result.standardOutput,
+            stderr: result.standardError)
+        return (result.closureResult, output)
+    }
+
+    /// Exactly `variables`, or ours when nil.
+    static func environment(_ variables: [String: String]?) -> Subprocess.Environment {
+        guard let variables else { return .inherit }
+        var custom: [Subprocess.Environment.Key: String] = [:]
+        for (name, value) in variables {
+            if let key = Subprocess.Environment.Key(rawValue: name) { custom[key] = value }
+        }
+        return .custom(custom)
     }
 }

@@ -82,20 +82,21 @@ struct CommandLineTests {
         let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = state
-        let running = try ChildProcess.start(
+        let (_, output) = try await ChildProcess.withRunning(
             Self.binary,
             ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)"],
-            environment: environment)
-        let health = try await Self.waitUntilHealthy(port: port)
-        #expect(health)
-        // The shipped routes point at 127.0.0.1:8080, so call the proxy's own echo through /-/echo directly.
-        let echo = try await TestClient.send(port: port, uri: "/-/echo/direct?q=1")
-        #expect(echo.status == .ok)
-        let keyFile = state + "/bearer-proxy/" + DevIssuer.keyFileName
-        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
-        #expect(attributes[.posixPermissions] as? Int == 0o600)
-        running.signal(SIGTERM)
-        let output = try await running.wait()
+            environment: environment
+        ) { running in
+            let health = try await Self.waitUntilHealthy(port: port)
+            #expect(health)
+            // The shipped routes point at 127.0.0.1:8080, so call the proxy's own echo through /-/echo directly.
+            let echo = try await TestClient.send(port: port, uri: "/-/echo/direct?q=1")
+            #expect(echo.status == .ok)
+            let keyFile = state + "/bearer-proxy/" + DevIssuer.keyFileName
+            let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+            #expect(attributes[.posixPermissions] as? Int == 0o600)
+            running.signal(SIGTERM)
+        }
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stderr.contains("listening on http://127.0.0.1:\(port)"))
         #expect(output.stderr.contains("route /api1"))
@@ -130,24 +131,26 @@ struct CommandLineTests {
         let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["BEARER_PROXY_KEY"] = key
-        let running = try ChildProcess.start(
+        let (_, output) = try await ChildProcess.withRunning(
             Self.binary,
             [
                 "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "0.0.0.0:\(port)",
                 "--no-persist", "--log-level", "trace",
             ],
-            environment: environment)
-        #expect(try await Self.waitUntilHealthy(port: port))
-        let withKey = try await TestClient.send(
-            port: port, uri: "/-/echo/x", headers: [("X-Bearer-Proxy-Key", key), ("Authorization", "Bearer eyJclient")])
-        #expect(withKey.status == .ok)
-        let without = try await TestClient.send(port: port, uri: "/-/echo/x")
-        #expect(without.status == .unauthorized)
-        let wrong = try await TestClient.send(
-            port: port, uri: "/-/echo/x", headers: [("X-Bearer-Proxy-Key", "x" + key)])
-        #expect(wrong.status == .unauthorized)
-        running.signal(SIGTERM)
-        let output = try await running.wait()
+            environment: environment
+        ) { running in
+            #expect(try await Self.waitUntilHealthy(port: port))
+            let withKey = try await TestClient.send(
+                port: port, uri: "/-/echo/x",
+                headers: [("X-Bearer-Proxy-Key", key), ("Authorization", "Bearer eyJclient")])
+            #expect(withKey.status == .ok)
+            let without = try await TestClient.send(port: port, uri: "/-/echo/x")
+            #expect(without.status == .unauthorized)
+            let wrong = try await TestClient.send(
+                port: port, uri: "/-/echo/x", headers: [("X-Bearer-Proxy-Key", "x" + key)])
+            #expect(wrong.status == .unauthorized)
+            running.signal(SIGTERM)
+        }
         #expect(output.status == 0)
         let printed = output.stdout + output.stderr
         let leakedKey = printed.contains(key)
@@ -170,21 +173,22 @@ struct CommandLineTests {
             ).write(to: URL(fileURLWithPath: file))
         }
         try write(prefix: "/before")
-        let running = try ChildProcess.start(
-            Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"])
-        #expect(try await Self.waitUntilHealthy(port: port))
-        #expect(try await TestClient.send(port: port, uri: "/before/x").status == .ok)
-        try write(prefix: "/after")
-        running.signal(SIGHUP)
-        var reloaded = false
-        for _ in 0..<200 where !reloaded {
-            reloaded = try await TestClient.send(port: port, uri: "/after/x").status == .ok
-            if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+        let (_, output) = try await ChildProcess.withRunning(
+            Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"]
+        ) { running in
+            #expect(try await Self.waitUntilHealthy(port: port))
+            #expect(try await TestClient.send(port: port, uri: "/before/x").status == .ok)
+            try write(prefix: "/after")
+            running.signal(SIGHUP)
+            var reloaded = false
+            for _ in 0..<200 where !reloaded {
+                reloaded = try await TestClient.send(port: port, uri: "/after/x").status == .ok
+                if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(reloaded)
+            #expect(try await TestClient.send(port: port, uri: "/before/x").status == .notFound)
+            running.signal(SIGTERM)
         }
-        #expect(reloaded)
-        #expect(try await TestClient.send(port: port, uri: "/before/x").status == .notFound)
-        running.signal(SIGTERM)
-        let output = try await running.wait()
         #expect(output.status == 0)
         #expect(output.stderr.contains("reloaded"))
     }
@@ -200,24 +204,25 @@ struct CommandLineTests {
                     .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
             ).write(to: URL(fileURLWithPath: file))
             let port = try await closedPort()
-            let running = try ChildProcess.start(
-                Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"])
-            #expect(try await Self.waitUntilHealthy(port: port))
-            try await withThrowingTaskGroup(of: TestResponse.self) { group in
-                for _ in 0..<200 {
-                    group.addTask { try await TestClient.send(port: port, uri: "/slow/x") }
+            let (_, output) = try await ChildProcess.withRunning(
+                Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"]
+            ) { running in
+                #expect(try await Self.waitUntilHealthy(port: port))
+                try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                    for _ in 0..<200 {
+                        group.addTask { try await TestClient.send(port: port, uri: "/slow/x") }
+                    }
+                    try await upstream.waitForRequests(200)
+                    running.signal(SIGTERM)
+                    // The listener closes first.
+                    let refused = try await waitUntilConnectionsRefused(port: port)
+                    #expect(refused)
+                    slow.finishAll(with: "data: done\n\n")
+                    var completed = 0
+                    for try await response in group where response.status == .ok { completed += 1 }
+                    #expect(completed == 200)
                 }
-                try await upstream.waitForRequests(200)
-                running.signal(SIGTERM)
-                // The listener closes first.
-                let refused = try await waitUntilConnectionsRefused(port: port)
-                #expect(refused)
-                slow.finishAll(with: "data: done\n\n")
-                var completed = 0
-                for try await response in group where response.status == .ok { completed += 1 }
-                #expect(completed == 200)
             }
-            let output = try await running.wait()
             #expect(output.status == 0, "\(output.stderr)")
         }
     }

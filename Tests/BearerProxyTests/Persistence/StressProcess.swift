@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import Synchronization
 
 @testable import BearerProxy
 
@@ -6,20 +8,9 @@ import Foundation
 ///
 /// The child prints the number of updates it has completed, one per line (``StateStress/runWriter``), which is
 /// how the test knows how far it got — no sleeping and hoping. A watchdog kills it after a minute so a hung child
-/// fails the test instead of hanging it. Not Sendable: one test thread (see ``BlockingWork``) drives it.
-final class StressProcess {
-    let process: Process
-    private let output: Pipe
-    private let errors: Pipe
-    private let watchdog: DispatchWorkItem
-    /// Stdout not yet split into lines.
-    private var buffered = Data()
-    /// The highest number of completed updates the child has reported.
-    private var completed = 0
-
-    /// The writer name the child uses in the tokens it adds.
-    var writer: String { "pid-\(process.processIdentifier)" }
-
+/// fails the test instead of hanging it. It runs through swift-subprocess (see ``ChildProcess``), inside the scope
+/// of ``run(state:accountKey:iterations:watchdog:_:)``: a test that fails half-way leaves no writer running.
+enum StressProcess {
     /// The `bearer-proxy` executable: the products directory holds it next to the test bundle (as
     /// CommandLineTests finds it); `BEARER_PROXY_EXECUTABLE` overrides.
     static var executable: String {
@@ -30,93 +21,158 @@ final class StressProcess {
         return products.appendingPathComponent("bearer-proxy").path
     }
 
-    init(state: StateDirectory, accountKey: String, iterations: Int) throws {
+    /// How the child ended.
+    struct Exit: Sendable {
+        var termination: TerminationStatus
+        var stderr: String
+        var killed: Bool { termination == .signaled(SIGKILL) }
+        var succeeded: Bool { termination == .exited(0) }
+    }
+
+    /// Starts a writer that makes `iterations` updates to `accountKey`'s cache in `state`, and runs `body` with it;
+    /// returns what the body returned and, once the child has ended, how. The body may end it early
+    /// (``Child/kill(onceExists:)``); otherwise the child runs to its end — or until `watchdog` has passed since its
+    /// start, when it is killed.
+    static func run<Value: Sendable>(
+        state: StateDirectory, accountKey: String, iterations: Int, watchdog: Duration = .seconds(60),
+        _ body: (Child) async throws -> Value
+    ) async throws -> (value: Value, exit: Exit) {
         let executable = Self.executable
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw StressProcessError(description: "no bearer-proxy executable at \(executable)")
         }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
-            "_stress-state", "--state-dir", state.path, "--account", accountKey, "--iterations", String(iterations),
-        ]
-        output = Pipe()
-        errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try CommandRunner.launch(process)
-        let pid = process.processIdentifier
-        // Fires only for a child still running after a minute (it is cancelled as soon as the child has ended).
-        watchdog = DispatchWorkItem { _ = Foundation.kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-    }
-
-    // A test that fails half-way must not leave a writer running for the watchdog's minute.
-    deinit {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        watchdog.cancel()
-    }
-
-    /// Blocks until the child reports at least `count` completed updates; returns the number reported.
-    /// Throws, with the child's stderr, if it exits first.
-    func waitForProgress(atLeast count: Int) throws -> Int {
-        while true {
-            if completed >= count { return completed }
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty {
-                let status = waitForExit()
-                throw StressProcessError(
-                    description: "bearer-proxy _stress-state stopped after \(completed) updates "
-                        + "(status \(status.status), \(status.reason)): \(status.stderr)")
+        let stderr = Collected()
+        do {
+            let result = try await Subprocess.run(
+                CommandRunner.executable(executable),
+                arguments: [
+                    "_stress-state", "--state-dir", state.path, "--account", accountKey, "--iterations",
+                    String(iterations),
+                ],
+                input: .none, output: .sequence, error: .sequence
+            ) { execution in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    let (progress, reported) = AsyncStream<Int>.makeStream()
+                    let (errorsEnded, errorsFinished) = AsyncStream<Never>.makeStream()
+                    group.addTask {
+                        defer { reported.finish() }
+                        for try await line in execution.standardOutput.strings() {
+                            if let number = Int(line) { reported.yield(number) }
+                        }
+                    }
+                    group.addTask {
+                        defer { errorsFinished.finish() }
+                        for try await buffer in execution.standardError {
+                            buffer.withUnsafeBytes { stderr.append(Data($0)) }
+                        }
+                    }
+                    group.addTask {
+                        // Fires only for a child still running after `watchdog` (cancelled once it has ended).
+                        guard (try? await Task.sleep(for: watchdog)) != nil else { return }
+                        try? execution.send(signal: .kill)
+                    }
+                    let child = Child(execution, progress: progress, errorsEnded: errorsEnded)
+                    let value: Value
+                    do {
+                        value = try await body(child)
+                    } catch {
+                        // Killed now, so its output ends and the readers above with it (see ChildProcess.withRunning).
+                        try? execution.send(signal: .kill)
+                        throw error
+                    }
+                    // The child has ended (or ends by itself): read what is left of its output, then stop the
+                    // watchdog.
+                    await child.drain()
+                    for await _ in errorsEnded {}
+                    group.cancelAll()
+                    try await group.waitForAll()
+                    return value
+                }
             }
-            consume(data)
+            return (result.closureResult, Exit(termination: result.terminationStatus, stderr: stderr.text))
+        } catch let stopped as Child.Stopped {
+            throw StressProcessError(
+                description: "bearer-proxy _stress-state stopped after \(stopped.completed) updates: \(stderr.text)")
         }
     }
 
-    /// Spins until `path` exists — for a temporary file, until the child is between creating it and renaming it
-    /// into place — or ten seconds pass; returns whether it appeared. No sleep: the window lasts a few writes and
-    /// an fsync, so only a tight loop reliably lands in it.
-    func waitForFile(_ path: String) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if access(path, F_OK) == 0 { return true }
+    /// The running child, as the body of ``run(state:accountKey:iterations:watchdog:_:)`` sees it. Not Sendable:
+    /// the body drives it from one task.
+    final class Child {
+        let processIdentifier: pid_t
+        /// The highest number of completed updates the child has reported.
+        private(set) var completed = 0
+        private var progress: AsyncStream<Int>.Iterator
+        private let errorsEnded: AsyncStream<Never>
+        private let sendKill: @Sendable () -> Void
+
+        /// The writer name the child uses in the tokens it adds.
+        var writer: String { "pid-\(processIdentifier)" }
+
+        fileprivate init<Input, Output, Error>(
+            _ execution: Execution<Input, Output, Error>, progress: AsyncStream<Int>, errorsEnded: AsyncStream<Never>
+        ) {
+            processIdentifier = execution.processIdentifier.value
+            self.progress = progress.makeAsyncIterator()
+            self.errorsEnded = errorsEnded
+            sendKill = { try? execution.send(signal: .kill) }
         }
-        return false
-    }
 
-    /// Sends SIGKILL, waits for the child to die, and returns how many updates it reported in all.
-    func kill() -> (completed: Int, exit: Exit) {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        let exit = waitForExit()
-        consume(output.fileHandleForReading.readDataToEndOfFile())
-        return (completed, exit)
-    }
-
-    /// How the child ended.
-    struct Exit: Sendable {
-        var status: Int32
-        var reason: Process.TerminationReason
-        var stderr: String
-        var killed: Bool { reason == .uncaughtSignal && status == SIGKILL }
-    }
-
-    /// Waits for the child to end on its own (draining its output so it can never block on a full pipe).
-    func waitForExit() -> Exit {
-        consume(output.fileHandleForReading.readDataToEndOfFile())
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
-        return Exit(status: process.terminationStatus, reason: process.terminationReason, stderr: stderr)
-    }
-
-    private func consume(_ data: Data) {
-        buffered.append(data)
-        while let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self)
-            buffered.removeSubrange(buffered.startIndex...newline)
-            if let number = Int(line) { completed = max(completed, number) }
+        /// The child ended before it reported as many updates as awaited.
+        fileprivate struct Stopped: Error {
+            var completed: Int
         }
+
+        /// Waits until the child reports at least `count` completed updates; returns the number reported. Throws,
+        /// with the child's stderr, if it ends first.
+        func waitForProgress(atLeast count: Int) async throws -> Int {
+            while completed < count {
+                guard let number = await progress.next() else {
+                    for await _ in errorsEnded {}
+                    throw Stopped(completed: completed)
+                }
+                completed = max(completed, number)
+            }
+            return completed
+        }
+
+        /// Sends SIGKILL, waits for the child's output to end (it has died), and returns how many updates it
+        /// reported in all. With `path`, first spins until `path` exists — for a temporary file, until the child is
+        /// between creating it and renaming it into place — or ten seconds pass, and kills it the moment it does: on
+        /// a thread of its own, with no sleep and no hop between seeing the file and the kill, because the window
+        /// lasts a few writes and an fsync and only a tight loop reliably lands in it.
+        func kill(onceExists path: String? = nil) async -> Int {
+            let kill = sendKill
+            if let path {
+                _ = try? await BlockingWork.run {
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while ContinuousClock.now < deadline {
+                        if access(path, F_OK) == 0 { break }
+                    }
+                    kill()
+                }
+            } else {
+                kill()
+            }
+            await drain()
+            return completed
+        }
+
+        /// Reads the rest of the child's progress, until its stdout ends.
+        fileprivate func drain() async {
+            while let number = await progress.next() { completed = max(completed, number) }
+        }
+    }
+
+    /// The child's stderr, collected as it comes (kept outside the run so an error can quote it).
+    private final class Collected: Sendable {
+        private let bytes = Mutex(Data())
+
+        func append(_ data: Data) {
+            bytes.withLock { $0.append(data) }
+        }
+
+        var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
     }
 }
 

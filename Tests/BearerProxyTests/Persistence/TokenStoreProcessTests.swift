@@ -16,7 +16,7 @@ struct TokenStoreProcessTests {
     func killedWriter() async throws {
         let scratch = try StoreScratchDirectory()
         defer { scratch.remove() }
-        try await BlockingWork.run { try Self.killWritersRepeatedly(scratch, rounds: 6) }
+        try await Self.killWritersRepeatedly(scratch, rounds: 6)
     }
 
     @Test("two processes writing at once lose none of each other's updates")
@@ -24,13 +24,19 @@ struct TokenStoreProcessTests {
         let scratch = try StoreScratchDirectory()
         defer { scratch.remove() }
         let iterations = 100
-        let (writers, exits) = try await BlockingWork.run { () throws -> ([String], [StressProcess.Exit]) in
-            let children = try (0..<2).map { _ in
-                try StressProcess(state: scratch.state, accountKey: "shared", iterations: iterations)
+        let state = scratch.state
+        let children = try await withThrowingTaskGroup(of: (String, StressProcess.Exit).self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await StressProcess.run(state: state, accountKey: "shared", iterations: iterations) {
+                        $0.writer
+                    }
+                }
             }
-            return (children.map(\.writer), children.map { $0.waitForExit() })
+            return try await group.reduce(into: [(String, StressProcess.Exit)]()) { $0.append($1) }
         }
-        for exit in exits { #expect(exit.status == 0 && exit.reason == .exit, "\(exit.stderr)") }
+        let writers = children.map(\.0)
+        for (_, exit) in children { #expect(exit.succeeded, "\(exit.termination): \(exit.stderr)") }
         guard case .loaded(let account) = try scratch.store("shared").load() else {
             Issue.record("expected the account")
             return
@@ -43,17 +49,20 @@ struct TokenStoreProcessTests {
     /// wherever it is, in even rounds as soon as its temporary file appears — between `StateDirectory`'s
     /// `open(".<name>.<pid>.tmp")` and its `rename` — so that some kills certainly land mid-write (a kill at a
     /// random moment mostly lands in JSON work: about 1 in 40 hits the write).
-    static func killWritersRepeatedly(_ scratch: StoreScratchDirectory, rounds: Int) throws {
+    static func killWritersRepeatedly(_ scratch: StoreScratchDirectory, rounds: Int) async throws {
         let store = scratch.store("crash")
         var expected: [String: Int] = [:]
         var killedMidWrite = 0
         for round in 1...rounds {
-            let child = try StressProcess(state: scratch.state, accountKey: "crash", iterations: 1_000_000)
-            _ = try child.waitForProgress(atLeast: 3 + round)
-            let temporary = scratch.state.path + "/.tokens-crash.json.\(child.process.processIdentifier).tmp"
-            if round.isMultiple(of: 2) { _ = child.waitForFile(temporary) }
-            let (reported, exit) = child.kill()
-            #expect(exit.killed, "expected SIGKILL; got \(exit.reason) \(exit.status): \(exit.stderr)")
+            let ((writer, temporary, reported), exit) = try await StressProcess.run(
+                state: scratch.state, accountKey: "crash", iterations: 1_000_000
+            ) { child in
+                _ = try await child.waitForProgress(atLeast: 3 + round)
+                let temporary = scratch.state.path + "/.tokens-crash.json.\(child.processIdentifier).tmp"
+                let reported = await child.kill(onceExists: round.isMultiple(of: 2) ? temporary : nil)
+                return (child.writer, temporary, reported)
+            }
+            #expect(exit.killed, "expected SIGKILL; got \(exit.termination): \(exit.stderr)")
             if FileManager.default.fileExists(atPath: temporary) { killedMidWrite += 1 }
 
             guard case .loaded(let account) = try store.load() else {
@@ -63,9 +72,9 @@ struct TokenStoreProcessTests {
             // Whole, consistent, and holding every update the writer reported — plus possibly the one whose
             // rename landed just before the kill, before it could print.
             let counts = try StateStress.census(of: account)
-            let written = counts[child.writer] ?? 0
+            let written = counts[writer] ?? 0
             #expect(written == reported || written == reported + 1, "reported \(reported), file has \(written)")
-            expected[child.writer] = written
+            expected[writer] = written
             #expect(counts == expected)
         }
         // Otherwise this test would pass without testing a crash mid-write at all.

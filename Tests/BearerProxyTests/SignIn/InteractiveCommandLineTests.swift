@@ -30,15 +30,6 @@ struct InteractiveCommandLineTests {
         return environment
     }
 
-    static func exitStatus(of process: Process) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread {
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }.start()
-        }
-    }
-
     @Test("login with the native flow reads the password at a hidden prompt: the terminal never shows it")
     func hiddenPassword() async throws {
         try await withIdentityProvider { provider in
@@ -47,11 +38,12 @@ struct InteractiveCommandLineTests {
             let (file, directory) = try Self.configuration(account: account)
             let environment = Self.environment(state: directory + "/state")
             let terminal = try PseudoTerminal()
-            let login = try terminal.start(
-                CommandLineTests.binary, ["login", "--config", file], environment: environment)
-            try await terminal.waitFor("Password for alice@contoso.example: ")
-            terminal.type(Self.password + "\n")
-            let status = await Self.exitStatus(of: login)
+            let status = try await terminal.run(
+                CommandLineTests.binary, ["login", "--config", file], environment: environment
+            ) { _ in
+                try await terminal.waitFor("Password for alice@contoso.example: ")
+                terminal.type(Self.password + "\n")
+            }
             try await terminal.waitFor("Signed in (native).")
             #expect(status == 0, "\(terminal.text)")
             #expect(!terminal.text.contains(Self.password), "the password was echoed")
@@ -76,38 +68,39 @@ struct InteractiveCommandLineTests {
                 let environment = Self.environment(
                     state: directory + "/state", [SignInHarness.passwordVariable: Self.password])
                 let port = try await closedPort()
-                let serve = try ChildProcess.start(
+                let (_, output) = try await ChildProcess.withRunning(
                     CommandLineTests.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)"],
-                    environment: serveEnvironment)
-                #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+                    environment: serveEnvironment
+                ) { serve in
+                    #expect(try await CommandLineTests.waitUntilHealthy(port: port))
 
-                let refused = try await TestClient.send(port: port, uri: "/todo/items")
-                #expect(refused.status == .unauthorized)
-                #expect(refused.headers.first(name: "content-type") == "application/problem+json")
-                #expect(refused.bodyText.contains("bearer-proxy login"))
-                #expect(upstream.requests.isEmpty)
+                    let refused = try await TestClient.send(port: port, uri: "/todo/items")
+                    #expect(refused.status == .unauthorized)
+                    #expect(refused.headers.first(name: "content-type") == "application/problem+json")
+                    #expect(refused.bodyText.contains("bearer-proxy login"))
+                    #expect(upstream.requests.isEmpty)
 
-                let login = try await CommandLineTests.run(["login", "--config", file], environment: environment)
-                #expect(login.status == 0, "\(login.stderr)")
+                    let login = try await CommandLineTests.run(["login", "--config", file], environment: environment)
+                    #expect(login.status == 0, "\(login.stderr)")
 
-                var answered = try await TestClient.send(port: port, uri: "/todo/items")
-                for _ in 0..<200 where answered.status != .ok {
-                    try await Task.sleep(for: .milliseconds(25))
-                    answered = try await TestClient.send(port: port, uri: "/todo/items")
+                    var answered = try await TestClient.send(port: port, uri: "/todo/items")
+                    for _ in 0..<200 where answered.status != .ok {
+                        try await Task.sleep(for: .milliseconds(25))
+                        answered = try await TestClient.send(port: port, uri: "/todo/items")
+                    }
+                    #expect(answered.status == .ok)
+                    let todo = try jwtClaims(try answered.echo().header("authorization"))
+                    let graph = try jwtClaims(
+                        try await TestClient.send(port: port, uri: "/graph/me").echo().header("authorization"))
+                    #expect(todo["aud"] as? String == "api://todo")
+                    #expect(graph["aud"] as? String == "https://graph.microsoft.com")
+                    // One interactive sign-in, then one refresh-token request per scope set — for both processes.
+                    #expect(provider.tokenRequests.map(\.grantType) == ["password", "refresh_token", "refresh_token"])
+                    #expect(provider.tokenRequestCount(forScope: SignInHarness.todoScope) == 1)
+                    #expect(provider.tokenRequestCount(forScope: SignInHarness.graphScope) == 1)
+
+                    serve.signal(SIGTERM)
                 }
-                #expect(answered.status == .ok)
-                let todo = try jwtClaims(try answered.echo().header("authorization"))
-                let graph = try jwtClaims(
-                    try await TestClient.send(port: port, uri: "/graph/me").echo().header("authorization"))
-                #expect(todo["aud"] as? String == "api://todo")
-                #expect(graph["aud"] as? String == "https://graph.microsoft.com")
-                // One interactive sign-in, then one refresh-token request per scope set — for both processes.
-                #expect(provider.tokenRequests.map(\.grantType) == ["password", "refresh_token", "refresh_token"])
-                #expect(provider.tokenRequestCount(forScope: SignInHarness.todoScope) == 1)
-                #expect(provider.tokenRequestCount(forScope: SignInHarness.graphScope) == 1)
-
-                serve.signal(SIGTERM)
-                let output = try await serve.wait()
                 #expect(output.status == 0)
                 #expect(output.stderr.contains("not signed in"))
                 #expect(!output.stderr.contains(Self.password))
@@ -124,15 +117,16 @@ struct InteractiveCommandLineTests {
                 let environment = Self.environment(
                     state: directory + "/state", [SignInHarness.passwordVariable: Self.password])
                 let port = try await closedPort()
-                let serve = try ChildProcess.start(
+                let (_, output) = try await ChildProcess.withRunning(
                     CommandLineTests.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)"],
-                    environment: environment)
-                #expect(try await CommandLineTests.waitUntilHealthy(port: port))
-                let answered = try await TestClient.send(port: port, uri: "/todo/items")
-                #expect(answered.status == .ok, "\(answered.bodyText)")
-                #expect(provider.tokenRequests.first?.grantType == "password")
-                serve.signal(SIGTERM)
-                let output = try await serve.wait()
+                    environment: environment
+                ) { serve in
+                    #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+                    let answered = try await TestClient.send(port: port, uri: "/todo/items")
+                    #expect(answered.status == .ok, "\(answered.bodyText)")
+                    #expect(provider.tokenRequests.first?.grantType == "password")
+                    serve.signal(SIGTERM)
+                }
                 #expect(output.status == 0)
                 #expect(!output.stderr.contains(Self.password))
             }
@@ -145,13 +139,14 @@ struct InteractiveCommandLineTests {
             let (file, directory) = try Self.configuration(account: SignInHarness.deviceCode(provider))
             let environment = Self.environment(state: directory + "/state")
             let terminal = try PseudoTerminal()
-            let login = try terminal.start(
-                CommandLineTests.binary, ["login", "--config", file], environment: environment)
-            try await provider.waitForDeviceCodeRequests(1)
-            let code = try #require(provider.lastDeviceAuthorization?.userCode)
-            try await terminal.waitFor("enter the code \(code)")
-            kill(login.processIdentifier, SIGINT)
-            let status = await Self.exitStatus(of: login)
+            let status = try await terminal.run(
+                CommandLineTests.binary, ["login", "--config", file], environment: environment
+            ) { login in
+                try await provider.waitForDeviceCodeRequests(1)
+                let code = try #require(provider.lastDeviceAuthorization?.userCode)
+                try await terminal.waitFor("enter the code \(code)")
+                login.signal(SIGINT)
+            }
             try await terminal.waitFor("Sign-in cancelled.")
             #expect(status == 130, "\(terminal.text)")
             let stored = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/state/bearer-proxy")) ?? []

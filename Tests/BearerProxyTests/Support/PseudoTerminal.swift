@@ -1,10 +1,17 @@
 import Foundation
+import Subprocess
 import Synchronization
 
 @testable import BearerProxy
 
 #if canImport(Glibc)
     import Glibc
+#endif
+
+#if canImport(System)
+    import System
+#else
+    import SystemPackage
 #endif
 
 /// A pseudo terminal (posix_openpt) for running the real `bearer-proxy` binary as if a person sat at it: its
@@ -39,21 +46,39 @@ final class PseudoTerminal: Sendable {
         }.start()
     }
 
-    /// Starts `executable` with the terminal as its stdin, stdout and stderr.
-    func start(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
-        let secondary = open(secondaryPath, O_RDWR | O_NOCTTY)
-        guard secondary >= 0 else { throw TestSupportError.shutDown }
-        let handle = FileHandle(fileDescriptor: secondary, closeOnDealloc: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = handle
-        process.standardOutput = handle
-        process.standardError = handle
-        try CommandRunner.launch(process)
-        try handle.close()
-        return process
+    /// Runs `executable` with the terminal as its stdin, stdout and stderr, and `body` while it runs (the person at
+    /// the keyboard); returns its exit status (128 + the signal that ended it) once it has exited. If `body` throws,
+    /// the program is killed (see ``ChildProcess``).
+    func run(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        _ body: (ChildProcess.Running) async throws -> Void
+    ) async throws -> Int32 {
+        // One descriptor of the terminal for each of the three; swift-subprocess closes ours once it has started
+        // the program, so the program's are the last and the reading thread sees EIO when it exits.
+        let stdin = open(secondaryPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard stdin >= 0 else { throw TestSupportError.shutDown }
+        let stdout = fcntl(stdin, F_DUPFD_CLOEXEC, 0)
+        let stderr = stdout >= 0 ? fcntl(stdin, F_DUPFD_CLOEXEC, 0) : -1
+        guard stderr >= 0 else {
+            for descriptor in [stdin, stdout] where descriptor >= 0 { close(descriptor) }
+            throw TestSupportError.shutDown
+        }
+        let result = try await Subprocess.run(
+            CommandRunner.executable(executable), arguments: Arguments(arguments),
+            environment: ChildProcess.environment(environment),
+            input: .fileDescriptor(FileDescriptor(rawValue: stdin), closeAfterSpawningProcess: true),
+            output: .fileDescriptor(FileDescriptor(rawValue: stdout), closeAfterSpawningProcess: true),
+            error: .fileDescriptor(FileDescriptor(rawValue: stderr), closeAfterSpawningProcess: true)
+        ) { execution in
+            let running = ChildProcess.Running(execution)
+            do {
+                try await body(running)
+            } catch {
+                running.signal(SIGKILL)  // at once, as ChildProcess.withRunning does
+                throw error
+            }
+        }
+        return CommandRunner.status(result.terminationStatus)
     }
 
     /// Everything the terminal has shown so far.

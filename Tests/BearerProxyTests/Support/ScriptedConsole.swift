@@ -64,7 +64,7 @@ final class ScriptedConsole: SignInConsole {
         record.withLock { $0.waits += 1 }
     }
 
-    func openBrowser(_ url: String) -> Bool {
+    func openBrowser(_ url: String) async -> Bool {
         record.withLock { $0.opened.append(url) }
         openedURL.continuation.yield(url)
         return browserAvailable

@@ -46,7 +46,7 @@ struct BrowserSignIn: InteractiveSignIn {
         console.show("")
         console.show("  " + url)
         console.show("")
-        if console.openBrowser(url) {
+        if await console.openBrowser(url) {
             console.show("(Opened in your browser. Waiting for the sign-in to finish…)")
         } else {
             console.show("Open it in a browser on this machine; waiting for the sign-in to finish…")
