@@ -133,9 +133,10 @@ struct InteractiveCommandLineTests {
         }
     }
 
-    @Test("Ctrl-C while waiting for the device code: 'Sign-in cancelled.', exit 130, nothing stored")
+    @Test("device code at a terminal: dots while waiting; Ctrl-C: 'Sign-in cancelled.', exit 130, nothing stored")
     func deviceCodeInterrupted() async throws {
         try await withIdentityProvider { provider in
+            provider.setDeviceCodeInterval(1)
             let (file, directory) = try Self.configuration(account: SignInHarness.deviceCode(provider))
             let environment = Self.environment(state: directory + "/state")
             let terminal = try PseudoTerminal()
@@ -145,6 +146,10 @@ struct InteractiveCommandLineTests {
                 try await provider.waitForDeviceCodeRequests(1)
                 let code = try #require(provider.lastDeviceAuthorization?.userCode)
                 try await terminal.waitFor("enter the code \(code)")
+                // On a terminal the wait shows as dots on one line, one per poll.
+                try await provider.waitForDevicePolls(2)
+                try await terminal.waitFor("Waiting for you to enter the code \(code) at")
+                try await terminal.waitFor(" ..")
                 login.signal(SIGINT)
             }
             try await terminal.waitFor("Sign-in cancelled.")
