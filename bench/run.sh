@@ -16,10 +16,11 @@
 #   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
 #   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
 #   BENCH_BINARY=path        use this binary (implies no build)
-#   BENCH_PROXY_ARGS="--log-level warning"
-#                            extra arguments for `bearer-proxy serve`; the default turns off the
-#                            per-request access log, as nginx runs with `access_log off`; set it
-#                            empty (BENCH_PROXY_ARGS=) to run with the default log level
+#   BENCH_PROXY_ARGS="--log-level warning --threads 1"
+#                            extra arguments for `bearer-proxy serve`; the default matches nginx's
+#                            setup: no per-request access log (nginx runs with `access_log off`)
+#                            and one event loop (nginx runs one worker). Set it empty
+#                            (BENCH_PROXY_ARGS=) for the defaults (info log, one loop per core)
 #   BENCH_START_TIMEOUT=30   seconds to wait for a server to answer
 #   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
 #   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
@@ -44,7 +45,7 @@ BIG=${BENCH_BIG:-0}
 BIG_MB=${BENCH_BIG_MB:-1024}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 BINARY=${BENCH_BINARY:-}
-read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS-"--log-level warning"}"
+read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS-"--log-level warning --threads 1"}"
 START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
 KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}

@@ -7,6 +7,8 @@ public struct RouteTable: Sendable {
     private struct Entry: Sendable {
         let prefix: [UInt8]
         let route: Route
+        /// The route's index in ``routes``.
+        let position: Int
     }
 
     private let entries: [Entry]
@@ -18,8 +20,8 @@ public struct RouteTable: Sendable {
             lhs.element.prefix.utf8.count != rhs.element.prefix.utf8.count
                 ? lhs.element.prefix.utf8.count > rhs.element.prefix.utf8.count : lhs.offset < rhs.offset
         }
-        self.entries = ordered.map { _, route in
-            Entry(prefix: route.prefix == "/" ? [] : Array(route.prefix.utf8), route: route)
+        self.entries = ordered.map { position, route in
+            Entry(prefix: route.prefix == "/" ? [] : Array(route.prefix.utf8), route: route, position: position)
         }
     }
 
@@ -37,7 +39,7 @@ public struct RouteTable: Sendable {
         }
         guard let (index, length) = found else { return nil }
         let start = path.utf8.index(path.startIndex, offsetBy: length)
-        return RouteMatch(route: entries[index].route, remainder: path[start...])
+        return RouteMatch(route: entries[index].route, position: entries[index].position, remainder: path[start...])
     }
 
     /// The index of the first (longest) entry matching, and how many bytes of the path its prefix covers.

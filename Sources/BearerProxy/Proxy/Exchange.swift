@@ -82,9 +82,11 @@ final class LocalBody {
 
 /// The upstream half of a proxied exchange.
 final class UpstreamLeg {
-    let route: Route
-    let origin: UpstreamOrigin
-    let responseTimeout: TimeAmount
+    let binding: RouteBinding
+    /// What the upstream request is made of, kept for a replay with a new token: the raw path after the prefix
+    /// and the raw query.
+    let remainder: Substring
+    let query: Substring?
     /// The rewritten request head; set once the token is known.
     var head: HTTPRequestHead?
     /// The connection in use, once acquired.
@@ -101,7 +103,6 @@ final class UpstreamLeg {
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     var token: String?
     /// Starts (again) the upstream request with a token: rewrites the head and connects.
-    var forward: ((AccessToken?) -> Void)?
     /// A copy of the request body while it stays within ``replayLimit`` (nil once it grew past it), so the request
     /// can be sent again once with a new token.
     var keptBody: [ByteBuffer]? = []
@@ -131,11 +132,14 @@ final class UpstreamLeg {
         }
     }
 
-    init(route: Route, origin: UpstreamOrigin, responseTimeout: TimeAmount) {
-        self.route = route
-        self.origin = origin
-        self.responseTimeout = responseTimeout
+    init(binding: RouteBinding, remainder: Substring, query: Substring?) {
+        self.binding = binding
+        self.remainder = remainder
+        self.query = query
     }
+
+    var origin: UpstreamOrigin { binding.origin }
+    var responseTimeout: TimeAmount { binding.responseTimeout }
 
     /// A request may be sent again on a fresh connection when a reused one failed before answering only if
     /// repeating it is harmless: an idempotent method (RFC 9110 §9.2.2) and no body sent (data-plane pitfall 4).

@@ -92,12 +92,16 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         guard !leg.sawResponse else { return }
         leg.responseTimer?.cancel()
         let seconds = leg.responseTimeout.nanoseconds / 1_000_000_000
+        // The leg is named by its identity, not captured: a weak reference would give every leg (one per request)
+        // a side-table allocation. The timer is cancelled whenever a leg ends, and the identity is only compared
+        // with the leg still current on this connection.
+        let id = ObjectIdentifier(leg)
         leg.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(in: leg.responseTimeout) {
-            [weak self, weak leg] in
-            guard let self, let leg, case .proxied(let current)? = self.exchange?.kind, current === leg,
-                !leg.sawResponse
+            [weak self] in
+            guard let self, case .proxied(let current)? = self.exchange?.kind, ObjectIdentifier(current) == id,
+                !current.sawResponse
             else { return }
-            self.reject(.upstreamTimeout(upstream: leg.origin.display, seconds: seconds))
+            self.reject(.upstreamTimeout(upstream: current.origin.display, seconds: seconds))
         }
     }
 
@@ -152,7 +156,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             exchange.closeAfter = true  // see `respond(_:)`: the announced body may never come
         }
         var (clientHead, framing) = Forwarding.clientResponse(
-            upstream: head, request: exchange.request, route: leg.route, requestID: exchange.id,
+            upstream: head, request: exchange.request, route: leg.binding.route, requestID: exchange.id,
             keepAlive: exchange.keepAlive && !exchange.closeAfter && !quiescing)
         if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
         if framing == .untilClose { exchange.closeAfter = true }
@@ -194,7 +198,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     private func tokenRetry(for head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) -> UpstreamLeg.TokenRetry?
     {
         guard head.status == .unauthorized, !leg.tokenRetried, exchange.requestEnded, leg.keptBody != nil,
-            leg.route.auth.tokenKey != nil, let challenge = BearerChallenge.find(in: head.headers)
+            leg.binding.tokenKey != nil, let challenge = BearerChallenge.find(in: head.headers)
         else { return nil }
         switch challenge.error {
         case "invalid_token": return .refresh
@@ -206,8 +210,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
     private func retryWithNewToken(exchange: Exchange, leg: UpstreamLeg) {
         guard let retry = leg.tokenRetry, let proxy = server.installed.context,
-            let scopes = leg.route.auth.tokenKey,
-            let forward = leg.forward
+            let scopes = leg.binding.tokenKey
         else {
             return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "cannot replay the request"))
         }
@@ -229,7 +232,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         server.logger.debug(
             "upstream rejected the token; replaying once with a new one",
             metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
-        fetchToken(scopes, claims: claims, proxy: proxy, exchange: exchange, then: forward)
+        fetchToken(scopes, claims: claims, proxy: proxy, exchange: exchange, leg: leg)
     }
 
     func upstreamReadComplete(_ upstream: UpstreamHandler) {

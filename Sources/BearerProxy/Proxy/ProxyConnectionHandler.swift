@@ -194,42 +194,40 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         guard let match = proxy.configuration.routes.match(path: target.path) else {
             return reject(.noRoute(path: String(target.path)))
         }
-        let route = match.route
+        let binding = proxy.bindings[match.position]
+        let route = binding.route
         exchange.routeLabel = route.prefix
         if let methods = route.methods, !methods.contains(head.method.rawValue) {
             return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
         }
-        let leg = UpstreamLeg(
-            route: route, origin: UpstreamOrigin(route), responseTimeout: proxy.responseTimeout(for: route))
+        let leg = UpstreamLeg(binding: binding, remainder: match.remainder, query: target.query)
         exchange.kind = .proxied(leg)
-        let forward = { [unowned self, unowned leg] (token: AccessToken?) in
-            leg.token = token?.value
-            leg.head =
-                Forwarding.upstreamRequest(
-                    client: head, route: route, remainder: match.remainder, query: target.query,
-                    authorization: token?.authorizationHeader, requestID: id, clientAddress: clientAddress
-                ).head
-            connect(leg, proxy: proxy)
-        }
-        leg.forward = forward
-        guard let key = route.auth.tokenKey else {
+        guard let key = binding.tokenKey else {
             leg.keptBody = nil  // no token, nothing to retry
-            return forward(nil)
+            return forward(leg, exchange: exchange, token: nil, proxy: proxy)
         }
         if let token = proxy.tokens.cachedToken(for: key) {
             server.metrics.tokenCacheHits.increment()
-            forward(token)
+            forward(leg, exchange: exchange, token: token, proxy: proxy)
         } else {
             server.metrics.tokenCacheMisses.increment()
-            fetchToken(key, claims: nil, proxy: proxy, exchange: exchange, then: forward)
+            fetchToken(key, claims: nil, proxy: proxy, exchange: exchange, leg: leg)
         }
     }
 
+    /// Builds the upstream request with `token` and sends it.
+    func forward(_ leg: UpstreamLeg, exchange: Exchange, token: AccessToken?, proxy: ProxyContext) {
+        leg.token = token?.value
+        leg.head =
+            Forwarding.upstreamRequest(
+                client: exchange.request, route: leg.binding.route, remainder: leg.remainder, query: leg.query,
+                authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress
+            ).head
+        connect(leg, proxy: proxy)
+    }
+
     /// The slow path: no usable cached token. Reads stay paused (the leg has no upstream) until it is known.
-    func fetchToken(
-        _ scopes: ScopeSet, claims: String?, proxy: ProxyContext, exchange: Exchange,
-        then forward: @escaping (AccessToken?) -> Void
-    ) {
+    func fetchToken(_ scopes: ScopeSet, claims: String?, proxy: ProxyContext, exchange: Exchange, leg: UpstreamLeg) {
         let tokens = proxy.tokens
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
@@ -238,7 +236,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             .whenComplete { [weak self] result in
                 guard let self, self.exchange === exchange else { return }
                 switch result {
-                case .success(let token): forward(token)
+                case .success(let token): self.forward(leg, exchange: exchange, token: token, proxy: proxy)
                 case .failure(let error as TokenError): self.reject(ProxyError(error))
                 case .failure(let error): self.reject(.tokenUnavailable(detail: "\(error)", retryAfterSeconds: 5))
                 }

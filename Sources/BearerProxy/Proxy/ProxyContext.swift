@@ -10,6 +10,8 @@ final class ProxyContext: Sendable {
     let admin: AdminEndpoints
     let requestGuard: RequestGuard
     let timeouts: ProxyTimeouts
+    /// One per route, in routes.json order (``RouteMatch/position`` indexes it).
+    let bindings: [RouteBinding]
     private let tlsContexts: [String: NIOSSLContext]
 
     init(
@@ -21,6 +23,7 @@ final class ProxyContext: Sendable {
         self.admin = admin
         self.requestGuard = RequestGuard(policy: policy)
         self.timeouts = timeouts
+        self.bindings = configuration.routes.routes.map { RouteBinding($0, timeouts: timeouts) }
         var contexts: [String: NIOSSLContext] = [:]
         for route in configuration.routes.routes where route.upstream.scheme == .https {
             let key = route.tls.caFile ?? ""
@@ -39,9 +42,4 @@ final class ProxyContext: Sendable {
     }
 
     /// The response-head limit for `route`.
-    func responseTimeout(for route: Route) -> TimeAmount {
-        guard let timeout = route.timeout else { return timeouts.responseHead }
-        let (seconds, attoseconds) = timeout.components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
 }
