@@ -279,6 +279,28 @@ struct FirebaseSignInTests {
         }
     }
 
+    @Test("logout forgets the Firebase account and both tokens, file included; it says revocation is Admin-only")
+    func logout() async throws {
+        try await Harness.withFirebase { firebase in
+            let state = PersistenceIntegrationTests.temporaryState()
+            try await SignInHarness.with(
+                account: Harness.microsoft(firebase), routes: Harness.routes(),
+                environment: Harness.environment(firebase),
+                state: state
+            ) { account in
+                _ = try await Harness.signIn(account).result.get()
+                account.persistence?.flush()
+                let path = try #require(account.persistence?.store.path)
+                #expect(FileManager.default.fileExists(atPath: path))
+                let notes = await account.signOut()
+                #expect(notes == ["Firebase offers clients no revocation: the refresh token was deleted here."])
+                #expect(!account.session.isSignedIn)
+                #expect(account.tokens.allTokens.isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: path))
+            }
+        }
+    }
+
     @Test("the Auth emulator: emulatorHost paths, Microsoft by fake claims without a browser")
     func emulator() async throws {
         var configuration = FakeFirebase.Configuration()
