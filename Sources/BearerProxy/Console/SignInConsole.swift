@@ -21,3 +21,19 @@ public protocol SignInConsole: Sendable {
     /// anyway).
     func openBrowser(_ url: String) async -> Bool
 }
+
+extension SignInConsole {
+    /// Shows a sign-in URL on a line of its own (so it can be copied), opens it in the browser if there is one,
+    /// and says what happens next.
+    func presentSignIn(_ url: String, heading: String) async {
+        show(heading)
+        show("")
+        show("  " + url)
+        show("")
+        if await openBrowser(url) {
+            show("(Opened in your browser. Waiting for the sign-in to finish…)")
+        } else {
+            show("Open it in a browser on this machine; waiting for the sign-in to finish…")
+        }
+    }
+}

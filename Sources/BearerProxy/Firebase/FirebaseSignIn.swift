@@ -104,15 +104,9 @@ struct FirebaseSignIn: InteractiveSignIn {
                 throw SignInFailure(.unavailable, "Firebase's createAuthUri answered without an auth URI and state.")
             }
             expected.set(state)
-            console.show("Sign in with Microsoft (through Firebase project \(account.projectId)) in your browser at:")
-            console.show("")
-            console.show("  " + authURI)
-            console.show("")
-            if await console.openBrowser(authURI) {
-                console.show("(Opened in your browser. Waiting for the sign-in to finish…)")
-            } else {
-                console.show("Open it in a browser on this machine; waiting for the sign-in to finish…")
-            }
+            await console.presentSignIn(
+                authURI,
+                heading: "Sign in with Microsoft (through Firebase project \(account.projectId)) in your browser at:")
             let callback: AuthorizationCallback
             do {
                 callback = try await listener.callback()

@@ -84,14 +84,7 @@ struct NativeSignInTests {
         try await withIdentityProvider { provider in
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
-                let asked = Mutex(0)
-                let console = ScriptedConsole { _ in
-                    let n = asked.withLock { value -> Int in
-                        value += 1
-                        return value
-                    }
-                    return n == 1 ? "resend" : provider.lastOneTimeCode(for: Self.bob)
-                }
+                let console = ScriptedConsole(replies: [{ "resend" }, { provider.lastOneTimeCode(for: Self.bob) }])
                 _ = try await account.signIn(console: console)
                 #expect(provider.oneTimeCodesSent(to: Self.bob) == 2)
                 #expect(console.lines.contains { $0.contains("previous one no longer works") })
@@ -104,14 +97,7 @@ struct NativeSignInTests {
         try await withIdentityProvider { provider in
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
-                let asked = Mutex(0)
-                let console = ScriptedConsole { _ in
-                    let n = asked.withLock { value -> Int in
-                        value += 1
-                        return value
-                    }
-                    return n == 1 ? "00000000" : provider.lastOneTimeCode(for: Self.bob)
-                }
+                let console = ScriptedConsole(replies: [{ "00000000" }, { provider.lastOneTimeCode(for: Self.bob) }])
                 _ = try await account.signIn(console: console)
                 #expect(console.lines.contains("That code is not right; check it and try again (or type \"resend\")."))
             }
@@ -129,15 +115,13 @@ struct NativeSignInTests {
         try await withIdentityProvider { provider in
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
-                let asked = Mutex(0)
-                let console = ScriptedConsole { _ in
-                    let n = asked.withLock { value -> Int in
-                        value += 1
-                        return value
-                    }
-                    if n == 1 { provider.expireContinuationTokens() }
-                    return provider.lastOneTimeCode(for: Self.bob)
-                }
+                let console = ScriptedConsole(replies: [
+                    {
+                        provider.expireContinuationTokens()
+                        return provider.lastOneTimeCode(for: Self.bob)
+                    },
+                    { provider.lastOneTimeCode(for: Self.bob) },
+                ])
                 _ = try await account.signIn(console: console)
                 #expect(console.lines.contains("The code has expired; sending a new one."))
                 #expect(provider.oneTimeCodesSent(to: Self.bob) == 2)

@@ -36,6 +36,19 @@ final class ScriptedConsole: SignInConsole {
         self.answer = answer
     }
 
+    /// Answers the n-th question with the n-th reply, worked out when it is asked (a code the fake provider
+    /// has just "emailed"); end of input after the last.
+    convenience init(replies: [@Sendable () -> String?]) {
+        let asked = Mutex(0)
+        self.init { _ in
+            let n = asked.withLock { count -> Int in
+                defer { count += 1 }
+                return count
+            }
+            return n < replies.count ? replies[n]() : nil
+        }
+    }
+
     /// Answers the questions in order, then end of input.
     convenience init(answers: [String]) {
         let queue = Mutex(answers)

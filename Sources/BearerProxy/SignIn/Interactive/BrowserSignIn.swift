@@ -15,12 +15,7 @@ struct BrowserSignIn: InteractiveSignIn {
     func signIn(
         console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions
     ) async throws(SignInFailure) -> SignedInAccount {
-        let endpoints: ProviderEndpoints
-        do {
-            endpoints = try await provider.endpoints(for: account.client.endpoint)
-        } catch {
-            throw SignInFailure(error)
-        }
+        let endpoints = try await provider.signInEndpoints(for: account.client.endpoint)
         guard let authorizationEndpoint = endpoints.authorization else {
             throw SignInFailure(
                 .misconfigured, "The identity provider has no authorization endpoint; use \"flow\": \"device-code\".")
@@ -42,15 +37,7 @@ struct BrowserSignIn: InteractiveSignIn {
         let url = authorizationURL(
             authorizationEndpoint, redirectURI: listener.redirectURI, scopeSets: scopeSets, proofKey: proofKey,
             state: state, nonce: nonce)
-        console.show("Sign in with your browser at:")
-        console.show("")
-        console.show("  " + url)
-        console.show("")
-        if await console.openBrowser(url) {
-            console.show("(Opened in your browser. Waiting for the sign-in to finish…)")
-        } else {
-            console.show("Open it in a browser on this machine; waiting for the sign-in to finish…")
-        }
+        await console.presentSignIn(url, heading: "Sign in with your browser at:")
         let callback: AuthorizationCallback
         do {
             callback = try await listener.callback()

@@ -17,12 +17,7 @@ struct DeviceCodeSignIn: InteractiveSignIn {
     func signIn(
         console: any SignInConsole, scopeSets: [ScopeSet], options: SignInOptions
     ) async throws(SignInFailure) -> SignedInAccount {
-        let endpoints: ProviderEndpoints
-        do {
-            endpoints = try await provider.endpoints(for: client.endpoint)
-        } catch {
-            throw SignInFailure(error)
-        }
+        let endpoints = try await provider.signInEndpoints(for: client.endpoint)
         guard let url = endpoints.deviceAuthorization else {
             throw SignInFailure(
                 .misconfigured, "The identity provider has no device authorization endpoint; use \"flow\": \"browser\"."
