@@ -9,9 +9,11 @@ import Testing
 struct FailureTests {
     @Test("an upstream that refuses connections gives 502 at once, not after the connect timeout")
     func upstreamDown() async throws {
-        let port = try await closedPort()
+        let refusing = try RefusingPort()
+        let port = refusing.port
         let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:\#(port)", "scopes": ["api://a/R"] } ]"#
         try await ProxyHarness.with(routes: routes) { proxy in
+            defer { withExtendedLifetime(refusing) {} }
             // Refused connects fail at once, not at the 5 s connect timeout: the client gives up after 4 s (a bound
             // that survives a loaded CI machine; on a quiet one the answer takes milliseconds).
             let response = try await TestClient.send(port: proxy.port, uri: "/api/x", timeout: .seconds(4))
