@@ -127,30 +127,30 @@ public final class TokenCache: Sendable {
     /// Replaces every token with `tokens` that a sign-in produced along with the account (Firebase's ID token and
     /// Microsoft token), and reports the change so they are written to the token cache file.
     public func signedIn(with tokens: [AccessToken]) {
-        let now = self.now()
-        let changed = state.withLock { state -> [AccessToken] in
-            state.tokens = [:]
-            state.throttles = [:]
-            state.lastRefreshError = [:]
-            for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
-            return Array(state.tokens.values)
-        }
+        let changed = state.withLock { state in Self.reset(&state, to: tokens, at: now()) }
         onChange?(changed)
     }
 
     /// Forgets every token (logout, or the account changed).
     public func removeAll() {
-        state.withLock { $0 = State() }
+        state.withLock { state in _ = Self.reset(&state, to: [], at: now()) }
         onChange?([])
     }
 
     /// Replaces every token with `tokens` without reporting a change (they came from the file).
     public func replaceAll(with tokens: [AccessToken]) {
-        let now = self.now()
-        state.withLock { state in
-            state.tokens = [:]
-            for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
-        }
+        state.withLock { state in _ = Self.reset(&state, to: tokens, at: now()) }
+    }
+
+    /// The account changed (a sign-in, a sign-out, another process's file): its tokens replace the old ones, and
+    /// the old account's failures and back-off no longer apply. Requests already waiting for a token keep waiting
+    /// for the fetch under way. Returns the tokens now cached.
+    private static func reset(_ state: inout State, to tokens: [AccessToken], at now: Date) -> [AccessToken] {
+        state.tokens = [:]
+        state.throttles = [:]
+        state.lastRefreshError = [:]
+        for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
+        return Array(state.tokens.values)
     }
 
     /// Every cached token, usable or not (for persistence and `status`).

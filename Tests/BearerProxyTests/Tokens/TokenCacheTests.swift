@@ -192,6 +192,26 @@ struct TokenCacheTests {
         #expect(flow.requests.load(ordering: .relaxed) == 2)
     }
 
+    @Test("a new account (a sign-in here or in another process) ends the old account's back-off at once")
+    func accountChangeEndsBackoff() async throws {
+        for change in ["replaceAll", "signedIn", "removeAll"] {
+            let clock = TestClock()
+            let flow = CountingFlow(gated: false, now: { clock.now })
+            flow.fail(next: .signInRequired(reason: "Not signed in."))
+            let cache = TokenCache(flow: flow, now: { clock.now })
+            await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+            // Backing off: the same failure without asking the flow.
+            await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+            #expect(flow.requests.load(ordering: .relaxed) == 1)
+            switch change {
+            case "replaceAll": cache.replaceAll(with: [])
+            case "signedIn": cache.signedIn(with: [])
+            default: cache.removeAll()
+            }
+            #expect(try await cache.accessToken(for: scopes).value == "token-2", "\(change)")
+        }
+    }
+
     @Test("failures without Retry-After back off 2 s, 4 s, 8 s …, at most 60 s")
     func backoff() {
         let error = TokenError.signInRequired(reason: "x")
