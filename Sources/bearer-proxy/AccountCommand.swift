@@ -17,10 +17,6 @@ struct AccountOptions: ParsableArguments {
         global.bootstrapLogging()
         let logger = Logger(label: "bearer-proxy")
         let configuration = try global.loadConfiguration()
-        guard RunningProxy.availableFlows.contains(configuration.account.flow) else {
-            Terminal.error("error: \(StartupError.flowNotAvailable(configuration.account.flow))")
-            throw ExitCode(2)
-        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let account: AccountRuntime
         do {

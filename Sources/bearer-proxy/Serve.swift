@@ -50,7 +50,7 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StartupError {
             Terminal.error("error: \(error)")
             switch error {
-            case .flowNotAvailable, .remoteWithoutKey: throw ExitCode(2)
+            case .remoteWithoutKey: throw ExitCode(2)
             case .cannotListen: break
             }
             throw ExitCode(1)

@@ -1,4 +1,4 @@
-/// How the account signs in (`account.flow`); see SPEC §6.2. Only `dev` runs today, the rest are validated.
+/// How the account signs in (`account.flow`); see SPEC §6.2.
 public enum AccountFlow: String, Sendable, Hashable, CaseIterable {
     /// The built-in local issuer: offline, nothing to configure.
     case dev

@@ -36,7 +36,6 @@ struct TokenEventRecorder: TokenCacheObserver {
         case .failure(.signInRequired): "sign_in_required"
         case .failure(.providerUnavailable): "unavailable"
         case .failure(.misconfigured): "misconfigured"
-        case .failure(.notAvailable): "not_available"
         }
     }
 }

@@ -147,7 +147,6 @@ enum ProxyError: Error, Equatable {
         case .providerUnavailable(let reason, let retryAfter):
             self = .tokenUnavailable(
                 detail: "The identity provider is unavailable: \(reason).", retryAfterSeconds: retryAfter)
-        case .notAvailable(let reason): self = .tokenUnavailable(detail: reason, retryAfterSeconds: 30)
         case .misconfigured(let reason): self = .tokenMisconfigured(detail: "The identity provider said: \(reason).")
         }
     }

@@ -36,9 +36,6 @@ extension RunningProxy {
         let policy: SafetyPolicy
         do {
             policy = try SafetyPolicy.make(for: configuration, listen: listen, environment: state.environment)
-            guard RunningProxy.availableFlows.contains(configuration.account.flow) else {
-                throw StartupError.flowNotAvailable(configuration.account.flow)
-            }
             if accountChanged {
                 account = try AccountRuntime.make(
                     configuration: configuration, stateDirectory: state.stateDirectory,

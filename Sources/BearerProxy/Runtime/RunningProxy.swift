@@ -20,11 +20,6 @@ public struct RunningProxy: Sendable {
     /// The embedded issuer, for the `dev` account.
     public var devIssuer: DevIssuer? { account.devIssuer }
 
-    /// The flows that can produce tokens in this version.
-    public static let availableFlows: Set<AccountFlow> = [
-        .dev, .native, .deviceCode, .browser, .clientCredentials, .refreshToken, .command, .staticToken, .firebase,
-    ]
-
     /// Binds `listen` (or the configuration's address) and starts serving `configuration`.
     ///
     /// - Parameters:
@@ -38,9 +33,6 @@ public struct RunningProxy: Sendable {
         threads: Int = System.coreCount, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
-        guard availableFlows.contains(configuration.account.flow) else {
-            throw StartupError.flowNotAvailable(configuration.account.flow)
-        }
         let address = listen ?? configuration.listen
         let policy = try SafetyPolicy.make(for: configuration, listen: address, environment: environment)
         if !address.isLoopback {
@@ -91,18 +83,11 @@ public struct RunningProxy: Sendable {
 
 /// Why the proxy could not start; each names what to change.
 public enum StartupError: Error, Sendable, CustomStringConvertible {
-    case flowNotAvailable(AccountFlow)
     case cannotListen(address: String, reason: String)
     case remoteWithoutKey(address: String)
 
     public var description: String {
         switch self {
-        case .flowNotAvailable(let flow):
-            "account.flow: \"\(flow.rawValue)\" is recognised and validated but cannot sign in yet in this version; "
-                + "available today: "
-                + AccountFlow.allCases.filter(RunningProxy.availableFlows.contains).map(\.rawValue).joined(
-                    separator: ", ")
-                + " (see docs/configuration.md)"
         case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
         case .remoteWithoutKey(let address):
             "listen: \(address) is not a loopback address, so anyone who can reach it could use this account; set "

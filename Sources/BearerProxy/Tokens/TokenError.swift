@@ -5,8 +5,6 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     case signInRequired(reason: String)
     /// The identity provider is unavailable or throttling us — 503 with `Retry-After`.
     case providerUnavailable(reason: String, retryAfterSeconds: Int)
-    /// The configuration cannot produce a token (for example a flow that is not available yet) — 503.
-    case notAvailable(reason: String)
     /// The identity provider refused the configuration itself (bad client secret, unknown scope) — 500: retrying
     /// cannot help until `routes.json` or the app registration changes.
     case misconfigured(reason: String)
@@ -16,7 +14,6 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .signInRequired(let reason): "sign-in required: \(reason)"
         case .providerUnavailable(let reason, let retryAfter):
             "identity provider unavailable (\(reason)); retry in \(retryAfter) s"
-        case .notAvailable(let reason): reason
         case .misconfigured(let reason): "configuration rejected by the identity provider: \(reason)"
         }
     }

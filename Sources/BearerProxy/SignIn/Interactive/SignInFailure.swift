@@ -34,7 +34,6 @@ public struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .misconfigured(let reason):
             self.init(.misconfigured, "The identity provider refused the configuration: \(reason).")
         case .signInRequired(let reason): self.init(.rejected, "Sign-in failed: \(reason)")
-        case .notAvailable(let reason): self.init(.misconfigured, reason)
         }
     }
 }
