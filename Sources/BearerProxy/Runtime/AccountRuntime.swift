@@ -37,6 +37,15 @@ public struct AccountRuntime: Sendable {
         }
         let loaded = persistence?.load() ?? (tokens: [], session: AccountSession.Snapshot(), notice: nil)
         var snapshot = loaded.session
+        // The one session of the account; the flows that need it get it here. What the flow derives below (a fixed
+        // identity, a refresh token from the environment) is put in place afterwards, without being written.
+        var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
+        var saveTokens: (@Sendable ([AccessToken]) -> Void)?
+        if let persistence {
+            saveSession = { persistence.saveSession($0) }
+            saveTokens = { persistence.saveTokens($0) }
+        }
+        let session = AccountSession(snapshot, onChange: saveSession)
         var provider: IdentityProviderClient?
         var devIssuer: DevIssuer?
         var interactive: (any InteractiveSignIn)?
@@ -60,8 +69,7 @@ public struct AccountRuntime: Sendable {
             // A refresh token in the cache file is newer than the one in the environment (it rotates on use).
             if snapshot.refreshToken == nil { snapshot.refreshToken = environment[account.refreshTokenEnv] }
             flow = RefreshTokenGrant(
-                name: "refresh-token", client: account.client, provider: client,
-                session: AccountSession(), now: now)
+                name: "refresh-token", client: account.client, provider: client, session: session, now: now)
         case .command(let account):
             snapshot.identity = AccountIdentity(name: "command", username: account.argv.first)
             flow = CommandFlow(account: account, now: now)
@@ -73,13 +81,13 @@ public struct AccountRuntime: Sendable {
             provider = client
             interactive = NativeSignIn(account: account, provider: client, environment: environment)
             flow = RefreshTokenGrant(
-                name: "native", client: account.client, provider: client, session: AccountSession(), now: now)
+                name: "native", client: account.client, provider: client, session: session, now: now)
         case .deviceCode(let oauthClient):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
             interactive = DeviceCodeSignIn(client: oauthClient, provider: client, sleep: signInTiming.sleep, now: now)
             flow = RefreshTokenGrant(
-                name: "device-code", client: oauthClient, provider: client, session: AccountSession(), now: now)
+                name: "device-code", client: oauthClient, provider: client, session: session, now: now)
         case .browser(let account):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
@@ -87,7 +95,7 @@ public struct AccountRuntime: Sendable {
                 account: account, provider: client, eventLoopGroup: eventLoopGroup,
                 timeout: signInTiming.browserTimeout)
             flow = RefreshTokenGrant(
-                name: "browser", client: account.client, provider: client, session: AccountSession(), now: now)
+                name: "browser", client: account.client, provider: client, session: session, now: now)
         case .firebase(let account):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
@@ -98,30 +106,15 @@ public struct AccountRuntime: Sendable {
             interactive = FirebaseSignIn(
                 account: account, client: firebase, environment: environment, eventLoopGroup: eventLoopGroup,
                 timeout: signInTiming.browserTimeout, now: now)
-            flow = FirebaseTokens(client: firebase, session: AccountSession(), now: now)
+            flow = FirebaseTokens(client: firebase, session: session, now: now)
         }
-        var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
-        var saveTokens: (@Sendable ([AccessToken]) -> Void)?
-        if let persistence {
-            saveSession = { persistence.saveSession($0) }
-            saveTokens = { persistence.saveTokens($0) }
-        }
-        let session = AccountSession(snapshot, onChange: saveSession)
-        let sessionFlow: any SignInFlow =
-            if let grant = flow as? RefreshTokenGrant {
-                RefreshTokenGrant(
-                    name: grant.name, client: grant.client, provider: grant.provider, session: session, now: now)
-            } else if let firebase = flow as? FirebaseTokens {
-                FirebaseTokens(client: firebase.client, session: session, now: now)
-            } else {
-                flow
-            }
+        session.adopt(snapshot)
         let tokens = TokenCache(
-            flow: sessionFlow, now: now, onChange: saveTokens,
+            flow: flow, now: now, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.restore(loaded.tokens)
         return AccountRuntime(
-            configuration: configuration, flow: sessionFlow, tokens: tokens, session: session, persistence: persistence,
+            configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
             provider: provider)
     }
