@@ -44,7 +44,10 @@ final class FakeUpstream: Sendable {
             .serverChannelOption(.backlog, value: 1024)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let connectionID = state.connectionAccepted(channel)
+                    guard let connectionID = state.connectionAccepted(channel) else {
+                        channel.close(promise: nil)  // accepted while shutting down
+                        return
+                    }
                     channel.closeFuture.whenComplete { _ in state.connectionClosed(connectionID) }
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext {

@@ -1,14 +1,8 @@
 import NIOCore
 
 /// Everything `FakeFirebaseState` guards: the knobs, the project's accounts, the sign-in sessions, codes,
-/// pending and refresh tokens, the observations, open connections and waiting tasks.
+/// pending and refresh tokens, and the observations.
 struct FakeFirebaseData: Sendable {
-    /// A task waiting for a condition.
-    struct Waiter: Sendable {
-        let condition: FakeFirebaseState.Condition
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
     // MARK: Knobs
     var microsoftUser: FakeFirebase.MicrosoftUser
     var microsoftEnabled: Bool
@@ -42,13 +36,6 @@ struct FakeFirebaseData: Sendable {
     // MARK: Observations
     var requests: [RecordedFirebaseRequest] = []
     var authURIs: [String] = []
-
-    // MARK: Plumbing
-    var openChannels: [Int: any Channel] = [:]
-    var nextConnectionID = 0
-    var waiters: [Int: Waiter] = [:]
-    var nextWaiterID = 0
-    var isShutDown = false
 
     init(configuration: FakeFirebase.Configuration) {
         self.microsoftUser = configuration.microsoftUser

@@ -2,19 +2,12 @@ import Foundation
 import NIOCore
 
 /// Everything `FakeIdentityState` guards: the knobs, the refresh tokens and used assertion ids, the interactive
-/// flows (native authentication, device codes, authorization codes), the observations, held responses, open
-/// connections and waiting tasks.
+/// flows (native authentication, device codes, authorization codes), the observations and held responses.
 struct FakeIdentityData: Sendable {
     /// An injected failure, optionally only for requests whose scopes include `scope`.
     struct ScopedFailure: Sendable {
         var failure: FakeIdentityProvider.Failure
         var scope: String?
-    }
-
-    /// A task waiting for a condition.
-    struct Waiter: Sendable {
-        let condition: FakeIdentityState.Condition
-        let continuation: CheckedContinuation<Void, any Error>
     }
 
     // MARK: Knobs
@@ -77,13 +70,6 @@ struct FakeIdentityData: Sendable {
     var devicePollCount = 0
     var authorizeRequests: [[String: String]] = []
     var revocations: [RecordedRevocation] = []
-
-    // MARK: Plumbing
-    var openChannels: [Int: any Channel] = [:]
-    var nextConnectionID = 0
-    var waiters: [Int: Waiter] = [:]
-    var nextWaiterID = 0
-    var isShutDown = false
 
     init(configuration: FakeIdentityProvider.Configuration) {
         self.expiresIn = configuration.expiresIn

@@ -3,8 +3,8 @@ import NIOCore
 import Synchronization
 
 /// The shared, lock-guarded side of `FakeIdentityProvider`: knobs, refresh tokens, observations, held responses,
-/// open connections and waiting tasks. Everything sits in one `FakeIdentityData` behind one `Mutex`; continuations
-/// and held responses are resumed outside it.
+/// open connections and waiting tasks — one `FakeIdentityData` in a ``WatchedState``; held responses are delivered
+/// outside the lock.
 final class FakeIdentityState: Sendable {
     /// What a waiter waits for.
     enum Condition: Sendable, CustomStringConvertible {
@@ -41,38 +41,25 @@ final class FakeIdentityState: Sendable {
         }
     }
 
-    private let data: Mutex<FakeIdentityData>
-    private let timerLoop: any EventLoop
+    private let data: WatchedState<FakeIdentityData>
     /// The grants' logic (used under the lock).
     let grants: FakeIdentityGrants
 
     init(configuration: FakeIdentityProvider.Configuration, timerLoop: any EventLoop) {
-        self.data = Mutex(FakeIdentityData(configuration: configuration))
-        self.timerLoop = timerLoop
+        self.data = WatchedState(
+            FakeIdentityData(configuration: configuration), timerLoop: timerLoop, summary: FakeIdentityState.summary)
         self.grants = FakeIdentityGrants(configuration: configuration)
     }
 
     /// Reads under the lock.
     func read<T: Sendable>(_ body: (FakeIdentityData) -> T) -> T {
-        self.data.withLock { body($0) }
+        self.data.read(body)
     }
 
     /// Applies `body` under the lock, then resumes the waiters whose condition now holds.
     @discardableResult
     func mutate<T: Sendable>(_ body: (inout FakeIdentityData) -> T) -> T {
-        let (result, ready) = self.data.withLock { data -> (T, [FakeIdentityData.Waiter]) in
-            let result = body(&data)
-            var ready: [FakeIdentityData.Waiter] = []
-            for (id, waiter) in data.waiters where waiter.condition.isMet(by: data) {
-                ready.append(waiter)
-                data.waiters[id] = nil
-            }
-            return (result, ready)
-        }
-        for waiter in ready {
-            waiter.continuation.resume()
-        }
-        return result
+        self.data.mutate(body)
     }
 
     // MARK: - Requests
@@ -154,7 +141,7 @@ final class FakeIdentityState: Sendable {
     /// caller delivers at once).
     func holdIfLatched(_ deliver: @escaping @Sendable () -> Void) -> Bool {
         self.mutate { data in
-            guard data.holding, !data.isShutDown else { return false }
+            guard data.holding else { return false }  // shutting down turns the latch off
             data.held.append(deliver)
             return true
         }
@@ -172,81 +159,35 @@ final class FakeIdentityState: Sendable {
         }
     }
 
+    /// What a timed-out wait reports as observed.
+    @Sendable static func summary(_ data: FakeIdentityData) -> String {
+        "token requests \(data.tokenRequests.count), discovery \(data.discoveryRequests.count), held \(data.held.count)"
+    }
+
     // MARK: - Connections
 
     /// Registers an accepted connection; returns its id, or nil once shut down (the caller closes it).
     func connectionOpened(_ channel: any Channel) -> Int? {
-        self.data.withLock { data -> Int? in
-            if data.isShutDown { return nil }
-            data.nextConnectionID += 1
-            data.openChannels[data.nextConnectionID] = channel
-            return data.nextConnectionID
-        }
+        self.data.connectionOpened(channel)
     }
 
     func connectionClosed(_ id: Int) {
-        _ = self.data.withLock { $0.openChannels.removeValue(forKey: id) }
+        self.data.connectionClosed(id)
     }
 
     // MARK: - Waiting and shutdown
 
     /// Waits until `condition` holds; throws `TestSupportError.timedOut` after `timeout`, `CancellationError` if
-    /// the task is cancelled, `TestSupportError.shutDown` if the provider shuts down first.
+    /// the task is cancelled, `TestSupportError.shutDown` if the fake shuts down first.
     func wait(for condition: Condition, timeout: Duration) async throws {
-        let id = self.data.withLock { data -> Int in
-            data.nextWaiterID += 1
-            return data.nextWaiterID
-        }
-        let timer = self.timerLoop.scheduleTask(in: TimeAmount(timeout)) {
-            self.fail(id, with: TestSupportError.timedOut("waiting for \(condition)", after: timeout))
-        }
-        defer { timer.cancel() }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let immediate: Result<Void, any Error>? = self.data.withLock { data in
-                    if condition.isMet(by: data) { return .success(()) }
-                    if data.isShutDown { return .failure(TestSupportError.shutDown) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    data.waiters[id] = FakeIdentityData.Waiter(condition: condition, continuation: continuation)
-                    return nil
-                }
-                if let immediate {
-                    continuation.resume(with: immediate)
-                }
-            }
-        } onCancel: {
-            self.fail(id, with: CancellationError())
-        }
+        try await self.data.wait(for: "\(condition)", timeout: timeout) { condition.isMet(by: $0) }
     }
 
     /// Marks the state shut down, drops held responses, fails every waiter and returns the open channels.
     func shutDown() -> [any Channel] {
-        let (waiters, channels) = self.data.withLock { data in
-            data.isShutDown = true
+        self.data.shutDown { data in
             data.holding = false
             data.held = []
-            let waiters = Array(data.waiters.values)
-            data.waiters = [:]
-            return (waiters, Array(data.openChannels.values))
-        }
-        for waiter in waiters {
-            waiter.continuation.resume(throwing: TestSupportError.shutDown)
-        }
-        return channels
-    }
-
-    private func fail(_ id: Int, with error: any Error) {
-        let found = self.data.withLock { data -> (FakeIdentityData.Waiter, any Error)? in
-            guard let waiter = data.waiters.removeValue(forKey: id) else { return nil }
-            if let error = error as? TestSupportError, case .timedOut(let what, let after) = error {
-                let observed =
-                    "token requests \(data.tokenRequests.count), discovery \(data.discoveryRequests.count), held \(data.held.count)"
-                return (waiter, TestSupportError.timedOut("\(what) (observed: \(observed))", after: after))
-            }
-            return (waiter, error)
-        }
-        if let (waiter, error) = found {
-            waiter.continuation.resume(throwing: error)
         }
     }
 }
