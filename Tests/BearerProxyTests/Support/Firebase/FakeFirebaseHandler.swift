@@ -8,13 +8,8 @@ final class FakeFirebaseHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// The largest request body accepted; larger ones get 413.
-    static let maximumBodySize = 1 << 20
-
     private let endpoints: FakeFirebaseEndpoints
-    private var head: HTTPRequestHead?
-    private var body: [UInt8] = []
-    private var bodyTooLarge = false
+    private var collector = RequestCollector()
     private var isActive = true
 
     init(endpoints: FakeFirebaseEndpoints) {
@@ -22,24 +17,8 @@ final class FakeFirebaseHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch self.unwrapInboundIn(data) {
-        case .head(let head):
-            self.head = head
-            self.body = []
-            self.bodyTooLarge = false
-        case .body(let buffer):
-            if self.body.count + buffer.readableBytes > Self.maximumBodySize {
-                self.bodyTooLarge = true
-            } else {
-                self.body.append(contentsOf: buffer.readableBytesView)
-            }
-        case .end:
-            guard let head = self.head else { return }
-            self.head = nil
-            let body = self.body
-            self.body = []
-            self.handle(head, body: body, context: context)
-        }
+        guard let request = self.collector.collect(self.unwrapInboundIn(data)) else { return }
+        self.handle(request, context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -51,9 +30,10 @@ final class FakeFirebaseHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
-    private func handle(_ head: HTTPRequestHead, body: [UInt8], context: ChannelHandlerContext) {
+    private func handle(_ request: RequestCollector.Request, context: ChannelHandlerContext) {
+        let (head, body) = (request.head, request.body)
         let keepAlive = head.isKeepAlive
-        if self.bodyTooLarge {
+        if request.bodyTooLarge {
             self.write(
                 FakeFirebaseError(status: 413, message: "Request Entity Too Large").response(), keepAlive: false,
                 context: context)
