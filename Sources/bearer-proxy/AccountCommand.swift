@@ -68,15 +68,18 @@ struct Login: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withAccount { [link] account in
-            if account.interactive != nil {
-                let console = TerminalConsole(environment: options.global.environment)
-                let choices = SignInOptions(link: link)
-                _ = try await Interrupt.cancellingOnSignal {
-                    try await account.signIn(console: console, options: choices)
+            // The new account reaches the file with its tokens: a running `serve` never sees it without them.
+            try await account.inOneWrite {
+                if account.interactive != nil {
+                    let console = TerminalConsole(environment: options.global.environment)
+                    let choices = SignInOptions(link: link)
+                    _ = try await Interrupt.cancellingOnSignal {
+                        try await account.signIn(console: console, options: choices)
+                    }
                 }
-            }
-            for scopes in account.scopeSets {
-                _ = try await account.tokens.accessToken(for: scopes)
+                for scopes in account.scopeSets {
+                    _ = try await account.tokens.accessToken(for: scopes)
+                }
             }
             let report = StatusReport(account: account)
             print("Signed in (\(account.configuration.account.flow.rawValue)).")

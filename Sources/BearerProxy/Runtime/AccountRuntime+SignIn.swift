@@ -21,6 +21,13 @@ extension AccountRuntime {
         return account.identity
     }
 
+    /// Runs `body` — a sign-in and the routes' first tokens, for `login` — and records what it changed in the
+    /// token cache file in one write at its end (``TokenPersistence/inOneWrite(_:)``).
+    public func inOneWrite<T>(_ body: () async throws -> T) async rethrows -> T {
+        guard let persistence else { return try await body() }
+        return try await persistence.inOneWrite(body)
+    }
+
     /// Forgets the account here, and at the provider where the protocol allows: with a revocation endpoint
     /// (RFC 7009) the refresh token is revoked. Returns what the person should know about the provider side.
     public func signOut() async -> [String] {

@@ -15,6 +15,11 @@ public final class TokenPersistence: Sendable {
     private let queue = DispatchQueue(label: "bearer-proxy.token-file")
     /// The file's signature after our last read or write; a different one means someone else wrote.
     private let lastSeen = Mutex<FileSignature?>(nil)
+    /// Changes held back while ``inOneWrite(_:)`` runs; nil when writes go straight to the queue.
+    private let held = Mutex<[Change]?>(nil)
+
+    /// One edit of the file's account; setting it to nil deletes the file.
+    private typealias Change = @Sendable (inout PersistedAccount?) -> Void
 
     public init(store: TokenStore, flowName: String, logger: Logger) {
         self.store = store
@@ -46,7 +51,7 @@ public final class TokenPersistence: Sendable {
 
     /// Replaces the file's access tokens with `tokens` (asynchronously, in order).
     public func saveTokens(_ tokens: [AccessToken]) {
-        write { account in
+        updateAccount { account in
             account.accessTokens = tokens.map(Self.persisted)
         }
     }
@@ -54,20 +59,33 @@ public final class TokenPersistence: Sendable {
     /// Records the account's identity and refresh token; an empty snapshot (sign-out) deletes the file.
     public func saveSession(_ snapshot: AccountSession.Snapshot) {
         if snapshot == AccountSession.Snapshot() {
-            queue.async { [self] in
-                do {
-                    try store.remove()
-                    lastSeen.withLock { $0 = nil }
-                } catch {
-                    logger.error("cannot remove the token cache \(store.path): \(error)")
-                }
-            }
+            write { stored in stored = nil }
             return
         }
-        write { account in
+        updateAccount { account in
             account.refreshToken = snapshot.refreshToken
             account.identity = snapshot.identity
         }
+    }
+
+    /// Runs `body` and makes the changes it asks for in one write at its end, thrown or not — so that another
+    /// process polling the file (a running `serve`) sees the state before or after, never half of it: a fresh
+    /// sign-in without the routes' tokens that `login` is still fetching would make it fetch its own.
+    public func inOneWrite<T>(_ body: () async throws -> T) async rethrows -> T {
+        let outermost = held.withLock { held -> Bool in
+            guard held == nil else { return false }
+            held = []
+            return true
+        }
+        guard outermost else { return try await body() }
+        defer {
+            let changes = held.withLock { held -> [Change] in
+                defer { held = nil }
+                return held ?? []
+            }
+            if !changes.isEmpty { enqueue(changes) }
+        }
+        return try await body()
     }
 
     /// Waits until every write asked for so far is on disk (before a CLI command exits).
@@ -93,14 +111,32 @@ public final class TokenPersistence: Sendable {
             metadata: ["signed-in": "\(snapshot.refreshToken != nil || snapshot.identity != nil)"])
     }
 
-    private func write(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
+    /// Edits the account in the file, starting a new one when there is none.
+    private func updateAccount(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
+        let flowName = flowName
+        write { stored in
+            var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+            change(&account)
+            account.updatedAt = Date()
+            stored = account
+        }
+    }
+
+    private func write(_ change: @escaping Change) {
+        let isHeld = held.withLock { held -> Bool in
+            guard held != nil else { return false }
+            held?.append(change)
+            return true
+        }
+        if !isHeld { enqueue([change]) }
+    }
+
+    /// Applies `changes` in order under one lock of the file, on the writes' queue.
+    private func enqueue(_ changes: [Change]) {
         queue.async { [self] in
             do {
                 try store.update { stored in
-                    var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
-                    change(&account)
-                    account.updatedAt = Date()
-                    stored = account
+                    for change in changes { change(&stored) }
                 }
                 lastSeen.withLock { $0 = store.signature() }
             } catch {
