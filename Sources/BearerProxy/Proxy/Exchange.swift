@@ -99,7 +99,8 @@ final class UpstreamLeg {
     var sawResponse = false
     var upstreamKeepAlive = false
     var replayed = false
-    var responseTimer: Scheduled<Void>?
+    /// When the response head is due (set once the request has gone upstream in full, cleared when it arrives).
+    var responseDeadline: NIODeadline?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     var token: String?
     /// Starts (again) the upstream request with a token: rewrites the head and connects.

@@ -88,23 +88,6 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         updateReading()
     }
 
-    func startResponseTimer(_ leg: UpstreamLeg) {
-        guard !leg.sawResponse else { return }
-        leg.responseTimer?.cancel()
-        let seconds = leg.responseTimeout.nanoseconds / 1_000_000_000
-        // The leg is named by its identity, not captured: a weak reference would give every leg (one per request)
-        // a side-table allocation. The timer is cancelled whenever a leg ends, and the identity is only compared
-        // with the leg still current on this connection.
-        let id = ObjectIdentifier(leg)
-        leg.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(in: leg.responseTimeout) {
-            [weak self] in
-            guard let self, case .proxied(let current)? = self.exchange?.kind, ObjectIdentifier(current) == id,
-                !current.sawResponse
-            else { return }
-            self.reject(.upstreamTimeout(upstream: current.origin.display, seconds: seconds))
-        }
-    }
-
     // MARK: Upstream → client
 
     func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart) {
@@ -142,8 +125,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             }
             return
         }
-        leg.responseTimer?.cancel()
-        leg.responseTimer = nil
+        leg.responseDeadline = nil
         leg.upstreamKeepAlive = head.isKeepAlive
         exchange.upstreamStatus = UInt(head.status.code)
         exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
@@ -250,8 +232,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?) {
         guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else { return }
         leg.upstream = nil
-        leg.responseTimer?.cancel()
-        leg.responseTimer = nil
+        leg.responseDeadline = nil
         if upstream.wasReused, leg.isReplayable(exchange.request.method), let proxy = server.installed.context {
             // A pooled connection the upstream had already closed: send the request again, once, on a new one.
             leg.replayed = true

@@ -31,6 +31,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     /// Response bytes were written to the client since the last flush.
     var clientNeedsFlush = false
     var clientAddress: String?
+    /// The connection's one timer (``armTimer(for:)``) and when it fires.
+    var timer: Scheduled<Void>?
+    var timerFiresAt = NIODeadline.distantFuture
+    /// Until when the connection may stay idle between exchanges.
+    var idleDeadline: NIODeadline?
 
     init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
@@ -41,9 +46,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         self.context = context
         clientAddress = context.channel.remoteAddress?.ipAddress
         server.metrics.activeConnections.increment()
+        startIdleDeadline()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
         server.metrics.activeConnections.decrement()
     }
 
@@ -84,10 +91,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         // its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
         if let exchange, !exchange.responseEnded { record(exchange, status: 499) }
         if case .proxied(let leg)? = exchange?.kind {
-            leg.responseTimer?.cancel()
             leg.upstream?.close()
             leg.upstream = nil
         }
+        cancelTimer()
         exchange = nil
         queued.removeAll()
     }
@@ -124,8 +131,6 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
             quiescing = true
             if exchange == nil { context.close(promise: nil) }
-        } else if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            if exchange == nil && queued.isEmpty { context.close(promise: nil) }
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -313,7 +318,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     func reject(_ error: ProxyError) {
         guard let exchange else { return }
         if case .proxied(let leg) = exchange.kind {
-            leg.responseTimer?.cancel()
+            leg.responseDeadline = nil
             leg.upstream?.close()
             leg.upstream = nil
         }
@@ -384,6 +389,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
+        startIdleDeadline()
         drainQueue()
         updateReading()
     }

@@ -75,8 +75,8 @@ public final class ProxyServer: Service, Sendable {
         let stateByLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) })
         let current = InstalledContext()
         let quiescing = ServerQuiescingHelper(group: group)
-        let core = ProxyServerCore(installed: current, logger: logger, metrics: metrics)
-        let clientIdle = timeouts.clientIdle
+        let core = ProxyServerCore(
+            installed: current, logger: logger, metrics: metrics, clientIdle: timeouts.clientIdle)
 
         let channel = try await ServerBootstrap(group: group)
             // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
@@ -99,7 +99,6 @@ public final class ProxyServer: Service, Sendable {
                     encoder.automaticallySetFramingHeaders = false
                     try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
                     try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    try pipeline.addHandler(IdleStateHandler(readTimeout: clientIdle))
                     try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
                 }
             }
@@ -165,6 +164,8 @@ struct ProxyServerCore: Sendable {
     let installed: InstalledContext
     let logger: Logger
     let metrics: ProxyMetrics
+    /// How long a client connection may stay idle between exchanges.
+    let clientIdle: TimeAmount
 }
 
 /// The configuration in force. Read once per request; replaced whole, so a request sees one consistent
