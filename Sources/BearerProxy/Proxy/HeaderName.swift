@@ -26,4 +26,19 @@ enum HeaderName {
     static func fold(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
+
+    /// Whether `name` equals `lowercased` (a lowercase ASCII string known only at run time), ignoring ASCII case.
+    static func equals(_ name: String, lowercased: String) -> Bool {
+        guard name.utf8.count == lowercased.utf8.count else { return false }
+        return zip(name.utf8, lowercased.utf8).allSatisfy { fold($0) == $1 }
+    }
+
+    /// `value` without the optional whitespace (spaces and tabs, RFC 9110 §5.6.3) around it.
+    static func trimmingWhitespace(_ value: Substring) -> Substring {
+        let isWhitespace = { (character: Character) in character == " " || character == "\t" }
+        guard let first = value.firstIndex(where: { !isWhitespace($0) }),
+            let last = value.lastIndex(where: { !isWhitespace($0) })
+        else { return value[value.endIndex...] }
+        return value[first...last]
+    }
 }

@@ -24,22 +24,22 @@ enum HopByHop {
         }
     }
 
-    /// The lowercased header names listed in `Connection` (RFC 9110 §7.6.1: "the connection options"), which are
-    /// hop-by-hop too and must be removed along with `Connection` itself. Empty (no allocation) when there is no
-    /// `Connection` header, the common case.
-    static func connectionOptions(in headers: HTTPHeaders) -> Set<String> {
-        var options: Set<String> = []
+    /// The header names listed in `Connection` (RFC 9110 §7.6.1: "the connection options"), lowercased, which are
+    /// hop-by-hop too and must be removed along with `Connection` itself. Options already in ``names`` are left
+    /// out, so the usual `Connection: keep-alive` gives an empty list (and no allocation), as does no `Connection`.
+    static func connectionOptions(in headers: HTTPHeaders) -> [String] {
+        var options: [String] = []
         for (name, value) in headers where HeaderName.equals(name, "connection") {
             for option in value.split(separator: ",") {
-                let trimmed = option.trimmingCharacters(in: .whitespaces).lowercased()
-                if !trimmed.isEmpty { options.insert(trimmed) }
+                let trimmed = HeaderName.trimmingWhitespace(option)
+                if !trimmed.isEmpty && !isListed(String(trimmed)) { options.append(trimmed.lowercased()) }
             }
         }
         return options
     }
 
     /// Whether `name` (any case) must not cross the proxy, given the message's connection options.
-    static func isHopByHop(_ name: String, options: Set<String>) -> Bool {
-        isListed(name) || (!options.isEmpty && options.contains(name.lowercased()))
+    static func isHopByHop(_ name: String, options: [String]) -> Bool {
+        isListed(name) || options.contains { HeaderName.equals(name, lowercased: $0) }
     }
 }

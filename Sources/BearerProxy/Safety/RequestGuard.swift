@@ -175,6 +175,8 @@ struct RequestGuard {
     /// The authority and path of an absolute-form target (RFC 9112 §3.2.2), which a server must accept; the
     /// authority then replaces `Host` and must pass the same check.
     static func absoluteForm(_ uri: Substring) -> (authority: Substring, path: Substring)? {
+        // Nearly every request is in origin-form: no need to look further (or to lowercase anything).
+        if uri.utf8.first == UInt8(ascii: "/") { return nil }
         let lowered = uri.prefix(8).lowercased()
         let schemeLength: Int
         if lowered.hasPrefix("http://") {

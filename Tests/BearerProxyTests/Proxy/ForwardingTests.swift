@@ -56,6 +56,17 @@ struct ForwardingTests {
         #expect(head.headers[canonicalForm: "accept"] == ["a"])
     }
 
+    @Test("Connection options: any case, spaces and tabs around them, empty items; hop-by-hop names add nothing")
+    func connectionOptions() {
+        let headers: HTTPHeaders = ["Connection": " X-One ,\tx-TWO,, keep-alive", "connection": "Close,TE"]
+        #expect(HopByHop.connectionOptions(in: headers) == ["x-one", "x-two", "close"])
+        #expect(HopByHop.connectionOptions(in: ["Connection": "keep-alive"]).isEmpty)
+        let head = forward([("X-One", "1"), ("x-two", "2"), ("X-Three", "3"), ("Connection", "x-one,\tX-Two")]).head
+        #expect(!head.headers.contains(name: "x-one"))
+        #expect(!head.headers.contains(name: "x-two"))
+        #expect(head.headers[canonicalForm: "x-three"] == ["3"])
+    }
+
     @Test("Forwarded and X-Forwarded-* from the client are dropped (spoofable)")
     func dropsForwarded() {
         let head = forward([("Forwarded", "for=1.2.3.4"), ("X-Forwarded-For", "1.2.3.4"), ("x-forwarded-host", "e")])
