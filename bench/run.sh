@@ -7,7 +7,7 @@
 # Prints a Markdown report to stdout and writes it to bench/results/latest.md (git-ignored).
 # Progress goes to stderr. Knobs (environment):
 #   BENCH_SECONDS=10         length of each measured wrk run
-#   BENCH_ROUNDS=3           rounds, alternating nginx-proxy and bearer-proxy; medians reported
+#   BENCH_ROUNDS=5           rounds, alternating nginx-proxy and bearer-proxy; medians reported
 #   BENCH_WARMUP=2           seconds of wrk warm-up before every measured run (0: none)
 #   BENCH_CONNECTIONS=50     wrk connections (-c); BENCH_THREADS=1 wrk threads (-t)
 #   BENCH_STARTUP_RUNS=3     restarts timed for "startup to first proxied response"
@@ -34,7 +34,7 @@ SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd)
 
 DURATION=${BENCH_SECONDS:-10}
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 WARMUP=${BENCH_WARMUP:-2}
 CONNS=${BENCH_CONNECTIONS:-50}
 THREADS=${BENCH_THREADS:-1}

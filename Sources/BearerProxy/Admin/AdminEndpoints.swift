@@ -42,7 +42,10 @@ public struct AdminEndpoints: Sendable {
 
     /// Whether `path` belongs to the proxy rather than to a route.
     static func owns(_ path: Substring) -> Bool {
-        path == "/-" || path.hasPrefix(prefix)
+        // On UTF-8 bytes: this runs for every request, and Substring's hasPrefix compares Characters.
+        let bytes = path.utf8
+        guard bytes.count >= 2, bytes.starts(with: "/-".utf8) else { return false }
+        return bytes.count == 2 || bytes[bytes.index(bytes.startIndex, offsetBy: 2)] == UInt8(ascii: "/")
     }
 
     /// The answer to `request`.

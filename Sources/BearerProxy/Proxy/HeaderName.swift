@@ -4,16 +4,26 @@ enum HeaderName {
     /// Whether `name` equals `lowercase` (which must already be lowercase ASCII), ignoring ASCII case.
     @inline(__always)
     static func equals(_ name: String, _ lowercase: StaticString) -> Bool {
-        guard name.utf8.count == lowercase.utf8CodeUnitCount else { return false }
-        return hasPrefix(name, lowercase)
+        equals(bytes: name.utf8, lowercase)
     }
 
     /// Whether `name` starts with `lowercase`, ignoring ASCII case.
     static func hasPrefix(_ name: String, _ lowercase: StaticString) -> Bool {
-        guard name.utf8.count >= lowercase.utf8CodeUnitCount else { return false }
+        hasPrefix(bytes: name.utf8, lowercase)
+    }
+
+    /// ``equals(_:_:)`` for a name's UTF-8 bytes (a slice of a header value, say).
+    @inline(__always)
+    static func equals<Bytes: Collection<UInt8>>(bytes: Bytes, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        return hasPrefix(bytes: bytes, lowercase)
+    }
+
+    static func hasPrefix<Bytes: Collection<UInt8>>(bytes: Bytes, _ lowercase: StaticString) -> Bool {
+        guard bytes.count >= lowercase.utf8CodeUnitCount else { return false }
         return lowercase.withUTF8Buffer { expected in
             var index = 0
-            for byte in name.utf8 {
+            for byte in bytes {
                 guard index < expected.count else { return true }
                 if fold(byte) != expected[index] { return false }
                 index += 1
@@ -22,23 +32,14 @@ enum HeaderName {
         }
     }
 
-    @inline(__always)
-    static func fold(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
-
     /// Whether `name` equals `lowercased` (a lowercase ASCII string known only at run time), ignoring ASCII case.
     static func equals(_ name: String, lowercased: String) -> Bool {
         guard name.utf8.count == lowercased.utf8.count else { return false }
         return zip(name.utf8, lowercased.utf8).allSatisfy { fold($0) == $1 }
     }
 
-    /// `value` without the optional whitespace (spaces and tabs, RFC 9110 §5.6.3) around it.
-    static func trimmingWhitespace(_ value: Substring) -> Substring {
-        let isWhitespace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = value.firstIndex(where: { !isWhitespace($0) }),
-            let last = value.lastIndex(where: { !isWhitespace($0) })
-        else { return value[value.endIndex...] }
-        return value[first...last]
+    @inline(__always)
+    static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

@@ -12,14 +12,18 @@ enum HopByHop {
 
     /// Whether `name` is one of ``names``, in any case, without allocating.
     static func isListed(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2: HeaderName.equals(name, "te")
-        case 7: HeaderName.equals(name, "trailer") || HeaderName.equals(name, "upgrade")
-        case 10: HeaderName.equals(name, "connection") || HeaderName.equals(name, "keep-alive")
-        case 16: HeaderName.equals(name, "proxy-connection")
-        case 17: HeaderName.equals(name, "transfer-encoding")
-        case 18: HeaderName.equals(name, "proxy-authenticate")
-        case 19: HeaderName.equals(name, "proxy-authorization")
+        isListed(bytes: name.utf8)
+    }
+
+    static func isListed<Bytes: Collection<UInt8>>(bytes name: Bytes) -> Bool {
+        switch name.count {
+        case 2: HeaderName.equals(bytes: name, "te")
+        case 7: HeaderName.equals(bytes: name, "trailer") || HeaderName.equals(bytes: name, "upgrade")
+        case 10: HeaderName.equals(bytes: name, "connection") || HeaderName.equals(bytes: name, "keep-alive")
+        case 16: HeaderName.equals(bytes: name, "proxy-connection")
+        case 17: HeaderName.equals(bytes: name, "transfer-encoding")
+        case 18: HeaderName.equals(bytes: name, "proxy-authenticate")
+        case 19: HeaderName.equals(bytes: name, "proxy-authorization")
         default: false
         }
     }
@@ -30,12 +34,28 @@ enum HopByHop {
     static func connectionOptions(in headers: HTTPHeaders) -> [String] {
         var options: [String] = []
         for (name, value) in headers where HeaderName.equals(name, "connection") {
-            for option in value.split(separator: ",") {
-                let trimmed = HeaderName.trimmingWhitespace(option)
-                if !trimmed.isEmpty && !isListed(String(trimmed)) { options.append(trimmed.lowercased()) }
+            // Byte by byte, not with split/trim: this runs for nearly every response.
+            let bytes = value.utf8
+            var start = bytes.startIndex
+            while start < bytes.endIndex {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                var low = start
+                var high = end
+                while low < high, isWhitespace(bytes[low]) { low = bytes.index(after: low) }
+                while low < high, isWhitespace(bytes[bytes.index(before: high)]) { high = bytes.index(before: high) }
+                let option = bytes[low..<high]
+                if !option.isEmpty && !isListed(bytes: option) {
+                    options.append(String(decoding: option, as: UTF8.self).lowercased())
+                }
+                start = end < bytes.endIndex ? bytes.index(after: end) : end
             }
         }
         return options
+    }
+
+    /// Optional whitespace around list elements (RFC 9110 §5.6.1, §5.6.3): spaces and tabs.
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
     }
 
     /// Whether `name` (any case) must not cross the proxy, given the message's connection options.

@@ -149,7 +149,12 @@ struct RequestGuard {
 
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
     func isAllowed(host value: Substring) -> Bool {
-        let host = Self.hostWithoutPort(value).lowercased()
+        let name = Self.hostWithoutPort(value)
+        // The usual case, compared without lowercasing a copy first.
+        if HeaderName.equals(bytes: name.utf8, "127.0.0.1") || HeaderName.equals(bytes: name.utf8, "localhost") {
+            return true
+        }
+        let host = name.lowercased()
         return SafetyPolicy.loopbackHosts.contains(host) || policy.allowedHosts.contains(host)
     }
 
