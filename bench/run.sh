@@ -727,7 +727,7 @@ fmt_row() { # LABEL TARGET
     awk -v l="$1" -v r="$rps" -v a="$p50" -v b="$p99" -v c="$cpu" -v e="$errs" \
         'BEGIN { printf "| %s | %.0f | %.3f | %.3f | %.1f | %d |\n", l, r, a, b, c, e }'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 verdict() { # OK(0/1)
     if [[ $1 == 1 ]]; then echo PASS; else echo FAIL; fi
 }
