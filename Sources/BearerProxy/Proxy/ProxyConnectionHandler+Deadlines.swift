@@ -22,7 +22,7 @@ extension ProxyConnectionHandler {
 
     /// The connection is between exchanges from now on: it may stay idle for ``ProxyTimeouts/clientIdle``.
     func startIdleDeadline() {
-        let deadline = NIODeadline.now() + server.clientIdle
+        let deadline = context.eventLoop.now + server.clientIdle
         idleDeadline = deadline
         armTimer(for: deadline)
     }
@@ -30,7 +30,7 @@ extension ProxyConnectionHandler {
     /// The request has gone upstream in full: the response head is due within the route's limit.
     func startResponseTimer(_ leg: UpstreamLeg) {
         guard !leg.sawResponse else { return }
-        let deadline = NIODeadline.now() + leg.responseTimeout
+        let deadline = context.eventLoop.now + leg.responseTimeout
         leg.responseDeadline = deadline
         armTimer(for: deadline)
     }
@@ -42,9 +42,10 @@ extension ProxyConnectionHandler {
 
     private func timerFired() {
         timer = nil
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now
         if exchange == nil, queued.isEmpty, let idle = idleDeadline, idle <= now {
             // RFC 9112 §9.3: either side may close an idle persistent connection; nothing is in flight.
+            server.logger.debug("closing an idle client connection", metadata: ["client": "\(clientAddress ?? "-")"])
             context.close(promise: nil)
             return
         }

@@ -1,0 +1,75 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+/// The idle keep-alive limit of a client connection, on an `EmbeddedChannel` whose clock the test moves: real
+/// sockets on a loaded machine have stalled for seconds between a connect and its first request, which no limit
+/// short enough for a test can tell apart from idleness.
+@Suite("A client connection's idle limit")
+struct IdleConnectionTests {
+    static let idle = TimeAmount.seconds(60)
+
+    /// A connected channel running the proxy's connection handler with nothing installed (requests get 503
+    /// "starting": this is about the connection, not the answer).
+    static func connection() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        let core = ProxyServerCore(
+            installed: InstalledContext(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
+            clientIdle: idle)
+        try channel.pipeline.syncOperations.addHandler(
+            ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    static let head = HTTPServerRequestPart.head(
+        HTTPRequestHead(version: .http1_1, method: .GET, uri: "/-/health", headers: ["host": "127.0.0.1"]))
+
+    @Test("a connection that never sends a request is closed when the limit is reached, not before")
+    func closesUnused() throws {
+        let channel = try Self.connection()
+        channel.embeddedEventLoop.advanceTime(by: Self.idle - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test("an exchange in progress keeps the connection past the limit; the limit starts again when it ends")
+    func exchangeKeepsItOpen() throws {
+        let channel = try Self.connection()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        try channel.writeInbound(Self.head)
+        // The request's end has not come: the exchange is still in progress long after the limit.
+        channel.embeddedEventLoop.advanceTime(by: Self.idle * 3)
+        #expect(channel.isActive)
+        guard case .head(let response)? = try channel.readOutbound(as: HTTPServerResponsePart.self) else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(response.status == .serviceUnavailable)
+
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: Self.idle - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test("each request on a keep-alive connection restarts the limit")
+    func requestsRestartIt() throws {
+        let channel = try Self.connection()
+        for _ in 0..<3 {
+            channel.embeddedEventLoop.advanceTime(by: Self.idle - .seconds(1))
+            #expect(channel.isActive)
+            try channel.writeInbound(Self.head)
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        }
+        channel.embeddedEventLoop.advanceTime(by: Self.idle - .seconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+}
