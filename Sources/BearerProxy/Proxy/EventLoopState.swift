@@ -13,7 +13,7 @@ final class EventLoopState {
         self.pool = pool
         // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
         // generating one cheap (no random syscall per request).
-        self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16)
+        self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-"
     }
 
     /// Metric handles per route label, made on first use on this loop.
@@ -32,6 +32,6 @@ final class EventLoopState {
     /// A new request id: `<random>-<sequence>`.
     func nextRequestID() -> String {
         requestCounter &+= 1
-        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
+        return requestIDPrefix + String(requestCounter, radix: 16)
     }
 }

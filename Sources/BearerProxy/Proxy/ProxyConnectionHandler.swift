@@ -200,9 +200,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             return reject(.noRoute(path: String(target.path)))
         }
         let binding = proxy.bindings[match.position]
-        let route = binding.route
-        exchange.routeLabel = route.prefix
-        if let methods = route.methods, !methods.contains(head.method.rawValue) {
+        // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
+        exchange.routeLabel = binding.route.prefix
+        if let methods = binding.route.methods, !methods.contains(head.method.rawValue) {
             return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
         }
         let leg = UpstreamLeg(binding: binding, remainder: match.remainder, query: target.query)
