@@ -28,13 +28,17 @@ struct IdleConnectionTests {
     static let head = HTTPServerRequestPart.head(
         HTTPRequestHead(version: .http1_1, method: .GET, uri: "/-/health", headers: ["host": "127.0.0.1"]))
 
+    /// Moves the clock to the end of the limit: the connection must be open 1 ms before it and closed at it.
+    static func expectClosesAtLimit(_ channel: EmbeddedChannel, sourceLocation: SourceLocation = #_sourceLocation) {
+        channel.embeddedEventLoop.advanceTime(by: idle - .milliseconds(1))
+        #expect(channel.isActive, "closed before the limit", sourceLocation: sourceLocation)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive, "still open at the limit", sourceLocation: sourceLocation)
+    }
+
     @Test("a connection that never sends a request is closed when the limit is reached, not before")
     func closesUnused() throws {
-        let channel = try Self.connection()
-        channel.embeddedEventLoop.advanceTime(by: Self.idle - .milliseconds(1))
-        #expect(channel.isActive)
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(!channel.isActive)
+        Self.expectClosesAtLimit(try Self.connection())
     }
 
     @Test("an exchange in progress keeps the connection past the limit; the limit starts again when it ends")
@@ -52,10 +56,7 @@ struct IdleConnectionTests {
         #expect(response.status == .serviceUnavailable)
 
         try channel.writeInbound(HTTPServerRequestPart.end(nil))
-        channel.embeddedEventLoop.advanceTime(by: Self.idle - .milliseconds(1))
-        #expect(channel.isActive)
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(!channel.isActive)
+        Self.expectClosesAtLimit(channel)
     }
 
     @Test("each request on a keep-alive connection restarts the limit")
@@ -67,9 +68,6 @@ struct IdleConnectionTests {
             try channel.writeInbound(Self.head)
             try channel.writeInbound(HTTPServerRequestPart.end(nil))
         }
-        channel.embeddedEventLoop.advanceTime(by: Self.idle - .seconds(1))
-        #expect(channel.isActive)
-        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
-        #expect(!channel.isActive)
+        Self.expectClosesAtLimit(channel)
     }
 }
