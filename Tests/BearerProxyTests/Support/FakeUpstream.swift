@@ -11,22 +11,23 @@ import NIOSSL
 /// and closed connections — can be read or awaited from the test.
 ///
 ///     let upstream = try await FakeUpstream.start { head in head.uri.hasPrefix("/big") ? .download(bytes: 1 << 20, chunked: true) : .echo }
-///     defer { Task { try? await upstream.shutdown() } } // or: try await upstream.shutdown() at the end
+///     ... run the proxy against upstream.baseURL ...
+///     try await upstream.shutdown()
 final class FakeUpstream: Sendable {
     /// How many leading body bytes `RecordedRequest.bodyPrefix` keeps.
     static let recordedBodyPrefixCap = 64 * 1024
 
-    /// The port the upstream listens on (127.0.0.1).
-    let port: Int
     /// Whether it speaks TLS.
     let tls: Bool
-    private let serverChannel: any Channel
+    private let server: FakeHTTPServer
     private let state: FakeUpstreamState
 
-    private init(port: Int, tls: Bool, serverChannel: any Channel, state: FakeUpstreamState) {
-        self.port = port
+    /// The port the upstream listens on (127.0.0.1).
+    var port: Int { self.server.port }
+
+    private init(tls: Bool, server: FakeHTTPServer, state: FakeUpstreamState) {
         self.tls = tls
-        self.serverChannel = serverChannel
+        self.server = server
         self.state = state
     }
 
@@ -37,33 +38,18 @@ final class FakeUpstream: Sendable {
         behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour
     ) async throws -> FakeUpstream {
         let sslContext = tls ? try TLSFixtures.serverContext() : nil
-        let group = MultiThreadedEventLoopGroup.singleton
-        let state = FakeUpstreamState(timerLoop: group.any())
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard let connectionID = state.connectionAccepted(channel) else {
-                        channel.close(promise: nil)  // accepted while shutting down
-                        return
-                    }
-                    channel.closeFuture.whenComplete { _ in state.connectionClosed(connectionID) }
-                    let pipeline = channel.pipeline.syncOperations
-                    if let sslContext {
-                        try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                    }
-                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-                    try pipeline.addHandler(
-                        FakeUpstreamHandler(state: state, connectionID: connectionID, behaviour: behaviour))
-                }
+        let state = FakeUpstreamState(timerLoop: MultiThreadedEventLoopGroup.singleton.any())
+        let server = try await FakeHTTPServer.start(
+            opened: state.connectionAccepted, closed: state.connectionClosed
+        ) { channel, connectionID in
+            let pipeline = channel.pipeline.syncOperations
+            if let sslContext {
+                try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
             }
-        let serverChannel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        guard let port = serverChannel.localAddress?.port else {
-            try? await serverChannel.close()
-            throw TestSupportError.shutDown
+            try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try pipeline.addHandler(FakeUpstreamHandler(state: state, connectionID: connectionID, behaviour: behaviour))
         }
-        return FakeUpstream(port: port, tls: tls, serverChannel: serverChannel, state: state)
+        return FakeUpstream(tls: tls, server: server, state: state)
     }
 
     /// `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT` (no trailing slash).
@@ -123,11 +109,6 @@ final class FakeUpstream: Sendable {
 
     /// Stops listening, closes every open connection and fails pending waits. Idempotent.
     func shutdown() async throws {
-        let channels = self.state.shutDown()
-        try? await self.serverChannel.close()
-        for channel in channels {
-            try? await channel.close()
-            try? await channel.closeFuture.get()
-        }
+        await self.server.shutdown(closing: self.state.shutDown())
     }
 }

@@ -47,58 +47,40 @@ final class FakeFirebase: Sendable {
     /// The default client id of the Azure app behind `microsoft.com`.
     static let defaultAzureClientID = "f1eb0000-0000-4000-8000-00000000f1eb"
 
-    /// The port it listens on (127.0.0.1).
-    let port: Int
     /// What it was started with (knobs may have changed since).
     let configuration: Configuration
-    private let serverChannel: any Channel
+    private let server: FakeHTTPServer
     /// The shared state (used by the fake's extension files; tests use the fake's methods).
     let state: FakeFirebaseState
 
-    private init(port: Int, configuration: Configuration, serverChannel: any Channel, state: FakeFirebaseState) {
-        self.port = port
+    /// The port it listens on (127.0.0.1).
+    var port: Int { self.server.port }
+
+    private init(configuration: Configuration, server: FakeHTTPServer, state: FakeFirebaseState) {
         self.configuration = configuration
-        self.serverChannel = serverChannel
+        self.server = server
         self.state = state
     }
 
     /// Starts a fake on 127.0.0.1:0.
     static func start(_ configuration: Configuration = .init()) async throws -> FakeFirebase {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let state = FakeFirebaseState(configuration: configuration, timerLoop: group.any())
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 256)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard let connectionID = state.connectionOpened(channel) else {
-                        channel.close(promise: nil)  // accepted while shutting down
-                        return
-                    }
-                    channel.closeFuture.whenComplete { _ in state.connectionClosed(connectionID) }
-                    let endpoints = FakeFirebaseEndpoints(
-                        state: state, canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(FakeFirebaseHandler(endpoints: endpoints))
-                }
-            }
-        let serverChannel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        guard let port = serverChannel.localAddress?.port else {
-            try? await serverChannel.close()
-            throw TestSupportError.shutDown
+        let state = FakeFirebaseState(
+            configuration: configuration, timerLoop: MultiThreadedEventLoopGroup.singleton.any())
+        let server = try await FakeHTTPServer.start(
+            opened: state.connectionOpened, closed: state.connectionClosed
+        ) { channel, _ in
+            let endpoints = FakeFirebaseEndpoints(
+                state: state, canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: true, withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(FakeFirebaseHandler(endpoints: endpoints))
         }
-        return FakeFirebase(port: port, configuration: configuration, serverChannel: serverChannel, state: state)
+        return FakeFirebase(configuration: configuration, server: server, state: state)
     }
 
     /// Stops listening, closes every connection (hanging ones included) and fails pending waits. Idempotent.
     func shutdown() async throws {
-        let channels = self.state.shutDown()
-        try? await self.serverChannel.close()
-        for channel in channels {
-            try? await channel.close()
-            try? await channel.closeFuture.get()
-        }
+        await self.server.shutdown(closing: self.state.shutDown())
     }
 
     // MARK: - URLs and identifiers

@@ -34,37 +34,18 @@ final class FakeFirebaseHandler: ChannelInboundHandler {
         let (head, body) = (request.head, request.body)
         let keepAlive = head.isKeepAlive
         if request.bodyTooLarge {
-            self.write(
-                FakeFirebaseError(status: 413, message: "Request Entity Too Large").response(), keepAlive: false,
-                context: context)
+            context.writeFakeResponse(
+                FakeFirebaseError(status: 413, message: "Request Entity Too Large").response(), keepAlive: false)
             return
         }
-        let request = FakeFirebaseRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
+        let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
         switch self.endpoints.reply(to: request) {
         case .hang:
             break
         case .drop:
             context.close(promise: nil)
         case .respond(let response):
-            self.write(response, keepAlive: keepAlive, context: context)
-        }
-    }
-
-    private func write(_ response: FakeFirebaseResponse, keepAlive: Bool, context: ChannelHandlerContext) {
-        guard self.isActive else { return }
-        var headers = HTTPHeaders(response.headers)
-        headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
-        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-        let head = HTTPResponseHead(
-            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
-        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        if !response.body.isEmpty {
-            let buffer = context.channel.allocator.buffer(bytes: response.body)
-            context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        }
-        let written = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            if self.isActive { context.writeFakeResponse(response, keepAlive: keepAlive) }
         }
     }
 }

@@ -1,6 +1,6 @@
 /// A complete HTTP response `FakeFirebase` writes: status, headers (without framing; the handler adds
 /// `content-length`) and body.
-struct FakeFirebaseResponse: Sendable {
+struct FakeFirebaseResponse: FakeHTTPResponse, Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: [UInt8]

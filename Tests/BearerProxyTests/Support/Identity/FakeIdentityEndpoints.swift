@@ -22,32 +22,7 @@ struct FakeIdentityEndpoints: Sendable {
     static let deviceLoginPath = "/contoso/devicelogin"
 
     /// One request as the handler collected it.
-    struct Request: Sendable {
-        var method: HTTPMethod
-        var uri: String
-        var headers: HTTPHeaders
-        var body: [UInt8]
-
-        /// The path without the query.
-        var path: String {
-            String(self.uri.prefix { $0 != "?" })
-        }
-
-        /// The query's parameters, decoded (the last value of a repeated name).
-        var query: [String: String] {
-            guard let mark = self.uri.firstIndex(of: "?") else { return [:] }
-            return Self.lastValues(FakeIdentityForm.decode(String(self.uri[self.uri.index(after: mark)...])))
-        }
-
-        /// The form body's parameters, decoded (the last value of a repeated name).
-        var form: [String: String] {
-            Self.lastValues(FakeIdentityForm.decode(self.body))
-        }
-
-        private static func lastValues(_ pairs: [(name: String, value: String)]) -> [String: String] {
-            Dictionary(pairs.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
-        }
-    }
+    typealias Request = FakeHTTPRequest
 
     let state: FakeIdentityState
     let verifier: FakeIdentityAssertionVerifier

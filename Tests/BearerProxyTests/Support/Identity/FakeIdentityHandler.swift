@@ -40,11 +40,10 @@ final class FakeIdentityHandler: ChannelInboundHandler {
         let keepAlive = head.isKeepAlive
         if request.bodyTooLarge {
             let response = FakeIdentityResponse.json(status: 413, ["error": "request_too_large"])
-            self.write(response, keepAlive: false, context: context)
+            context.writeFakeResponse(response, keepAlive: false)
             return
         }
-        let request = FakeIdentityEndpoints.Request(
-            method: head.method, uri: head.uri, headers: head.headers, body: body)
+        let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
         switch self.endpoints.reply(to: request) {
         case .hang:
             break
@@ -79,21 +78,9 @@ final class FakeIdentityHandler: ChannelInboundHandler {
         self.write(response, keepAlive: keepAlive, context: context)
     }
 
+    /// Writes `response` unless the client has gone meanwhile (a delayed or held answer).
     private func write(_ response: FakeIdentityResponse, keepAlive: Bool, context: ChannelHandlerContext) {
         guard self.isActive else { return }
-        var headers = HTTPHeaders(response.headers)
-        headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
-        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-        let head = HTTPResponseHead(
-            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
-        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        if !response.body.isEmpty {
-            let buffer = context.channel.allocator.buffer(bytes: response.body)
-            context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        }
-        let written = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        context.writeFakeResponse(response, keepAlive: keepAlive)
     }
 }

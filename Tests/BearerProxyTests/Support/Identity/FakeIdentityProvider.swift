@@ -46,65 +46,46 @@ final class FakeIdentityProvider: Sendable {
     /// The default directory (tenant) id (`tid`).
     static let defaultTenantID = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
 
-    /// The port it listens on (127.0.0.1).
-    let port: Int
     /// What it was started with.
     let configuration: Configuration
-    private let serverChannel: any Channel
+    private let server: FakeHTTPServer
     /// The shared state (used by the provider's extension files; tests use the provider's methods).
     let state: FakeIdentityState
 
-    private init(port: Int, configuration: Configuration, serverChannel: any Channel, state: FakeIdentityState) {
-        self.port = port
+    /// The port it listens on (127.0.0.1).
+    var port: Int { self.server.port }
+
+    private init(configuration: Configuration, server: FakeHTTPServer, state: FakeIdentityState) {
         self.configuration = configuration
-        self.serverChannel = serverChannel
+        self.server = server
         self.state = state
     }
 
     /// Starts a provider on 127.0.0.1:0.
     static func start(_ configuration: Configuration = .init()) async throws -> FakeIdentityProvider {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let state = FakeIdentityState(configuration: configuration, timerLoop: group.any())
+        let state = FakeIdentityState(
+            configuration: configuration, timerLoop: MultiThreadedEventLoopGroup.singleton.any())
         let clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         let verifier = FakeIdentityAssertionVerifier(
             clockSkew: configuration.assertionClockSkew, maximumLifetime: configuration.maximumAssertionLifetime)
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard let connectionID = state.connectionOpened(channel) else {
-                        channel.close(promise: nil)  // accepted while shutting down
-                        return
-                    }
-                    channel.closeFuture.whenComplete { _ in state.connectionClosed(connectionID) }
-                    // An accepted connection's local address is the listening one: 127.0.0.1:PORT.
-                    let endpoints = FakeIdentityEndpoints(
-                        state: state, verifier: verifier, clients: clients,
-                        canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(FakeIdentityHandler(endpoints: endpoints))
-                }
-            }
-        let serverChannel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        guard let port = serverChannel.localAddress?.port else {
-            try? await serverChannel.close()
-            throw TestSupportError.shutDown
+        let server = try await FakeHTTPServer.start(
+            opened: state.connectionOpened, closed: state.connectionClosed
+        ) { channel, _ in
+            // An accepted connection's local address is the listening one: 127.0.0.1:PORT.
+            let endpoints = FakeIdentityEndpoints(
+                state: state, verifier: verifier, clients: clients,
+                canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: true, withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(FakeIdentityHandler(endpoints: endpoints))
         }
-        return FakeIdentityProvider(
-            port: port, configuration: configuration, serverChannel: serverChannel, state: state)
+        return FakeIdentityProvider(configuration: configuration, server: server, state: state)
     }
 
     /// Stops listening, closes every connection (hanging and held ones included) and fails pending waits.
     /// Idempotent.
     func shutdown() async throws {
-        let channels = self.state.shutDown()
-        try? await self.serverChannel.close()
-        for channel in channels {
-            try? await channel.close()
-            try? await channel.closeFuture.get()
-        }
+        await self.server.shutdown(closing: self.state.shutDown())
     }
 
     // MARK: - URLs

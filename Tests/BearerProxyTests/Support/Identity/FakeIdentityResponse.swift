@@ -1,6 +1,6 @@
 /// A complete HTTP response the fake identity provider writes: status, headers (without framing; the handler adds
 /// `content-length`) and body.
-struct FakeIdentityResponse: Sendable {
+struct FakeIdentityResponse: FakeHTTPResponse, Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: [UInt8]
