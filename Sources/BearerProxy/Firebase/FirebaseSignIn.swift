@@ -107,17 +107,8 @@ struct FirebaseSignIn: InteractiveSignIn {
             await console.presentSignIn(
                 authURI,
                 heading: "Sign in with Microsoft (through Firebase project \(account.projectId)) in your browser at:")
-            let callback: AuthorizationCallback
-            do {
-                callback = try await listener.callback()
-            } catch {
-                if error as? LoopbackRedirectListener.Failure == .timedOut {
-                    throw SignInFailure(
-                        .timedOut, "Nobody finished the sign-in in the browser in time; run: bearer-proxy login")
-                }
-                throw SignInFailure.cancelled
-            }
-            await listener.close()
+            let callback = try await listener.callback(
+                timeoutMessage: "Nobody finished the sign-in in the browser in time; run: bearer-proxy login")
             if let error = callback.error {
                 throw BrowserSignIn.failure(error: error, description: callback.errorDescription)
             }

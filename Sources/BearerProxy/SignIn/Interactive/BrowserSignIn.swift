@@ -38,20 +38,9 @@ struct BrowserSignIn: InteractiveSignIn {
             authorizationEndpoint, redirectURI: listener.redirectURI, scopeSets: scopeSets, proofKey: proofKey,
             state: state, nonce: nonce)
         await console.presentSignIn(url, heading: "Sign in with your browser at:")
-        let callback: AuthorizationCallback
-        do {
-            callback = try await listener.callback()
-            await listener.close()
-        } catch {
-            await listener.close()
-            if error as? LoopbackRedirectListener.Failure == .timedOut {
-                throw SignInFailure(
-                    .timedOut,
-                    "Nobody finished the sign-in in the browser within \(timeout.components.seconds / 60) min; run: "
-                        + "bearer-proxy login to try again.")
-            }
-            throw .cancelled
-        }
+        let callback = try await listener.callback(
+            timeoutMessage: "Nobody finished the sign-in in the browser within \(timeout.components.seconds / 60) min; "
+                + "run: bearer-proxy login to try again.")
         guard callback.state == state else {
             throw SignInFailure(
                 .rejected,

@@ -67,12 +67,26 @@ final class LoopbackRedirectListener: Sendable {
     /// `http://127.0.0.1:PORT/`, for `redirect_uri`.
     var redirectURI: String { "http://127.0.0.1:\(port)/" }
 
-    /// Waits for the authorization response; a cancelled task stops waiting at once.
-    func callback() async throws -> AuthorizationCallback {
-        try await withTaskCancellationHandler {
-            try await outcome.promise.futureResult.get()
-        } onCancel: {
-            outcome.finish(.failure(Failure.cancelled))
+    /// Waits for the authorization response, then stops listening, whatever the outcome. A timeout is
+    /// ``SignInFailure/Kind/timedOut`` with `timeoutMessage`; a cancelled task (Ctrl-C) stops waiting at once and is
+    /// ``SignInFailure/cancelled``.
+    func callback(timeoutMessage: String) async throws(SignInFailure) -> AuthorizationCallback {
+        let result: Result<AuthorizationCallback, any Error>
+        do {
+            result = .success(
+                try await withTaskCancellationHandler {
+                    try await outcome.promise.futureResult.get()
+                } onCancel: {
+                    outcome.finish(.failure(Failure.cancelled))
+                })
+        } catch {
+            result = .failure(error)
+        }
+        await close()
+        switch result {
+        case .success(let callback): return callback
+        case .failure(let error as Failure) where error == .timedOut: throw SignInFailure(.timedOut, timeoutMessage)
+        case .failure: throw .cancelled
         }
     }
 
