@@ -9,14 +9,9 @@ extension FakeIdentityGrants {
     func initiate(_ form: [String: String], data: inout FakeIdentityData, now: Date)
         -> Result<[String: Any], FakeIdentityError>
     {
-        let client: FakeIdentityProvider.Client
-        switch self.nativeClient(form["client_id"]) {
-        case .success(let found): client = found
-        case .failure(let error): return .failure(error)
-        }
-        let offered: Set<String>
-        switch Self.challengeTypes(form) {
-        case .success(let types): offered = types
+        let (client, offered): (FakeIdentityProvider.Client, Set<String>)
+        switch self.nativeCall(form) {
+        case .success(let call): (client, offered) = call
         case .failure(let error): return .failure(error)
         }
         guard let username = form["username"], !username.isEmpty else { return .failure(.missingParameter("username")) }
@@ -35,14 +30,9 @@ extension FakeIdentityGrants {
     func challenge(_ form: [String: String], data: inout FakeIdentityData, now: Date)
         -> Result<[String: Any], FakeIdentityError>
     {
-        let client: FakeIdentityProvider.Client
-        switch self.nativeClient(form["client_id"]) {
-        case .success(let found): client = found
-        case .failure(let error): return .failure(error)
-        }
-        let offered: Set<String>
-        switch Self.challengeTypes(form) {
-        case .success(let types): offered = types
+        let (client, offered): (FakeIdentityProvider.Client, Set<String>)
+        switch self.nativeCall(form) {
+        case .success(let call): (client, offered) = call
         case .failure(let error): return .failure(error)
         }
         let flowID: Int
@@ -142,6 +132,16 @@ extension FakeIdentityGrants {
         message: "Native authentication is not enabled for this application.", suberror: "nativeauthapi_disabled")
 
     /// The client named by `client_id`, if it may use native authentication.
+    /// What `/initiate` and `/challenge` both check first: a client registered for native authentication, and the
+    /// challenge types it offers.
+    private func nativeCall(_ form: [String: String])
+        -> Result<(client: FakeIdentityProvider.Client, offered: Set<String>), FakeIdentityError>
+    {
+        self.nativeClient(form["client_id"]).flatMap { client in
+            Self.challengeTypes(form).map { (client, $0) }
+        }
+    }
+
     private func nativeClient(_ clientID: String?) -> Result<FakeIdentityProvider.Client, FakeIdentityError> {
         guard let clientID, !clientID.isEmpty else { return .failure(.missingParameter("client_id")) }
         guard let client = self.clients[clientID] else {
