@@ -44,6 +44,20 @@ enum FirebaseHarness {
         return "[" + routes.joined(separator: ", ") + "]"
     }
 
+    /// Runs `body` with an account of one `firebase-id` route, signed in with Microsoft through `firebase`, on
+    /// `clock`; and the ID token the sign-in left in the cache.
+    static func withSignedInMicrosoft(
+        _ firebase: FakeFirebase, clock: TestClock, _ body: (AccountRuntime, AccessToken) async throws -> Void
+    ) async throws {
+        try await SignInHarness.with(
+            account: microsoft(firebase), routes: routes(graph: nil), environment: environment(firebase),
+            now: { clock.now }
+        ) { account in
+            _ = try await signIn(account).result.get()
+            try await body(account, try #require(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key)))
+        }
+    }
+
     /// Signs `account` in while the test plays the browser (following Firebase's auth URI to Microsoft and back to
     /// the loopback listener); the sign-in's result and the page the browser ended on.
     static func signIn(

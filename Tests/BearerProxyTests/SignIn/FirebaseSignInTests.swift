@@ -108,12 +108,7 @@ struct FirebaseSignInTests {
     func idTokenRefresh() async throws {
         let clock = TestClock()
         try await Harness.withFirebase { firebase in
-            try await SignInHarness.with(
-                account: Harness.microsoft(firebase), routes: Harness.routes(graph: nil),
-                environment: Harness.environment(firebase), now: { clock.now }
-            ) { account in
-                _ = try await Harness.signIn(account).result.get()
-                let first = try #require(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key))
+            try await Harness.withSignedInMicrosoft(firebase, clock: clock) { account, first in
                 clock.advance(1801)  // past the half-life, 29 minutes left
                 #expect(await account.tokens.refreshDueTokens() == 1)
                 let refreshed = try #require(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key))
@@ -133,12 +128,7 @@ struct FirebaseSignInTests {
         for failure in [FakeFirebase.Failure.throttle(retryAfter: 30), .unavailable] {
             let clock = TestClock()
             try await Harness.withFirebase { firebase in
-                try await SignInHarness.with(
-                    account: Harness.microsoft(firebase), routes: Harness.routes(graph: nil),
-                    environment: Harness.environment(firebase), now: { clock.now }
-                ) { account in
-                    _ = try await Harness.signIn(account).result.get()
-                    let first = try #require(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key))
+                try await Harness.withSignedInMicrosoft(firebase, clock: clock) { account, first in
                     firebase.enqueueSecureToken(failure)
                     clock.advance(1801)
                     #expect(await account.tokens.refreshDueTokens() == 0)
