@@ -7,38 +7,45 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     // MARK: Getting a connection
 
     /// Sends `leg`'s request on a pooled connection to its origin, or on a new one.
-    func connect(_ leg: UpstreamLeg, proxy: ProxyContext) {
+    func connect(_ leg: UpstreamLeg) {
         if let pooled = loop.pool.take(leg.origin) {
             attach(pooled, to: leg, reused: true)
         } else {
-            open(leg, proxy: proxy)
+            open(leg)
         }
     }
 
-    /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops).
-    private func open(_ leg: UpstreamLeg, proxy: ProxyContext) {
+    /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops), secured as
+    /// the leg's origin says — an `https` origin always carries its TLS context (``UpstreamTransport``).
+    private func open(_ leg: UpstreamLeg) {
         let origin = leg.origin
-        let tls = proxy.tlsContext(for: origin)
         let pool = loop.pool
         let exchange = self.exchange
         ClientBootstrap(group: context.eventLoop)
-            .connectTimeout(proxy.timeouts.connect)
+            .connectTimeout(leg.proxy.timeouts.connect)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.tlsServerName))
+                    switch origin.transport {
+                    case .plain:
+                        break
+                    case .tls(let tls):
+                        try pipeline.addHandler(
+                            NIOSSLClientHandler(
+                                context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
                     }
                     var encoder = HTTPRequestEncoder.Configuration()
                     encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
                     try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
+                    let watch = ResponseByteWatch()
+                    try pipeline.addHandler(watch)
                     // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
                     try pipeline.addHandler(
                         ByteToMessageHandler(
                             HTTPResponseDecoder(
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
-                    try pipeline.addHandler(UpstreamHandler(origin: origin))
+                    try pipeline.addHandler(UpstreamHandler(origin: origin, watch: watch))
                 }
             }
             .connect(host: origin.host, port: origin.port)
@@ -74,6 +81,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         guard let head = leg.head else { return }
         upstream.owner = self
         upstream.wasReused = reused
+        upstream.watch.sawBytes = false
         leg.upstream = upstream
         exchange?.upstreamSent = .now()
         upstream.write(.head(head))
@@ -191,9 +199,9 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
     private func retryWithNewToken(exchange: Exchange, leg: UpstreamLeg) {
-        guard let retry = leg.tokenRetry, let proxy = server.installed.context,
-            let scopes = leg.binding.tokenKey
-        else {
+        // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
+        let proxy = leg.proxy
+        guard let retry = leg.tokenRetry, let scopes = leg.binding.tokenKey else {
             return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "cannot replay the request"))
         }
         leg.tokenRetry = nil
@@ -233,14 +241,17 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else { return }
         leg.upstream = nil
         leg.responseDeadline = nil
-        if upstream.wasReused, leg.isReplayable(exchange.request.method), let proxy = server.installed.context {
-            // A pooled connection the upstream had already closed: send the request again, once, on a new one.
+        if upstream.wasReused, !upstream.watch.sawBytes, leg.isReplayable(exchange.request.method) {
+            // A pooled connection the upstream had already closed, before sending a single byte of an answer: the
+            // request provably never reached a response (SPEC §8), so it goes again, once, on a new connection —
+            // with the exchange's own configuration. Anything else (an invalid answer, half an answer, a reset
+            // after the first byte) may have been acted on: never replayed.
             leg.replayed = true
             if leg.endForwarded {
                 leg.endForwarded = false
                 leg.pending.insert(.end(nil), at: 0)
             }
-            connect(leg, proxy: proxy)
+            connect(leg)
             return
         }
         if exchange.responseStarted {

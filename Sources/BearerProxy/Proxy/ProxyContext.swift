@@ -1,9 +1,10 @@
 import NIOCore
 import NIOSSL
 
-/// Everything a request needs that is fixed once a configuration is installed: routes, tokens, the `/-/`
-/// endpoints, time limits and one TLS context per CA file (building a context parses the trust store, so it is
-/// done here, once, never per connection).
+/// Everything a request needs that is fixed once a configuration is installed: routes (with their TLS contexts,
+/// one per CA file: building a context parses the trust store, so it is done here, once, never per connection),
+/// tokens, the `/-/` endpoints and time limits. An exchange keeps the one it began with until it ends, replays
+/// included, whatever a reload installs meanwhile (SPEC §9).
 final class ProxyContext: Sendable {
     let configuration: Configuration
     let tokens: TokenCache
@@ -12,7 +13,6 @@ final class ProxyContext: Sendable {
     let timeouts: ProxyTimeouts
     /// One per route, in routes.json order (``RouteMatch/position`` indexes it).
     let bindings: [RouteBinding]
-    private let tlsContexts: [String: NIOSSLContext]
 
     init(
         configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy,
@@ -23,23 +23,14 @@ final class ProxyContext: Sendable {
         self.admin = admin
         self.requestGuard = RequestGuard(policy: policy)
         self.timeouts = timeouts
-        self.bindings = configuration.routes.routes.map { RouteBinding($0, timeouts: timeouts) }
-        var contexts: [String: NIOSSLContext] = [:]
-        for route in configuration.routes.routes where route.upstream.scheme == .https {
-            let key = route.tls.caFile ?? ""
-            guard contexts[key] == nil else { continue }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here.
-            if let caFile = route.tls.caFile { tls.trustRoots = .file(caFile) }
-            contexts[key] = try NIOSSLContext(configuration: tls)
+        var contexts: [String: UpstreamTLS] = [:]
+        self.bindings = try configuration.routes.routes.map { route in
+            try RouteBinding(route, timeouts: timeouts) { caFile in
+                if let made = contexts[caFile ?? ""] { return made }
+                let made = try UpstreamTLS(caFile: caFile)
+                contexts[caFile ?? ""] = made
+                return made
+            }
         }
-        self.tlsContexts = contexts
     }
-
-    /// The TLS context for connections to `origin`, nil for plain http.
-    func tlsContext(for origin: UpstreamOrigin) -> NIOSSLContext? {
-        origin.scheme == .https ? tlsContexts[origin.caFile ?? ""] : nil
-    }
-
-    /// The response-head limit for `route`.
 }

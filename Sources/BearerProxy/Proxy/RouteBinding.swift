@@ -2,16 +2,16 @@ import NIOCore
 
 /// A route as the data plane uses it on every request, built once per configuration: one reference for a request
 /// to hold instead of a copy of the route's dozen fields, and what every request would otherwise work out again
-/// (its upstream origin, its response timeout, the key of its token).
+/// (its upstream origin with its TLS context, its response timeout, the key of its token).
 final class RouteBinding: Sendable {
     let route: Route
     let origin: UpstreamOrigin
     let responseTimeout: TimeAmount
     let tokenKey: ScopeSet?
 
-    init(_ route: Route, timeouts: ProxyTimeouts) {
+    init(_ route: Route, timeouts: ProxyTimeouts, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         self.route = route
-        origin = UpstreamOrigin(route)
+        origin = try UpstreamOrigin(route, tls: tls)
         tokenKey = route.auth.tokenKey
         if let timeout = route.timeout {
             let (seconds, attoseconds) = timeout.components

@@ -17,6 +17,8 @@ final class UpstreamHandler: ChannelDuplexHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     let origin: UpstreamOrigin
+    /// Whether the upstream has sent any byte since the current exchange took the connection.
+    let watch: ResponseByteWatch
     /// The exchange using this connection; nil while it sits in the pool.
     weak var owner: (any UpstreamHandlerOwner)?
     /// Called when the connection closes while pooled, so the pool forgets it.
@@ -30,8 +32,9 @@ final class UpstreamHandler: ChannelDuplexHandler {
     private var readsPaused = false
     private var readPending = false
 
-    init(origin: UpstreamOrigin) {
+    init(origin: UpstreamOrigin, watch: ResponseByteWatch) {
         self.origin = origin
+        self.watch = watch
     }
 
     var isActive: Bool { context?.channel.isActive ?? false }

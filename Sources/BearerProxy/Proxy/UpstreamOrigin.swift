@@ -1,29 +1,64 @@
 import NIOCore
+import NIOSSL
 
-/// Where upstream connections go and how they are secured: the key of the connection pool. Two routes with the same
-/// origin and CA file share pooled connections; the path plays no part.
+/// Where upstream connections go and how they are secured: the key of the connection pool. Two routes of one
+/// configuration with the same host, port and CA file share pooled connections; the path plays no part.
 struct UpstreamOrigin: Hashable, Sendable {
-    let scheme: Upstream.Scheme
     let host: String
     let port: Int
-    let caFile: String?
+    let transport: UpstreamTransport
 
-    init(_ route: Route) {
-        scheme = route.upstream.scheme
+    /// The origin of `route`. An `https` route's origin always carries a TLS context, made by `tls` for its CA
+    /// file: no value of this type means "https without TLS" (SPEC §9), so nothing downstream can forget it.
+    init(_ route: Route, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         host = route.upstream.host
         port = route.upstream.port
-        caFile = route.upstream.scheme == .https ? route.tls.caFile : nil
-    }
-
-    /// The name to send in TLS SNI and to verify the certificate against. RFC 6066 §3 forbids IP literals in SNI;
-    /// with nil, swift-nio-ssl verifies the certificate's IP addresses against the peer's address instead.
-    var tlsServerName: String? {
-        (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+        switch route.upstream.scheme {
+        case .http: transport = .plain
+        case .https: transport = .tls(try tls(route.tls.caFile))
+        }
     }
 
     /// `scheme://host:port`, for messages.
     var display: String {
         let bracketed = host.contains(":") ? "[\(host)]" : host
-        return "\(scheme.rawValue)://\(bracketed):\(port)"
+        return "\(transport.scheme)://\(bracketed):\(port)"
     }
+}
+
+/// How connections to an upstream are secured.
+enum UpstreamTransport: Hashable, Sendable {
+    case plain
+    case tls(UpstreamTLS)
+
+    var scheme: String {
+        switch self {
+        case .plain: "http"
+        case .tls: "https"
+        }
+    }
+}
+
+/// The TLS client context for `https` upstreams with one CA file, made once per installed configuration (building
+/// a context parses the trust store). Equal only to itself: a pooled connection verified under one configuration's
+/// trust roots is never handed to an exchange of another.
+final class UpstreamTLS: Hashable, Sendable {
+    let context: NIOSSLContext
+
+    init(caFile: String?) throws {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here.
+        if let caFile { configuration.trustRoots = .file(caFile) }
+        context = try NIOSSLContext(configuration: configuration)
+    }
+
+    /// The name to send in TLS SNI and to verify the certificate against. RFC 6066 §3 forbids IP literals in SNI;
+    /// with nil, swift-nio-ssl verifies the certificate's IP addresses against the peer's address instead.
+    static func serverName(for host: String) -> String? {
+        (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+    }
+
+    static func == (lhs: UpstreamTLS, rhs: UpstreamTLS) -> Bool { lhs === rhs }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
