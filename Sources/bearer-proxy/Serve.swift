@@ -21,9 +21,38 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Event loop threads (default: one per core).")
     var threads: Int?
 
+    @Option(name: .long, help: "Seconds a client has to send a whole request head (default 10); then 408.")
+    var requestHeadTimeout: Double = 10
+
+    @Option(
+        name: .long, help: "Seconds a request body may stop flowing (default 60); then 408, or the connection closes.")
+    var bodyStallTimeout: Double = 60
+
+    @Option(name: .long, help: "Seconds an idle client keep-alive connection stays open (default 60).")
+    var idleTimeout: Double = 60
+
+    /// The data plane's limits with this command's options applied.
+    var timeouts: ProxyTimeouts {
+        var timeouts = ProxyTimeouts()
+        timeouts.requestHead = Self.amount(requestHeadTimeout)
+        timeouts.bodyStall = Self.amount(bodyStallTimeout)
+        timeouts.clientIdle = Self.amount(idleTimeout)
+        return timeouts
+    }
+
+    private static func amount(_ seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64((seconds * 1_000_000_000).rounded()))
+    }
+
     func validate() throws {
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads: expected 1 to 256, got \(threads)")
+        }
+        for (option, value) in [
+            ("--request-head-timeout", requestHeadTimeout), ("--body-stall-timeout", bodyStallTimeout),
+            ("--idle-timeout", idleTimeout),
+        ] where !(value > 0 && value <= 86_400) {
+            throw ValidationError("\(option): expected seconds greater than 0 and at most 86400, got \(value)")
         }
         if let listen, ListenAddress(parsing: listen) == nil {
             throw ValidationError("--listen: expected HOST:PORT (for example 127.0.0.1:8080), got \"\(listen)\"")
@@ -39,7 +68,8 @@ struct Serve: AsyncParsableCommand {
         do {
             proxy = try await RunningProxy.start(
                 configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
-                stateDirectory: state, environment: global.environment, threads: threads ?? System.coreCount,
+                stateDirectory: state, environment: global.environment, timeouts: timeouts,
+                threads: threads ?? System.coreCount,
                 logger: logger,
                 beforeServing: { [global] account in
                     try await Self.signInIfNeeded(

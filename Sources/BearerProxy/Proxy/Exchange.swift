@@ -20,6 +20,8 @@ final class Exchange {
     /// Whether the client wants the connection kept open after this exchange (RFC 9112 §9.3).
     let keepAlive: Bool
     var kind: Kind
+    /// The configuration in force when the request arrived; the exchange uses it until it ends (SPEC §9).
+    var proxy: ProxyContext?
     /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
     var target: RequestTarget?
     /// The allowed browser origin this request came from, answered with CORS headers.
@@ -34,6 +36,8 @@ final class Exchange {
     var closeAfter = false
     /// A `100 Continue` was relayed to the client.
     var sentContinue = false
+    /// When the next request body byte is due, while the request has not ended (the body-stall limit).
+    var bodyDeadline: NIODeadline?
     /// Completes when the response's last byte is written, when someone needs to wait for it.
     var responseWritten: EventLoopFuture<Void>?
 
@@ -83,6 +87,8 @@ final class LocalBody {
 /// The upstream half of a proxied exchange.
 final class UpstreamLeg {
     let binding: RouteBinding
+    /// The configuration the exchange began with: a replay connects, and gets its token, with this one.
+    let proxy: ProxyContext
     /// What the upstream request is made of, kept for a replay with a new token: the raw path after the prefix
     /// and the raw query.
     let remainder: Substring
@@ -101,6 +107,8 @@ final class UpstreamLeg {
     var replayed = false
     /// When the response head is due (set once the request has gone upstream in full, cleared when it arrives).
     var responseDeadline: NIODeadline?
+    /// When waiting for the token ends (set while the token is being obtained).
+    var tokenDeadline: NIODeadline?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     var token: String?
     /// Starts (again) the upstream request with a token: rewrites the head and connects.
@@ -133,8 +141,9 @@ final class UpstreamLeg {
         }
     }
 
-    init(binding: RouteBinding, remainder: Substring, query: Substring?) {
+    init(binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?) {
         self.binding = binding
+        self.proxy = proxy
         self.remainder = remainder
         self.query = query
     }

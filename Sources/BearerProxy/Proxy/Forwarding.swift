@@ -7,6 +7,9 @@ enum Forwarding {
     /// How the body of a forwarded message is delimited on the next hop.
     enum Framing: Equatable {
         case none
+        /// A request body of exactly this many bytes.
+        case length(Int)
+        /// A response body whose `Content-Length` is passed through.
         case contentLength
         case chunked
         /// HTTP/1.0 without `Content-Length`: the body ends when the connection closes (RFC 9112 §6.3 rule 8).
@@ -15,13 +18,16 @@ enum Forwarding {
 
     /// The request the upstream receives for `client` on `route`.
     ///
+    /// - Framing is the proxy's (SPEC §8): the client's `Content-Length` and `Transfer-Encoding` are never copied;
+    ///   the proxy writes its own from the message as NIO's parser framed it (``requestFraming(_:)``), so the
+    ///   upstream reads exactly the body the proxy forwards — one message, never a second one hidden in a body
+    ///   (RFC 9112 §6.3, §11.2). A `Connection` option cannot remove them (`RequestGuard` refuses naming them).
     /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1).
     /// - Any client `Authorization` is replaced by `authorization` — `Bearer <token>` (SPEC §8; never merged,
     ///   never kept: CVE-2022-29226).
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
     /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
-    /// - Framing is set explicitly, because NIO's encoder would otherwise guess it from the method.
     static func upstreamRequest(
         client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?
@@ -34,34 +40,31 @@ enum Forwarding {
         var headers = HTTPHeaders()
         headers.reserveCapacity(client.headers.count + 4)
         headers.add(name: "host", value: route.upstream.hostHeader)
-        var framing = Framing.none
         let removals = route.headers.remove
         for (name, value) in client.headers {
-            if HopByHop.isHopByHop(name, options: options) {
-                if HeaderName.equals(name, "transfer-encoding") { framing = .chunked }
-                continue
-            }
+            if HopByHop.isHopByHop(name, options: options) { continue }
             if HeaderName.equals(name, "host") || HeaderName.equals(name, "authorization")
-                || HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-request-id")
-                || HeaderName.equals(name, "x-bearer-proxy-key") || HeaderName.hasPrefix(name, "x-forwarded-")
+                || HeaderName.equals(name, "content-length") || HeaderName.equals(name, "forwarded")
+                || HeaderName.equals(name, "x-request-id") || HeaderName.equals(name, "x-bearer-proxy-key")
+                || HeaderName.hasPrefix(name, "x-forwarded-")
             {
                 continue
             }
-            if HeaderName.equals(name, "content-length") {
-                if framing == .none { framing = .contentLength }
-            } else if !removals.isEmpty, removals.contains(name.lowercased()) {
-                continue
-            }
+            if !removals.isEmpty, removals.contains(name.lowercased()) { continue }
             headers.add(name: name, value: value)
         }
-        if framing == .chunked {
-            // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length; a message must not carry both.
-            headers.remove(name: "content-length")
+        let framing = requestFraming(client.headers)
+        switch framing {
+        case .chunked:
             headers.add(name: "transfer-encoding", value: "chunked")
-        } else if framing == .none, client.method == .POST || client.method == .PUT || client.method == .PATCH {
+        case .length(let length):
+            headers.add(name: "content-length", value: String(length))
+        case .none where client.method == .POST || client.method == .PUT || client.method == .PATCH:
             // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
             // servers answer 411 without it.
             headers.add(name: "content-length", value: "0")
+        case .none, .untilClose, .contentLength:
+            break
         }
         for field in route.headers.set {
             headers.replaceOrAdd(name: field.name, value: field.value)
@@ -74,6 +77,19 @@ enum Forwarding {
             if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
         }
         return (HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers), framing)
+    }
+
+    /// How NIO's parser delimited the request body, read from the parsed message alone — never from what a
+    /// `Connection` option would leave of it (RFC 9112 §6.3: `Transfer-Encoding` wins, then `Content-Length`, else
+    /// no body). `RequestGuard` has already refused every ambiguous combination, and a `Content-Length` that is not
+    /// a plain decimal number.
+    static func requestFraming(_ headers: HTTPHeaders) -> Framing {
+        var length: Int?
+        for (name, value) in headers {
+            if HeaderName.equals(name, "transfer-encoding") { return .chunked }
+            if length == nil, HeaderName.equals(name, "content-length") { length = Int(value) }
+        }
+        return length.map { .length($0) } ?? .none
     }
 
     /// The response the client receives for `upstream`'s answer to `request`.

@@ -36,6 +36,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     var timerFiresAt = NIODeadline.distantFuture
     /// Until when the connection may stay idle between exchanges.
     var idleDeadline: NIODeadline?
+    /// Until when a request head that has begun to arrive must be complete.
+    var headDeadline: NIODeadline?
+    /// The current read delivered at least one request part (else its bytes were the start of a head).
+    var readDeliveredPart = false
 
     init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
@@ -58,6 +62,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
+        readDeliveredPart = true
+        if isHead(part) { headDeadline = nil }
         if !queued.isEmpty || (exchange != nil && isHead(part)) {
             queued.append(part)
             return
@@ -70,6 +76,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
             upstream.flush()
         }
         upstreamNeedsFlush = false
+        if !readDeliveredPart, exchange == nil, queued.isEmpty {
+            // Bytes came in and NIO's parser made no request part of them: a request head has begun to arrive.
+            startHeadDeadline()
+        }
+        readDeliveredPart = false
     }
 
     func read(context: ChannelHandlerContext) {
@@ -109,8 +120,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         queued.removeAll()
         let problem: ProxyError =
             parserError == .headerOverflow
-            ? .badRequest(detail: "The request header section is too large.")
-            : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
+            ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
         if let exchange, exchange.responseStarted {
             context.close(promise: nil)
             return
@@ -121,9 +131,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         current.requestEnded = true
         current.closeAfter = true
         exchange = current
-        var response = LocalResponse.problem(problem, requestID: current.id)
-        if parserError == .headerOverflow { response.status = .requestHeaderFieldsTooLarge }
-        respond(response)
+        respond(.problem(problem, requestID: current.id))
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -145,7 +153,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         switch part {
         case .head(let head): begin(head)
         case .body(let buffer): requestBody(buffer)
-        case .end(let trailers): requestEnd(trailers)
+        case .end: requestEnd()
         }
     }
 
@@ -179,7 +187,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
         let exchange = Exchange(id: id, request: head, kind: .answered)
         self.exchange = exchange
+        startBodyDeadline(exchange)
         guard let proxy = server.installed.context else { return reject(.starting) }
+        exchange.proxy = proxy
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {
         case .refuse(let error):
@@ -202,10 +212,15 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
-        if let methods = binding.route.methods, !methods.contains(head.method.rawValue) {
-            return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+        if let methods = binding.route.methods {
+            if !methods.contains(head.method.rawValue) {
+                return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+            }
+            if let overridden = MethodOverride.forbidden(headers: head.headers, query: target.query, allowed: methods) {
+                return reject(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
+            }
         }
-        let leg = UpstreamLeg(binding: binding, remainder: match.remainder, query: target.query)
+        let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
         exchange.kind = .proxied(leg)
         guard let key = binding.tokenKey else {
             leg.keptBody = nil  // no token, nothing to retry
@@ -222,24 +237,28 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     /// Builds the upstream request with `token` and sends it.
     func forward(_ leg: UpstreamLeg, exchange: Exchange, token: AccessToken?, proxy: ProxyContext) {
+        leg.tokenDeadline = nil
         leg.token = token?.value
         leg.head =
             Forwarding.upstreamRequest(
                 client: exchange.request, route: leg.binding.route, remainder: leg.remainder, query: leg.query,
                 authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress
             ).head
-        connect(leg, proxy: proxy)
+        connect(leg)
     }
 
     /// The slow path: no usable cached token. Reads stay paused (the leg has no upstream) until it is known.
     func fetchToken(_ scopes: ScopeSet, claims: String?, proxy: ProxyContext, exchange: Exchange, leg: UpstreamLeg) {
         let tokens = proxy.tokens
+        startTokenDeadline(leg)
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
         context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes, claims: claims) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
-                guard let self, self.exchange === exchange else { return }
+                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out).
+                guard let self, self.exchange === exchange, case .proxied(let current) = exchange.kind, current === leg
+                else { return }
                 switch result {
                 case .success(let token): self.forward(leg, exchange: exchange, token: token, proxy: proxy)
                 case .failure(let error as TokenError): self.reject(ProxyError(error))
@@ -251,6 +270,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     private func requestBody(_ buffer: ByteBuffer) {
         guard let exchange else { return }
         exchange.bytesIn += buffer.readableBytes
+        startBodyDeadline(exchange)
         switch exchange.kind {
         case .local(let body):
             body.append(buffer)
@@ -269,7 +289,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func requestEnd(_ trailers: HTTPHeaders?) {
+    /// The client's request ended. Its trailers are dropped, never forwarded (SPEC §8): they would be a second
+    /// header section that none of the head's checks saw — `Authorization`, the client key, `X-Forwarded-*` — and
+    /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
+    private func requestEnd() {
         guard let exchange else { return }
         exchange.requestEnded = true
         switch exchange.kind {
@@ -280,19 +303,19 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         case .proxied(let leg):
             if exchange.responseEnded { return finishExchange() }
             if let upstream = leg.upstream {
-                upstream.write(.end(trailers))
+                upstream.write(.end(nil))
                 upstream.flush()
                 upstreamNeedsFlush = false
                 leg.endForwarded = true
                 startResponseTimer(leg)
             } else {
-                leg.pending.append(.end(trailers))
+                leg.pending.append(.end(nil))
             }
         }
     }
 
     private func answerLocally(_ exchange: Exchange, body: LocalBody) {
-        guard let proxy = server.installed.context else { return reject(.starting) }
+        guard let proxy = exchange.proxy else { return reject(.starting) }
         let target = exchange.target
         let request = LocalRequest(
             head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,

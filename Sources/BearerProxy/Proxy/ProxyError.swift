@@ -9,6 +9,7 @@ enum ProxyError: Error, Equatable {
     case badRequest(detail: String)
     case uriTooLong
     case headersTooLarge
+    case requestTimeout(detail: String)
     case forbiddenHost(host: String)
     case forbiddenOrigin(origin: String)
     case crossSiteRequest(site: String)
@@ -31,6 +32,7 @@ enum ProxyError: Error, Equatable {
         case .badRequest: .badRequest
         case .uriTooLong: .uriTooLong
         case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .requestTimeout: .requestTimeout
         case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest: .forbidden
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
@@ -51,6 +53,7 @@ enum ProxyError: Error, Equatable {
         case .badRequest: slug = "bad-request"
         case .uriTooLong: slug = "uri-too-long"
         case .headersTooLarge: slug = "headers-too-large"
+        case .requestTimeout: slug = "request-timeout"
         case .forbiddenHost: slug = "forbidden-host"
         case .forbiddenOrigin: slug = "forbidden-origin"
         case .crossSiteRequest: slug = "cross-site-request"
@@ -75,6 +78,7 @@ enum ProxyError: Error, Equatable {
         case .badRequest: "Bad request"
         case .uriTooLong: "Request target too long"
         case .headersTooLarge: "Request header fields too large"
+        case .requestTimeout: "Request not received in time"
         case .forbiddenHost: "Host not allowed"
         case .forbiddenOrigin: "Origin not allowed"
         case .crossSiteRequest: "Cross-site request refused"
@@ -99,6 +103,7 @@ enum ProxyError: Error, Equatable {
         case .badRequest(let detail): detail
         case .uriTooLong: "The request target is longer than the proxy accepts."
         case .headersTooLarge: "The request's header section is larger than the proxy accepts."
+        case .requestTimeout(let detail): detail
         case .forbiddenHost(let host):
             "Host \"\(Self.printable(host))\" is not this proxy's (DNS rebinding protection); add it to \"allowedHosts\" "
                 + "in routes.json if it should be."

@@ -76,7 +76,7 @@ public final class ProxyServer: Service, Sendable {
         let current = InstalledContext()
         let quiescing = ServerQuiescingHelper(group: group)
         let core = ProxyServerCore(
-            installed: current, logger: logger, metrics: metrics, clientIdle: timeouts.clientIdle)
+            installed: current, logger: logger, metrics: metrics, timeouts: timeouts)
 
         let channel = try await ServerBootstrap(group: group)
             // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
@@ -164,8 +164,8 @@ struct ProxyServerCore: Sendable {
     let installed: InstalledContext
     let logger: Logger
     let metrics: ProxyMetrics
-    /// How long a client connection may stay idle between exchanges.
-    let clientIdle: TimeAmount
+    /// The client side's limits (idle, request head, body stall) apply to every connection.
+    let timeouts: ProxyTimeouts
 }
 
 /// The configuration in force. Read once per request; replaced whole, so a request sees one consistent

@@ -13,12 +13,21 @@ struct RequestTarget: Equatable {
         case notOriginForm
         case dotSegment
         case forbiddenCharacter
+        /// Encoded more times than anyone does, in IIS's `%uXXXX`, or as an overlong UTF-8 sequence: spellings a
+        /// lenient decoder upstream could read as `.` or `/` (CVE-2000-0884, Tomcat CVE-2008-2938).
+        case ambiguousEncoding
     }
 
-    /// Splits and checks `uri`. Rejects `.`/`..` segments — raw, percent-encoded in any case, and with `\`, `%2F`
-    /// or `%5C` as separators — because an upstream that normalises or decodes them could serve a path outside the
-    /// route's prefix (CVE-2026-44373 in Nitro was exactly `/api/orders/..%2fadmin`); and NUL or control
-    /// characters, raw or encoded.
+    /// How many rounds of percent-decoding a path may need before it reads as plain bytes; a path still encoded
+    /// after that is refused.
+    static let maximumDecodingRounds = 3
+
+    /// Splits and checks `uri`. Rejects `.`/`..` segments in every spelling (SPEC §9) — raw; percent-encoded in any
+    /// case and any number of times (`%2e`, `%252e`: an upstream or framework that decodes twice reads `..`);
+    /// with `\`, `%2F` or `%5C` as separators; with path parameters (`..;`, `.;x`, `..%3b` — Tomcat and Spring
+    /// strip `;params` and then read `..`); with trailing spaces (Windows drops them) — because an upstream that
+    /// normalises or decodes them could serve a path outside the route's prefix (CVE-2026-44373 in Nitro was
+    /// exactly `/api/orders/..%2fadmin`); and NUL or control characters, raw or encoded.
     static func parse(_ uri: String) throws(Rejection) -> RequestTarget {
         guard uri.utf8.first == UInt8(ascii: "/") else { throw .notOriginForm }
         let path: Substring
@@ -35,42 +44,89 @@ struct RequestTarget: Equatable {
         return RequestTarget(path: path, query: query)
     }
 
-    /// Scans `path` once, splitting on every spelling of a separator and decoding `%2E`, and refuses a segment that
-    /// reads `.` or `..`, or an encoded control character.
+    /// Checks the path as it is and after each round of percent-decoding. Most paths have no `%`: one scan of
+    /// their bytes, no allocation.
     private static func checkSegments(_ path: Substring) throws(Rejection) {
-        let bytes = path.utf8
+        guard path.utf8.contains(UInt8(ascii: "%")) else { return try checkDecodedSegments(path.utf8) }
+        var bytes = Array(path.utf8)
+        try checkDecodedSegments(bytes)
+        for _ in 0..<maximumDecodingRounds {
+            guard let decoded = try decodedOnce(bytes) else { return }
+            try checkDecodedSegments(decoded)
+            bytes = decoded
+        }
+        if try decodedOnce(bytes) != nil { throw .ambiguousEncoding }
+    }
+
+    /// One round of percent-decoding, or nil when there was nothing to decode. An encoded control character, an
+    /// overlong UTF-8 sequence or IIS's `%uXXXX` is refused on the way.
+    private static func decodedOnce(_ bytes: [UInt8]) throws(Rejection) -> [UInt8]? {
+        var decoded: [UInt8] = []
+        var changed = false
+        var index = 0
+        decoded.reserveCapacity(bytes.count)
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                if index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                {
+                    let value = high << 4 | low
+                    if value < 0x20 || value == 0x7F { throw .forbiddenCharacter }
+                    decoded.append(value)
+                    changed = true
+                    index += 3
+                    continue
+                }
+                if index + 5 < bytes.count, bytes[index + 1] | 0x20 == UInt8(ascii: "u"),
+                    bytes[(index + 2)...(index + 5)].allSatisfy({ hexValue($0) != nil })
+                {
+                    throw .ambiguousEncoding
+                }
+            }
+            decoded.append(byte)
+            index += 1
+        }
+        guard changed else { return nil }
+        try refuseOverlong(decoded)
+        return decoded
+    }
+
+    /// UTF-8 never uses C0/C1 leads or E0 80–9F / F0 80–8F: such sequences exist only to spell `.` or `/` past a
+    /// filter (RFC 3629 §3).
+    private static func refuseOverlong(_ bytes: [UInt8]) throws(Rejection) {
+        for (index, byte) in bytes.enumerated() {
+            switch byte {
+            case 0xC0, 0xC1: throw .ambiguousEncoding
+            case 0xE0 where index + 1 < bytes.count && bytes[index + 1] < 0xA0: throw .ambiguousEncoding
+            case 0xF0 where index + 1 < bytes.count && bytes[index + 1] < 0x90: throw .ambiguousEncoding
+            default: continue
+            }
+        }
+    }
+
+    /// Refuses a segment that reads `.` or `..` once its `;parameters` and trailing spaces are set aside; `/` and
+    /// `\` both separate segments.
+    private static func checkDecodedSegments<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(Rejection) {
         var dots = 0
         var other = false
-        var index = bytes.startIndex
+        var spaces = false
+        var parameters = false
         func endSegment() throws(Rejection) {
             if !other && (dots == 1 || dots == 2) { throw .dotSegment }
             dots = 0
             other = false
+            spaces = false
+            parameters = false
         }
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                let first = bytes.index(after: index)
-                if first < bytes.endIndex {
-                    let second = bytes.index(after: first)
-                    if second < bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second]) {
-                        index = bytes.index(after: second)
-                        switch high << 4 | low {
-                        case UInt8(ascii: "/"), UInt8(ascii: "\\"): try endSegment()
-                        case UInt8(ascii: "."): dots += 1
-                        case 0..<0x20, 0x7F: throw .forbiddenCharacter
-                        default: other = true
-                        }
-                        continue
-                    }
-                }
-            }
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "/"), UInt8(ascii: "\\"): try endSegment()
-            case UInt8(ascii: "."): dots += 1
+            case _ where parameters: continue
+            case UInt8(ascii: ";"): parameters = true
+            case UInt8(ascii: "."): if spaces { other = true } else { dots += 1 }
+            case UInt8(ascii: " "): spaces = true
             default: other = true
             }
-            index = bytes.index(after: index)
         }
         try endSegment()
     }

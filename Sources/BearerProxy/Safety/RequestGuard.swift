@@ -18,12 +18,23 @@ struct RequestGuard {
         "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
     ]
 
+    /// Headers the proxy decides itself (SPEC §8): a client's `Connection` may not name them, or its own framing,
+    /// `Host`, token, request id or client key would be removed from the message the proxy checked (RFC 9110
+    /// §7.6.1 lets a client name any field as hop-by-hop; a proxy that honours that for these is smuggled past).
+    static let proxyControlledNames: Set<String> = [
+        "content-length", "transfer-encoding", "host", "authorization", "x-request-id", "x-bearer-proxy-key",
+        "proxy-authorization",
+    ]
+
     func check(_ head: HTTPRequestHead) -> GuardDecision {
         // RFC 9110 §9.3.6/§9.3.8: this is a reverse proxy, not a tunnel, and TRACE would reflect credentials.
         if head.method == .CONNECT || head.method == .TRACE {
             return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
         }
         if head.uri.utf8.count > policy.maximumURILength { return .refuse(.uriTooLong) }
+        if OpaqueBytes.wereReplaced(head.uri) {
+            return .refuse(.badRequest(detail: "The request target contains bytes that are not valid UTF-8."))
+        }
         let fields: Fields
         switch Fields.read(head.headers, policy: policy) {
         case .success(let read): fields = read
@@ -84,6 +95,14 @@ struct RequestGuard {
             var bytes = 0
             for (name, value) in headers {
                 bytes += name.utf8.count + value.utf8.count
+                // RFC 9110 §5.5: obs-text is opaque. NIO hands us values as Swift strings, which cannot hold bytes
+                // that are not UTF-8 (they become U+FFFD), so such a value cannot be forwarded unchanged: refused.
+                if OpaqueBytes.wereReplaced(value) {
+                    return .failure(
+                        .badRequest(
+                            detail: "The header \"\(name)\" contains bytes that are not valid UTF-8; they cannot be "
+                                + "forwarded unchanged."))
+                }
                 if name.utf8.contains(UInt8(ascii: "_")) {
                     let normalized = name.lowercased().replacingOccurrences(of: "_", with: "-")
                     if RequestGuard.protectedNames.contains(normalized) {
@@ -92,6 +111,19 @@ struct RequestGuard {
                     }
                 }
                 switch name.utf8.count {
+                case 10 where HeaderName.equals(name, "connection"):
+                    if let named = RequestGuard.namedProxyControlledHeader(value) {
+                        return .failure(
+                            .badRequest(
+                                detail: "Connection may not name \(named): the proxy decides that header itself."))
+                    }
+                case 14 where HeaderName.equals(name, "content-length"):
+                    // NIO's parser has checked it; the proxy re-writes it from its value, so it must be a number.
+                    if value.isEmpty || !value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+                        || value.utf8.count > 18
+                    {
+                        return .failure(.badRequest(detail: "Content-Length must be a decimal number of bytes."))
+                    }
                 case 4 where HeaderName.equals(name, "host"):
                     // `Host: a, b` is two hosts in one field.
                     fields.hostCount += value.utf8.contains(UInt8(ascii: ",")) ? 2 : 1
@@ -123,6 +155,15 @@ struct RequestGuard {
             }
             return .success(fields)
         }
+    }
+
+    /// Fields.read helper: the first option of a `Connection` value that names a header the proxy controls.
+    static func namedProxyControlledHeader(_ value: String) -> String? {
+        for option in value.split(separator: ",") {
+            let name = option.trimmingCharacters(in: [" ", "\t"]).lowercased()
+            if proxyControlledNames.contains(name) { return name }
+        }
+        return nil
     }
 
     /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line
@@ -204,6 +245,9 @@ struct RequestGuard {
         case .notOriginForm: "The request target must be a path starting with \"/\"."
         case .dotSegment: "The path contains a \".\" or \"..\" segment (possibly percent-encoded); it is refused."
         case .forbiddenCharacter: "The path contains a NUL or control character; it is refused."
+        case .ambiguousEncoding:
+            "The path is encoded in a way an upstream could read as \".\" or \"/\" (encoded more than "
+                + "\(RequestTarget.maximumDecodingRounds) times, %u, or overlong UTF-8); it is refused."
         }
     }
 }

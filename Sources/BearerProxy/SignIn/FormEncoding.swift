@@ -1,3 +1,5 @@
+import Foundation
+
 /// `application/x-www-form-urlencoded` serialisation (WHATWG URL Standard §5.2), which token endpoints require
 /// (RFC 6749 Appendix B).
 enum FormEncoding {
@@ -23,5 +25,11 @@ enum FormEncoding {
             }
         }
         return result
+    }
+
+    /// The value of one form-encoded name or value: `+` is a space, then percent-decoding; nil when the
+    /// percent-encoding is malformed.
+    static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 }

@@ -82,10 +82,24 @@ struct ForwardingTests {
         #expect(chunked.framing == .chunked)
         #expect(chunked.head.headers[canonicalForm: "transfer-encoding"] == ["chunked"])
         let sized = forward([("Content-Length", "5")], method: .PUT)
-        #expect(sized.framing == .contentLength)
+        #expect(sized.framing == .length(5))
         #expect(sized.head.headers[canonicalForm: "content-length"] == ["5"])
         #expect(forward([], method: .POST).head.headers[canonicalForm: "content-length"] == ["0"])
         #expect(!forward([], method: .GET).head.headers.contains(name: "content-length"))
+    }
+
+    @Test(
+        "framing comes from the parsed message: no Connection option removes it, the client's spelling is not copied",
+        arguments: ["content-length", "Content-Length, keep-alive", "transfer-encoding", "close, TRANSFER-ENCODING"])
+    func framingSurvivesConnectionOptions(_ option: String) {
+        let sized = forward([("Content-Length", "05"), ("Connection", option)], method: .POST)
+        #expect(sized.framing == .length(5))
+        #expect(sized.head.headers[canonicalForm: "content-length"] == ["5"])
+        #expect(!sized.head.headers.contains(name: "transfer-encoding"))
+        let chunked = forward([("Transfer-Encoding", "chunked"), ("Connection", option)], method: .POST)
+        #expect(chunked.framing == .chunked)
+        #expect(chunked.head.headers[canonicalForm: "transfer-encoding"] == ["chunked"])
+        #expect(!chunked.head.headers.contains(name: "content-length"))
     }
 
     @Test("route header rules remove and set headers")

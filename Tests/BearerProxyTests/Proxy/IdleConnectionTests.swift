@@ -16,9 +16,13 @@ struct IdleConnectionTests {
     /// "starting": this is about the connection, not the answer).
     static func connection() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
+        var timeouts = ProxyTimeouts()
+        timeouts.clientIdle = idle
+        // About the idle limit alone: a request whose end never comes is not cut short by the body-stall limit.
+        timeouts.bodyStall = idle * 10
         let core = ProxyServerCore(
             installed: InstalledContext(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
-            clientIdle: idle)
+            timeouts: timeouts)
         try channel.pipeline.syncOperations.addHandler(
             ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -19,13 +19,34 @@ struct RequestTargetTests {
             "/api/../admin", "/api/./x", "/api/..", "/..", "/api/%2e%2e/admin", "/api/%2E%2E/admin", "/api/.%2e/x",
             "/api/..%2fadmin", "/api/..%2Fadmin", "/api/..%5cadmin", "/api/..\\admin", "/api\\..\\admin",
             "/api/%2e%2e%2fadmin", "/api/%2e",
+            // Path parameters, set aside by Tomcat and Spring before they read the segment.
+            "/api/..;/admin", "/api/.;/x", "/api/..;a=b/x", "/api/..%3B/admin", "/api/..;%2fadmin",
+            // Encoded twice or three times, for an upstream that decodes more than once.
+            "/api/%252e%252e/admin", "/api/%252E%252E%252Fadmin", "/api/..%255cadmin", "/api/%25252e%25252e/x",
+            // Trailing spaces, which Windows drops.
+            "/api/.. /admin", "/api/..%20%20/x", "/api/.%20",
         ])
     func refusesDotSegments(_ uri: String) {
         #expect(throws: RequestTarget.Rejection.dotSegment) { try RequestTarget.parse(uri) }
     }
 
     @Test(
-        "names that merely contain dots are fine", arguments: ["/api/...", "/api/.well-known/x", "/a..b", "/v1.0/me"])
+        "encodings that only a lenient decoder reads as a dot or a slash are refused",
+        arguments: [
+            "/api/%2525252e%2525252e/x", "/api/%u002e%u002e/x", "/api/%U002F", "/api/%c0%ae%c0%ae/x",
+            "/api/%C1%9C", "/api/%e0%80%ae", "/api/%f0%80%80%ae", "/api/%25u002e",
+        ])
+    func refusesAmbiguousEncodings(_ uri: String) {
+        #expect(throws: RequestTarget.Rejection.ambiguousEncoding) { try RequestTarget.parse(uri) }
+    }
+
+    @Test(
+        "names that merely contain dots, parameters, spaces or encoded percent signs are fine",
+        arguments: [
+            "/api/...", "/api/.well-known/x", "/a..b", "/v1.0/me", "/api/items;v=1", "/api/a;b/..c", "/api/. x",
+            "/api/ ..", "/api/100%25", "/api/%2541", "/api/caf%C3%A9", "/api/%e2%82%ac",
+            "/api/50%", "/api/%zz",
+        ])
     func allowsDotsInNames(_ uri: String) throws {
         #expect(try RequestTarget.parse(uri).path == uri[...])
     }

@@ -13,8 +13,8 @@ struct AuthorizationCallback: Sendable, Equatable {
         if let query = target.split(separator: "?", maxSplits: 1).dropFirst().first {
             for pair in query.split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let name = Self.decode(parts[0]), parameters[name] == nil else { continue }
-                parameters[name] = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+                guard let name = FormEncoding.decode(parts[0]), parameters[name] == nil else { continue }
+                parameters[name] = parts.count > 1 ? FormEncoding.decode(parts[1]) ?? "" : ""
             }
         }
         self.parameters = parameters
@@ -27,8 +27,4 @@ struct AuthorizationCallback: Sendable, Equatable {
 
     /// Whether this looks like the provider's answer at all (a browser also asks for `/favicon.ico`).
     var isAnswer: Bool { code != nil || error != nil }
-
-    private static func decode(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-    }
 }
