@@ -12,16 +12,10 @@ extension RawUpstream {
         answer: @escaping @Sendable (RawRequest) -> Answer = { .respond(status: 200, body: "\($0.method) \($0.uri)") },
         _ body: (ProxyHarness, RawUpstream) async throws -> T
     ) async throws -> T {
-        let upstream = try await RawUpstream.start(tls: tls, answer: answer)
-        do {
-            let result = try await ProxyHarness.with(
-                routes: "[\(route(to: upstream, extra: extra))]", timeouts: timeouts
-            ) { try await body($0, upstream) }
-            await upstream.shutdown()
-            return result
-        } catch {
-            await upstream.shutdown()
-            throw error
+        try await RawUpstream.with(tls: tls, answer: answer) { upstream in
+            try await ProxyHarness.with(routes: "[\(route(to: upstream, extra: extra))]", timeouts: timeouts) {
+                try await body($0, upstream)
+            }
         }
     }
 

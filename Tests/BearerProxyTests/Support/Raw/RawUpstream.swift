@@ -85,6 +85,29 @@ final class RawUpstream: Sendable {
         try await state.wait(for: "\(n) closed connection(s)", timeout: timeout) { $0.closed >= n }
     }
 
+    /// Runs `body` with a raw upstream, shutting it down afterwards whatever happens.
+    static func with<T>(
+        tls: Bool = false, answer: @escaping @Sendable (RawRequest) -> Answer,
+        _ body: (RawUpstream) async throws -> T
+    ) async throws -> T {
+        let upstream = try await start(tls: tls, answer: answer)
+        do {
+            let result = try await body(upstream)
+            await upstream.shutdown()
+            return result
+        } catch {
+            await upstream.shutdown()
+            throw error
+        }
+    }
+
+    /// Closes every open connection (the upstream going away mid-answer) and keeps listening.
+    func closeOpenConnections() async {
+        for channel in state.openChannels {
+            try? await channel.close()
+        }
+    }
+
     /// Answers every request held so far with `answer`.
     func release(with answer: Answer) {
         for held in state.takeHeld() { held(answer) }

@@ -39,6 +39,8 @@ final class RawUpstreamState: Sendable {
         try await watched.wait(for: what, timeout: timeout, until: isMet)
     }
 
+    var openChannels: [any Channel] { watched.openChannels }
+
     func connectionOpened(_ channel: any Channel) -> Int? {
         guard let id = watched.connectionOpened(channel) else { return nil }
         watched.mutate { $0.connections[id] = Connection() }
