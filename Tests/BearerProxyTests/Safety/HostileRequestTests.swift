@@ -158,6 +158,8 @@ struct HostileRequestTests {
             #expect(Int(response.status.code) == request.status, "\(response.bodyText)")
             if response.status.code >= 400 {
                 #expect(response.header("content-type") == "application/problem+json")
+                // RFC 9457 §3.1.4: the body's status is the response's.
+                #expect(try response.jsonObject()["status"] as? Int == request.status)
             }
             #expect(upstream.requests.isEmpty, "the upstream was reached")
             #expect(proxy.proxy.tokens.cachedToken(for: ScopeSet(["api://api/Read"])) == nil, "a token was obtained")
