@@ -76,6 +76,18 @@ struct CommandLineTests {
         #expect(result.stderr.contains("--no-such-flag"))
     }
 
+    @Test(
+        "serve's time-limit options take seconds greater than 0: anything else is a usage error naming the option",
+        arguments: [
+            ["--request-head-timeout", "0"], ["--body-stall-timeout", "-1"], ["--idle-timeout", "90000"],
+            ["--request-head-timeout", "soon"],
+        ])
+    func timeLimitOptions(_ option: [String]) async throws {
+        let result = try await Self.run(["serve"] + option)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(option[0]))
+    }
+
     @Test("serve proxies, keeps its key 0600 in the state directory, and exits 0 on SIGTERM")
     func serveAndStop() async throws {
         let state = try Self.temporaryDirectory()
