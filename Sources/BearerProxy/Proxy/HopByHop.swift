@@ -34,23 +34,29 @@ enum HopByHop {
     static func connectionOptions(in headers: HTTPHeaders) -> [String] {
         var options: [String] = []
         for (name, value) in headers where HeaderName.equals(name, "connection") {
-            // Byte by byte, not with split/trim: this runs for nearly every response.
-            let bytes = value.utf8
-            var start = bytes.startIndex
-            while start < bytes.endIndex {
-                let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                var low = start
-                var high = end
-                while low < high, isWhitespace(bytes[low]) { low = bytes.index(after: low) }
-                while low < high, isWhitespace(bytes[bytes.index(before: high)]) { high = bytes.index(before: high) }
-                let option = bytes[low..<high]
-                if !option.isEmpty && !isListed(bytes: option) {
+            forEachOption(in: value) { option in
+                if !isListed(bytes: option) {
                     options.append(String(decoding: option, as: UTF8.self).lowercased())
                 }
-                start = end < bytes.endIndex ? bytes.index(after: end) : end
             }
         }
         return options
+    }
+
+    /// Calls `body` with each non-empty element of a `Connection` value (RFC 9110 §7.6.1), trimmed, as bytes.
+    /// Byte by byte, not with split/trim: this runs for nearly every response.
+    static func forEachOption(in value: String, _ body: (Substring.UTF8View.SubSequence) -> Void) {
+        let bytes = value[...].utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+            var low = start
+            var high = end
+            while low < high, isWhitespace(bytes[low]) { low = bytes.index(after: low) }
+            while low < high, isWhitespace(bytes[bytes.index(before: high)]) { high = bytes.index(before: high) }
+            if low < high { body(bytes[low..<high]) }
+            start = end < bytes.endIndex ? bytes.index(after: end) : end
+        }
     }
 
     /// Optional whitespace around list elements (RFC 9110 §5.6.1, §5.6.3): spaces and tabs.

@@ -114,32 +114,21 @@ extension ProxyConnectionHandler {
             exchange.bodyDeadline = now + server.timeouts.bodyStall
             return
         }
-        requestBodyStalled(exchange)
+        requestBodyStalled()
     }
 
     /// The request head did not arrive in full within its limit: `408`, then close (RFC 9110 §15.5.9).
     private func requestHeadTimedOut() {
         headDeadline = nil
         let seconds = server.timeouts.requestHead.nanoseconds / 1_000_000_000
-        let exchange = Exchange(
-            id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"),
-            kind: .answered)
-        exchange.requestEnded = true
-        exchange.closeAfter = true
-        self.exchange = exchange
-        respond(
-            .problem(
-                .requestTimeout(detail: "The request head did not arrive within \(seconds) s."), requestID: exchange.id)
-        )
+        answerAndClose(.requestTimeout(detail: "The request head did not arrive within \(seconds) s."))
     }
 
     /// The request body stopped flowing: `408` if nothing has been answered yet, then close either way.
-    private func requestBodyStalled(_ exchange: Exchange) {
-        exchange.closeAfter = true
-        exchange.requestEnded = true  // nothing more is read from this client
+    private func requestBodyStalled() {
         queued.removeAll()
         let seconds = server.timeouts.bodyStall.nanoseconds / 1_000_000_000
-        reject(.requestTimeout(detail: "The request body stopped arriving for \(seconds) s."))
+        answerAndClose(.requestTimeout(detail: "The request body stopped arriving for \(seconds) s."))
     }
 
     /// The earliest deadline that still applies.

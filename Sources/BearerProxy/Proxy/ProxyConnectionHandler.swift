@@ -121,17 +121,21 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let problem: ProxyError =
             parserError == .headerOverflow
             ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
-        if let exchange, exchange.responseStarted {
-            context.close(promise: nil)
-            return
-        }
-        let head = exchange?.request ?? HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
-        let current = Exchange(id: exchange?.id ?? loop.nextRequestID(), request: head, kind: .answered)
-        if case .proxied(let leg)? = exchange?.kind { leg.upstream?.close() }
-        current.requestEnded = true
-        current.closeAfter = true
+        answerAndClose(problem)
+    }
+
+    /// Answers `problem` for the request being read — or for the head still arriving — unless a response has
+    /// started, then closes: nothing more can be read from this connection with confidence.
+    func answerAndClose(_ problem: ProxyError) {
+        let current =
+            exchange
+            ?? Exchange(
+                id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"),
+                kind: .answered)
         exchange = current
-        respond(.problem(problem, requestID: current.id))
+        current.requestEnded = true  // nothing more is read from this client
+        current.closeAfter = true
+        reject(problem)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -21,7 +21,7 @@ struct RequestGuard {
     /// Headers the proxy decides itself (SPEC §8): a client's `Connection` may not name them, or its own framing,
     /// `Host`, token, request id or client key would be removed from the message the proxy checked (RFC 9110
     /// §7.6.1 lets a client name any field as hop-by-hop; a proxy that honours that for these is smuggled past).
-    static let proxyControlledNames: Set<String> = [
+    static let proxyControlledNames: [StaticString] = [
         "content-length", "transfer-encoding", "host", "authorization", "x-request-id", "x-bearer-proxy-key",
         "proxy-authorization",
     ]
@@ -157,13 +157,15 @@ struct RequestGuard {
         }
     }
 
-    /// Fields.read helper: the first option of a `Connection` value that names a header the proxy controls.
+    /// The first option of a `Connection` value that names a header the proxy controls, lowercased.
     static func namedProxyControlledHeader(_ value: String) -> String? {
-        for option in value.split(separator: ",") {
-            let name = option.trimmingCharacters(in: [" ", "\t"]).lowercased()
-            if proxyControlledNames.contains(name) { return name }
+        var named: String?
+        HopByHop.forEachOption(in: value) { option in
+            guard named == nil, let name = proxyControlledNames.first(where: { HeaderName.equals(bytes: option, $0) })
+            else { return }
+            named = name.description
         }
-        return nil
+        return named
     }
 
     /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line

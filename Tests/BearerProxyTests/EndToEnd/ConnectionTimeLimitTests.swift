@@ -76,14 +76,14 @@ struct ConnectionTimeLimitTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let runs = directory.appendingPathComponent("runs").path
-        // A provider that takes 2 s; the route allows 0.3 s.
+        // A provider that takes 4 s; the route allows 1 s (long enough for the echo upstream on a busy machine).
         let account = """
-            { "flow": "command", "command": ["sh", "-c", "echo run >> '\(runs)'; sleep 2; echo slow-token"] }
+            { "flow": "command", "command": ["sh", "-c", "echo run >> '\(runs)'; sleep 4; echo slow-token"] }
             """
         try await withUpstream({ _ in .echo }) { upstream in
             let routes = #"""
                 [ { "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"],
-                    "timeoutSeconds": 0.3 } ]
+                    "timeoutSeconds": 1 } ]
                 """#
             try await ProxyHarness.with(routes: routes, account: account) { proxy in
                 let first = try await TestClient.send(port: proxy.port, uri: "/api/x", timeout: .seconds(10))
