@@ -24,7 +24,8 @@ struct RequestTarget: Equatable {
 
     /// Splits and checks `uri`. Rejects `.`/`..` segments in every spelling (SPEC §9) — raw; percent-encoded in any
     /// case and any number of times (`%2e`, `%252e`: an upstream or framework that decodes twice reads `..`);
-    /// with `\`, `%2F` or `%5C` as separators; with path parameters (`..;`, `.;x`, `..%3b` — Tomcat and Spring
+    /// with `\`, `%2F` or `%5C` as separators; as fullwidth and other compatibility dots and slashes (`%EF%BC%8E`,
+    /// which NFKC turns into `.`); with path parameters (`..;`, `.;x`, `..%3b` — Tomcat and Spring
     /// strip `;params` and then read `..`); with trailing spaces (Windows drops them) — because an upstream that
     /// normalises or decodes them could serve a path outside the route's prefix (CVE-2026-44373 in Nitro was
     /// exactly `/api/orders/..%2fadmin`); and NUL or control characters, raw or encoded.
@@ -47,15 +48,49 @@ struct RequestTarget: Equatable {
     /// Checks the path as it is and after each round of percent-decoding. Most paths have no `%`: one scan of
     /// their bytes, no allocation.
     private static func checkSegments(_ path: Substring) throws(Rejection) {
-        guard path.utf8.contains(UInt8(ascii: "%")) else { return try checkDecodedSegments(path.utf8) }
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) else {
+            return try checkDecodedSegments(path.utf8)
+        }
         var bytes = Array(path.utf8)
-        try checkDecodedSegments(bytes)
+        try checkFoldedSegments(bytes)
         for _ in 0..<maximumDecodingRounds {
             guard let decoded = try decodedOnce(bytes) else { return }
-            try checkDecodedSegments(decoded)
+            try checkFoldedSegments(decoded)
             bytes = decoded
         }
         if try decodedOnce(bytes) != nil { throw .ambiguousEncoding }
+    }
+
+    /// ``checkDecodedSegments(_:)`` on `bytes`, and again with the characters that Unicode compatibility
+    /// normalisation (NFKC, which Java, Python and .NET frameworks apply to paths) turns into `.`, `/` or `\`
+    /// replaced by them: `．` U+FF0E, `․` U+2024, `﹒` U+FE52, `／` U+FF0F, `＼` U+FF3C.
+    private static func checkFoldedSegments(_ bytes: [UInt8]) throws(Rejection) {
+        try checkDecodedSegments(bytes)
+        guard bytes.contains(where: { $0 == 0xEF || $0 == 0xE2 }) else { return }
+        var folded: [UInt8] = []
+        folded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if index + 2 < bytes.count, let ascii = compatibilityASCII(bytes[index], bytes[index + 1], bytes[index + 2])
+            {
+                folded.append(ascii)
+                index += 3
+            } else {
+                folded.append(bytes[index])
+                index += 1
+            }
+        }
+        try checkDecodedSegments(folded)
+    }
+
+    /// The ASCII `.`, `/` or `\` that a three-byte UTF-8 sequence becomes under NFKC, if it is one of those.
+    private static func compatibilityASCII(_ first: UInt8, _ second: UInt8, _ third: UInt8) -> UInt8? {
+        switch (first, second, third) {
+        case (0xEF, 0xBC, 0x8E), (0xE2, 0x80, 0xA4), (0xEF, 0xB9, 0x92): UInt8(ascii: ".")
+        case (0xEF, 0xBC, 0x8F): UInt8(ascii: "/")
+        case (0xEF, 0xBC, 0xBC): UInt8(ascii: "\\")
+        default: nil
+        }
     }
 
     /// One round of percent-decoding, or nil when there was nothing to decode. An encoded control character, an

@@ -23,6 +23,10 @@ struct RequestTargetTests {
             "/api/..;/admin", "/api/.;/x", "/api/..;a=b/x", "/api/..%3B/admin", "/api/..;%2fadmin",
             // Encoded twice or three times, for an upstream that decodes more than once.
             "/api/%252e%252e/admin", "/api/%252E%252E%252Fadmin", "/api/..%255cadmin", "/api/%25252e%25252e/x",
+            // Compatibility characters that NFKC turns into dots and slashes (fullwidth, one-dot leader).
+            "/api/%EF%BC%8E%EF%BC%8E/admin", "/api/..%EF%BC%8Fadmin", "/api/\u{FF0E}\u{FF0E}/x",
+            "/api/\u{2024}\u{2024}",
+            "/api/%ef%b9%92.%ef%bc%bcadmin",
             // Trailing spaces, which Windows drops.
             "/api/.. /admin", "/api/..%20%20/x", "/api/.%20",
         ])
@@ -45,7 +49,7 @@ struct RequestTargetTests {
         arguments: [
             "/api/...", "/api/.well-known/x", "/a..b", "/v1.0/me", "/api/items;v=1", "/api/a;b/..c", "/api/. x",
             "/api/ ..", "/api/100%25", "/api/%2541", "/api/caf%C3%A9", "/api/%e2%82%ac",
-            "/api/50%", "/api/%zz",
+            "/api/50%", "/api/%zz", "/api/\u{FF0E}x", "/api/%EF%BC%8Ejson",
         ])
     func allowsDotsInNames(_ uri: String) throws {
         #expect(try RequestTarget.parse(uri).path == uri[...])

@@ -90,6 +90,7 @@ struct HostileRequestTests {
         .get("overlong UTF-8 slash", 400, target: "/api/..%c0%afadmin", ourHost),
         .get("three-byte overlong dot", 400, target: "/api/%e0%80%ae%e0%80%ae/admin", ourHost),
         .get("dot-dot with trailing space", 400, target: "/api/..%20/admin", ourHost),
+        .get("fullwidth dot-dot (NFKC)", 400, target: "/api/%EF%BC%8E%EF%BC%8E/admin", ourHost),
         .get("dot-dot with backslash and parameter", 400, target: "/api/..;\\admin", ourHost),
         .get("encoded NUL", 400, target: "/api/a%00b", ourHost),
         .get("encoded CR LF", 400, target: "/api/a%0d%0aSet-Cookie:x", ourHost),
