@@ -34,6 +34,8 @@ final class Exchange {
     var responseEnded = false
     /// The connection must close after this exchange (framing, a refused `Expect`, shutdown).
     var closeAfter = false
+    /// The request is a WebSocket handshake (``WebSocketUpgrade``): a `101` turns the connection into a tunnel.
+    var webSocket = false
     /// A `100 Continue` was relayed to the client.
     var sentContinue = false
     /// When the next request body byte is due, while the request has not ended (the body-stall limit).

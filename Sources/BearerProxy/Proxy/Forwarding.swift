@@ -22,7 +22,8 @@ enum Forwarding {
     ///   the proxy writes its own from the message as NIO's parser framed it (``requestFraming(_:)``), so the
     ///   upstream reads exactly the body the proxy forwards — one message, never a second one hidden in a body
     ///   (RFC 9112 §6.3, §11.2). A `Connection` option cannot remove them (`RequestGuard` refuses naming them).
-    /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1).
+    /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1); a WebSocket
+    ///   handshake gets its own `Connection: upgrade` and `Upgrade: websocket` back (``WebSocketUpgrade``).
     /// - Any client `Authorization` is replaced by `authorization` — `Bearer <token>` (SPEC §8; never merged,
     ///   never kept: CVE-2022-29226).
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
@@ -30,7 +31,7 @@ enum Forwarding {
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
     static func upstreamRequest(
         client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, authorization: String?,
-        requestID: String, clientAddress: String?
+        requestID: String, clientAddress: String?, webSocket: Bool = false
     ) -> (head: HTTPRequestHead, framing: Framing) {
         var uri = route.upstream.basePath + remainder
         if uri.isEmpty { uri = "/" }
@@ -69,6 +70,7 @@ enum Forwarding {
         for field in route.headers.set {
             headers.replaceOrAdd(name: field.name, value: field.value)
         }
+        if webSocket { WebSocketUpgrade.addHandshake(to: &headers) }
         if let authorization { headers.add(name: "authorization", value: authorization) }
         headers.add(name: "x-request-id", value: requestID)
         if route.forwardedHeaders {

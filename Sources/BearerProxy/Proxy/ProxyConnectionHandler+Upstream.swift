@@ -44,7 +44,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                     try pipeline.addHandler(
                         ByteToMessageHandler(
                             HTTPResponseDecoder(
-                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+                                leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
                     try pipeline.addHandler(UpstreamHandler(origin: origin, watch: watch))
                 }
             }
@@ -119,11 +119,14 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
 
     private func responseHead(_ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) {
         leg.sawResponse = true
-        if head.status.code / 100 == 1 {
-            guard head.status != .switchingProtocols else {
-                // We strip `Upgrade`, so a 101 is a protocol violation by the upstream.
+        if head.status == .switchingProtocols {
+            // Only a WebSocket handshake asked to switch; to anything else a 101 is a protocol violation.
+            guard exchange.webSocket, exchange.requestEnded, let upstream = leg.upstream else {
                 return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "unexpected 101 response"))
             }
+            return switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
+        }
+        if head.status.code / 100 == 1 {
             // RFC 9110 §15.2: a proxy forwards 1xx responses, except to HTTP/1.0 clients.
             if exchange.request.version.minor >= 1 {
                 if head.status == .continue { exchange.sentContinue = true }

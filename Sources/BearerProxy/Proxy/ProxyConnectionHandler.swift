@@ -13,7 +13,7 @@ import NIOHTTP1
 /// Backpressure without locks (data-plane pitfall 7): this is the last handler, so it sees every `read()` and
 /// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
 /// writable); the upstream side withholds its reads while this client is not writable.
-final class ProxyConnectionHandler: ChannelDuplexHandler {
+final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -36,6 +36,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     var timerFiresAt = NIODeadline.distantFuture
     /// Until when the connection may stay idle between exchanges.
     var idleDeadline: NIODeadline?
+    /// The connection became one end of a WebSocket ``Tunnel`` and this handler left its pipeline.
+    var tunnelled = false
     /// Until when a request head that has begun to arrive must be complete.
     var headDeadline: NIODeadline?
     /// The current read delivered at least one request part (else its bytes were the start of a head).
@@ -55,7 +57,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
-        server.metrics.activeConnections.decrement()
+        // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
+        if !tunnelled { server.metrics.activeConnections.decrement() }
     }
 
     // MARK: Client → proxy
@@ -169,6 +172,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         case .local, .answered:
             return true
         case .proxied(let leg):
+            // A WebSocket client's frames wait in the socket until the upstream has switched protocols.
+            if exchange.webSocket && !exchange.responseEnded { return false }
             // After the request ends keep reading, so that a client that goes away is noticed (and a pipelined
             // request is queued). Before, only read what the upstream can take.
             if exchange.requestEnded || exchange.responseEnded { return true }
@@ -192,6 +197,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let exchange = Exchange(id: id, request: head, kind: .answered)
         self.exchange = exchange
         startBodyDeadline(exchange)
+        switch WebSocketUpgrade.requested(head) {
+        case .none:
+            break
+        case .webSocket:
+            // NIO's parser reads nothing after the handshake: the connection becomes a tunnel or closes.
+            exchange.webSocket = true
+            exchange.closeAfter = true
+        case .other:
+            exchange.closeAfter = true  // proxied as HTTP/1.1 without `Upgrade`; nothing after it can be read
+        }
         guard let proxy = server.installed.context else { return reject(.starting) }
         exchange.proxy = proxy
         let target: RequestTarget
@@ -246,7 +261,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         leg.head =
             Forwarding.upstreamRequest(
                 client: exchange.request, route: leg.binding.route, remainder: leg.remainder, query: leg.query,
-                authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress
+                authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
+                webSocket: exchange.webSocket
             ).head
         connect(leg)
     }

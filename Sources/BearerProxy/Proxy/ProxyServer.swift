@@ -98,7 +98,9 @@ public final class ProxyServer: Service, Sendable {
                     // Framing is set explicitly per response (data-plane pitfall 3).
                     encoder.automaticallySetFramingHeaders = false
                     try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
-                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    // `.forwardBytes`: after a WebSocket handshake the bytes NIO holds go to the tunnel (RFC 6455 §4.1).
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
                     try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
                 }
             }

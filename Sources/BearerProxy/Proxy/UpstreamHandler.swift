@@ -11,7 +11,7 @@ protocol UpstreamHandlerOwner: AnyObject {
 
 /// The last handler of an upstream connection's pipeline: hands responses to the exchange that owns the connection
 /// and applies backpressure by withholding `read()` while the downstream client cannot keep up.
-final class UpstreamHandler: ChannelDuplexHandler {
+final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
@@ -37,6 +37,11 @@ final class UpstreamHandler: ChannelDuplexHandler {
         self.watch = watch
     }
 
+    /// The upstream answered `101` to a WebSocket handshake: what NIO's decoder still delivers (the `101`'s end)
+    /// is not for the exchange, and the connection is about to become one end of a ``Tunnel``.
+    var upgraded = false
+
+    var channel: (any Channel)? { context?.channel }
     var isActive: Bool { context?.channel.isActive ?? false }
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
@@ -75,6 +80,7 @@ final class UpstreamHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if upgraded { return }
         guard let owner else {
             // An idle pooled connection has nothing to say; anything it sends would corrupt the next exchange.
             context.close(promise: nil)

@@ -1,0 +1,66 @@
+import NIOHTTP1
+
+/// What a request asks for with `Upgrade` (RFC 9110 §7.8) — and the headers of a WebSocket handshake on both hops
+/// (RFC 6455 §4).
+///
+/// NIO's parser, like every HTTP/1.1 server's, reads nothing after a request that carries both `Upgrade` and
+/// `Connection: upgrade`: the bytes that follow belong to the new protocol. So such a connection either becomes a
+/// tunnel (WebSocket, answered `101`) or closes after its one exchange; other upgrade tokens (`h2c`, …) are stripped
+/// and the request is proxied as HTTP/1.1 (SPEC §8).
+enum WebSocketUpgrade {
+    enum Requested: Equatable {
+        /// No upgrade: an ordinary request.
+        case none
+        /// `GET` over HTTP/1.1 with `Upgrade: websocket` and `Connection: upgrade`.
+        case webSocket
+        /// Another protocol, or a WebSocket handshake that is not a `GET` over HTTP/1.1.
+        case other
+    }
+
+    /// Whether `head` asks to switch protocols, and to which.
+    static func requested(_ head: HTTPRequestHead) -> Requested {
+        var connectionUpgrade = false
+        var upgrade = false
+        var webSocket = false
+        for (name, value) in head.headers {
+            switch name.utf8.count {
+            case 10 where HeaderName.equals(name, "connection"):
+                HopByHop.forEachOption(in: value) { option in
+                    if HeaderName.equals(bytes: option, "upgrade") { connectionUpgrade = true }
+                }
+            case 7 where HeaderName.equals(name, "upgrade"):
+                upgrade = true
+                HopByHop.forEachOption(in: value) { token in
+                    if HeaderName.equals(bytes: token, "websocket") { webSocket = true }
+                }
+            default:
+                continue
+            }
+        }
+        guard connectionUpgrade && upgrade else { return .none }
+        return webSocket && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
+    }
+
+    /// Adds the handshake's hop-by-hop headers to a request going upstream (RFC 6455 §4.1).
+    static func addHandshake(to headers: inout HTTPHeaders) {
+        headers.add(name: "connection", value: "upgrade")
+        headers.add(name: "upgrade", value: "websocket")
+    }
+
+    /// The `101 Switching Protocols` the client receives for the upstream's: its end-to-end headers
+    /// (`Sec-WebSocket-Accept`, `-Protocol`, `-Extensions`, …) unchanged, the handshake's own hop-by-hop ones, and
+    /// the proxy's `X-Request-Id`.
+    static func switchingProtocols(upstream: HTTPResponseHead, requestID: String) -> HTTPResponseHead {
+        let options = HopByHop.connectionOptions(in: upstream.headers)
+        var headers = HTTPHeaders()
+        for (name, value) in upstream.headers
+        where !HopByHop.isHopByHop(name, options: options) && !HeaderName.equals(name, "x-request-id")
+            && !HeaderName.equals(name, "content-length")
+        {
+            headers.add(name: name, value: value)
+        }
+        addHandshake(to: &headers)
+        headers.add(name: "x-request-id", value: requestID)
+        return HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
+    }
+}
