@@ -1,4 +1,5 @@
 import NIOCore
+import NIOExtras
 
 /// A WebSocket connection after `101 Switching Protocols` (SPEC §8): the client's connection and the upstream's
 /// joined into one byte tunnel. Confined to the client connection's event loop, which also runs the upstream
@@ -122,6 +123,9 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             partner?.finishSending()
+        } else if event is ChannelShouldQuiesceEvent {
+            // Graceful shutdown: a tunnel has no exchange boundary to wait for; WebSocket clients reconnect.
+            context.close(promise: nil)
         } else {
             context.fireUserInboundEventTriggered(event)
         }

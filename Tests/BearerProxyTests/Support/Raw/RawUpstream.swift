@@ -80,6 +80,12 @@ final class RawUpstream: Sendable {
         try await state.wait(for: "\(n) request(s)", timeout: timeout) { $0.requests.count >= n }
     }
 
+    /// Waits until `n` connections have been accepted (the kernel may complete a connect before the server's event
+    /// loop has accepted it).
+    func waitForAcceptedConnections(_ n: Int, timeout: Duration = .seconds(30)) async throws {
+        try await state.wait(for: "\(n) accepted connection(s)", timeout: timeout) { $0.connections.count >= n }
+    }
+
     /// Waits until `n` connections have closed.
     func waitForClosedConnections(_ n: Int, timeout: Duration = .seconds(30)) async throws {
         try await state.wait(for: "\(n) closed connection(s)", timeout: timeout) { $0.closed >= n }
