@@ -20,8 +20,9 @@ final class Exchange {
     /// Whether the client wants the connection kept open after this exchange (RFC 9112 §9.3).
     let keepAlive: Bool
     var kind: Kind
-    /// The configuration in force when the request arrived; the exchange uses it until it ends (SPEC §9).
-    var proxy: ProxyContext?
+    /// The generation in force when the request arrived; the exchange uses it until it ends (SPEC §9), and counts
+    /// against it until then (nil when nothing was installed yet, or for an answer to a request never parsed).
+    let proxy: ProxyContext?
     /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
     var target: RequestTarget?
     /// The allowed browser origin this request came from, answered with CORS headers.
@@ -55,11 +56,18 @@ final class Exchange {
     var upstreamSent: NIODeadline?
     var upstreamLatency: TimeAmount?
 
-    init(id: String, request: HTTPRequestHead, kind: Kind) {
+    init(id: String, request: HTTPRequestHead, kind: Kind, proxy: ProxyContext? = nil) {
         self.id = id
         self.request = request
         self.keepAlive = request.isKeepAlive
         self.kind = kind
+        self.proxy = proxy
+    }
+
+    /// The exchange has ended when nothing refers to it any more — its connection, a token wait, a timer or a
+    /// tunnel: whichever path ended it, this is the one place its generation hears of it.
+    deinit {
+        proxy?.exchangeEnded()
     }
 
     /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.

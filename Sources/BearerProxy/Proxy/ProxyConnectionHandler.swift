@@ -194,7 +194,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func begin(_ head: HTTPRequestHead) {
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
-        let exchange = Exchange(id: id, request: head, kind: .answered)
+        let installed = server.installed.beginExchange()
+        let exchange = Exchange(id: id, request: head, kind: .answered, proxy: installed)
         self.exchange = exchange
         startBodyDeadline(exchange)
         switch WebSocketUpgrade.requested(head) {
@@ -207,8 +208,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .other:
             exchange.closeAfter = true  // proxied as HTTP/1.1 without `Upgrade`; nothing after it can be read
         }
-        guard let proxy = server.installed.context else { return reject(.starting) }
-        exchange.proxy = proxy
+        guard let proxy = installed else { return reject(.starting) }
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {
         case .refuse(let error):

@@ -8,9 +8,9 @@ import Synchronization
 
 /// The listening proxy: accepts client connections and runs one ``ProxyConnectionHandler`` per connection.
 ///
-/// Start-up is two steps so the dev issuer can know its URL: ``bind(to:group:timeouts:logger:)`` opens the socket
-/// (requests that arrive before step two get 503 "starting"), then ``install(_:tokens:admin:)`` puts a
-/// configuration in place. As a `Service`, ``run()`` waits for graceful shutdown, then stops accepting and lets
+/// Start-up is two steps so the dev issuer can know its URL: ``bind(to:group:generations:timeouts:metrics:logger:)``
+/// opens the socket (requests that arrive before step two get 503 "starting"), then the composition root installs
+/// the first generation in `generations`. As a `Service`, ``run()`` waits for graceful shutdown, then stops accepting and lets
 /// in-flight exchanges finish within ``ProxyTimeouts/shutdownGrace`` (SPEC §5 `serve`, §10).
 public final class ProxyServer: Service, Sendable {
     /// The address actually bound (port 0 in the configuration becomes the kernel's choice).
@@ -23,19 +23,16 @@ public final class ProxyServer: Service, Sendable {
     private let quiescing: Mutex<ServerQuiescingHelper?>
     private let loops: [NIOLoopBound<EventLoopState>]
     private let sweeps: [RepeatedTask]
-    private let current: InstalledContext
 
     private init(
         localAddress: ListenAddress, channel: any Channel, quiescing: ServerQuiescingHelper,
-        loops: [NIOLoopBound<EventLoopState>], sweeps: [RepeatedTask], current: InstalledContext,
-        timeouts: ProxyTimeouts, logger: Logger
+        loops: [NIOLoopBound<EventLoopState>], sweeps: [RepeatedTask], timeouts: ProxyTimeouts, logger: Logger
     ) {
         self.localAddress = localAddress
         self.channel = channel
         self.quiescing = Mutex(quiescing)
         self.loops = loops
         self.sweeps = sweeps
-        self.current = current
         self.timeouts = timeouts
         self.logger = logger
     }
@@ -50,13 +47,10 @@ public final class ProxyServer: Service, Sendable {
         return totals
     }
 
-    /// The configuration in force, if installed.
-    var context: ProxyContext? { current.context }
-
     /// Opens the listening socket on `address`.
-    public static func bind(
-        to address: ListenAddress, group: MultiThreadedEventLoopGroup, timeouts: ProxyTimeouts = ProxyTimeouts(),
-        metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
+    static func bind(
+        to address: ListenAddress, group: MultiThreadedEventLoopGroup, generations: any GenerationSource,
+        timeouts: ProxyTimeouts = ProxyTimeouts(), metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
     ) async throws -> ProxyServer {
         var loops: [NIOLoopBound<EventLoopState>] = []
         var sweeps: [RepeatedTask] = []
@@ -73,10 +67,9 @@ public final class ProxyServer: Service, Sendable {
                 })
         }
         let stateByLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) })
-        let current = InstalledContext()
         let quiescing = ServerQuiescingHelper(group: group)
         let core = ProxyServerCore(
-            installed: current, logger: logger, metrics: metrics, timeouts: timeouts)
+            installed: generations, logger: logger, metrics: metrics, timeouts: timeouts)
 
         let channel = try await ServerBootstrap(group: group)
             // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
@@ -110,16 +103,7 @@ public final class ProxyServer: Service, Sendable {
         let port = channel.localAddress?.port ?? address.port
         return ProxyServer(
             localAddress: ListenAddress(host: address.host, port: port), channel: channel, quiescing: quiescing,
-            loops: loops, sweeps: sweeps, current: current, timeouts: timeouts, logger: logger)
-    }
-
-    /// Puts `configuration` in force for every request from now on.
-    public func install(
-        _ configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy
-    ) throws {
-        let context = try ProxyContext(
-            configuration: configuration, tokens: tokens, admin: admin, policy: policy, timeouts: timeouts)
-        current.install(context)
+            loops: loops, sweeps: sweeps, timeouts: timeouts, logger: logger)
     }
 
     public func run() async throws {
@@ -161,23 +145,18 @@ public final class ProxyServer: Service, Sendable {
     }
 }
 
-/// What every connection handler shares: the installed configuration and the logger.
+/// What every connection handler shares: where the generation in force is found, the logger, metrics and limits.
 struct ProxyServerCore: Sendable {
-    let installed: InstalledContext
+    let installed: any GenerationSource
     let logger: Logger
     let metrics: ProxyMetrics
     /// The client side's limits (idle, request head, body stall) apply to every connection.
     let timeouts: ProxyTimeouts
 }
 
-/// The configuration in force. Read once per request; replaced whole, so a request sees one consistent
-/// configuration from start to end.
-final class InstalledContext: Sendable {
-    private let slot = Mutex<ProxyContext?>(nil)
-
-    var context: ProxyContext? { slot.withLock { $0 } }
-
-    func install(_ context: ProxyContext) {
-        slot.withLock { $0 = context }
-    }
+/// Where the data plane finds the generation in force, once per exchange. The composition root owns it — the
+/// generation together with the account behind it — and replaces both in one step on reload.
+protocol GenerationSource: Sendable {
+    /// The generation in force with one more exchange counted against it, or nil before the first install.
+    func beginExchange() -> ProxyContext?
 }

@@ -2,33 +2,53 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The part of a running proxy that a reload replaces (the account runtime), with what is needed to build the
-/// next one the same way as the first.
-final class ReloadableState: Sendable {
-    private let slot: Mutex<AccountRuntime>
+/// The one owner of what is installed: the generation in force (``ProxyContext``) together with the account runtime
+/// behind it, replaced in one step by a reload, with what is needed to build the next one the same way as the first.
+/// The data plane reads it once per exchange (``GenerationSource``).
+final class ReloadableState: GenerationSource {
+    /// One installed generation: the data plane's view of a configuration and the account whose tokens it serves.
+    struct Generation: Sendable {
+        let context: ProxyContext
+        let account: AccountRuntime
+    }
+
+    private let slot = Mutex<Generation?>(nil)
     let stateDirectory: StateDirectory?
     let environment: [String: String]
     let logger: Logger
     let now: @Sendable () -> Date
 
     init(
-        account: AccountRuntime, stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
+        stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
         now: @escaping @Sendable () -> Date
     ) {
-        slot = Mutex(account)
         self.stateDirectory = stateDirectory
         self.environment = environment
         self.logger = logger
         self.now = now
     }
 
-    var account: AccountRuntime { slot.withLock { $0 } }
+    /// The account in force. A ``RunningProxy`` exists only once its first generation is installed.
+    var account: AccountRuntime {
+        guard let account = slot.withLock({ $0?.account }) else {
+            preconditionFailure("RunningProxy.start installs a generation before returning")
+        }
+        return account
+    }
 
-    func replace(with account: AccountRuntime) -> AccountRuntime {
+    func beginExchange() -> ProxyContext? {
+        slot.withLock { generation in
+            generation?.context.exchangeBegan()
+            return generation?.context
+        }
+    }
+
+    /// Puts `generation` in force for every exchange from now on and returns the one it replaces.
+    @discardableResult
+    func install(_ generation: Generation) -> Generation? {
         slot.withLock { current in
-            let old = current
-            current = account
-            return old
+            defer { current = generation }
+            return current
         }
     }
 }

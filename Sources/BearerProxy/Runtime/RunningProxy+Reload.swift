@@ -10,6 +10,10 @@ extension RunningProxy {
         case rejected(problems: [String])
     }
 
+    /// How long a reload that changed the account waits for the old generation's exchanges before releasing the
+    /// old account's client anyway.
+    static let retirementLimit: Duration = .seconds(60)
+
     /// Re-reads `routes.json` (SIGHUP; SPEC §10). A valid file takes effect for new requests without touching
     /// in-flight ones; an invalid one is refused with every problem logged and the old one keeps serving. When the
     /// `account` section is unchanged the signed-in account and its cached tokens are kept.
@@ -33,9 +37,9 @@ extension RunningProxy {
         }
         let accountChanged = configuration.account != old.configuration.account
         let account: AccountRuntime
-        let policy: SafetyPolicy
+        let generation: ReloadableState.Generation
         do {
-            policy = try SafetyPolicy.make(for: configuration, listen: listen, environment: state.environment)
+            let policy = try SafetyPolicy.make(for: configuration, listen: listen, environment: state.environment)
             if accountChanged {
                 account = try AccountRuntime.make(
                     configuration: configuration, stateDirectory: state.stateDirectory,
@@ -45,20 +49,29 @@ extension RunningProxy {
             } else {
                 account = old.with(configuration: configuration)
             }
-            try server.install(
-                configuration, tokens: account.tokens,
-                admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy)
+            do {
+                generation = try Self.generation(
+                    configuration, account: account, policy: policy, server: server, metrics: metrics)
+            } catch {
+                if accountChanged { await account.shutdown() }
+                throw error
+            }
         } catch {
             logger.error("reload refused: \(error); the previous configuration keeps serving")
             return .rejected(problems: ["\(error)"])
         }
-        _ = state.replace(with: account)
-        if accountChanged { await old.shutdown() }
+        let previous = state.install(generation)
         for route in configuration.routes.routes {
             logger.info("route \(route.prefix) → \(route.upstream.url)")
         }
         let accountNote = accountChanged ? "new account (\(configuration.account.flow.rawValue))" : "same account"
         logger.info("reloaded \(path): \(configuration.routes.routes.count) routes, \(accountNote)")
+        if accountChanged, let previous {
+            // The old account's client still serves the old generation's exchanges (a token replay after a 401):
+            // it is shut down once the last of them has ended, or after the retirement limit.
+            await previous.context.retire(within: Self.retirementLimit)
+            await old.shutdown()
+        }
         return .applied(accountChanged: accountChanged)
     }
 }

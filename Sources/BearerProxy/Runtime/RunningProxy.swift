@@ -42,10 +42,12 @@ public struct RunningProxy: Sendable {
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let metrics = ProxyMetrics()
+        let state = ReloadableState(
+            stateDirectory: stateDirectory, environment: environment, logger: logger, now: now)
         let server: ProxyServer
         do {
             server = try await ProxyServer.bind(
-                to: address, group: group, timeouts: timeouts, metrics: metrics, logger: logger)
+                to: address, group: group, generations: state, timeouts: timeouts, metrics: metrics, logger: logger)
         } catch {
             try? await group.shutdownGracefully()
             throw StartupError.cannotListen(address: address.description, reason: "\(error)")
@@ -60,17 +62,26 @@ public struct RunningProxy: Sendable {
             // A sign-in at start-up happens here: the port is already ours (a taken port is reported before anyone
             // types a password), and requests meanwhile get 503 "starting" rather than 401.
             try await beforeServing?(account)
-            try server.install(
-                configuration, tokens: account.tokens,
-                admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy)
-            let state = ReloadableState(
-                account: account, stateDirectory: stateDirectory, environment: environment, logger: logger, now: now)
+            state.install(
+                try generation(configuration, account: account, policy: policy, server: server, metrics: metrics))
             return RunningProxy(server: server, group: group, metrics: metrics, current: state)
         } catch {
             await server.shutdown()
             try? await group.shutdownGracefully()
             throw error
         }
+    }
+
+    /// The generation that serves `configuration` with `account`'s tokens.
+    static func generation(
+        _ configuration: Configuration, account: AccountRuntime, policy: SafetyPolicy, server: ProxyServer,
+        metrics: ProxyMetrics
+    ) throws -> ReloadableState.Generation {
+        let context = try ProxyContext(
+            configuration: configuration, tokens: account.tokens,
+            admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy,
+            timeouts: server.timeouts)
+        return ReloadableState.Generation(context: context, account: account)
     }
 
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.

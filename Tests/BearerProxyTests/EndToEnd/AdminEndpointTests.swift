@@ -44,9 +44,11 @@ struct AdminEndpointTests {
         try await ProxyHarness.with(routes: Self.routes) { proxy in
             let configuration = try TestConfigurations.make(
                 routes: routes.replacingOccurrences(of: "PORT", with: String(proxy.port)))
-            try proxy.proxy.server.install(
-                configuration, tokens: proxy.proxy.tokens, admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer),
-                policy: SafetyPolicy())
+            let context = try ProxyContext(
+                configuration: configuration, tokens: proxy.proxy.tokens,
+                admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer), policy: SafetyPolicy(),
+                timeouts: proxy.proxy.server.timeouts)
+            proxy.proxy.current.install(.init(context: context, account: proxy.proxy.account))
             let response = try await TestClient.send(
                 port: proxy.port, method: "POST", uri: "/self/hello?x=1&y=%2F", body: .text("hello"))
             #expect(response.status == .ok)

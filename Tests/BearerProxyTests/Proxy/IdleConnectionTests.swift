@@ -21,7 +21,7 @@ struct IdleConnectionTests {
         // About the idle limit alone: a request whose end never comes is not cut short by the body-stall limit.
         timeouts.bodyStall = idle * 10
         let core = ProxyServerCore(
-            installed: InstalledContext(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
+            installed: NothingInstalled(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: timeouts)
         try channel.pipeline.syncOperations.addHandler(
             ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))
@@ -74,4 +74,9 @@ struct IdleConnectionTests {
         }
         Self.expectClosesAtLimit(channel)
     }
+}
+
+/// A proxy before its first configuration: every request is answered 503 "starting".
+struct NothingInstalled: GenerationSource {
+    func beginExchange() -> ProxyContext? { nil }
 }

@@ -22,7 +22,7 @@ struct RequestTimeLimitTests {
         timeouts.bodyStall = stall
         timeouts.clientIdle = .seconds(60)
         let core = ProxyServerCore(
-            installed: InstalledContext(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
+            installed: NothingInstalled(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: timeouts)
         let pipeline = channel.pipeline.syncOperations
         var encoder = HTTPResponseEncoder.Configuration()
