@@ -77,24 +77,26 @@ struct ConnectionTimeLimitTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let runs = directory.appendingPathComponent("runs").path
-        // A provider that takes 4 s; the route allows 1 s (long enough for the echo upstream on a busy machine).
+        // A provider that takes 2 s; the route /quick allows 0.3 s. /patient shares its scope set (and so its
+        // token) with the default limit, so that its answer does not race a short limit on a busy machine.
         let account = """
-            { "flow": "command", "command": ["sh", "-c", "echo run >> '\(runs)'; sleep 4; echo slow-token"] }
+            { "flow": "command", "command": ["sh", "-c", "echo run >> '\(runs)'; sleep 2; echo slow-token"] }
             """
         try await withUpstream({ _ in .echo }) { upstream in
             let routes = #"""
-                [ { "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"],
-                    "timeoutSeconds": 1 } ]
+                [ { "prefix": "/quick", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"],
+                    "timeoutSeconds": 0.3 },
+                  { "prefix": "/patient", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ]
                 """#
             try await ProxyHarness.with(routes: routes, account: account) { proxy in
-                let first = try await TestClient.send(port: proxy.port, uri: "/api/x", timeout: .seconds(10))
+                let first = try await TestClient.send(port: proxy.port, uri: "/quick/x", timeout: .seconds(10))
                 #expect(first.status == .serviceUnavailable)
                 #expect(first.header("retry-after") == "1")
                 #expect(try first.jsonObject()["type"] as? String == "urn:bearer-proxy:problem:token-unavailable")
                 #expect(upstream.requests.isEmpty)
                 // The one token request carried on: waiting for it joins it rather than starting another.
                 _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://a/R"]))
-                let second = try await TestClient.send(port: proxy.port, uri: "/api/x")
+                let second = try await TestClient.send(port: proxy.port, uri: "/patient/x")
                 #expect(second.status == .ok)
                 #expect(try second.echo().header("authorization") == "Bearer slow-token")
                 let count = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n").count
