@@ -10,9 +10,9 @@ import Synchronization
 /// notices a write by another process — `login` or `logout` in another terminal — and takes it over.
 public final class TokenPersistence: Sendable {
     public let store: TokenStore
-    private let flowName: String
-    private let logger: Logger
-    private let queue = DispatchQueue(label: "bearer-proxy.token-file")
+    let flowName: String
+    let logger: Logger
+    let queue = DispatchQueue(label: "bearer-proxy.token-file")
     /// The file's signature after our last read or write; a different one means someone else wrote.
     private let lastSeen = Mutex<FileSignature?>(nil)
     /// Changes held back while ``inOneWrite(_:)`` runs; nil when writes go straight to the queue.
@@ -49,11 +49,27 @@ public final class TokenPersistence: Sendable {
         }
     }
 
-    /// Replaces the file's access tokens with `tokens` (asynchronously, in order).
-    public func saveTokens(_ tokens: [AccessToken]) {
+    /// Makes `change` to the file's access tokens (asynchronously, in order), keeping the tokens other processes
+    /// stored for other scope sets.
+    public func save(_ change: TokenCacheChange) {
         updateAccount { account in
-            account.accessTokens = tokens.map(Self.persisted)
+            switch change {
+            case .stored(let token): Self.merge(token, into: &account)
+            case .rejected(let value): account.accessTokens.removeAll { $0.value == value }
+            case .replacedAll(let tokens): account.accessTokens = tokens.map(Self.persisted)
+            }
         }
+    }
+
+    /// Puts `token` in place of the file's token for its scope set — unless that one lasts longer (another process
+    /// stored it after this token was obtained).
+    static func merge(_ token: AccessToken, into account: inout PersistedAccount) {
+        let persisted = persisted(token)
+        guard let index = account.accessTokens.firstIndex(where: { $0.scopes == persisted.scopes }) else {
+            account.accessTokens.append(persisted)
+            return
+        }
+        if account.accessTokens[index].expiresOn <= persisted.expiresOn { account.accessTokens[index] = persisted }
     }
 
     /// Records the account's identity and refresh token; an empty snapshot (sign-out) deletes the file.
@@ -88,6 +104,10 @@ public final class TokenPersistence: Sendable {
         return try await body()
     }
 
+    /// Whether ``inOneWrite(_:)`` is holding this process's changes back (a `login` between its sign-in and its
+    /// write): what it signed in is then this process's alone.
+    var isHoldingWrites: Bool { held.withLock { $0 != nil } }
+
     /// Waits until every write asked for so far is on disk (before a CLI command exits).
     public func flush() {
         queue.sync {}
@@ -115,9 +135,12 @@ public final class TokenPersistence: Sendable {
     private func updateAccount(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
         let flowName = flowName
         write { stored in
-            var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+            let before = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+            var account = before
             change(&account)
-            account.updatedAt = Date()
+            // An edit that changes nothing writes nothing (TokenStore.update), so the other processes polling the
+            // file do not reload it for nothing.
+            if account != before || stored == nil { account.updatedAt = Date() }
             stored = account
         }
     }

@@ -12,12 +12,29 @@ struct RefreshTokenGrant: SignInFlow {
     let client: OAuthClient
     let provider: IdentityProviderClient
     let session: AccountSession
+    /// How the refresh token is shared with other processes through the token cache file; nil with `--no-persist`.
+    let sharing: SharedRefreshToken?
     let now: @Sendable () -> Date
 
     func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        let redeem = { (refreshToken: String) async throws(TokenError) -> Redemption in
+            try await self.redeem(refreshToken, for: request)
+        }
+        if let sharing, sharing.isShared {
+            return try await sharing.accessToken(for: request, redeem: redeem)
+        }
         guard let refreshToken = session.refreshToken else {
             throw .signInRequired(reason: "Not signed in.")
         }
+        // Without a file the session is the only place a newer refresh token can be (another request's rotation).
+        let redemption = try await Redemption.redeemingLatest(
+            refreshToken, latest: { session.refreshToken }, redeem: redeem)
+        session.update(refreshToken: redemption.refreshToken, identity: redemption.identity)
+        return redemption.accessToken
+    }
+
+    /// One token request with `refreshToken`, and nothing else: what to keep is the caller's to decide.
+    private func redeem(_ refreshToken: String, for request: TokenRequest) async throws(TokenError) -> Redemption {
         let endpoints = try await provider.endpoints(for: client.endpoint)
         var form: [(String, String)] = [
             ("client_id", client.clientId), ("grant_type", "refresh_token"), ("refresh_token", refreshToken),
@@ -34,7 +51,8 @@ struct RefreshTokenGrant: SignInFlow {
         } catch {
             throw error.tokenError
         }
-        session.update(refreshToken: response.refreshToken, identity: response.idToken.flatMap(IDToken.identity))
-        return response.accessToken(for: request, at: issued)
+        return Redemption(
+            accessToken: response.accessToken(for: request, at: issued),
+            refreshToken: response.refreshToken ?? refreshToken, identity: response.idToken.flatMap(IDToken.identity))
     }
 }
