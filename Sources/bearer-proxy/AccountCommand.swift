@@ -187,7 +187,6 @@ struct StressState: ParsableCommand {
     func run() throws {
         let directory = StateDirectory(path: stateDir)
         if holdRedemptionLock {
-            try directory.prepare()
             let lock = RedemptionLock(store: TokenStore(directory: directory, accountKey: account))
             try lock.holdUntilKilled { StateStress.reportToStandardOutput(line: "held") }
         }

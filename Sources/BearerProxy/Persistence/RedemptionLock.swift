@@ -20,6 +20,8 @@
 public struct RedemptionLock: Sendable {
     /// The lock file's absolute path. The file is never deleted: a process could be holding it.
     public let path: String
+    /// Where it lives; created when missing, since the first redemption can come before the first write.
+    let directory: StateDirectory
 
     /// Longer than one token request may take (``IdentityProviderClient``'s 30 s deadline), so an honest holder is
     /// always waited for; a holder stuck longer (a stopped process) is gone around.
@@ -29,6 +31,7 @@ public struct RedemptionLock: Sendable {
     static let longestPause: Duration = .milliseconds(50)
 
     public init(store: TokenStore) {
+        directory = store.directory
         path = store.directory.path + "/." + store.fileName + ".redeem-lock"
     }
 
@@ -60,6 +63,11 @@ public struct RedemptionLock: Sendable {
     }
 
     private func acquire(maximumWait: Duration, waiting: () -> Void) async -> (Int32?, Outcome) {
+        do {
+            try directory.prepare()
+        } catch {
+            return (nil, .unavailable("\(error)"))
+        }
         // O_CLOEXEC: a child started while the lock is held (a `command` flow, a browser) must not inherit it.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return (nil, .unavailable(Self.lastError())) }
@@ -90,6 +98,7 @@ public struct RedemptionLock: Sendable {
     /// Takes the lock and never lets go, for the tests that kill a holder (`bearer-proxy _stress-state
     /// --hold-redemption-lock`): blocks this thread, so it is for a process that does nothing else.
     public func holdUntilKilled(onceHeld: () -> Void) throws(StateError) -> Never {
+        try directory.prepare()
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .cannotWrite(path: path, reason: Self.lastError()) }
         while flock(descriptor, LOCK_EX) != 0 {
