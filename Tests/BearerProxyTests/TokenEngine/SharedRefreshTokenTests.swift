@@ -69,6 +69,17 @@ struct SharedRefreshTokenTests {
         }
     }
 
+    @Test("a process's writes keep the tokens other processes stored for other scope sets")
+    func writesKeepOtherTokens() async throws {
+        try await Self.withTwoProcesses { provider, first, second in
+            _ = try await first.tokens.accessToken(for: Self.scopeSet(0))
+            _ = try await second.tokens.accessToken(for: Self.scopeSet(1))
+            second.persistence?.flush()
+            _ = try await second.tokens.accessToken(for: Self.scopeSet(0))
+            #expect(provider.refreshRedemptionCount(forScope: Self.scopes[0]) == 1)
+        }
+    }
+
     @Test("300 concurrent requests in each of two processes for three scope sets: one token request per scope set")
     func concurrentProcesses() async throws {
         try await Self.withTwoProcesses { provider, first, second in
