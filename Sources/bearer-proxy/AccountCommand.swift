@@ -69,7 +69,7 @@ struct Login: AsyncParsableCommand {
     func run() async throws {
         try await options.withAccount { [link] account in
             // The new account reaches the file with its tokens: a running `serve` never sees it without them.
-            try await account.inOneWrite {
+            let notes = try await account.inOneWrite {
                 if account.interactive != nil {
                     let console = TerminalConsole(environment: options.global.environment)
                     let choices = SignInOptions(link: link)
@@ -77,12 +77,11 @@ struct Login: AsyncParsableCommand {
                         try await account.signIn(console: console, options: choices)
                     }
                 }
-                for scopes in account.scopeSets {
-                    _ = try await account.tokens.accessToken(for: scopes)
-                }
+                return try await account.fetchRouteTokens()
             }
             let report = StatusReport(account: account)
             print("Signed in (\(account.configuration.account.flow.rawValue)).")
+            for note in notes { print("Note: \(note)") }
             print(report.text)
         }
     }
