@@ -18,9 +18,9 @@ struct SharedRefreshToken: Sendable {
     var maximumWait: Duration = RedemptionLock.maximumWait
 
     /// Whether the refresh token in memory is the one shared through the file. It is not while `login` holds its
-    /// writes back between its sign-in and its one write: the new refresh token is this process's alone until then,
-    /// and the file still holds the previous account, which must not be taken over.
-    var isShared: Bool { !persistence.isHoldingWrites }
+    /// sign-in back until its one write: the new refresh token is this process's alone until then, and the file
+    /// still holds the previous account, which must not be taken over.
+    var isShared: Bool { !persistence.isHoldingSession }
 
     /// A token for `request`: one another process stored, else one redeemed here — under the lock either way.
     func accessToken(

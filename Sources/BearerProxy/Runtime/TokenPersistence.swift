@@ -16,7 +16,13 @@ public final class TokenPersistence: Sendable {
     /// The file's signature after our last read or write; a different one means someone else wrote.
     private let lastSeen = Mutex<FileSignature?>(nil)
     /// Changes held back while ``inOneWrite(_:)`` runs; nil when writes go straight to the queue.
-    private let held = Mutex<[Change]?>(nil)
+    private let held = Mutex<HeldWrites?>(nil)
+
+    private struct HeldWrites {
+        var changes: [Change] = []
+        /// Whether the account itself changed (a sign-in): its refresh token is then this process's alone.
+        var includesSession = false
+    }
 
     /// One edit of the file's account; setting it to nil deletes the file.
     private typealias Change = @Sendable (inout PersistedAccount?) -> Void
@@ -75,10 +81,10 @@ public final class TokenPersistence: Sendable {
     /// Records the account's identity and refresh token; an empty snapshot (sign-out) deletes the file.
     public func saveSession(_ snapshot: AccountSession.Snapshot) {
         if snapshot == AccountSession.Snapshot() {
-            write { stored in stored = nil }
+            write(session: true) { stored in stored = nil }
             return
         }
-        updateAccount { account in
+        updateAccount(session: true) { account in
             account.refreshToken = snapshot.refreshToken
             account.identity = snapshot.identity
         }
@@ -90,23 +96,24 @@ public final class TokenPersistence: Sendable {
     public func inOneWrite<T>(_ body: () async throws -> T) async rethrows -> T {
         let outermost = held.withLock { held -> Bool in
             guard held == nil else { return false }
-            held = []
+            held = HeldWrites()
             return true
         }
         guard outermost else { return try await body() }
         defer {
             let changes = held.withLock { held -> [Change] in
                 defer { held = nil }
-                return held ?? []
+                return held?.changes ?? []
             }
             if !changes.isEmpty { enqueue(changes) }
         }
         return try await body()
     }
 
-    /// Whether ``inOneWrite(_:)`` is holding this process's changes back (a `login` between its sign-in and its
-    /// write): what it signed in is then this process's alone.
-    var isHoldingWrites: Bool { held.withLock { $0 != nil } }
+    /// Whether ``inOneWrite(_:)`` is holding back a change of the account itself — a `login` between its sign-in
+    /// and its write: the new refresh token is then this process's alone, and the file still holds the previous
+    /// account. (A `login` that signs nobody in, as for the `refresh-token` flow, holds only tokens back.)
+    var isHoldingSession: Bool { held.withLock { $0?.includesSession ?? false } }
 
     /// Waits until every write asked for so far is on disk (before a CLI command exits).
     public func flush() {
@@ -132,9 +139,11 @@ public final class TokenPersistence: Sendable {
     }
 
     /// Edits the account in the file, starting a new one when there is none.
-    private func updateAccount(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
+    private func updateAccount(
+        session: Bool = false, _ change: @escaping @Sendable (inout PersistedAccount) -> Void
+    ) {
         let flowName = flowName
-        write { stored in
+        write(session: session) { stored in
             let before = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
             var account = before
             change(&account)
@@ -145,10 +154,11 @@ public final class TokenPersistence: Sendable {
         }
     }
 
-    private func write(_ change: @escaping Change) {
+    private func write(session: Bool = false, _ change: @escaping Change) {
         let isHeld = held.withLock { held -> Bool in
             guard held != nil else { return false }
-            held?.append(change)
+            held?.changes.append(change)
+            if session { held?.includesSession = true }
             return true
         }
         if !isHeld { enqueue([change]) }

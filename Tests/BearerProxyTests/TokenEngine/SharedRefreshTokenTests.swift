@@ -80,6 +80,19 @@ struct SharedRefreshTokenTests {
         }
     }
 
+    @Test("a login that signs nobody in (refresh-token flow) shares its redemptions at once, not at its one write")
+    func loginWithoutSignIn() async throws {
+        try await Self.withTwoProcesses { provider, serve, login in
+            try await login.inOneWrite {
+                _ = try await login.fetchRouteTokens()
+                // A serve running meanwhile finds the rotated refresh token and the tokens in the file.
+                _ = try await serve.tokens.accessToken(for: Self.scopeSet(0))
+            }
+            #expect(provider.refusedRedemptionCount == 0)
+            #expect(provider.refreshRedemptionCount(forScope: Self.scopes[0]) == 1)
+        }
+    }
+
     @Test("300 concurrent requests in each of two processes for three scope sets: one token request per scope set")
     func concurrentProcesses() async throws {
         try await Self.withTwoProcesses { provider, first, second in
