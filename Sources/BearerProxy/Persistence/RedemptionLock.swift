@@ -40,13 +40,16 @@ public struct RedemptionLock: Sendable {
         case held
         /// Another process held it for longer than the bound allowed.
         case waitExceeded
+        /// The task was cancelled while it waited (a shutdown): the body should not go on to the provider.
+        case cancelled
         /// The lock file could not be opened or locked (the reason, for the log).
         case unavailable(String)
     }
 
     /// Runs `body` holding the lock — or, when it cannot be had within `maximumWait`, without it (the outcome says
     /// which): a redemption without the lock risks one `invalid_grant`, which the caller recovers from by reading
-    /// the file again, where refusing would stop every process behind one that hangs. `waiting` is called once if
+    /// the file again, where refusing would stop every process behind one that hangs. A task cancelled while it
+    /// waits stops waiting at once (``Outcome/cancelled``). `waiting` is called once if
     /// another process holds the lock at the first try.
     public func withLock<T, E: Error>(
         maximumWait: Duration = Self.maximumWait, waiting: () -> Void = {},
@@ -84,11 +87,15 @@ public struct RedemptionLock: Sendable {
                 announced = true
                 waiting()
             }
-            // A cancelled task stops waiting at once; the body then runs without the lock and, cancelled too,
-            // ends before it reaches the provider.
-            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: pause)) != nil else {
+            guard ContinuousClock.now < deadline else {
                 close(descriptor)
                 return (nil, .waitExceeded)
+            }
+            do {
+                try await Task.sleep(for: pause)
+            } catch {
+                close(descriptor)
+                return (nil, .cancelled)
             }
             pause = min(pause * 2, Self.longestPause)
         }

@@ -33,6 +33,11 @@ struct SharedRefreshToken: Sendable {
         }
         return try await lock.withLock(maximumWait: maximumWait, waiting: waiting) {
             outcome async throws(TokenError) -> AccessToken in
+            if outcome == .cancelled {
+                // A shutdown: going on without the lock could retire the refresh token under another process.
+                throw .providerUnavailable(
+                    reason: "cancelled while waiting for the redemption lock", retryAfterSeconds: 1)
+            }
             if outcome != .held {
                 logger.warning("redeeming the refresh token without the token cache's redemption lock: \(outcome)")
             }

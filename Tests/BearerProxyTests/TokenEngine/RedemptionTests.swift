@@ -85,4 +85,33 @@ struct RedemptionTests {
         }
         #expect(await lock.withLock(maximumWait: .zero) { $0 } == .held)
     }
+
+    @Test("a task cancelled while it waits (a shutdown) stops at once, and not as if the wait had run out")
+    func cancelledWait() async throws {
+        let scratch = try StoreScratchDirectory()
+        defer { scratch.remove() }
+        let lock = RedemptionLock(store: scratch.store("shared"))
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let (waiting, waits) = AsyncStream<Void>.makeStream()
+        try await withThrowingTaskGroup(of: Void.self) { holder in
+            holder.addTask {
+                await lock.withLock { _ in
+                    holding.yield()
+                    for await _ in released { break }
+                }
+            }
+            for await _ in held { break }
+            let outcome = await withTaskGroup(of: RedemptionLock.Outcome.self) { waiter in
+                waiter.addTask { await lock.withLock(maximumWait: .seconds(600), waiting: { waits.yield() }) { $0 } }
+                for await _ in waiting { break }
+                // Only the waiter is cancelled: the holder keeps the lock throughout.
+                waiter.cancelAll()
+                return await waiter.next()
+            }
+            #expect(outcome == .cancelled)
+            release.yield()
+            try await holder.waitForAll()
+        }
+    }
 }
