@@ -20,6 +20,7 @@ extension TokenPersistence {
         let flowName = flowName
         await onQueue { [self] in
             do {
+                let before = store.signature()
                 try store.update { stored in
                     var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
                     account.refreshToken = refreshToken
@@ -28,8 +29,9 @@ extension TokenPersistence {
                     account.updatedAt = Date()
                     stored = account
                 }
-                // `lastSeen` stays: another process may have written between the read under the lock and this
-                // write, and the next poll must take that over too.
+                // When nobody else wrote since this process last took the file over, the file now holds what memory
+                // does, and the next poll need not reload it (and reset the cache's back-off). Otherwise it must.
+                recordOwnWrite(ifUnchangedSince: before)
             } catch {
                 logger.error("cannot write the token cache \(store.path): \(error)")
             }

@@ -120,6 +120,15 @@ public final class TokenPersistence: Sendable {
         queue.sync {}
     }
 
+    /// Notes the file's signature after a write of this process, when `before` — its signature just before the
+    /// write — is the one last seen: only then does the file hold nothing this process has not taken over.
+    func recordOwnWrite(ifUnchangedSince before: FileSignature?) {
+        let after = store.signature()
+        lastSeen.withLock { seen in
+            if seen == before { seen = after }
+        }
+    }
+
     /// Takes over the file if another process changed it since our last read or write.
     public func reloadIfChanged(tokens: TokenCache, session: AccountSession) {
         // On the writes' queue: between one of our own writes and the recording of its signature, the file would
@@ -168,10 +177,13 @@ public final class TokenPersistence: Sendable {
     private func enqueue(_ changes: [Change]) {
         queue.async { [self] in
             do {
+                let before = store.signature()
                 try store.update { stored in
                     for change in changes { change(&stored) }
                 }
-                lastSeen.withLock { $0 = store.signature() }
+                // Not unconditionally: what another process wrote since the last poll is merged into this write,
+                // and the poll must still take it over (its rotated refresh token, its tokens).
+                recordOwnWrite(ifUnchangedSince: before)
             } catch {
                 logger.error("cannot write the token cache \(store.path): \(error)")
             }

@@ -93,6 +93,19 @@ struct SharedRefreshTokenTests {
         }
     }
 
+    @Test("a process's own redemption is not reloaded from the file as another's change (which ends back-offs)")
+    func ownWriteIsNoChange() async throws {
+        try await Self.withTwoProcesses { provider, serve, _ in
+            provider.enqueue(.throttle(retryAfter: 60), forScope: Self.scopes[1])
+            await #expect(throws: TokenError.self) { try await serve.tokens.accessToken(for: Self.scopeSet(1)) }
+            _ = try await serve.tokens.accessToken(for: Self.scopeSet(0))
+            serve.persistence?.reloadIfChanged(tokens: serve.tokens, session: serve.session)
+            // Still backing off: the failure is answered again without asking the provider.
+            await #expect(throws: TokenError.self) { try await serve.tokens.accessToken(for: Self.scopeSet(1)) }
+            #expect(provider.refreshRedemptionCount(forScope: Self.scopes[1]) == 1)
+        }
+    }
+
     @Test("300 concurrent requests in each of two processes for three scope sets: one token request per scope set")
     func concurrentProcesses() async throws {
         try await Self.withTwoProcesses { provider, first, second in
