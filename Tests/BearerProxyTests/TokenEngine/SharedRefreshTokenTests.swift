@@ -106,6 +106,18 @@ struct SharedRefreshTokenTests {
         }
     }
 
+    @Test("the file poll takes over another process's write even when this process has written since")
+    func pollAfterOwnWrite() async throws {
+        try await Self.withTwoProcesses { _, first, second in
+            let token = try await second.tokens.accessToken(for: Self.scopeSet(0))
+            first.persistence?.save(.rejected(value: "a token nobody has"))
+            first.persistence?.flush()
+            first.persistence?.reloadIfChanged(tokens: first.tokens, session: first.session)
+            #expect(first.tokens.cachedToken(for: Self.scopeSet(0))?.value == token.value)
+            #expect(first.session.refreshToken == second.session.refreshToken)
+        }
+    }
+
     @Test("300 concurrent requests in each of two processes for three scope sets: one token request per scope set")
     func concurrentProcesses() async throws {
         try await Self.withTwoProcesses { provider, first, second in
