@@ -64,7 +64,9 @@ struct SharedRefreshTokenTests {
         try await Self.withTwoProcesses { provider, first, second in
             let obtained = try await first.tokens.accessToken(for: Self.scopeSet(0))
             let reused = try await second.tokens.accessToken(for: Self.scopeSet(0))
-            #expect(reused.value == obtained.value)
+            // Compared as a Bool: a failure must not print the tokens.
+            let same = reused.value == obtained.value
+            #expect(same)
             #expect(provider.refreshRedemptionCount(forScope: Self.scopes[0]) == 1)
         }
     }
@@ -108,13 +110,14 @@ struct SharedRefreshTokenTests {
 
     @Test("the file poll takes over another process's write even when this process has written since")
     func pollAfterOwnWrite() async throws {
-        try await Self.withTwoProcesses { _, first, second in
+        try await Self.withTwoProcesses { provider, first, second in
             let token = try await second.tokens.accessToken(for: Self.scopeSet(0))
             first.persistence?.save(.rejected(value: "a token nobody has"))
             first.persistence?.flush()
             first.persistence?.reloadIfChanged(tokens: first.tokens, session: first.session)
-            #expect(first.tokens.cachedToken(for: Self.scopeSet(0))?.value == token.value)
-            #expect(first.session.refreshToken == second.session.refreshToken)
+            let taken = first.tokens.cachedToken(for: Self.scopeSet(0))?.value == token.value
+            #expect(taken, "the other process's token")
+            #expect(first.session.refreshToken.flatMap(provider.refreshTokenID) == "rt2")
         }
     }
 
@@ -161,9 +164,10 @@ struct SharedRefreshTokenTests {
                     clock.advance(1900)
                     #expect(await first.tokens.refreshDueTokens() == 1)
                     #expect(await second.tokens.refreshDueTokens() == 1)
-                    #expect(
+                    let same =
                         first.tokens.cachedToken(for: Self.scopeSet(0))?.value
-                            == second.tokens.cachedToken(for: Self.scopeSet(0))?.value)
+                        == second.tokens.cachedToken(for: Self.scopeSet(0))?.value
+                    #expect(same, "one refreshed token for both")
                     #expect(provider.refreshRedemptionCount(forScope: Self.scopes[0]) == 2)
                     #expect(provider.refusedRedemptionCount == 0)
                 }
