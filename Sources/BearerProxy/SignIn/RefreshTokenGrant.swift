@@ -17,8 +17,12 @@ struct RefreshTokenGrant: SignInFlow {
     let now: @Sendable () -> Date
 
     func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        // Before the redemption lock, not under it: a first discovery may take as long as the token request itself,
+        // and the other processes' wait for the lock is bounded by one token request. (Not signed in here: the file
+        // may still hold another process's sign-in, and discovery then happens under the lock, once.)
+        let endpoints = session.refreshToken == nil ? nil : try await provider.endpoints(for: client.endpoint)
         let redeem = { (refreshToken: String) async throws(TokenError) -> Redemption in
-            try await self.redeem(refreshToken, for: request)
+            try await self.redeem(refreshToken, for: request, at: endpoints)
         }
         if let sharing, sharing.isShared {
             return try await sharing.accessToken(for: request, redeem: redeem)
@@ -34,8 +38,15 @@ struct RefreshTokenGrant: SignInFlow {
     }
 
     /// One token request with `refreshToken`, and nothing else: what to keep is the caller's to decide.
-    private func redeem(_ refreshToken: String, for request: TokenRequest) async throws(TokenError) -> Redemption {
-        let endpoints = try await provider.endpoints(for: client.endpoint)
+    private func redeem(
+        _ refreshToken: String, for request: TokenRequest, at known: ProviderEndpoints?
+    ) async throws(TokenError) -> Redemption {
+        let endpoints: ProviderEndpoints
+        if let known {
+            endpoints = known
+        } else {
+            endpoints = try await provider.endpoints(for: client.endpoint)
+        }
         var form: [(String, String)] = [
             ("client_id", client.clientId), ("grant_type", "refresh_token"), ("refresh_token", refreshToken),
             ("scope", (request.scopes.scopes + Self.userScopes).joined(separator: " ")), ("client_info", "1"),
