@@ -18,16 +18,19 @@ struct SharedRefreshTokenProcessTests {
         var accountKey: String
     }
 
-    /// A `refresh-token` account with routes `/r0` and `/r1` (one scope set each) to `upstream`'s `/r0` and `/r1`.
+    /// One scope set per route `/r<n>`.
+    static let scopes = (0..<5).map { "api://round\($0)/Read" }
+
+    /// A `refresh-token` account with routes `/r0` … `/r4` (one scope set each) to `upstream`'s `/r0` … `/r4`.
     static func machine(_ provider: FakeIdentityProvider, upstream: FakeUpstream) throws -> Machine {
         let directory = try CommandLineTests.temporaryDirectory()
         let file = directory + "/routes.json"
         let account = TestAccounts.refreshToken(provider)
         let routes =
             "["
-            + (0..<2).map { index in
+            + scopes.indices.map { index in
                 #"{ "prefix": "/r\#(index)", "upstream": "\#(upstream.baseURL)/r\#(index)", "#
-                    + #""scopes": ["\#(SharedRefreshTokenTests.scopes[index])"] }"#
+                    + #""scopes": ["\#(scopes[index])"] }"#
             }.joined(separator: ", ") + "]"
         try Data(#"{ "account": \#(account), "routes": \#(routes) }"#.utf8).write(to: URL(fileURLWithPath: file))
         let environment = InteractiveCommandLineTests.environment(
@@ -38,69 +41,75 @@ struct SharedRefreshTokenProcessTests {
             accountKey: AccountRuntime.accountKey(for: configuration.account.settings, devIssuerURL: ""))
     }
 
-    /// What one process or request of the burst ended with.
+    /// What one request or command of a round ended with.
     enum Outcome: Sendable {
-        case response(route: Int, status: UInt)
-        case command(route: Int, status: Int32, stdout: String, stderr: String)
+        case response(status: UInt)
+        case command(status: Int32, token: String, stderr: String)
     }
 
-    @Test("two serves and four token commands at once: every answer 200, one refresh request per scope set")
-    func burst() async throws {
+    @Test(
+        "three serves and two token commands, five rounds, each a new scope set at once: all 200, one request each"
+    )
+    func rounds() async throws {
         try await withIdentityProvider(SharedRefreshTokenTests.strictProvider()) { provider in
             try await withUpstream({ _ in .echo }) { upstream in
                 let machine = try Self.machine(provider, upstream: upstream)
-                let ports = [try await closedPort(), try await closedPort()]
-                let (outcomes, serves) = try await Self.serving(machine, on: ports) {
-                    try await withThrowingTaskGroup(of: Outcome.self) { group in
-                        for route in 0..<2 {
-                            for port in ports {
-                                for _ in 0..<10 {
-                                    group.addTask {
-                                        let response = try await TestClient.send(port: port, uri: "/r\(route)/x")
-                                        return .response(route: route, status: response.status.code)
-                                    }
-                                }
-                            }
-                            for _ in 0..<2 {
-                                group.addTask {
-                                    let result = try await CommandLineTests.run(
-                                        ["token", "/r\(route)", "--config", machine.file],
-                                        environment: machine.environment)
-                                    return .command(
-                                        route: route, status: result.status, stdout: result.stdout,
-                                        stderr: result.stderr)
-                                }
-                            }
+                var ports: [Int] = []
+                for _ in 0..<3 { ports.append(try await closedPort()) }
+                let (rounds, serves) = try await Self.serving(machine, on: ports[...]) {
+                    var rounds: [[Outcome]] = []
+                    for route in Self.scopes.indices {
+                        rounds.append(try await Self.round(route: route, ports: ports, machine: machine))
+                    }
+                    return rounds
+                }
+                for (route, outcomes) in rounds.enumerated() {
+                    var tokens: Set<String> = []
+                    for outcome in outcomes {
+                        switch outcome {
+                        case .response(let status):
+                            #expect(status == 200, "round \(route)")
+                        case .command(let status, let token, let stderr):
+                            #expect(status == 0, "round \(route): \(stderr)")
+                            tokens.insert(token)
                         }
-                        return try await group.reduce(into: [Outcome]()) { $0.append($1) }
                     }
-                }
-                var tokens: [Int: Set<String>] = [:]
-                for outcome in outcomes {
-                    switch outcome {
-                    case .response(let route, let status):
-                        #expect(status == 200, "route \(route)")
-                    case .command(let route, let status, let stdout, let stderr):
-                        #expect(status == 0, "\(stderr)")
-                        #expect(!stderr.contains("invalid_grant"))
-                        tokens[route, default: []].insert(stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+                    for request in upstream.requests where request.head.uri.hasPrefix("/r\(route)/") {
+                        tokens.insert(String(request.head.header("authorization")?.dropFirst(7) ?? ""))
                     }
-                }
-                for request in upstream.requests {
-                    let route = request.head.uri.hasPrefix("/r0") ? 0 : 1
-                    tokens[route, default: []].insert(String(request.head.header("authorization")?.dropFirst(7) ?? ""))
+                    // One token for the scope set on the whole machine: the commands printed the one the serves sent.
+                    #expect(tokens.count == 1, "round \(route)")
+                    #expect(provider.refreshRedemptionCount(forScope: Self.scopes[route]) == 1, "round \(route)")
                 }
                 for serve in serves {
                     #expect(serve.status == 0, "\(serve.stderr)")
                     #expect(!serve.stderr.contains("invalid_grant"))
                 }
                 #expect(provider.refusedRedemptionCount == 0)
-                for route in 0..<2 {
-                    // One token per scope set on the whole machine: the commands printed the one the serves sent.
-                    #expect(tokens[route]?.count == 1, "route \(route)")
-                    #expect(provider.refreshRedemptionCount(forScope: SharedRefreshTokenTests.scopes[route]) == 1)
+            }
+        }
+    }
+
+    /// One round: every serve is asked for `/r<route>` ten times and two `token` commands for it, all at once.
+    static func round(route: Int, ports: [Int], machine: Machine) async throws -> [Outcome] {
+        try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for port in ports {
+                for _ in 0..<10 {
+                    group.addTask {
+                        .response(status: try await TestClient.send(port: port, uri: "/r\(route)/x").status.code)
+                    }
                 }
             }
+            for _ in 0..<2 {
+                group.addTask {
+                    let result = try await CommandLineTests.run(
+                        ["token", "/r\(route)", "--config", machine.file], environment: machine.environment)
+                    return .command(
+                        status: result.status, token: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+                        stderr: result.stderr)
+                }
+            }
+            return try await group.reduce(into: [Outcome]()) { $0.append($1) }
         }
     }
 
@@ -147,39 +156,34 @@ struct SharedRefreshTokenProcessTests {
                     #expect(!output.stderr.contains("without the token cache's redemption lock"))
                 }
                 #expect(provider.refusedRedemptionCount == 0)
-                for scope in SharedRefreshTokenTests.scopes.prefix(2) {
+                for scope in Self.scopes.prefix(2) {
                     #expect(provider.refreshRedemptionCount(forScope: scope) == 1)
                 }
             }
         }
     }
 
-    /// Runs two `serve`s of `machine` on `ports`, healthy before `body` runs, and stops them with SIGTERM after it;
-    /// returns what the body returned and how each serve ended.
+    /// Runs a `serve` of `machine` on each of `ports`, all healthy before `body` runs, and stops them with SIGTERM
+    /// after it; returns what the body returned and how each serve ended.
     static func serving<T: Sendable>(
-        _ machine: Machine, on ports: [Int], _ body: () async throws -> T
+        _ machine: Machine, on ports: ArraySlice<Int>, healthy: [Int] = [], _ body: () async throws -> T
     ) async throws -> (T, [ChildProcess.Output]) {
-        func serve(_ port: Int) -> [String] {
-            ["serve", "--config", machine.file, "--listen", "127.0.0.1:\(port)"]
-        }
-        let (inner, outer) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, serve(ports[0]), environment: machine.environment
-        ) { first in
-            let (value, second) = try await ChildProcess.withRunning(
-                CommandLineTests.binary, serve(ports[1]), environment: machine.environment
-            ) { second in
-                for port in ports {
-                    guard try await CommandLineTests.waitUntilHealthy(port: port) else {
-                        throw StressProcessError(description: "serve on port \(port) did not become healthy")
-                    }
+        guard let port = ports.first else {
+            for port in healthy {
+                guard try await CommandLineTests.waitUntilHealthy(port: port) else {
+                    throw StressProcessError(description: "serve on port \(port) did not become healthy")
                 }
-                let value = try await body()
-                second.signal(SIGTERM)
-                return value
             }
-            first.signal(SIGTERM)
-            return (value, second)
+            return (try await body(), [])
         }
-        return (inner.0, [outer, inner.1])
+        let (inner, output) = try await ChildProcess.withRunning(
+            CommandLineTests.binary, ["serve", "--config", machine.file, "--listen", "127.0.0.1:\(port)"],
+            environment: machine.environment
+        ) { running in
+            let inner = try await serving(machine, on: ports.dropFirst(), healthy: healthy + [port], body)
+            running.signal(SIGTERM)
+            return inner
+        }
+        return (inner.0, inner.1 + [output])
     }
 }
