@@ -15,6 +15,20 @@ struct RefreshTokenGrant: SignInFlow {
     /// How the refresh token is shared with other processes through the token cache file; nil with `--no-persist`.
     let sharing: SharedRefreshToken?
     let now: @Sendable () -> Date
+    /// One redemption at a time when the refresh token is this process's alone.
+    private let turns = RedemptionTurns()
+
+    init(
+        name: String, client: OAuthClient, provider: IdentityProviderClient, session: AccountSession,
+        sharing: SharedRefreshToken?, now: @escaping @Sendable () -> Date
+    ) {
+        self.name = name
+        self.client = client
+        self.provider = provider
+        self.session = session
+        self.sharing = sharing
+        self.now = now
+    }
 
     func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
         // Before the redemption lock, not under it: a first discovery may take as long as the token request itself,
@@ -27,14 +41,17 @@ struct RefreshTokenGrant: SignInFlow {
         if let sharing, sharing.isShared {
             return try await sharing.accessToken(for: request, redeem: redeem)
         }
-        guard let refreshToken = session.refreshToken else {
-            throw .signInRequired(reason: "Not signed in.")
+        return try await turns.inTurn { () async throws(TokenError) -> AccessToken in
+            // Read in turn: the redemption before this one may have rotated it.
+            guard let refreshToken = session.refreshToken else {
+                throw .signInRequired(reason: "Not signed in.")
+            }
+            // Without a file the session is the only place a newer refresh token can be.
+            let redemption = try await Redemption.redeemingLatest(
+                refreshToken, latest: { session.refreshToken }, redeem: redeem)
+            session.update(refreshToken: redemption.refreshToken, identity: redemption.identity)
+            return redemption.accessToken
         }
-        // Without a file the session is the only place a newer refresh token can be (another request's rotation).
-        let redemption = try await Redemption.redeemingLatest(
-            refreshToken, latest: { session.refreshToken }, redeem: redeem)
-        session.update(refreshToken: redemption.refreshToken, identity: redemption.identity)
-        return redemption.accessToken
     }
 
     /// One token request with `refreshToken`, and nothing else: what to keep is the caller's to decide.

@@ -121,6 +121,28 @@ struct SharedRefreshTokenTests {
         }
     }
 
+    @Test("--no-persist: no file, but the process's own requests for three scope sets redeem one after another")
+    func withoutFile() async throws {
+        try await withIdentityProvider(Self.strictProvider()) { provider in
+            try await SignInHarness.with(
+                account: TestAccounts.refreshToken(provider), routes: Self.routes,
+                environment: TestAccounts.environment(provider)
+            ) { process in
+                #expect(process.persistence == nil)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<3 {
+                        for _ in 0..<50 {
+                            group.addTask { _ = try await process.tokens.accessToken(for: Self.scopeSet(index)) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(provider.refusedRedemptionCount == 0)
+                for scope in Self.scopes { #expect(provider.refreshRedemptionCount(forScope: scope) == 1) }
+            }
+        }
+    }
+
     @Test("300 concurrent requests in each of two processes for three scope sets: one token request per scope set")
     func concurrentProcesses() async throws {
         try await Self.withTwoProcesses { provider, first, second in
