@@ -49,8 +49,8 @@ public struct RedemptionLock: Sendable {
     /// Runs `body` holding the lock — or, when it cannot be had within `maximumWait`, without it (the outcome says
     /// which): a redemption without the lock risks one `invalid_grant`, which the caller recovers from by reading
     /// the file again, where refusing would stop every process behind one that hangs. A task cancelled while it
-    /// waits stops waiting at once (``Outcome/cancelled``). `waiting` is called once if
-    /// another process holds the lock at the first try.
+    /// waits stops waiting at once (``Outcome/cancelled``). `waiting` is called once if another process holds the
+    /// lock at the first try.
     public func withLock<T, E: Error>(
         maximumWait: Duration = Self.maximumWait, waiting: () -> Void = {},
         _ body: (Outcome) async throws(E) -> T

@@ -15,7 +15,6 @@ struct SharedRefreshToken: Sendable {
     let session: AccountSession
     let logger: Logger
     let now: @Sendable () -> Date
-    var maximumWait: Duration = RedemptionLock.maximumWait
 
     /// Whether the refresh token in memory is the one shared through the file. It is not while `login` holds its
     /// sign-in back until its one write: the new refresh token is this process's alone until then, and the file
@@ -31,7 +30,7 @@ struct SharedRefreshToken: Sendable {
                 "another bearer-proxy process is redeeming the refresh token; waiting for it",
                 metadata: ["scopes": "\(request.scopes)"])
         }
-        return try await lock.withLock(maximumWait: maximumWait, waiting: waiting) {
+        return try await lock.withLock(waiting: waiting) {
             outcome async throws(TokenError) -> AccessToken in
             if outcome == .cancelled {
                 // A shutdown: going on without the lock could retire the refresh token under another process.

@@ -4,12 +4,21 @@ import Foundation
 /// event loop or a cooperative thread, since the directory's lock may make them wait for another process's write —
 /// and after every write this process has queued, so the file read is never older than this process's own state.
 extension TokenPersistence {
-    /// The account in the file now, or nil when there is none (or it cannot be read: then there is nothing to take
-    /// over, and the next write sets the file aside as usual).
+    /// The account in the file now, or nil when there is none or it cannot be used (an unusable file is set aside
+    /// and reported, as at start-up: there is nothing to take over).
     func storedAccount() async -> PersistedAccount? {
         await onQueue { [self] in
-            guard case .loaded(let account)? = try? store.load() else { return nil }
-            return account
+            switch try? store.load() {
+            case .loaded(let account)?:
+                return account
+            case .setAside(let original, let movedTo, let reason)?:
+                logger.warning(
+                    "the token cache \(original) was unreadable (\(reason)); it was kept as \(movedTo) and a fresh one started"
+                )
+                return nil
+            case .empty?, nil:
+                return nil
+            }
         }
     }
 
