@@ -69,7 +69,7 @@ struct Login: AsyncParsableCommand {
     func run() async throws {
         try await options.withAccount { [link] account in
             // The new account reaches the file with its tokens: a running `serve` never sees it without them.
-            try await account.inOneWrite {
+            let notes = try await account.inOneWrite {
                 if account.interactive != nil {
                     let console = TerminalConsole(environment: options.global.environment)
                     let choices = SignInOptions(link: link)
@@ -77,12 +77,11 @@ struct Login: AsyncParsableCommand {
                         try await account.signIn(console: console, options: choices)
                     }
                 }
-                for scopes in account.scopeSets {
-                    _ = try await account.tokens.accessToken(for: scopes)
-                }
+                return try await account.fetchRouteTokens()
             }
             let report = StatusReport(account: account)
             print("Signed in (\(account.configuration.account.flow.rawValue)).")
+            for note in notes { print("Note: \(note)") }
             print(report.text)
         }
     }
@@ -173,16 +172,23 @@ struct Token: AsyncParsableCommand {
 }
 
 /// A hidden helper for the persistence tests: many read-modify-write cycles on a token cache file, so a test can
-/// kill the process mid-write or run two at once and check that nothing is torn or lost.
+/// kill the process mid-write or run two at once and check that nothing is torn or lost; or, with
+/// `--hold-redemption-lock`, a process that takes the account's redemption lock, prints `held` and waits to be
+/// killed.
 struct StressState: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "_stress-state", shouldDisplay: false)
 
     @Option(name: .long) var stateDir: String
     @Option(name: .long) var account: String
-    @Option(name: .long) var iterations: Int
+    @Option(name: .long) var iterations: Int = 0
+    @Flag(name: .long) var holdRedemptionLock = false
 
     func run() throws {
-        try StateStress.runWriter(
-            directory: StateDirectory(path: stateDir), accountKey: account, iterations: iterations)
+        let directory = StateDirectory(path: stateDir)
+        if holdRedemptionLock {
+            let lock = RedemptionLock(store: TokenStore(directory: directory, accountKey: account))
+            try lock.holdUntilKilled { StateStress.reportToStandardOutput(line: "held") }
+        }
+        try StateStress.runWriter(directory: directory, accountKey: account, iterations: iterations)
     }
 }

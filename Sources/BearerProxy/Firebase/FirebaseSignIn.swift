@@ -34,7 +34,7 @@ struct FirebaseSignIn: InteractiveSignIn {
         case .microsoft(let signIn):
             microsoftScopes = signIn.scopes
             if account.emulatorHost != nil {
-                session = try await emulatorSession(signIn)
+                session = try await emulatorSession(signIn, console: console, options: options)
             } else {
                 session = try await microsoftSession(signIn, console: console, options: options)
             }
@@ -128,19 +128,24 @@ struct FirebaseSignIn: InteractiveSignIn {
     }
 
     /// The Auth emulator cannot do the browser round trip (its createAuthUri answers 501); like the Firebase
-    /// SDKs in emulator mode, sign in with fake Microsoft claims instead.
-    private func emulatorSession(_ signIn: FirebaseAccount.MicrosoftSignIn) async throws(SignInFailure)
-        -> FirebaseSession
-    {
+    /// SDKs in emulator mode, sign in with fake Microsoft claims instead. The answer is handled as the browser
+    /// path's is, `needConfirmation` included.
+    private func emulatorSession(
+        _ signIn: FirebaseAccount.MicrosoftSignIn, console: any SignInConsole, options: SignInOptions
+    ) async throws(SignInFailure) -> FirebaseSession {
         let email = signIn.loginHint ?? "user@example.com"
-        let claims: [String: Any] = ["sub": "emulator-" + email, "email": email, "email_verified": true, "name": email]
+        // Unverified, as Firebase treats Microsoft's emails: an existing account with the email then asks for
+        // confirmation (`needConfirmation`) here just as it does in production.
+        let claims: [String: Any] = [
+            "sub": "emulator-" + email, "email": email, "email_verified": false, "name": email,
+        ]
         let json = String(decoding: (try? JSONSerialization.data(withJSONObject: claims)) ?? Data(), as: UTF8.self)
         let body: [String: Any] = [
             "requestUri": "http://localhost",
             "postBody": FormEncoding.encode([("providerId", "microsoft.com"), ("id_token", json)]),
             "returnSecureToken": true, "returnIdpCredential": true,
         ]
-        return try await session("signInWithIdp", body, email: email)
+        return try await idpSession(body, console: console, options: options)
     }
 
     /// `signInWithIdp`, with the "account exists with a different credential" case (`needConfirmation`): stop

@@ -43,8 +43,13 @@ public enum StateStress {
 
     /// Writes `"<count>\n"` to file descriptor 1 with one write(2), bypassing stdio buffering.
     public static func reportToStandardOutput(_ count: Int) {
-        let line = Array("\(count)\n".utf8)
-        _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        reportToStandardOutput(line: "\(count)")
+    }
+
+    /// Writes `line` and a newline to file descriptor 1 with one write(2), bypassing stdio buffering.
+    public static func reportToStandardOutput(line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
     /// A stress file that does not hold what the writers wrote.

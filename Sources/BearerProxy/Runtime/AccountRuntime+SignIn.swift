@@ -21,6 +21,27 @@ extension AccountRuntime {
         return account.identity
     }
 
+    /// Gets every route's token (for `login`, after its sign-in) and returns what the person should know.
+    ///
+    /// A token the flow cannot renew that arrived with the sign-in already inside the five-minute margin —
+    /// Firebase's Microsoft token, when the Microsoft side hands out short-lived ones — is no reason to fail the
+    /// sign-in, which worked and is stored: its routes answer 401, as they do once such a token expires.
+    public func fetchRouteTokens() async throws -> [String] {
+        var notes: [String] = []
+        for scopes in scopeSets {
+            do {
+                _ = try await tokens.accessToken(for: scopes)
+            } catch TokenError.signInRequired where FirebaseTokenKind(key: scopes) == .providerAccess {
+                let prefixes = configuration.routes.routes.filter { $0.auth.tokenKey == scopes }.map(\.prefix)
+                notes.append(
+                    "The Microsoft access token from Firebase is short-lived: it had less than 5 minutes left when it "
+                        + "arrived, so the provider-access routes (\(prefixes.joined(separator: ", "))) answer 401 "
+                        + "until a sign-in brings a longer-lived one.")
+            }
+        }
+        return notes
+    }
+
     /// Runs `body` — a sign-in and the routes' first tokens, for `login` — and records what it changed in the
     /// token cache file in one write at its end (``TokenPersistence/inOneWrite(_:)``).
     public func inOneWrite<T>(_ body: () async throws -> T) async rethrows -> T {

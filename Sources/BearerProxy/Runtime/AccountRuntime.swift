@@ -40,12 +40,18 @@ public struct AccountRuntime: Sendable {
         // The one session of the account; the flows that need it get it here. What the flow derives below (a fixed
         // identity, a refresh token from the environment) is put in place afterwards, without being written.
         var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
-        var saveTokens: (@Sendable ([AccessToken]) -> Void)?
+        var saveTokens: (@Sendable (TokenCacheChange) -> Void)?
         if let persistence {
             saveSession = { persistence.saveSession($0) }
-            saveTokens = { persistence.saveTokens($0) }
+            saveTokens = { persistence.save($0) }
         }
         let session = AccountSession(snapshot, onChange: saveSession)
+        // The flows that redeem the account's refresh token share it with the other processes using the file.
+        let sharing = persistence.map { persistence in
+            SharedRefreshToken(
+                persistence: persistence, lock: RedemptionLock(store: persistence.store), session: session,
+                logger: logger, now: now)
+        }
         var provider: IdentityProviderClient?
         var devIssuer: DevIssuer?
         var interactive: (any InteractiveSignIn)?
@@ -69,7 +75,8 @@ public struct AccountRuntime: Sendable {
             // A refresh token in the cache file is newer than the one in the environment (it rotates on use).
             if snapshot.refreshToken == nil { snapshot.refreshToken = environment[account.refreshTokenEnv] }
             flow = RefreshTokenGrant(
-                name: "refresh-token", client: account.client, provider: client, session: session, now: now)
+                name: "refresh-token", client: account.client, provider: client, session: session, sharing: sharing,
+                now: now)
         case .command(let account):
             snapshot.identity = AccountIdentity(name: "command", username: account.argv.first)
             flow = CommandFlow(account: account, now: now)
@@ -81,13 +88,15 @@ public struct AccountRuntime: Sendable {
             provider = client
             interactive = NativeSignIn(account: account, provider: client, environment: environment)
             flow = RefreshTokenGrant(
-                name: "native", client: account.client, provider: client, session: session, now: now)
+                name: "native", client: account.client, provider: client, session: session, sharing: sharing,
+                now: now)
         case .deviceCode(let oauthClient):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
             interactive = DeviceCodeSignIn(client: oauthClient, provider: client, sleep: signInTiming.sleep, now: now)
             flow = RefreshTokenGrant(
-                name: "device-code", client: oauthClient, provider: client, session: session, now: now)
+                name: "device-code", client: oauthClient, provider: client, session: session, sharing: sharing,
+                now: now)
         case .browser(let account):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client
@@ -95,7 +104,8 @@ public struct AccountRuntime: Sendable {
                 account: account, provider: client, eventLoopGroup: eventLoopGroup,
                 timeout: signInTiming.browserTimeout)
             flow = RefreshTokenGrant(
-                name: "browser", client: account.client, provider: client, session: session, now: now)
+                name: "browser", client: account.client, provider: client, session: session, sharing: sharing,
+                now: now)
         case .firebase(let account):
             let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
             provider = client

@@ -10,13 +10,19 @@ import Synchronization
 /// notices a write by another process — `login` or `logout` in another terminal — and takes it over.
 public final class TokenPersistence: Sendable {
     public let store: TokenStore
-    private let flowName: String
-    private let logger: Logger
-    private let queue = DispatchQueue(label: "bearer-proxy.token-file")
+    let flowName: String
+    let logger: Logger
+    let queue = DispatchQueue(label: "bearer-proxy.token-file")
     /// The file's signature after our last read or write; a different one means someone else wrote.
     private let lastSeen = Mutex<FileSignature?>(nil)
     /// Changes held back while ``inOneWrite(_:)`` runs; nil when writes go straight to the queue.
-    private let held = Mutex<[Change]?>(nil)
+    private let held = Mutex<HeldWrites?>(nil)
+
+    private struct HeldWrites {
+        var changes: [Change] = []
+        /// Whether the account itself changed (a sign-in): its refresh token is then this process's alone.
+        var includesSession = false
+    }
 
     /// One edit of the file's account; setting it to nil deletes the file.
     private typealias Change = @Sendable (inout PersistedAccount?) -> Void
@@ -49,20 +55,25 @@ public final class TokenPersistence: Sendable {
         }
     }
 
-    /// Replaces the file's access tokens with `tokens` (asynchronously, in order).
-    public func saveTokens(_ tokens: [AccessToken]) {
+    /// Makes `change` to the file's access tokens (asynchronously, in order), keeping the tokens other processes
+    /// stored for other scope sets.
+    public func save(_ change: TokenCacheChange) {
         updateAccount { account in
-            account.accessTokens = tokens.map(Self.persisted)
+            switch change {
+            case .stored(let token): Self.merge(token, into: &account)
+            case .rejected(let value): account.accessTokens.removeAll { $0.value == value }
+            case .replacedAll(let tokens): account.accessTokens = tokens.map(Self.persisted)
+            }
         }
     }
 
     /// Records the account's identity and refresh token; an empty snapshot (sign-out) deletes the file.
     public func saveSession(_ snapshot: AccountSession.Snapshot) {
         if snapshot == AccountSession.Snapshot() {
-            write { stored in stored = nil }
+            write(session: true) { stored in stored = nil }
             return
         }
-        updateAccount { account in
+        updateAccount(session: true) { account in
             account.refreshToken = snapshot.refreshToken
             account.identity = snapshot.identity
         }
@@ -74,23 +85,37 @@ public final class TokenPersistence: Sendable {
     public func inOneWrite<T>(_ body: () async throws -> T) async rethrows -> T {
         let outermost = held.withLock { held -> Bool in
             guard held == nil else { return false }
-            held = []
+            held = HeldWrites()
             return true
         }
         guard outermost else { return try await body() }
         defer {
             let changes = held.withLock { held -> [Change] in
                 defer { held = nil }
-                return held ?? []
+                return held?.changes ?? []
             }
             if !changes.isEmpty { enqueue(changes) }
         }
         return try await body()
     }
 
+    /// Whether ``inOneWrite(_:)`` is holding back a change of the account itself — a `login` between its sign-in
+    /// and its write: the new refresh token is then this process's alone, and the file still holds the previous
+    /// account. (A `login` that signs nobody in, as for the `refresh-token` flow, holds only tokens back.)
+    var isHoldingSession: Bool { held.withLock { $0?.includesSession ?? false } }
+
     /// Waits until every write asked for so far is on disk (before a CLI command exits).
     public func flush() {
         queue.sync {}
+    }
+
+    /// Notes the file's signature after a write of this process, when `before` — its signature just before the
+    /// write — is the one last seen: only then does the file hold nothing this process has not taken over.
+    func recordOwnWrite(ifUnchangedSince before: FileSignature?) {
+        let after = store.signature()
+        lastSeen.withLock { seen in
+            if seen == before { seen = after }
+        }
     }
 
     /// Takes over the file if another process changed it since our last read or write.
@@ -112,20 +137,26 @@ public final class TokenPersistence: Sendable {
     }
 
     /// Edits the account in the file, starting a new one when there is none.
-    private func updateAccount(_ change: @escaping @Sendable (inout PersistedAccount) -> Void) {
+    private func updateAccount(
+        session: Bool = false, _ change: @escaping @Sendable (inout PersistedAccount) -> Void
+    ) {
         let flowName = flowName
-        write { stored in
-            var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+        write(session: session) { stored in
+            let before = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+            var account = before
             change(&account)
-            account.updatedAt = Date()
+            // An edit that changes nothing writes nothing (TokenStore.update), so the other processes polling the
+            // file do not reload it for nothing.
+            if account != before || stored == nil { account.updatedAt = Date() }
             stored = account
         }
     }
 
-    private func write(_ change: @escaping Change) {
+    private func write(session: Bool = false, _ change: @escaping Change) {
         let isHeld = held.withLock { held -> Bool in
             guard held != nil else { return false }
-            held?.append(change)
+            held?.changes.append(change)
+            if session { held?.includesSession = true }
             return true
         }
         if !isHeld { enqueue([change]) }
@@ -135,29 +166,16 @@ public final class TokenPersistence: Sendable {
     private func enqueue(_ changes: [Change]) {
         queue.async { [self] in
             do {
+                let before = store.signature()
                 try store.update { stored in
                     for change in changes { change(&stored) }
                 }
-                lastSeen.withLock { $0 = store.signature() }
+                // Not unconditionally: what another process wrote since the last poll is merged into this write,
+                // and the poll must still take it over (its rotated refresh token, its tokens).
+                recordOwnWrite(ifUnchangedSince: before)
             } catch {
                 logger.error("cannot write the token cache \(store.path): \(error)")
             }
         }
-    }
-
-    static func persisted(_ token: AccessToken) -> PersistedAccessToken {
-        PersistedAccessToken(
-            scopes: token.scopes.scopes, grantedScopes: token.grantedScopes.sorted(), value: token.value,
-            expiresOn: token.expiresOn, refreshOn: token.refreshOn)
-    }
-
-    static func accessToken(_ persisted: PersistedAccessToken) -> AccessToken {
-        AccessToken(
-            value: persisted.value, scopes: ScopeSet(persisted.scopes), grantedScopes: persisted.grantedScopes,
-            expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn, issuedAt: persisted.refreshOn)
-    }
-
-    static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
-        AccountSession.Snapshot(refreshToken: account.refreshToken, identity: account.identity)
     }
 }

@@ -54,6 +54,16 @@ public final class AccountSession: Sendable {
         onChange?(Snapshot())
     }
 
+    /// Takes over a refresh token (and the identity, when given) that is already in the token cache file — another
+    /// process's rotation, or this one's, written under the ``RedemptionLock`` — without writing it again: a write
+    /// queued now could land after a newer rotation and put back a token the provider has already retired.
+    func adopt(refreshToken: String, identity: AccountIdentity?) {
+        state.withLock { state in
+            state.refreshToken = refreshToken
+            if let identity { state.identity = identity }
+        }
+    }
+
     /// Takes over what another process wrote (a `login` or `logout` in another terminal), without writing back.
     public func adopt(_ snapshot: Snapshot) {
         state.withLock { $0 = snapshot }

@@ -28,7 +28,7 @@ public final class TokenCache: Sendable {
     private let flow: any SignInFlow
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
-    private let onChange: (@Sendable ([AccessToken]) -> Void)?
+    private let onChange: (@Sendable (TokenCacheChange) -> Void)?
     private let observer: (any TokenCacheObserver)?
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
     static let baseBackoff: TimeInterval = 2
@@ -37,11 +37,11 @@ public final class TokenCache: Sendable {
     /// - Parameters:
     ///   - flow: where fresh tokens come from.
     ///   - now: the wall clock; tests pass their own so expiry and backoff are tested without sleeping.
-    ///   - onChange: told the full set of tokens after each change (persistence).
+    ///   - onChange: told each change (persistence).
     ///   - observer: told about each token request (logs, metrics).
     public init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
-        onChange: (@Sendable ([AccessToken]) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil
+        onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil
     ) {
         self.flow = flow
         self.now = now
@@ -113,28 +113,28 @@ public final class TokenCache: Sendable {
     /// Drops the cached token for `scopes` if it is still `rejected` (an upstream refused it), so the next request
     /// fetches a new one; a newer token fetched meanwhile is kept.
     public func invalidate(_ scopes: ScopeSet, rejected: String) {
-        let changed = state.withLock { state -> [AccessToken]? in
+        let removed = state.withLock { state -> Bool in
             var removed = false
             for (key, token) in state.tokens where token.value == rejected {
                 state.tokens.removeValue(forKey: key)
                 removed = true
             }
-            return removed ? Array(state.tokens.values) : nil
+            return removed
         }
-        if let changed { onChange?(changed) }
+        if removed { onChange?(.rejected(value: rejected)) }
     }
 
     /// Replaces every token with `tokens` that a sign-in produced along with the account (Firebase's ID token and
     /// Microsoft token), and reports the change so they are written to the token cache file.
     public func signedIn(with tokens: [AccessToken]) {
         let changed = state.withLock { state in Self.reset(&state, to: tokens, at: now()) }
-        onChange?(changed)
+        onChange?(.replacedAll(changed))
     }
 
     /// Forgets every token (logout, or the account changed).
     public func removeAll() {
         state.withLock { state in _ = Self.reset(&state, to: [], at: now()) }
-        onChange?([])
+        onChange?(.replacedAll([]))
     }
 
     /// Replaces every token with `tokens` without reporting a change (they came from the file).
@@ -215,7 +215,7 @@ public final class TokenCache: Sendable {
         observer?.tokenFetched(
             request, outcome: result, duration: ContinuousClock.now - started, background: background)
         let now = self.now()
-        let (waiters, changed) = state.withLock { state in
+        let waiters = state.withLock { state in
             let scopes = request.scopes
             switch result {
             case .success(let token):
@@ -229,11 +229,9 @@ public final class TokenCache: Sendable {
                     failures: failures)
                 if background { state.lastRefreshError[scopes] = error }
             }
-            let waiters = state.waiters.removeValue(forKey: request) ?? []
-            let changed: [AccessToken]? = (try? result.get()).map { _ in Array(state.tokens.values) }
-            return (waiters, changed)
+            return state.waiters.removeValue(forKey: request) ?? []
         }
-        if let changed { onChange?(changed) }
+        if case .success(let token) = result { onChange?(.stored(token)) }
         for waiter in waiters { waiter.resume(with: result.map { Optional($0) }.mapError { $0 as any Error }) }
         return result
     }

@@ -33,4 +33,30 @@ struct FirebaseCommandLineTests {
             #expect(firebase.verifyIDToken(token.stdout.trimmingCharacters(in: .newlines)) == uid)
         }
     }
+
+    @Test("login whose Microsoft token is already inside the 5-minute margin: stored, exit 0, and it says so")
+    func shortLivedMicrosoftToken() async throws {
+        var configuration = FakeFirebase.Configuration()
+        configuration.oauthExpireIn = .int(200)
+        try await FirebaseHarness.withFirebase(configuration) { firebase in
+            let (file, directory) = try InteractiveCommandLineTests.configuration(account: #"{ "flow": "dev" }"#)
+            try Data(
+                #"{ "account": \#(FirebaseHarness.microsoft(firebase)), "routes": \#(FirebaseHarness.routes()) }"#.utf8
+            ).write(to: URL(fileURLWithPath: file))
+            let environment = InteractiveCommandLineTests.environment(
+                state: directory + "/state",
+                FirebaseHarness.environment(firebase, ["BROWSER": "curl --silent --location --output /dev/null"]))
+            let login = try await CommandLineTests.run(["login", "--config", file], environment: environment)
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout.contains("Signed in (firebase)."))
+            #expect(login.stdout.contains("The Microsoft access token from Firebase is short-lived"), "\(login.stdout)")
+            #expect(login.stdout.contains("provider-access routes (/graph) answer 401"))
+            #expect(!login.stderr.contains("run: bearer-proxy login"))
+            // The sign-in is stored: the firebase-id route's token comes from it without another sign-in.
+            let uid = try #require(firebase.accounts.first?.localID)
+            let token = try await CommandLineTests.run(["token", "/api", "--config", file], environment: environment)
+            #expect(firebase.verifyIDToken(token.stdout.trimmingCharacters(in: .newlines)) == uid)
+            #expect(firebase.signInWithIdpRequests.count == 1)
+        }
+    }
 }

@@ -291,6 +291,32 @@ struct FirebaseSignInTests {
         }
     }
 
+    @Test("the Auth emulator: needConfirmation is handled as on the browser path, and login --link links Microsoft")
+    func emulatorNeedConfirmation() async throws {
+        var configuration = FakeFirebase.Configuration()
+        configuration.emulatorMode = true
+        try await Harness.withFirebase(configuration) { firebase in
+            let email = "alice@contoso.example"
+            let uid = firebase.addPasswordUser(email: email, password: Harness.password)
+            let account = Harness.microsoft(firebase).replacingOccurrences(
+                of: #""apiBaseURL": "\#(firebase.baseURL)""#, with: #""emulatorHost": "\#(firebase.emulatorHost)""#)
+            try await SignInHarness.with(
+                account: account, routes: Harness.routes(), environment: Harness.environment(firebase)
+            ) { account in
+                let failure = try await SignInHarness.failure(account, console: ScriptedConsole())
+                #expect(failure.message.contains("A Firebase account for \(email) already exists"), "\(failure)")
+                #expect(failure.message.contains("signs in with password"))
+                #expect(failure.message.contains("bearer-proxy login --link"))
+
+                let console = ScriptedConsole(answers: [Harness.password])
+                let identity = try await account.signIn(console: console, options: SignInOptions(link: true))
+                #expect(identity?.firebaseUID == uid)
+                #expect(firebase.account(uid)?.providers.contains("microsoft.com") == true)
+                #expect(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key) != nil)
+            }
+        }
+    }
+
     @Test("the Auth emulator: emulatorHost paths, Microsoft by fake claims without a browser")
     func emulator() async throws {
         var configuration = FakeFirebase.Configuration()

@@ -138,6 +138,11 @@ struct FakeIdentityGrants: Sendable {
             break
         case .superseded(let remaining?):
             guard remaining > 0 else {
+                if data.supersededRefreshTokens == .invalidRevokingFamily {
+                    for (other, issued) in data.refreshTokens where issued.user == token.user {
+                        if issued.clientID == token.clientID { data.refreshTokens[other]?.status = .revoked }
+                    }
+                }
                 return .failure(.invalidGrant(70000, "The refresh token was already redeemed and has been rotated."))
             }
             token.status = .superseded(remainingUses: remaining - 1)
@@ -177,7 +182,7 @@ struct FakeIdentityGrants: Sendable {
                 switch data.supersededRefreshTokens {
                 case .remainValid: token.status = .superseded(remainingUses: nil)
                 case .graceUses(let uses): token.status = .superseded(remainingUses: max(0, uses))
-                case .invalid: token.status = .superseded(remainingUses: 0)
+                case .invalid, .invalidRevokingFamily: token.status = .superseded(remainingUses: 0)
                 }
             }
         }

@@ -37,5 +37,8 @@ extension FakeIdentityProvider {
         case graceUses(Int)
         /// It is rejected at once (`invalid_grant` 70000), as with strict rotation (OAuth 2.1 style).
         case invalid
+        /// As `invalid`, and redeeming it revokes every refresh token of its user and client — the whole family
+        /// (Auth0's and Okta's reuse detection; OAuth 2.0 Security BCP §4.14.2): one reuse signs every process out.
+        case invalidRevokingFamily
     }
 }

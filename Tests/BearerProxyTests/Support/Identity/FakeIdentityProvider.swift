@@ -269,6 +269,23 @@ final class FakeIdentityProvider: Sendable {
         self.state.read { data in data.tokenRequests.count { FakeIdentityScopes.matches(filter: scope, $0.scopes) } }
     }
 
+    /// How many `refresh_token` grants asked for every scope in `scope` — redemptions, whatever their outcome.
+    func refreshRedemptionCount(forScope scope: String) -> Int {
+        self.tokenRequests.count {
+            $0.grantType == "refresh_token" && FakeIdentityScopes.matches(filter: scope, $0.scopes)
+        }
+    }
+
+    /// How many `refresh_token` grants were refused with `invalid_grant` (a retired, revoked or unknown token).
+    var refusedRedemptionCount: Int {
+        self.tokenRequests.count { request in
+            guard request.grantType == "refresh_token", case .rejected(let error, _, _) = request.outcome else {
+                return false
+            }
+            return error == "invalid_grant"
+        }
+    }
+
     /// The last client assertion received (decoded, whether it passed or not).
     var lastAssertion: DecodedAssertion? {
         self.state.read { $0.lastAssertion }

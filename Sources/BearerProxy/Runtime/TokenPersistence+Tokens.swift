@@ -1,0 +1,29 @@
+/// How the in-memory token types map to the token cache file's, and how one stored token joins the others.
+extension TokenPersistence {
+    /// Puts `token` in place of the file's token for its scope set — unless that one lasts longer (another process
+    /// stored it after this token was obtained).
+    static func merge(_ token: AccessToken, into account: inout PersistedAccount) {
+        let persisted = persisted(token)
+        guard let index = account.accessTokens.firstIndex(where: { $0.scopes == persisted.scopes }) else {
+            account.accessTokens.append(persisted)
+            return
+        }
+        if account.accessTokens[index].expiresOn <= persisted.expiresOn { account.accessTokens[index] = persisted }
+    }
+
+    static func persisted(_ token: AccessToken) -> PersistedAccessToken {
+        PersistedAccessToken(
+            scopes: token.scopes.scopes, grantedScopes: token.grantedScopes.sorted(), value: token.value,
+            expiresOn: token.expiresOn, refreshOn: token.refreshOn)
+    }
+
+    static func accessToken(_ persisted: PersistedAccessToken) -> AccessToken {
+        AccessToken(
+            value: persisted.value, scopes: ScopeSet(persisted.scopes), grantedScopes: persisted.grantedScopes,
+            expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn, issuedAt: persisted.refreshOn)
+    }
+
+    static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
+        AccountSession.Snapshot(refreshToken: account.refreshToken, identity: account.identity)
+    }
+}
