@@ -11,7 +11,7 @@ import NIOSSL
 ///     let upstream = try await RawUpstream.start { request in .respond(status: 200) }
 ///     ... run the proxy against upstream.baseURL, attack it ...
 ///     #expect(upstream.requests.count == 1)
-final class RawUpstream: Sendable {
+final class RawUpstream: TestServer {
     /// How the upstream answers one request.
     enum Answer: Sendable {
         /// A well-formed response with `content-length`.
@@ -96,15 +96,7 @@ final class RawUpstream: Sendable {
         tls: Bool = false, answer: @escaping @Sendable (RawRequest) -> Answer,
         _ body: (RawUpstream) async throws -> T
     ) async throws -> T {
-        let upstream = try await start(tls: tls, answer: answer)
-        do {
-            let result = try await body(upstream)
-            await upstream.shutdown()
-            return result
-        } catch {
-            await upstream.shutdown()
-            throw error
-        }
+        try await using(try await start(tls: tls, answer: answer), body)
     }
 
     /// Closes every open connection (the upstream going away mid-answer) and keeps listening.

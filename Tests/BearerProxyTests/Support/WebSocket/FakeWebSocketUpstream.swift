@@ -9,7 +9,7 @@ import Synchronization
 /// token); answers `ping-me` with a ping, then `pong-received` once the pong is back; and completes the close
 /// handshake. A handshake to a path containing `/refuse` is answered `403` with a body, as a server that will not
 /// upgrade does.
-final class FakeWebSocketUpstream: Sendable {
+final class FakeWebSocketUpstream: TestServer {
     /// The handshakes it accepted or refused: request target and whether a bearer token came with it.
     struct Handshake: Sendable {
         let uri: String
@@ -74,15 +74,7 @@ final class FakeWebSocketUpstream: Sendable {
 
     /// Runs `body` with a WebSocket upstream, shutting it down afterwards whatever happens.
     static func with<T>(_ body: (FakeWebSocketUpstream) async throws -> T) async throws -> T {
-        let upstream = try await start()
-        do {
-            let result = try await body(upstream)
-            await upstream.shutdown()
-            return result
-        } catch {
-            await upstream.shutdown()
-            throw error
-        }
+        try await using(try await start(), body)
     }
 }
 
