@@ -23,7 +23,7 @@ public enum ConfigurationKeys {
 
     /// Each element of `routes`.
     public static let route: Set<String> = [
-        "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "methods",
+        "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
         "allowInsecureUpstream", "forwardedHeaders", "tls",
     ]
 

@@ -33,6 +33,7 @@ extension ConfigurationReader {
         let auth = readAuth(route, context: context)
         let headers = route.object("headers").flatMap(readHeaders)
         let timeout = route.timeout("timeoutSeconds")
+        let idleTimeout = route.timeout("idleTimeoutSeconds")
         let methods = readMethods(route)
         let forwardedHeaders = route.bool("forwardedHeaders") ?? false
         let tls = route.object("tls").flatMap(readTLS)
@@ -44,6 +45,7 @@ extension ConfigurationReader {
             auth: auth,
             headers: headers ?? .empty,
             timeout: timeout,
+            idleTimeout: idleTimeout,
             methods: methods,
             allowInsecureUpstream: allowInsecureUpstream,
             forwardedHeaders: forwardedHeaders,

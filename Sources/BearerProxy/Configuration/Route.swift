@@ -8,6 +8,9 @@ public struct Route: Sendable {
     public var headers: HeaderRules
     /// From `timeoutSeconds` (0 < t ≤ 86400); `nil` = the data plane's default.
     public var timeout: Duration?
+    /// From `idleTimeoutSeconds` (0 < t ≤ 86400): how long a WebSocket tunnel on this route may carry no byte either
+    /// way; `nil` = the connection's idle limit.
+    public var idleTimeout: Duration?
     /// Uppercased method tokens; `nil` = every method (other methods get 405).
     public var methods: Set<String>?
     /// Default false: `http` upstreams are refused unless the host is loopback.
@@ -23,6 +26,7 @@ public struct Route: Sendable {
         auth: RouteAuth,
         headers: HeaderRules = .empty,
         timeout: Duration? = nil,
+        idleTimeout: Duration? = nil,
         methods: Set<String>? = nil,
         allowInsecureUpstream: Bool = false,
         forwardedHeaders: Bool = false,
@@ -33,6 +37,7 @@ public struct Route: Sendable {
         self.auth = auth
         self.headers = headers
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.methods = methods
         self.allowInsecureUpstream = allowInsecureUpstream
         self.forwardedHeaders = forwardedHeaders

@@ -31,7 +31,7 @@ extension ProxyConnectionHandler {
         }
         let clientChannel = context.channel
         let (clientEnd, upstreamEnd) = Tunnel.join(
-            idleLimit: server.timeouts.clientIdle, loop: context.eventLoop
+            idleLimit: leg.binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
         ) { [self] tunnel in
             exchange.bytesIn += tunnel.bytesFromClient
             exchange.bytesOut += tunnel.bytesFromUpstream

@@ -7,17 +7,20 @@ final class RouteBinding: Sendable {
     let route: Route
     let origin: UpstreamOrigin
     let responseTimeout: TimeAmount
+    /// The route's own idle limit for WebSocket tunnels, if it sets one.
+    let tunnelIdleTimeout: TimeAmount?
     let tokenKey: ScopeSet?
 
     init(_ route: Route, timeouts: ProxyTimeouts, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         self.route = route
         origin = try UpstreamOrigin(route, tls: tls)
         tokenKey = route.auth.tokenKey
-        if let timeout = route.timeout {
-            let (seconds, attoseconds) = timeout.components
-            responseTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        } else {
-            responseTimeout = timeouts.responseHead
-        }
+        responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
+        tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
+    }
+
+    private static func amount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -528,6 +528,7 @@ extension SchemaTests {
         "token": [#""firebase-id""#, #""provider-access""#, #""id""#],
         "headers": [#"{"set": {"X-Probe": "1"}, "remove": ["Cookie"]}"#, "{}", #"{"set": {}}"#, #"{"add": {}}"#],
         "timeoutSeconds": timeouts,
+        "idleTimeoutSeconds": timeouts,
         "methods": [
             #"["GET"]"#, #"["get", "M-SEARCH", "PATCH"]"#, "[]", #"["connect"]"#, #"["Trace"]"#, #"["PO ST"]"#,
             #"[""]"#,

@@ -64,12 +64,18 @@ struct WebSocketTests {
         }
     }
 
-    @Test("a tunnel with no byte either way for the connection's idle limit is closed at both ends")
-    func idleTunnel() async throws {
+    @Test(
+        "a tunnel with no byte either way for its idle limit is closed at both ends: the route's, else the connection's",
+        arguments: [true, false])
+    func idleTunnel(routeSetsIt: Bool) async throws {
         var timeouts = ProxyTimeouts()
-        timeouts.clientIdle = .milliseconds(500)
+        if !routeSetsIt { timeouts.clientIdle = .milliseconds(500) }
         try await FakeWebSocketUpstream.with { upstream in
-            try await ProxyHarness.with(routes: Self.route(to: upstream), timeouts: timeouts) { proxy in
+            var routes = Self.route(to: upstream)
+            if routeSetsIt {
+                routes = routes.replacingOccurrences(of: #""scopes""#, with: #""idleTimeoutSeconds": 0.5, "scopes""#)
+            }
+            try await ProxyHarness.with(routes: routes, timeouts: timeouts) { proxy in
                 let result = try await Self.client(arguments: ["--idle", "ws://127.0.0.1:\(proxy.port)/api/socket"])
                 #expect(result["ended"] as? String == "closed")
                 // No close frame: the proxy ends the TCP connections, it does not speak WebSocket.
