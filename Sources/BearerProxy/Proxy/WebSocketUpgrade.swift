@@ -13,7 +13,7 @@ enum WebSocketUpgrade {
         case none
         /// `GET` over HTTP/1.1 with `Upgrade: websocket` and `Connection: upgrade`.
         case webSocket
-        /// Another protocol, or a WebSocket handshake that is not a `GET` over HTTP/1.1.
+        /// Another protocol, or a WebSocket handshake that is not a bodiless `GET` over HTTP/1.1.
         case other
     }
 
@@ -22,8 +22,13 @@ enum WebSocketUpgrade {
         var connectionUpgrade = false
         var upgrade = false
         var webSocket = false
+        var body = false
         for (name, value) in head.headers {
             switch name.utf8.count {
+            case 14 where HeaderName.equals(name, "content-length"):
+                body = body || value != "0"
+            case 17 where HeaderName.equals(name, "transfer-encoding"):
+                body = true
             case 10 where HeaderName.equals(name, "connection"):
                 HopByHop.forEachOption(in: value) { option in
                     if HeaderName.equals(bytes: option, "upgrade") { connectionUpgrade = true }
@@ -38,7 +43,9 @@ enum WebSocketUpgrade {
             }
         }
         guard connectionUpgrade && upgrade else { return .none }
-        return webSocket && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
+        // RFC 6455 §4.1: the handshake is a GET without a body. With a body NIO's parser reads the request as an
+        // ordinary one (llhttp upgrades only bodiless requests), so it must not become a tunnel.
+        return webSocket && !body && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
     }
 
     /// Adds the handshake's hop-by-hop headers to a request going upstream (RFC 6455 §4.1).

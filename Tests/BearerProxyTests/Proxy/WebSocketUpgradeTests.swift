@@ -27,11 +27,20 @@ struct WebSocketUpgradeTests {
         #expect(WebSocketUpgrade.requested(Self.head(HTTPHeaders(headers))) == expected)
     }
 
-    @Test("a WebSocket handshake is a GET over HTTP/1.1; anything else upgrading is 'other'")
+    @Test("a WebSocket handshake is a bodiless GET over HTTP/1.1; anything else upgrading is 'other'")
     func onlyGetOverHTTP11() {
         let headers: HTTPHeaders = ["Connection": "upgrade", "Upgrade": "websocket"]
         #expect(WebSocketUpgrade.requested(Self.head(headers, method: .POST)) == .other)
         #expect(WebSocketUpgrade.requested(Self.head(headers, version: .http1_0)) == .other)
+        var sized = headers
+        sized.add(name: "Content-Length", value: "5")
+        #expect(WebSocketUpgrade.requested(Self.head(sized)) == .other)
+        var chunked = headers
+        chunked.add(name: "Transfer-Encoding", value: "chunked")
+        #expect(WebSocketUpgrade.requested(Self.head(chunked)) == .other)
+        var empty = headers
+        empty.add(name: "Content-Length", value: "0")
+        #expect(WebSocketUpgrade.requested(Self.head(empty)) == .webSocket)
     }
 
     @Test("the client's 101 keeps the upstream's end-to-end headers and has the proxy's handshake and request id")

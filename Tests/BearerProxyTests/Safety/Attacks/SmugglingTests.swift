@@ -61,6 +61,24 @@ struct SmugglingTests {
         }
     }
 
+    @Test("an upgrade request with a body is not a tunnel: one request upstream, Upgrade stripped, then close")
+    func upgradeWithBody() async throws {
+        try await RawUpstream.withProxy { proxy, upstream in
+            let request =
+                "GET /api/ws HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\nConnection: Upgrade\r\n"
+                + "Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Content-Length: \(Self.smuggled.utf8.count)\r\n\r\n\(Self.smuggled)"
+            let responses = try await TestClient.raw(port: proxy.port, text: request, expectedResponses: 2)
+            #expect(responses.count == 1)
+            #expect(responses.first?.status == .ok)
+            #expect(responses.first?.header("connection") == "close")
+            let received = upstream.requests
+            #expect(received.map(\.uri) == ["/base/ws"])
+            #expect(received.first?.bodyText == Self.smuggled)
+            #expect(received.first?.header("upgrade") == [])
+        }
+    }
+
     @Test(
         "request trailers are dropped: no Authorization, client key or X-Forwarded-* reaches the upstream in them",
         arguments: [false, true])
