@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import UnixSignals
 
 /// `bearer-proxy serve`: validate the configuration, sign in, then proxy until SIGINT/SIGTERM (SPEC §5).
 struct Serve: AsyncParsableCommand {
@@ -64,6 +65,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "bearer-proxy")
         let configuration = try global.loadConfiguration()
         let state = noPersist ? nil : StateDirectory.standard(environment: global.environment)
+        // Trapped before the port opens: the proxy answers as soon as it listens, and a SIGTERM that comes before the
+        // service group has installed its own handlers must still end in a graceful shutdown (exit 0), not kill it.
+        let earlySignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let proxy: RunningProxy
         do {
             proxy = try await RunningProxy.start(
@@ -100,7 +104,17 @@ struct Serve: AsyncParsableCommand {
                     .init(service: ConfigurationReloader(proxy: proxy, path: global.configPath)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await services.run()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                // A signal trapped early (or any later one: the group traps them too) asks for graceful shutdown.
+                for await _ in earlySignals {
+                    await services.triggerGracefulShutdown()
+                    return
+                }
+            }
+            try await services.run()
+            group.cancelAll()
+        }
         await proxy.account.shutdown()
         try await proxy.group.shutdownGracefully()
         logger.info("stopped")

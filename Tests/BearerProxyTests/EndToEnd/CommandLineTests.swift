@@ -115,6 +115,25 @@ struct CommandLineTests {
         #expect(!output.stderr.contains("ERROR"))
     }
 
+    @Test("SIGTERM the moment serve answers — before its service group may have started — still exits 0")
+    func earlySigterm() async throws {
+        for _ in 0..<3 {
+            let port = try await closedPort()
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_STATE_HOME"] = try Self.temporaryDirectory()
+            let (_, output) = try await ChildProcess.withRunning(
+                Self.binary,
+                ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)"],
+                environment: environment
+            ) { running in
+                let healthy = try await Self.waitUntilHealthy(port: port)
+                #expect(healthy)
+                running.signal(SIGTERM)
+            }
+            #expect(output.status == 0, "\(output.stderr)")
+        }
+    }
+
     @Test("serve on a port that is taken fails with one line and exit 1")
     func portInUse() async throws {
         try await withUpstream({ _ in .echo }) { upstream in
