@@ -94,6 +94,38 @@ struct UpstreamTrustTests {
         }
     }
 
+    @Test("after a reload that changed caFile, a new request does not reuse a connection verified under the old one")
+    func poolIsPerGeneration() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bp-pool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let firstCA = try Self.copyOfCA(in: directory, name: "ca-1.pem")
+        let secondCA = try Self.copyOfCA(in: directory, name: "ca-2.pem")
+        try await RawUpstream.with(tls: true, answer: { .respond(status: 200, body: $0.uri) }) { upstream in
+            let file = directory.appendingPathComponent("routes.json")
+            try Self.writeConfiguration(to: file, upstream: upstream, caFile: firstCA)
+            let proxy = try await RunningProxy.start(
+                configuration: try Configuration.load(path: file.path, environment: [:]), stateDirectory: nil,
+                threads: 1, logger: ProxyHarness.silentLogger)
+            do {
+                let client = try await TestConnection.open(port: proxy.server.localAddress.port)
+                #expect(try await client.send(uri: "/api/before").status == .ok)
+                #expect(try await client.send(uri: "/api/same").status == .ok)  // reuses the pooled connection
+                try Self.writeConfiguration(to: file, upstream: upstream, caFile: secondCA)
+                #expect(await proxy.reload(from: file.path) == .applied(accountChanged: false))
+                #expect(try await client.send(uri: "/api/after").status == .ok)
+                await client.close()
+                let connections = Dictionary(uniqueKeysWithValues: upstream.requests.map { ($0.uri, $0.connection) })
+                #expect(connections["/base/same"] == connections["/base/before"])
+                #expect(connections["/base/after"] != connections["/base/before"], "an old-trust connection was reused")
+            } catch {
+                try? await proxy.shutdown()
+                throw error
+            }
+            try await proxy.shutdown()
+        }
+    }
+
     @Test(
         "an invalid, partial or reset answer on a reused connection is never replayed: 502, one request upstream",
         arguments: [
