@@ -23,7 +23,9 @@ struct WebSocketTests {
     }
 
     static func route(to upstream: FakeWebSocketUpstream) -> String {
-        #"[ { "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"] } ]"#
+        let tls = upstream.tls ? #", "tls": { "caFile": "\#(TLSFixtures.caFile)" }"# : ""
+        return
+            #"[ { "prefix": "/api", "upstream": "\#(upstream.baseURL)/base", "scopes": ["api://api/Read"]\#(tls) } ]"#
     }
 
     /// The answers of a complete, successful script.
@@ -37,10 +39,12 @@ struct WebSocketTests {
         #expect(result["close_code"] as? Int == 1000, sourceLocation: sourceLocation)
     }
 
-    @Test("echo, the route's token at the handshake, 10 MiB, 1,000 in order, a server ping, the close handshake")
-    func tunnel() async throws {
+    @Test(
+        "echo, the route's token at the handshake, 10 MiB, 1,000 in order, a server ping, the close handshake",
+        arguments: [false, true])
+    func tunnel(tls: Bool) async throws {
         let log = CapturingLogHandler.Store()
-        try await FakeWebSocketUpstream.with { upstream in
+        try await FakeWebSocketUpstream.with(tls: tls) { upstream in
             try await ProxyHarness.with(
                 routes: Self.route(to: upstream), logger: CapturingLogHandler.logger(into: log)
             ) { proxy in

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import Synchronization
 
@@ -17,20 +18,24 @@ final class FakeWebSocketUpstream: TestServer {
     }
 
     let port: Int
+    /// Whether it speaks TLS (the fixture certificate; trust `TLSFixtures.caFile`).
+    let tls: Bool
     private let channel: any Channel
     private let recorded = Mutex<[Handshake]>([])
     private let accepted = Atomic<Int>(0)
 
     var handshakes: [Handshake] { recorded.withLock { $0 } }
     var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
 
-    private init(port: Int, channel: any Channel) {
+    private init(port: Int, tls: Bool, channel: any Channel) {
         self.port = port
+        self.tls = tls
         self.channel = channel
     }
 
-    static func start() async throws -> FakeWebSocketUpstream {
+    static func start(tls: Bool = false) async throws -> FakeWebSocketUpstream {
+        let sslContext = tls ? try TLSFixtures.serverContext() : nil
         let box = Mutex<FakeWebSocketUpstream?>(nil)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -53,6 +58,9 @@ final class FakeWebSocketUpstream: TestServer {
                                 try pipeline.addHandler(WebSocketEchoHandler(bearer: bearer))
                             }
                         })
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
                     try channel.pipeline.syncOperations.addHandler(RefusingHTTPHandler())
@@ -63,7 +71,7 @@ final class FakeWebSocketUpstream: TestServer {
             try? await channel.close()
             throw TestSupportError.shutDown
         }
-        let server = FakeWebSocketUpstream(port: port, channel: channel)
+        let server = FakeWebSocketUpstream(port: port, tls: tls, channel: channel)
         box.withLock { $0 = server }
         return server
     }
@@ -73,8 +81,8 @@ final class FakeWebSocketUpstream: TestServer {
     }
 
     /// Runs `body` with a WebSocket upstream, shutting it down afterwards whatever happens.
-    static func with<T>(_ body: (FakeWebSocketUpstream) async throws -> T) async throws -> T {
-        try await using(try await start(), body)
+    static func with<T>(tls: Bool = false, _ body: (FakeWebSocketUpstream) async throws -> T) async throws -> T {
+        try await using(try await start(tls: tls), body)
     }
 }
 
