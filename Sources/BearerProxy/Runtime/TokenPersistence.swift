@@ -129,8 +129,16 @@ public final class TokenPersistence: Sendable {
         }
         guard let (loaded, snapshot, notice) = changed else { return }
         if let notice { logger.warning("\(notice)") }
+        // A new sign-in, a sign-out or a rotated refresh token elsewhere: the credential changed, so failures and
+        // back-offs that came from the old one no longer apply. Otherwise only tokens changed (another process
+        // stored some), and this process's back-offs stay.
+        let sameCredential = session.snapshot == snapshot
         session.adopt(snapshot)
-        tokens.replaceAll(with: loaded)
+        if sameCredential {
+            tokens.takeOver(loaded)
+        } else {
+            tokens.replaceAll(with: loaded)
+        }
         logger.info(
             "token cache changed on disk; reloaded",
             metadata: ["signed-in": "\(snapshot.refreshToken != nil || snapshot.identity != nil)"])

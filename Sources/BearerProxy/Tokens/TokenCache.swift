@@ -137,9 +137,26 @@ public final class TokenCache: Sendable {
         onChange?(.replacedAll([]))
     }
 
-    /// Replaces every token with `tokens` without reporting a change (they came from the file).
+    /// Replaces every token with `tokens` without reporting a change (they came from the file, for another account
+    /// than the one in memory: a sign-in or sign-out elsewhere).
     public func replaceAll(with tokens: [AccessToken]) {
         state.withLock { state in _ = Self.reset(&state, to: tokens, at: now()) }
+    }
+
+    /// Takes over the file's tokens for the same account (another process wrote it), without reporting a change. A
+    /// scope set that now has a usable token stops backing off; the others keep their back-off: another process's
+    /// write says nothing about the provider, and resetting it on every write would let several processes ask a
+    /// failing provider once a second (SPEC §7: never hammer it).
+    public func takeOver(_ tokens: [AccessToken]) {
+        let now = self.now()
+        state.withLock { state in
+            state.tokens = [:]
+            for token in tokens where token.isUsable(at: now) {
+                state.tokens[token.scopes] = token
+                state.throttles[token.scopes] = nil
+                state.lastRefreshError[token.scopes] = nil
+            }
+        }
     }
 
     /// The account changed (a sign-in, a sign-out, another process's file): its tokens replace the old ones, and

@@ -212,6 +212,31 @@ struct TokenCacheTests {
         }
     }
 
+    @Test("another process's tokens for the same account keep this process's back-off, except where they bring a token")
+    func takeOverKeepsBackoff() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(gated: false, now: { clock.now })
+        flow.fail(next: .providerUnavailable(reason: "throttled", retryAfterSeconds: 30))
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        let other = ScopeSet(["api://other/Read"])
+        let elsewhere = AccessToken(
+            value: "from-another-process", scopes: other, expiresOn: clock.now.addingTimeInterval(3600),
+            issuedAt: clock.now)
+        cache.takeOver([elsewhere])
+        // Still backing off for `scopes` (no new request), while the other scope set's token is served.
+        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+        #expect(cache.cachedToken(for: other)?.value == "from-another-process")
+        // A token for the throttled scope set ends its back-off: it is used at once.
+        let mine = AccessToken(
+            value: "stored-elsewhere", scopes: scopes, expiresOn: clock.now.addingTimeInterval(3600),
+            issuedAt: clock.now)
+        cache.takeOver([elsewhere, mine])
+        #expect(try await cache.accessToken(for: scopes).value == "stored-elsewhere")
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+    }
+
     @Test("failures without Retry-After back off 2 s, 4 s, 8 s …, at most 60 s")
     func backoff() {
         let error = TokenError.signInRequired(reason: "x")
