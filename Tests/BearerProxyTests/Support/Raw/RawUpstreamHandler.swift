@@ -75,8 +75,13 @@ final class RawUpstreamHandler: ChannelInboundHandler {
             guard var request = current else { return }
             current = nil
             request.trailers = trailers.map { $0.map { ($0.name, $0.value) } } ?? []
+            let answer = self.answer(request)
+            // A held answer is registered before the request is recorded: a test that waits for the request and then
+            // releases must find it held.
+            if case .held = answer { hold(context: context) }
             state.record(request)
-            play(answer(request), context: context)
+            if case .held = answer { return }
+            play(answer, context: context)
         }
     }
 
@@ -96,10 +101,14 @@ final class RawUpstreamHandler: ChannelInboundHandler {
         case .close:
             context.close(promise: nil)
         case .held:
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            state.hold { answer in
-                bound.eventLoop.execute { bound.value.0.play(answer, context: bound.value.1) }
-            }
+            hold(context: context)
+        }
+    }
+
+    private func hold(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        state.hold { answer in
+            bound.eventLoop.execute { bound.value.0.play(answer, context: bound.value.1) }
         }
     }
 
