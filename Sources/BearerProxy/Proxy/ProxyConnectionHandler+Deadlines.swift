@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 
 /// The connection's time limits (SPEC §8), served by one lazily re-armed event-loop task:
 ///
