@@ -6,10 +6,6 @@ import NIOHTTP1
 extension ProxyConnectionHandler {
     /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
     func switchProtocols(_ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler) {
-        leg.responseDeadline = nil
-        exchange.upstreamStatus = 101
-        exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
-        exchange.responseStarted = true
         exchange.status = 101
         upstream.upgraded = true
         let answer = WebSocketUpgrade.switchingProtocols(upstream: head, requestID: exchange.id)
@@ -38,10 +34,10 @@ extension ProxyConnectionHandler {
             record(exchange, status: 101)
             server.metrics.activeConnections.decrement()
         }
-        tunnelled = true
+        connection.tunnel()
         cancelTimer()
         self.exchange = nil
-        leg.upstream = nil
+        self.upstream = nil
         upstream.owner = nil
         do {
             let client = clientChannel.pipeline.syncOperations

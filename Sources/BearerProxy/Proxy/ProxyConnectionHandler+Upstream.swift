@@ -6,21 +6,21 @@ import NIOSSL
 extension ProxyConnectionHandler: UpstreamHandlerOwner {
     // MARK: Getting a connection
 
-    /// Sends `leg`'s request on a pooled connection to its origin, or on a new one.
-    func connect(_ leg: UpstreamLeg) {
+    /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
+    func connect(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let leg = exchange?.leg else { return }
         if let pooled = loop.pool.take(leg.origin) {
-            attach(pooled, to: leg, reused: true)
+            attach(pooled, ticket: ticket, reused: true)
         } else {
-            open(leg)
+            open(leg, ticket: ticket)
         }
     }
 
     /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops), secured as
     /// the leg's origin says — an `https` origin always carries its TLS context (``UpstreamTransport``).
-    private func open(_ leg: UpstreamLeg) {
+    private func open(_ leg: UpstreamLeg, ticket: ExchangeStateMachine.Ticket) {
         let origin = leg.origin
         let pool = loop.pool
-        let exchange = self.exchange
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(leg.proxy.timeouts.connect)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -59,140 +59,132 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                         return
                     }
                     upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
-                    // A connect that completes after the client left is kept for the next request, never leaked
-                    // (data-plane pitfall 6).
-                    guard let self, let exchange, self.exchange === exchange,
-                        case .proxied(let current) = exchange.kind,
-                        current === leg, leg.upstream == nil
-                    else {
-                        pool.park(upstream, now: .now())
-                        return
-                    }
-                    self.attach(upstream, to: leg, reused: false)
+                    guard let self else { return pool.park(upstream, now: .now()) }
+                    self.attach(upstream, ticket: ticket, reused: false)
                 case .failure(let error):
-                    guard let self, let exchange, self.exchange === exchange else { return }
+                    guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
                     self.reject(.upstreamUnreachable(upstream: origin.display, reason: Self.describe(error)))
                 }
             }
     }
 
-    /// Starts sending `leg`'s request on `upstream`.
-    private func attach(_ upstream: UpstreamHandler, to leg: UpstreamLeg, reused: Bool) {
-        guard let head = leg.head else { return }
+    /// Starts sending the request on `upstream` if the exchange still waits for it; else keeps it for later.
+    private func attach(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket, reused: Bool) {
+        let now = context.eventLoop.now
+        guard let exchange, let head = exchange.leg?.head,
+            case .sendRequest(let body, let end)? = connection.withExchange({ $0.connected(ticket, now: now) })
+        else {
+            // A connect that completes after the client left is kept for the next request, never leaked
+            // (data-plane pitfall 6).
+            loop.pool.park(upstream, now: .now())
+            return
+        }
         upstream.owner = self
         upstream.wasReused = reused
         upstream.watch.sawBytes = false
-        leg.upstream = upstream
-        exchange?.upstreamSent = .now()
+        self.upstream = upstream
+        exchange.upstreamSent = .now()
         upstream.write(.head(head))
-        for part in leg.pending {
-            upstream.write(part)
-            if case .end = part { leg.endForwarded = true }
-        }
-        leg.pending.removeAll()
+        for part in body { upstream.write(.body(.byteBuffer(part))) }
+        if end { upstream.write(.end(nil)) }
         upstream.flush()
-        if leg.endForwarded { startResponseTimer(leg) }
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
+        updateTimer()
+    }
+
+    /// Lets go of the upstream connection: back to the pool, or closed.
+    private func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
+        self.upstream = nil
+        upstream.owner = nil
+        switch release {
+        case .park: loop.pool.park(upstream, now: .now())
+        case .close: upstream.close()
+        }
+    }
+
+    /// Closes the upstream connection in use, if any (the exchange is answered without it).
+    func closeUpstreamConnection() {
+        upstream?.close()
+        upstream = nil
     }
 
     // MARK: Upstream → client
 
     func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart) {
-        guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else {
+        guard upstream === self.upstream, let exchange else {
             upstream.close()
             return
         }
         switch part {
         case .head(let head):
-            responseHead(head, exchange: exchange, leg: leg)
+            responseHead(head, exchange: exchange, upstream: upstream)
         case .body(let buffer):
-            guard exchange.responseStarted else { return }
+            guard connection.exchange?.forwardsResponseBody == true else { return }
             exchange.bytesOut += buffer.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             clientNeedsFlush = true
             if !context.channel.isWritable { upstream.pauseReads() }
         case .end(let trailers):
-            responseEnd(trailers, exchange: exchange, leg: leg, upstream: upstream)
+            responseEnd(trailers, exchange: exchange, upstream: upstream)
         }
     }
 
-    private func responseHead(_ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) {
-        leg.sawResponse = true
-        if head.status == .switchingProtocols {
-            // Only a WebSocket handshake asked to switch; to anything else a 101 is a protocol violation.
-            guard exchange.webSocket, exchange.requestEnded, let upstream = leg.upstream else {
-                return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "unexpected 101 response"))
-            }
-            return switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
+    private func responseHead(_ head: HTTPResponseHead, exchange: Exchange, upstream: UpstreamHandler) {
+        guard let leg = exchange.leg else { return }
+        let retry = head.status == .unauthorized && leg.binding.tokenKey != nil ? Self.tokenRetry(head.headers) : nil
+        guard
+            let action = connection.withExchange({
+                $0.responseHead(status: head.status, keepAlive: head.isKeepAlive, retry: retry)
+            })
+        else { return }
+        if head.status.code / 100 != 1 || head.status == .switchingProtocols {
+            exchange.upstreamStatus = UInt(head.status.code)
+            exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
         }
-        if head.status.code / 100 == 1 {
-            // RFC 9110 §15.2: a proxy forwards 1xx responses, except to HTTP/1.0 clients.
-            if exchange.request.version.minor >= 1 {
-                if head.status == .continue { exchange.sentContinue = true }
-                var informational = HTTPResponseHead(version: exchange.request.version, status: head.status)
-                informational.headers = HTTPHeaders()
-                context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
-            }
-            return
-        }
-        leg.responseDeadline = nil
-        leg.upstreamKeepAlive = head.isKeepAlive
-        exchange.upstreamStatus = UInt(head.status.code)
-        exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
-        if let retry = tokenRetry(for: head, exchange: exchange, leg: leg) {
-            // This answer is read and dropped; the request goes again with a new token once it has ended.
-            leg.tokenRetry = retry
-            return
-        }
-        if !exchange.requestEnded && exchange.expectsContinue && !exchange.sentContinue {
-            exchange.closeAfter = true  // see `respond(_:)`: the announced body may never come
-        }
-        var (clientHead, framing) = Forwarding.clientResponse(
-            upstream: head, request: exchange.request, route: leg.binding.route, requestID: exchange.id,
-            keepAlive: exchange.keepAlive && !exchange.closeAfter && !quiescing)
-        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
-        if framing == .untilClose { exchange.closeAfter = true }
-        exchange.responseStarted = true
-        exchange.status = UInt(clientHead.status.code)
-        context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
-        clientNeedsFlush = true
-    }
-
-    private func responseEnd(_ trailers: HTTPHeaders?, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler)
-    {
-        leg.upstream = nil
-        upstream.owner = nil
-        // Reuse the connection only if both messages on it are complete; an early answer leaves request bytes
-        // unsent, so that connection is closed (data-plane pitfall 5).
-        if leg.upstreamKeepAlive && leg.endForwarded {
-            loop.pool.park(upstream, now: .now())
-        } else {
-            upstream.close()
-        }
-        if leg.tokenRetry != nil { return retryWithNewToken(exchange: exchange, leg: leg) }
-        guard exchange.responseStarted else {
-            return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "response without a head"))
-        }
-        writeResponseEnd(exchange, trailers: trailers)
-        clientNeedsFlush = false
-        if exchange.requestEnded {
-            finishExchange()
-        } else {
-            // Answered before the upload finished: discard the rest of the body, then carry on with the connection.
-            updateReading()
+        switch action {
+        case .switchProtocols:
+            switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
+        case .forwardInformational:
+            var informational = HTTPResponseHead(version: exchange.request.version, status: head.status)
+            informational.headers = HTTPHeaders()
+            context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
+        case .forwardResponseHead(let keepAlive):
+            var (clientHead, framing) = Forwarding.clientResponse(
+                upstream: head, request: exchange.request, route: leg.binding.route, requestID: exchange.id,
+                keepAlive: keepAlive)
+            if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
+            if framing == .untilClose { _ = connection.withExchange { $0.responseEndsWithConnection() } }
+            exchange.status = UInt(clientHead.status.code)
+            context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+            clientNeedsFlush = true
+        default:
+            perform(action)
         }
     }
 
-    /// Whether `head` rejects the token in a way one replay can fix (SPEC §7): `401` with `invalid_token`, or with
-    /// `insufficient_claims` and a `claims` request — and only once, only for a token-bearing route, and only when
-    /// the whole request body was kept (it ended within ``UpstreamLeg/replayLimit``). Anything else, including
-    /// `403 insufficient_scope`, passes through untouched.
-    private func tokenRetry(for head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg) -> UpstreamLeg.TokenRetry?
-    {
-        guard head.status == .unauthorized, !leg.tokenRetried, exchange.requestEnded, leg.keptBody != nil,
-            leg.binding.tokenKey != nil, let challenge = BearerChallenge.find(in: head.headers)
-        else { return nil }
+    private func responseEnd(_ trailers: HTTPHeaders?, exchange: Exchange, upstream: UpstreamHandler) {
+        let now = context.eventLoop.now
+        guard let action = connection.withExchange({ $0.responseEnd(now: now) }) else { return }
+        switch action {
+        case .finishResponse(let fate, let then):
+            release(upstream, fate)
+            clientNeedsFlush = false
+            writeResponseEnd(exchange, trailers: trailers, then: then)
+        case .replayWithNewToken(let fate, let retry, let ticket):
+            release(upstream, fate)
+            replay(exchange, retry: retry, ticket: ticket)
+        default:
+            closeUpstreamConnection()
+            perform(action)
+        }
+    }
+
+    /// Whether `headers` of a `401` reject the token in a way one replay can fix (SPEC §7): `invalid_token`, or
+    /// `insufficient_claims` with a `claims` request. Anything else, including `403 insufficient_scope`, passes
+    /// through untouched (and the state machine allows the replay only once, and only with the whole body kept).
+    static func tokenRetry(_ headers: HTTPHeaders) -> ExchangeStateMachine.TokenRetry? {
+        guard let challenge = BearerChallenge.find(in: headers) else { return nil }
         switch challenge.error {
         case "invalid_token": return .refresh
         case "insufficient_claims": return challenge.claims.map { .claims($0) }
@@ -201,23 +193,15 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
-    private func retryWithNewToken(exchange: Exchange, leg: UpstreamLeg) {
+    private func replay(
+        _ exchange: Exchange, retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket
+    ) {
         // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
-        let proxy = leg.proxy
-        guard let retry = leg.tokenRetry, let scopes = leg.binding.tokenKey else {
-            return reject(.upstreamProtocolError(upstream: leg.origin.display, reason: "cannot replay the request"))
-        }
-        leg.tokenRetry = nil
-        leg.tokenRetried = true
-        leg.sawResponse = false
-        leg.endForwarded = false
-        leg.upstreamKeepAlive = false
-        leg.pending = (leg.keptBody ?? []).map { .body(.byteBuffer($0)) }
-        leg.pending.append(.end(nil))
+        guard let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
         let claims: String?
         switch retry {
         case .refresh:
-            proxy.tokens.invalidate(scopes, rejected: leg.token ?? "")
+            leg.proxy.tokens.invalidate(scopes, rejected: leg.token ?? "")
             claims = nil
         case .claims(let requested):
             claims = requested
@@ -225,7 +209,8 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         server.logger.debug(
             "upstream rejected the token; replaying once with a new one",
             metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
-        fetchToken(scopes, claims: claims, proxy: proxy, exchange: exchange, leg: leg)
+        fetchToken(ticket, claims: claims)
+        updateTimer()
     }
 
     func upstreamReadComplete(_ upstream: UpstreamHandler) {
@@ -241,31 +226,17 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?) {
-        guard let exchange, case .proxied(let leg) = exchange.kind, leg.upstream === upstream else { return }
-        leg.upstream = nil
-        leg.responseDeadline = nil
-        if upstream.wasReused, !upstream.watch.sawBytes, leg.isReplayable(exchange.request.method) {
-            // A pooled connection the upstream had already closed, before sending a single byte of an answer: the
-            // request provably never reached a response (SPEC §8), so it goes again, once, on a new connection —
-            // with the exchange's own configuration. Anything else (an invalid answer, half an answer, a reset
-            // after the first byte) may have been acted on: never replayed.
-            leg.replayed = true
-            if leg.endForwarded {
-                leg.endForwarded = false
-                leg.pending.insert(.end(nil), at: 0)
-            }
-            connect(leg)
+        guard upstream === self.upstream else { return }
+        self.upstream = nil
+        let reused = upstream.wasReused
+        let sawBytes = upstream.watch.sawBytes
+        guard let action = connection.withExchange({ $0.upstreamClosed(reused: reused, sawBytes: sawBytes) }) else {
             return
         }
-        if exchange.responseStarted {
-            // Part of the response is already with the client; closing is the only honest signal left.
-            context.close(promise: nil)
-            return
-        }
-        if let error, !(error is IOError), !(error is ChannelError) {
-            reject(.upstreamProtocolError(upstream: leg.origin.display, reason: Self.describe(error)))
+        if case .fail(.upstreamClosed) = action {
+            fail(.upstreamClosed, upstreamError: error)
         } else {
-            reject(.upstreamReset(upstream: leg.origin.display))
+            perform(action)
         }
     }
 

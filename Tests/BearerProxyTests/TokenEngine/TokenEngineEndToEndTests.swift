@@ -128,7 +128,7 @@ struct TokenEngineEndToEndTests {
 
                     let large = try await TestClient.send(
                         port: proxy.port, method: "PUT", uri: "/api/x",
-                        body: .stream(length: UpstreamLeg.replayLimit + 1, chunked: false))
+                        body: .stream(length: ExchangeStateMachine.replayLimit + 1, chunked: false))
                     #expect(large.status == .unauthorized)
                     #expect(upstream.requests.count == 3)  // no replay for a body that was not kept
                 }

@@ -1,0 +1,234 @@
+import NIOCore
+import NIOHTTP1
+
+/// The life of a client connection, as a value (see ``ExchangeStateMachine`` for one exchange's): between
+/// exchanges, one exchange at a time, a tunnel, closed. Requests are handled one at a time, in order: a pipelined
+/// request that arrives early is queued and reading stops until the current exchange is done (RFC 9112 §9.3.2 —
+/// responses in request order). Doing this here instead of with NIO's `HTTPServerPipelineHandler` avoids two
+/// `epoll_ctl` calls per request (data-plane pitfall 1).
+struct ConnectionStateMachine {
+    enum State {
+        /// Between exchanges: the connection may stay idle until `idleDue`; once bytes of a request head have
+        /// arrived, the head must be complete by `headDue`.
+        case idle(idleDue: NIODeadline, headDue: NIODeadline?)
+        /// An exchange is in progress.
+        case busy(ExchangeStateMachine)
+        /// The connection became one end of a WebSocket ``Tunnel``; the handler has left its pipeline.
+        case tunnelled
+        /// Closed, or closing: nothing more is read or answered.
+        case closed
+    }
+
+    /// Whether the server is shutting down gracefully (finish the exchange in progress, then close).
+    enum Mode: Equatable {
+        case serving
+        case quiescing
+    }
+
+    /// The connection's own limits (SPEC §8).
+    struct Limits {
+        var idle: TimeAmount
+        var requestHead: TimeAmount
+        var bodyStall: TimeAmount
+    }
+
+    let limits: Limits
+    private(set) var state: State
+    private(set) var mode = Mode.serving
+    /// Parts of pipelined requests that arrived while an exchange was in progress.
+    private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
+    private var exchanges: UInt64 = 0
+
+    init(limits: Limits, now: NIODeadline) {
+        self.limits = limits
+        self.state = .idle(idleDue: now + limits.idle, headDue: nil)
+    }
+
+    /// The exchange in progress.
+    var exchange: ExchangeStateMachine? {
+        if case .busy(let exchange) = state { return exchange }
+        return nil
+    }
+
+    /// Applies `event` to the exchange in progress, if there is one.
+    mutating func withExchange<Result>(_ event: (inout ExchangeStateMachine) -> Result) -> Result? {
+        guard case .busy(var exchange) = state else { return nil }
+        state = .closed  // let go of the payload, so changing it does not copy its buffers
+        defer { state = .busy(exchange) }
+        return event(&exchange)
+    }
+
+    // MARK: Reading
+
+    /// What to do with a request part the parser delivered.
+    enum Delivery: Equatable {
+        /// Hand it to the exchange (or begin one with it).
+        case deliver
+        /// Keep it until the exchange in progress is done.
+        case queue
+        /// Drop it: the connection is closing.
+        case drop
+    }
+
+    mutating func received(_ part: HTTPServerRequestPart) -> Delivery {
+        switch state {
+        case .closed, .tunnelled:
+            return .drop
+        case .idle(let idleDue, _):
+            if case .head = part { state = .idle(idleDue: idleDue, headDue: nil) }
+            if !queued.isEmpty {
+                queued.append(part)
+                return .queue
+            }
+            return .deliver
+        case .busy:
+            if !queued.isEmpty || part.isHead {
+                queued.append(part)
+                return .queue
+            }
+            return .deliver
+        }
+    }
+
+    /// A read completed; `deliveredPart` whether the parser made a request part of its bytes. Bytes that made none
+    /// between exchanges are the start of a request head: it must be complete within the head limit.
+    mutating func readComplete(deliveredPart: Bool, now: NIODeadline) {
+        guard !deliveredPart, queued.isEmpty, case .idle(let idleDue, nil) = state else { return }
+        state = .idle(idleDue: idleDue, headDue: now + limits.requestHead)
+    }
+
+    /// Whether to let the client's next `read()` through.
+    func wantsRead(upstreamWritable: Bool) -> Bool {
+        guard queued.isEmpty else { return false }
+        switch state {
+        case .busy(let exchange): return exchange.wantsRead(upstreamWritable: upstreamWritable)
+        case .idle, .tunnelled, .closed: return true
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// A request head is delivered: its exchange begins.
+    mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) {
+        exchanges += 1
+        var exchange = ExchangeStateMachine(serial: exchanges, request: request, now: now, bodyStall: limits.bodyStall)
+        if mode == .quiescing { exchange.quiesce() }
+        state = .busy(exchange)
+    }
+
+    /// What follows a finished exchange.
+    enum Next: Equatable {
+        /// Close the connection (once the response is written).
+        case close
+        /// Wait for the next request: deliver the queued parts (``nextQueuedPart()``).
+        case awaitRequest
+    }
+
+    /// The exchange in progress is over; `close` whether it wants the connection closed.
+    mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Next {
+        guard case .busy = state else { return .close }
+        if close || mode == .quiescing {
+            queued.removeAll()
+            state = .closed
+            return .close
+        }
+        state = .idle(idleDue: now + limits.idle, headDue: nil)
+        return .awaitRequest
+    }
+
+    /// The next queued part to deliver: all of them, except that a new request waits for the exchange before it.
+    mutating func nextQueuedPart() -> HTTPServerRequestPart? {
+        guard let part = queued.first else { return nil }
+        switch state {
+        case .busy where part.isHead: return nil
+        case .closed, .tunnelled: return nil
+        case .idle, .busy:
+            queued.removeFirst()
+            return part
+        }
+    }
+
+    /// The request could not be read (an invalid message, a stalled head or body): answer it — or the head still
+    /// arriving — then close. Begins an exchange to answer when there is none. Returns whether there is an exchange
+    /// to answer (not when the connection has closed already).
+    mutating func stopReading(now: NIODeadline) -> Bool {
+        queued.removeAll()
+        if case .idle = state {
+            begin(ExchangeStateMachine.Request(method: .GET), now: now)
+        }
+        return withExchange { $0.stopReading() } != nil
+    }
+
+    /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
+    mutating func tunnel() {
+        queued.removeAll()
+        state = .tunnelled
+    }
+
+    // MARK: Ending
+
+    /// Graceful shutdown. Returns whether to close now (no exchange in progress).
+    mutating func quiesce() -> Bool {
+        mode = .quiescing
+        switch state {
+        case .idle:
+            state = .closed
+            return true
+        case .busy:
+            _ = withExchange { $0.quiesce() }
+            return false
+        case .tunnelled, .closed:
+            return false
+        }
+    }
+
+    /// The client connection closed. Returns what became of the exchange in progress, if there was one: whether
+    /// its upstream connection must be closed, and whether its response had ended (else it counts as 499).
+    mutating func clientClosed() -> (closeUpstream: Bool, responseEnded: Bool)? {
+        let outcome = withExchange { $0.clientClosed() }
+        queued.removeAll()
+        if case .tunnelled = state { return nil }
+        state = .closed
+        return outcome
+    }
+
+    // MARK: Time limits
+
+    /// The earliest deadline that applies.
+    var nextDeadline: NIODeadline? {
+        switch state {
+        case .idle(let idleDue, let headDue):
+            guard queued.isEmpty else { return nil }
+            return ExchangeStateMachine.earliest(idleDue, headDue)
+        case .busy(let exchange): return exchange.nextDeadline
+        case .tunnelled, .closed: return nil
+        }
+    }
+
+    /// What a deadline between exchanges calls for.
+    enum IdleTimeout: Equatable {
+        case none
+        /// A request head did not arrive in full within its limit: `408`, then close (RFC 9110 §15.5.9).
+        case requestHeadTimedOut
+        /// RFC 9112 §9.3: either side may close an idle persistent connection; nothing is in flight.
+        case closeIdle
+    }
+
+    /// The timer fired between exchanges.
+    mutating func idleDeadlinesDue(now: NIODeadline) -> IdleTimeout {
+        guard case .idle(let idleDue, let headDue) = state, queued.isEmpty else { return .none }
+        if let headDue, headDue <= now { return .requestHeadTimedOut }
+        if idleDue <= now {
+            state = .closed
+            return .closeIdle
+        }
+        return .none
+    }
+}
+
+extension HTTPServerRequestPart {
+    var isHead: Bool {
+        if case .head = self { return true }
+        return false
+    }
+}

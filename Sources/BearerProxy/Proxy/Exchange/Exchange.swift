@@ -1,0 +1,71 @@
+import Crypto
+import NIOCore
+import NIOHTTP1
+
+/// What one exchange is about — its request, its route, the generation it holds — and what its access-log line and
+/// metrics report. Its lifecycle is not here: ``ExchangeStateMachine`` owns that. Confined to the connection's event
+/// loop.
+final class Exchange {
+    let id: String
+    let request: HTTPRequestHead
+    /// The generation in force when the request arrived; the exchange uses it until it ends (SPEC §9), and counts
+    /// against it until then (nil when nothing was installed yet, or for an answer to a request never parsed).
+    let proxy: ProxyContext?
+    /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
+    var target: RequestTarget?
+    /// The allowed browser origin this request came from, answered with CORS headers.
+    var corsOrigin: String?
+    /// The route's side of a proxied request.
+    var leg: UpstreamLeg?
+    /// The body of a request to one of the proxy's own endpoints.
+    var localBody: LocalBody?
+    /// Completes when the response's last byte is written, when the connection closes after it.
+    var responseWritten: EventLoopFuture<Void>?
+
+    // For the access log and the metrics.
+    let started = NIODeadline.now()
+    /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
+    var routeLabel = "none"
+    var status: UInt = 0
+    var upstreamStatus: UInt?
+    var bytesIn = 0
+    var bytesOut = 0
+    /// When the request (last) went upstream, and how long the response head took.
+    var upstreamSent: NIODeadline?
+    var upstreamLatency: TimeAmount?
+
+    init(id: String, request: HTTPRequestHead, proxy: ProxyContext? = nil) {
+        self.id = id
+        self.request = request
+        self.proxy = proxy
+    }
+
+    /// The exchange has ended when nothing refers to it any more — its connection, a token wait, a timer or a
+    /// tunnel: whichever path ended it, this is the one place its generation hears of it.
+    deinit {
+        proxy?.exchangeEnded()
+    }
+
+    /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
+    var expectsContinue: Bool {
+        request.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+    }
+}
+
+/// The request body of a local endpoint: counted and hashed as it streams, never kept.
+final class LocalBody {
+    private(set) var length = 0
+    private var hasher = SHA256()
+
+    func append(_ buffer: ByteBuffer) {
+        length += buffer.readableBytes
+        buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+    }
+
+    var sha256Hex: String {
+        hasher.finalize().map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

@@ -1,0 +1,87 @@
+import NIOCore
+
+/// The exchange's time limits: the body stall, the token wait and the response head (SPEC §8).
+extension ExchangeStateMachine {
+    /// The earliest deadline that applies in this state.
+    var nextDeadline: NIODeadline? {
+        switch state {
+        case .routing(let progress), .local(let progress), .answered(let progress):
+            return progress.bodyDue
+        case .awaitingToken(let upload, _, let due):
+            return Self.earliest(upload.progress.bodyDue, due)
+        case .connecting(let upload, _):
+            return upload.progress.bodyDue
+        case .streaming(let progress, .awaitingHead(let due)):
+            return Self.earliest(progress.bodyDue, due)
+        case .streaming(let progress, .streaming):
+            return progress.bodyDue
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            return nil
+        }
+    }
+
+    /// The connection's timer fired at `now`. `readsWithheld` whether the proxy is holding back the client's reads
+    /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall.
+    mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
+        switch state {
+        case .awaitingToken(_, _, let due) where due <= now:
+            return .fail(.tokenWaitTimedOut)
+        case .streaming(_, .awaitingHead(let due?)) where due <= now:
+            return .fail(.responseHeadTimedOut)
+        default:
+            break
+        }
+        guard let due = state.bodyDue, due <= now else { return .none }
+        if readsWithheld || expectation == .awaitingContinue {
+            // The client may be waiting for `100 Continue` (RFC 9110 §10.1.1) or for the proxy to read.
+            state.restartBodyDeadline(now + bodyStall)
+            return .none
+        }
+        return .fail(.bodyStalled)
+    }
+
+    static func earliest(_ first: NIODeadline?, _ second: NIODeadline?) -> NIODeadline? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return min(first, second)
+    }
+}
+
+extension ExchangeStateMachine.RequestProgress {
+    var bodyDue: NIODeadline? {
+        if case .streaming(let due) = self { return due }
+        return nil
+    }
+}
+
+extension ExchangeStateMachine.State {
+    /// When the request body's next byte is due, while it streams.
+    var bodyDue: NIODeadline? {
+        switch self {
+        case .routing(let progress), .local(let progress), .answered(let progress), .streaming(let progress, _):
+            progress.bodyDue
+        case .awaitingToken(let upload, _, _), .connecting(let upload, _):
+            upload.progress.bodyDue
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            nil
+        }
+    }
+
+    fileprivate mutating func restartBodyDeadline(_ due: NIODeadline) {
+        let progress = ExchangeStateMachine.RequestProgress.streaming(bodyDue: due)
+        switch self {
+        case .routing: self = .routing(progress)
+        case .local: self = .local(progress)
+        case .answered: self = .answered(progress)
+        case .streaming(_, let response): self = .streaming(progress, response)
+        case .awaitingToken(var upload, let ticket, let tokenDue):
+            upload.progress = progress
+            self = .awaitingToken(upload, ticket, due: tokenDue)
+        case .connecting(var upload, let ticket):
+            upload.progress = progress
+            self = .connecting(upload, ticket)
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            break
+        }
+    }
+}

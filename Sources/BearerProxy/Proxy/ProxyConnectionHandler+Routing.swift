@@ -1,0 +1,130 @@
+import NIOCore
+import NIOHTTP1
+
+/// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
+/// its token (SPEC §8, §9).
+extension ProxyConnectionHandler {
+    func begin(_ head: HTTPRequestHead) {
+        let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
+        let installed = server.installed.beginExchange()
+        let exchange = Exchange(id: id, request: head, proxy: installed)
+        self.exchange = exchange
+        let upgrade = WebSocketUpgrade.requested(head)
+        connection.begin(
+            ExchangeStateMachine.Request(
+                method: head.method, keepAlive: head.isKeepAlive, expectsContinue: exchange.expectsContinue,
+                upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
+            now: context.eventLoop.now)
+        guard let proxy = installed else { return reject(.starting) }
+        let target: RequestTarget
+        switch proxy.requestGuard.check(head) {
+        case .refuse(let error):
+            return reject(error)
+        case .preflight(let origin, let method, let requestedHeaders):
+            return respond(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))
+        case .allow(let allowed, let corsOrigin):
+            target = allowed
+            exchange.target = allowed
+            exchange.corsOrigin = corsOrigin
+        }
+        if AdminEndpoints.owns(target.path) {
+            exchange.routeLabel = "-"
+            exchange.localBody = LocalBody()
+            _ = connection.withExchange { $0.serveLocally() }
+            return
+        }
+        guard let match = proxy.configuration.routes.match(path: target.path) else {
+            return reject(.noRoute(path: String(target.path)))
+        }
+        let binding = proxy.bindings[match.position]
+        // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
+        exchange.routeLabel = binding.route.prefix
+        if let methods = binding.route.methods {
+            if !methods.contains(head.method.rawValue) {
+                return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+            }
+            if let overridden = MethodOverride.forbidden(headers: head.headers, query: target.query, allowed: methods) {
+                return reject(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
+            }
+        }
+        let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
+        exchange.leg = leg
+        var cached: AccessToken?
+        if let key = binding.tokenKey {
+            cached = proxy.tokens.cachedToken(for: key)
+            if cached != nil {
+                server.metrics.tokenCacheHits.increment()
+            } else {
+                server.metrics.tokenCacheMisses.increment()
+            }
+        }
+        let sendsToken = binding.tokenKey != nil
+        if !sendsToken || cached != nil {
+            leg.prepare(exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket)
+        }
+        let now = context.eventLoop.now
+        let limit = binding.responseTimeout
+        if let action = connection.withExchange({
+            $0.proxy(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: limit, now: now)
+        }) {
+            perform(action)
+        }
+    }
+
+    /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
+    func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
+        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        let tokens = leg.proxy.tokens
+        let webSocket = connection.exchange?.request.upgrade == .webSocket
+        // The one bridge from the event loop into the token cache's async world; the future is consumed right
+        // here, so the task it runs on is not a stray one.
+        context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes, claims: claims) }
+            .assumeIsolated()
+            .whenComplete { [weak self] result in
+                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out).
+                guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
+                switch result {
+                case .success(let token):
+                    leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                    if let action = self.connection.withExchange({ $0.tokenArrived(ticket) }) { self.perform(action) }
+                case .failure(let error as TokenError):
+                    self.reject(ProxyError(error))
+                case .failure(let error):
+                    self.reject(.tokenUnavailable(detail: "\(error)", retryAfterSeconds: 5))
+                }
+            }
+    }
+
+    /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.
+    func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let exchange, let proxy = exchange.proxy else { return reject(.starting) }
+        let target = exchange.target
+        let body = exchange.localBody ?? LocalBody()
+        let request = LocalRequest(
+            head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
+            bodySHA256: body.sha256Hex)
+        switch proxy.admin.response(to: request) {
+        case .now(let response):
+            respond(response)
+        case .refused(let error):
+            reject(error)
+        case .later(let answer):
+            // Reads stay possible (the request has ended); the answer is written when it is known, unless the
+            // client has gone by then.
+            context.eventLoop.makeFutureWithTask { await answer() }
+                .assumeIsolated()
+                .whenSuccess { [weak self] response in
+                    guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
+                    self.respond(response)
+                }
+        }
+    }
+
+    /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
+    static func clientRequestID(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "x-request-id"), (1...128).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return value
+    }
+}
