@@ -1,0 +1,160 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+/// The client connection's transitions: pipelining, the head and idle limits, quiescing, the tunnel.
+@Suite("Connection state machine: pipelining, limits, quiescing, pure")
+struct ConnectionStateMachineTests {
+    static let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    static let limits = ConnectionStateMachine.Limits(
+        idle: .seconds(75), requestHead: .seconds(10), bodyStall: .seconds(60))
+
+    static func head(_ uri: String) -> HTTPServerRequestPart {
+        .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri))
+    }
+
+    @Test("a pipelined request waits behind a streaming one, then its parts are delivered in order")
+    func pipelined() throws {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        #expect(connection.received(Self.head("/a")) == .deliver)
+        connection.begin(.init(method: .POST), now: Self.start)
+        #expect(connection.received(.body(ByteBuffer(string: "a-body"))) == .deliver)
+        #expect(connection.received(Self.head("/b")) == .queue)
+        #expect(connection.received(.end(nil)) == .queue)  // /b's end, behind its head
+        #expect(!connection.wantsRead(upstreamWritable: true))
+        #expect(connection.nextQueuedPart() == nil)  // /b waits for /a
+        #expect(connection.exchangeFinished(close: false, now: Self.start) == .awaitRequest)
+        #expect(connection.nextQueuedPart() == Self.head("/b"))
+        connection.begin(.init(method: .GET), now: Self.start)
+        #expect(connection.nextQueuedPart() == .end(nil))
+        #expect(connection.nextQueuedPart() == nil)
+        #expect(connection.wantsRead(upstreamWritable: false))
+    }
+
+    @Test("a head that starts arriving must be complete within the head limit; a whole head clears it")
+    func headLimit() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        #expect(connection.nextDeadline == Self.start + Self.limits.idle)
+        let later = Self.start + .seconds(1)
+        connection.readComplete(deliveredPart: false, now: later)
+        #expect(connection.nextDeadline == later + Self.limits.requestHead)
+        #expect(connection.idleDeadlinesDue(now: later + .seconds(9)) == .none)
+        #expect(connection.idleDeadlinesDue(now: later + Self.limits.requestHead) == .requestHeadTimedOut)
+        #expect(connection.received(Self.head("/")) == .deliver)
+        #expect(connection.nextDeadline == Self.start + Self.limits.idle)
+    }
+
+    @Test("an idle connection closes at the idle limit, and the limit starts again after each exchange")
+    func idleLimit() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        let done = Self.start + .seconds(100)
+        #expect(connection.exchangeFinished(close: false, now: done) == .awaitRequest)
+        #expect(connection.nextDeadline == done + Self.limits.idle)
+        #expect(connection.idleDeadlinesDue(now: done + .seconds(74)) == .none)
+        #expect(connection.idleDeadlinesDue(now: done + Self.limits.idle) == .closeIdle)
+        #expect(connection.received(Self.head("/")) == .drop)
+    }
+
+    @Test("quiescing: an idle connection closes now; a busy one finishes its exchange, then closes")
+    func quiescing() throws {
+        var idle = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        let closesNow = idle.quiesce()
+        #expect(closesNow)
+
+        var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        busy.begin(.init(method: .GET), now: Self.start)
+        _ = busy.received(Self.head("/next"))
+        let busyClosesNow = busy.quiesce()
+        #expect(!busyClosesNow)
+        #expect(busy.exchange?.persistence == .close)
+        #expect(busy.exchangeFinished(close: false, now: Self.start) == .close)
+        #expect(busy.nextQueuedPart() == nil)  // the pipelined request is never started
+    }
+
+    @Test("after quiescing, the connection takes no further request")
+    func noRequestAfterQuiescing() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        _ = connection.quiesce()
+        _ = connection.exchangeFinished(close: false, now: Self.start)
+        // A pipelined head queued before the close is dropped with it.
+        #expect(connection.received(Self.head("/late")) == .drop)
+    }
+
+    @Test("an unreadable request between exchanges is answered by an exchange begun for it, then the connection closes")
+    func stopReadingWhenIdle() throws {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        let answers = connection.stopReading(now: Self.start)
+        #expect(answers)
+        let answer = connection.withExchange { $0.answer() }
+        #expect(answer == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close)
+        let answersAgain = connection.stopReading(now: Self.start)
+        #expect(!answersAgain)
+    }
+
+    @Test("the client leaving mid-exchange reports the exchange; a tunnelled connection reports none")
+    func clientClosed() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        let outcome = connection.clientClosed()
+        #expect(outcome?.responseEnded == false)
+        #expect(connection.nextDeadline == nil)
+
+        var tunnelled = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        tunnelled.begin(.init(method: .GET, upgrade: .webSocket), now: Self.start)
+        tunnelled.tunnel()
+        #expect(tunnelled.clientClosed() == nil)
+        #expect(tunnelled.received(Self.head("/")) == .drop)
+    }
+
+    @Test("exchanges on one connection get distinct tickets, so a late result of the first never fits the second")
+    func tickets() throws {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        let first = connection.withExchange {
+            $0.proxy(sendsToken: true, needsToken: true, limit: .seconds(30), now: Self.start)
+        }
+        let firstTicket = try #require(first.flatMap(ExchangeScript.ticket(of:)))
+        _ = connection.withExchange { $0.answer() }
+        _ = connection.exchangeFinished(close: false, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        let second = connection.withExchange {
+            $0.proxy(sendsToken: true, needsToken: true, limit: .seconds(30), now: Self.start)
+        }
+        let secondTicket = try #require(second.flatMap(ExchangeScript.ticket(of:)))
+        #expect(firstTicket != secondTicket)
+        #expect(connection.exchange?.awaits(firstTicket) == false)
+        let late = connection.withExchange { $0.tokenArrived(firstTicket) }
+        #expect(late == ExchangeStateMachine.Action.none)
+    }
+}
+
+@Suite("WebSocket tunnel: its end, from either side, pure")
+struct TunnelEndTests {
+    @Test("the tunnel ends once both connections have closed, whichever closed first; bytes each way counted")
+    func bothEnds() {
+        for first in [TunnelHandler.Side.client, .upstream] {
+            let ended = Box()
+            let tunnel = Tunnel(idleLimit: .seconds(60), now: .uptimeNanoseconds(0)) { tunnel in
+                ended.count += 1
+                ended.bytes = (tunnel.bytesFromClient, tunnel.bytesFromUpstream)
+            }
+            tunnel.transferred(5, from: .client, now: .uptimeNanoseconds(1))
+            tunnel.transferred(7, from: .upstream, now: .uptimeNanoseconds(2))
+            tunnel.closed(first)
+            #expect(ended.count == 0)
+            tunnel.closed(first == .client ? .upstream : .client)
+            #expect(ended.count == 1)
+            #expect(ended.bytes == (5, 7))
+        }
+    }
+
+    final class Box {
+        var count = 0
+        var bytes = (0, 0)
+    }
+}

@@ -1,0 +1,135 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+/// The exchange's time limits and the WebSocket handshake, as transitions.
+@Suite("Exchange state machine: time limits and WebSocket, pure")
+struct ExchangeDeadlineTests {
+    @Test("the token wait ends at the route's limit")
+    func tokenWait() throws {
+        var script = ExchangeScript()
+        _ = script.proxied(needsToken: true)
+        _ = script.end()
+        #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.routeLimit)
+        script.advance(ExchangeScript.routeLimit - .seconds(1))
+        #expect(script.timer() == .none)
+        script.advance(.seconds(1))
+        #expect(script.timer() == .fail(.tokenWaitTimedOut))
+    }
+
+    @Test("the response head is due a route's limit after the request went up in full, 1xx or not")
+    func responseHead() throws {
+        var script = ExchangeScript(.init(method: .PUT, expectsContinue: true))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        // While the upload streams there is no response deadline, only the body's.
+        #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.bodyStall)
+        _ = script.head(.continue)
+        script.advance(.seconds(5))
+        _ = script.end()
+        let due = script.now + ExchangeScript.routeLimit
+        #expect(script.machine.nextDeadline == due)
+        script.advance(ExchangeScript.routeLimit)
+        #expect(script.timer() == .fail(.responseHeadTimedOut))
+    }
+
+    @Test("a stalled body: 408 when the proxy was reading; not the client's stall when reads were withheld")
+    func bodyStall() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        script.advance(.seconds(10))
+        _ = script.body("x")  // progress moves the deadline
+        #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer(readsWithheld: true) == .none)
+        #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer() == .fail(.bodyStalled))
+    }
+
+    @Test("a client waiting for 100 Continue is not stalling")
+    func waitingForContinue() throws {
+        var script = ExchangeScript(.init(method: .POST, expectsContinue: true))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer() == .none)
+        _ = script.head(.continue)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer() == .fail(.bodyStalled))
+    }
+
+    @Test("nothing is due once the request has ended and the head has come")
+    func nothingDue() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.ok)
+        #expect(script.machine.nextDeadline == nil)
+        script.advance(.hours(1))
+        #expect(script.timer() == .none)
+    }
+
+    @Test("stopReading answers as if the request had ended, and closes after")
+    func stopReading() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        script.machine.stopReading()
+        #expect(
+            script.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+    }
+
+    @Test("a WebSocket handshake: reads are held until the tunnel, a 101 after the request's end switches")
+    func webSocket() throws {
+        var script = ExchangeScript(.init(method: .GET, upgrade: .webSocket))
+        #expect(script.machine.persistence == .close)
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        #expect(!script.machine.wantsRead(upstreamWritable: true))
+        _ = script.connected(ticket)
+        #expect(!script.machine.wantsRead(upstreamWritable: true))
+        #expect(script.head(.switchingProtocols) == .switchProtocols)
+        #expect(script.stateName == "tunnelling")
+        #expect(!script.machine.wantsRead(upstreamWritable: true))
+        #expect(script.machine.clientClosed().responseEnded)
+    }
+
+    @Test("a refused handshake passes through with its status, and the connection closes after it")
+    func refusedHandshake() throws {
+        var script = ExchangeScript(.init(method: .GET, upgrade: .webSocket))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.forbidden) == .forwardResponseHead(keepAlive: false))
+        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+    }
+
+    @Test(
+        "a 101 to anything but a WebSocket handshake is a protocol violation",
+        arguments: [
+            WebSocketUpgrade.Requested.none, .other,
+        ])
+    func unexpectedSwitch(_ upgrade: WebSocketUpgrade.Requested) throws {
+        var script = ExchangeScript(.init(method: .GET, upgrade: upgrade))
+        #expect(upgrade == .none ? script.machine.persistence == .keepAlive : script.machine.persistence == .close)
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.switchingProtocols) == .fail(.unexpectedSwitch))
+    }
+
+    @Test("backpressure: while the upload streams, reads follow the upstream's writability; after it, always")
+    func reading() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        #expect(!script.machine.wantsRead(upstreamWritable: true))  // no connection yet
+        _ = script.connected(ticket)
+        #expect(script.machine.wantsRead(upstreamWritable: true))
+        #expect(!script.machine.wantsRead(upstreamWritable: false))
+        _ = script.end()
+        #expect(script.machine.wantsRead(upstreamWritable: false))
+    }
+}

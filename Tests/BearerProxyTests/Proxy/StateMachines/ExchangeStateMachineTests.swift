@@ -1,0 +1,347 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import BearerProxy
+
+/// Every transition of one exchange, without a socket: the events a handler would feed, the actions it would
+/// perform, and the state in between.
+@Suite("Exchange state machine: one exchange's transitions, pure")
+struct ExchangeStateMachineTests {
+    typealias Action = ExchangeStateMachine.Action
+
+    @Test("a GET with a cached token: connect, send head and end, forward the head, park the connection, finish")
+    func cachedTokenGet() throws {
+        var script = ExchangeScript()
+        let connect = script.proxied()
+        let ticket = try #require(ExchangeScript.ticket(of: connect))
+        #expect(connect == .connect(ticket))
+        #expect(script.end() == .none)  // no connection yet: the end waits in the upload
+        #expect(script.stateName == "connecting")
+        #expect(script.connected(ticket) == .sendRequest(body: [], end: true))
+        #expect(script.stateName == "streaming(ended, awaitingHead)")
+        #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.routeLimit)
+        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: true))
+        #expect(script.machine.forwardsResponseBody)
+        #expect(script.machine.nextDeadline == nil)
+        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: false)))
+        #expect(script.stateName == "finished")
+    }
+
+    @Test("no cached token: fetch it; a token for another step is ignored; the right one connects")
+    func tokenWait() throws {
+        var script = ExchangeScript()
+        let fetch = script.proxied(needsToken: true)
+        let ticket = try #require(ExchangeScript.ticket(of: fetch))
+        #expect(fetch == .fetchToken(ticket, claims: nil))
+        #expect(script.machine.awaits(ticket))
+        let stale = ExchangeStateMachine.Ticket(exchange: ticket.exchange + 1, attempt: ticket.attempt)
+        #expect(!script.machine.awaits(stale))
+        #expect(script.machine.tokenArrived(stale) == .none)
+        #expect(script.stateName == "awaitingToken")
+        #expect(script.machine.tokenArrived(ticket) == .connect(ticket))
+        #expect(script.stateName == "connecting")
+    }
+
+    @Test("body parts that arrive before the connection wait in the upload, and go with the head")
+    func pendingBody() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        #expect(script.body("ab") == .none)
+        #expect(script.body("cd") == .none)
+        #expect(
+            script.connected(ticket)
+                == .sendRequest(body: [ByteBuffer(string: "ab"), ByteBuffer(string: "cd")], end: false))
+        #expect(script.stateName == "streaming(streaming, awaitingHead)")
+        #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.bodyStall)
+        #expect(script.body("ef") == .forwardBody(ByteBuffer(string: "ef")))
+        #expect(script.end() == .forwardEnd)
+        #expect(script.stateName == "streaming(ended, awaitingHead)")
+    }
+
+    @Test("an early answer while the upload streams: the head goes out, the connection is closed, the rest dropped")
+    func earlyAnswer() throws {
+        var script = ExchangeScript(.init(method: .PUT))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        _ = script.body("part")
+        #expect(script.head(.payloadTooLarge) == .forwardResponseHead(keepAlive: true))
+        // Request bytes are still unsent: that upstream connection cannot be reused (data-plane pitfall 5).
+        #expect(script.responseEnd() == .finishResponse(release: .close, then: .awaitingRequestEnd))
+        #expect(script.stateName == "answered")
+        #expect(script.body("more") == .none)
+        #expect(script.machine.wantsRead(upstreamWritable: false))
+        #expect(script.end() == .finish(close: false))
+    }
+
+    @Test("an early answer to Expect: 100-continue without a 100 closes the connection after it")
+    func earlyAnswerToExpectation() throws {
+        var script = ExchangeScript(.init(method: .PUT, expectsContinue: true))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        #expect(script.head(.unauthorized) == .forwardResponseHead(keepAlive: false))
+        #expect(script.responseEnd() == .finishResponse(release: .close, then: .awaitingRequestEnd))
+        #expect(script.end() == .finish(close: true))
+    }
+
+    @Test("after a relayed 100 Continue the body flows and the connection stays open")
+    func continued() throws {
+        var script = ExchangeScript(.init(method: .PUT, expectsContinue: true))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        #expect(script.head(.continue) == .forwardInformational)
+        #expect(script.machine.expectation == .continued)
+        _ = script.body("x")
+        #expect(script.end() == .forwardEnd)
+        #expect(script.head(.created) == .forwardResponseHead(keepAlive: true))
+        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: false)))
+    }
+
+    @Test("an HTTP/1.0 client gets no 1xx (RFC 9110 §15.2)")
+    func noInformationalToHTTP10() throws {
+        var script = ExchangeScript(.init(method: .GET, keepAlive: false, forwardsInformational: false))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.continue) == .none)
+        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: false))
+        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+    }
+
+    @Test("the client leaves while connecting: nothing to close, and the late connection is parked")
+    func clientLeavesWhileConnecting() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        let outcome = script.machine.clientClosed()
+        #expect(outcome.closeUpstream == false && outcome.responseEnded == false)
+        #expect(script.connected(ticket) == .parkConnection)
+    }
+
+    @Test("the client leaves mid-response: the upstream connection is closed, the exchange counts as unfinished")
+    func clientLeavesMidResponse() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.ok)
+        let outcome = script.machine.clientClosed()
+        #expect(outcome.closeUpstream && !outcome.responseEnded)
+        #expect(script.stateName == "finished")
+        #expect(script.responseEnd() == .none)
+    }
+
+    /// A pooled connection closed before any byte of an answer.
+    struct StaleCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let method: HTTPMethod
+        let reused: Bool
+        let sawBytes: Bool
+        let body: Bool
+        let replays: Bool
+        var testDescription: String { name }
+    }
+
+    @Test(
+        "the upstream closes before the response head: replayed once only when provably unanswered",
+        arguments: [
+            StaleCase(
+                name: "reused, silent, GET", method: .GET, reused: true, sawBytes: false, body: false, replays: true),
+            StaleCase(
+                name: "reused, silent, DELETE", method: .DELETE, reused: true, sawBytes: false, body: false,
+                replays: true),
+            StaleCase(
+                name: "a new connection", method: .GET, reused: false, sawBytes: false, body: false, replays: false),
+            StaleCase(
+                name: "bytes of an answer came", method: .GET, reused: true, sawBytes: true, body: false, replays: false
+            ),
+            StaleCase(
+                name: "POST is not idempotent", method: .POST, reused: true, sawBytes: false, body: false,
+                replays: false),
+            StaleCase(name: "a body was sent", method: .PUT, reused: true, sawBytes: false, body: true, replays: false),
+        ])
+    func staleConnection(_ stale: StaleCase) throws {
+        var script = ExchangeScript(.init(method: stale.method))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        if stale.body { _ = script.body("x") }
+        _ = script.end()
+        let action = script.machine.upstreamClosed(reused: stale.reused, sawBytes: stale.sawBytes)
+        guard stale.replays else {
+            #expect(action == .fail(.upstreamClosed))
+            return
+        }
+        let again = try #require(ExchangeScript.ticket(of: action))
+        #expect(again != ticket)
+        #expect(action == .connect(again))
+        #expect(script.connected(again) == .sendRequest(body: [], end: true))
+        // Only once.
+        #expect(script.machine.upstreamClosed(reused: true, sawBytes: false) == .fail(.upstreamClosed))
+    }
+
+    @Test("the upstream closes after the response head: the client connection closes (nothing else is honest)")
+    func upstreamClosesMidResponse() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.ok)
+        #expect(script.machine.upstreamClosed(reused: true, sawBytes: true) == .closeConnection(closeUpstream: false))
+        #expect(script.stateName == "closing")
+        #expect(script.machine.clientClosed().responseEnded == false)
+    }
+
+    @Test("a 401 invalid_token: the answer is dropped, the kept body goes again with a new token, once")
+    func tokenReplay() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.body("ab")
+        _ = script.connected(ticket)
+        _ = script.body("cd")
+        _ = script.end()
+        #expect(script.head(.unauthorized, retry: .refresh) == .none)
+        #expect(script.stateName == "discardingRejection")
+        #expect(!script.machine.forwardsResponseBody)
+        let replay = script.responseEnd()
+        let second = try #require(ExchangeScript.ticket(of: replay))
+        #expect(replay == .replayWithNewToken(release: .park, retry: .refresh, ticket: second))
+        #expect(script.stateName == "awaitingToken")
+        #expect(script.machine.tokenArrived(second) == .connect(second))
+        #expect(
+            script.connected(second)
+                == .sendRequest(body: [ByteBuffer(string: "ab"), ByteBuffer(string: "cd")], end: true))
+        // The second 401 passes through.
+        #expect(script.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+    }
+
+    @Test("a 401 insufficient_claims replays with the claims; a closing upstream is not parked")
+    func claimsReplay() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.unauthorized, keepAlive: false, retry: .claims("{}")) == .none)
+        let replay = script.responseEnd()
+        let second = try #require(ExchangeScript.ticket(of: replay))
+        #expect(replay == .replayWithNewToken(release: .close, retry: .claims("{}"), ticket: second))
+    }
+
+    @Test("a 401 passes through when the body outgrew the kept copy, the route sends no token, or the upload is on")
+    func noReplay() throws {
+        var large = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: large.proxied()))
+        _ = large.connected(ticket)
+        #expect(large.body(String(repeating: "x", count: ExchangeStateMachine.replayLimit + 1)) != .none)
+        #expect(large.machine.kept == .tooLarge)
+        _ = large.end()
+        #expect(large.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+
+        var tokenless = ExchangeScript()
+        let other = try #require(ExchangeScript.ticket(of: tokenless.proxied(sendsToken: false)))
+        _ = tokenless.end()
+        _ = tokenless.connected(other)
+        #expect(tokenless.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+
+        var uploading = ExchangeScript(.init(method: .POST))
+        let third = try #require(ExchangeScript.ticket(of: uploading.proxied()))
+        _ = uploading.connected(third)
+        #expect(uploading.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+    }
+
+    @Test("the upstream closes while its rejected answer is being dropped: answered as a reset")
+    func closeWhileDiscarding() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.unauthorized, retry: .refresh)
+        #expect(script.machine.upstreamClosed(reused: false, sawBytes: true) == .fail(.upstreamClosed))
+        #expect(script.machine.answer() == .answer(keepAlive: true, closeUpstream: true, then: .finished(close: false)))
+    }
+
+    @Test("a pipelined request's exchange: a response end without a head is a protocol error")
+    func endWithoutHead() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.responseEnd() == .fail(.responseWithoutHead))
+    }
+
+    @Test("the proxy's own answer: after the request it finishes; during the upload it waits for the end")
+    func ownAnswers() {
+        var ended = ExchangeScript()
+        _ = ended.end()
+        #expect(ended.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .finished(close: false)))
+
+        var uploading = ExchangeScript(.init(method: .POST))
+        #expect(uploading.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .awaitingRequestEnd))
+        #expect(uploading.body("dropped") == .none)
+        #expect(uploading.end() == .finish(close: false))
+
+        var expecting = ExchangeScript(.init(method: .POST, expectsContinue: true))
+        #expect(
+            expecting.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .awaitingRequestEnd))
+
+        var notKept = ExchangeScript(.init(method: .GET, keepAlive: false))
+        _ = notKept.end()
+        #expect(
+            notKept.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+    }
+
+    @Test("a failure once the response is underway closes the connection instead of answering")
+    func failureMidResponse() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.ok)
+        #expect(script.machine.answer() == .closeConnection(closeUpstream: true))
+        #expect(script.machine.answer() == .closeConnection(closeUpstream: false))
+    }
+
+    @Test("a failure while waiting for the head closes the upstream connection and answers")
+    func failureBeforeHead() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.machine.answer() == .answer(keepAlive: true, closeUpstream: true, then: .finished(close: false)))
+        #expect(script.connected(ticket) == .parkConnection)
+    }
+
+    @Test("quiescing mid-exchange: the exchange finishes, then the connection closes")
+    func quiescing() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        script.machine.quiesce()
+        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: false))
+        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+    }
+
+    @Test("a response framed by the connection's close closes the client connection too")
+    func untilClose() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        _ = script.head(.ok, keepAlive: false)
+        script.machine.responseEndsWithConnection()
+        #expect(script.responseEnd() == .finishResponse(release: .close, then: .finished(close: true)))
+    }
+
+    @Test("a local endpoint: the body is consumed, the end asks for the answer, then it is written")
+    func local() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        script.machine.serveLocally()
+        #expect(script.body("abc") == .consumeLocally(ByteBuffer(string: "abc")))
+        let answer = script.end()
+        let ticket = try #require(ExchangeScript.ticket(of: answer))
+        #expect(answer == .answerLocally(ticket))
+        #expect(script.machine.awaits(ticket))
+        #expect(
+            script.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .finished(close: false)))
+        #expect(!script.machine.awaits(ticket))
+    }
+}
