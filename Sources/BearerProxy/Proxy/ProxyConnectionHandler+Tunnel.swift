@@ -7,7 +7,6 @@ extension ProxyConnectionHandler {
     /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
     func switchProtocols(_ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler) {
         exchange.status = 101
-        upstream.upgraded = true
         let answer = WebSocketUpgrade.switchingProtocols(upstream: head, requestID: exchange.id)
         context.write(wrapOutboundOut(.head(answer)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

@@ -175,7 +175,9 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             release(upstream, fate)
             replay(exchange, retry: retry, ticket: ticket)
         default:
-            closeUpstreamConnection()
+            // A failure, or nothing: the `101`'s end while the connection becomes a tunnel (the exchange is
+            // `tunnelling`), or the end of a response the exchange no longer waits for.
+            if case .fail = action { closeUpstreamConnection() }
             perform(action)
         }
     }

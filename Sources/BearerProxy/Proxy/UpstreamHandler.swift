@@ -37,10 +37,6 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.watch = watch
     }
 
-    /// The upstream answered `101` to a WebSocket handshake: what NIO's decoder still delivers (the `101`'s end)
-    /// is not for the exchange, and the connection is about to become one end of a ``Tunnel``.
-    var upgraded = false
-
     var channel: (any Channel)? { context?.channel }
     var isActive: Bool { context?.channel.isActive ?? false }
     var isWritable: Bool { context?.channel.isWritable ?? false }
@@ -80,7 +76,6 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if upgraded { return }
         guard let owner else {
             // An idle pooled connection has nothing to say; anything it sends would corrupt the next exchange.
             context.close(promise: nil)
