@@ -32,7 +32,7 @@ enum Forwarding {
     static func upstreamRequest(
         client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false
-    ) -> (head: HTTPRequestHead, framing: Framing) {
+    ) -> HTTPRequestHead {
         var uri = route.upstream.basePath + remainder
         if uri.isEmpty { uri = "/" }
         if let query { uri += "?" + query }
@@ -78,7 +78,7 @@ enum Forwarding {
             headers.add(name: "x-forwarded-proto", value: "http")
             if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
         }
-        return (HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers), framing)
+        return HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers)
     }
 
     /// How NIO's parser delimited the request body, read from the parsed message alone — never from what a

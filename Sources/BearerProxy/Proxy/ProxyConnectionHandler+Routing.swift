@@ -78,21 +78,25 @@ extension ProxyConnectionHandler {
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
-        context.eventLoop.makeFutureWithTask { try await tokens.accessToken(for: scopes, claims: claims) }
-            .assumeIsolated()
-            .whenComplete { [weak self] result in
-                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out).
-                guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
-                switch result {
-                case .success(let token):
-                    leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
-                    if let action = self.connection.withExchange({ $0.tokenArrived(ticket) }) { self.perform(action) }
-                case .failure(let error as TokenError):
-                    self.reject(ProxyError(error))
-                case .failure(let error):
-                    self.reject(.tokenUnavailable(detail: "\(error)", retryAfterSeconds: 5))
-                }
+        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
+            do throws(TokenError) {
+                return .success(try await tokens.accessToken(for: scopes, claims: claims))
+            } catch {
+                return .failure(error)
             }
+        }
+        .assumeIsolated()
+        .whenSuccess { [weak self] result in
+            // Too late when the exchange has ended or was answered meanwhile (its token wait timed out).
+            guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
+            switch result {
+            case .success(let token):
+                leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                if let action = self.connection.withExchange({ $0.tokenArrived(ticket) }) { self.perform(action) }
+            case .failure(let error):
+                self.reject(ProxyError(error))
+            }
+        }
     }
 
     /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.

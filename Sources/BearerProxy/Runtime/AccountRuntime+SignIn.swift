@@ -31,7 +31,10 @@ extension AccountRuntime {
         for scopes in scopeSets {
             do {
                 _ = try await tokens.accessToken(for: scopes)
-            } catch TokenError.signInRequired where FirebaseTokenKind(key: scopes) == .providerAccess {
+            } catch {
+                guard case .signInRequired = error, FirebaseTokenKind(key: scopes) == .providerAccess else {
+                    throw error
+                }
                 let prefixes = configuration.routes.routes.filter { $0.auth.tokenKey == scopes }.map(\.prefix)
                 notes.append(
                     "The Microsoft access token from Firebase is short-lived: it had less than 5 minutes left when it "

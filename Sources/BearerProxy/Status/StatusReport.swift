@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `bearer-proxy status` (and later `/-/status`) shows: the account's identity and, per route, its scope set
+/// What `bearer-proxy status` and `/-/status` show: the account's identity and, per route, its scope set
 /// and whether a token is cached and until when. Never a token, refresh token or secret (SPEC §9).
 public struct StatusReport: Sendable {
     public struct Account: Sendable {

@@ -20,7 +20,8 @@ public final class TokenCache: Sendable {
 
     private struct State {
         var tokens: [ScopeSet: AccessToken] = [:]
-        var waiters: [TokenRequest: [CheckedContinuation<AccessToken?, any Error>]] = [:]
+        /// Who waits for the fetch under way for a request; each is handed its outcome.
+        var waiters: [TokenRequest: [CheckedContinuation<Result<AccessToken, TokenError>?, Never>]] = [:]
         var throttles: [ScopeSet: Throttle] = [:]
         var lastRefreshError: [ScopeSet: TokenError] = [:]
     }
@@ -65,8 +66,9 @@ public final class TokenCache: Sendable {
     }
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
-    /// satisfies the challenge. Concurrent callers for the same request share one fetch.
-    public func accessToken(for scopes: ScopeSet, claims: String? = nil) async throws -> AccessToken {
+    /// satisfies the challenge. Concurrent callers for the same request share one fetch. Only a ``TokenError`` comes
+    /// out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
+    public func accessToken(for scopes: ScopeSet, claims: String? = nil) async throws(TokenError) -> AccessToken {
         let request = TokenRequest(scopes: scopes, claims: claims)
         while true {
             enum Decision {
@@ -97,7 +99,7 @@ public final class TokenCache: Sendable {
             case .wait:
                 // Register inside the continuation closure (it runs synchronously). If the leader finished in
                 // between, there is nothing to wait for: resume with nil and decide again.
-                let shared: AccessToken? = try await withCheckedThrowingContinuation { continuation in
+                let shared: Result<AccessToken, TokenError>? = await withCheckedContinuation { continuation in
                     let joined = state.withLock { state -> Bool in
                         guard state.waiters[request] != nil else { return false }
                         state.waiters[request]!.append(continuation)
@@ -105,7 +107,7 @@ public final class TokenCache: Sendable {
                     }
                     if !joined { continuation.resume(returning: nil) }
                 }
-                if let shared { return shared }
+                if let shared { return try shared.get() }
             }
         }
     }
@@ -249,7 +251,7 @@ public final class TokenCache: Sendable {
             return state.waiters.removeValue(forKey: request) ?? []
         }
         if case .success(let token) = result { onChange?(.stored(token)) }
-        for waiter in waiters { waiter.resume(with: result.map { Optional($0) }.mapError { $0 as any Error }) }
+        for waiter in waiters { waiter.resume(returning: result) }
         return result
     }
 

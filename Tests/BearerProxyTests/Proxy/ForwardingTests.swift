@@ -17,10 +17,12 @@ struct ForwardingTests {
     {
         let client = HTTPRequestHead(
             version: .http1_1, method: method, uri: "/graph/me", headers: HTTPHeaders(headers))
-        return Forwarding.upstreamRequest(
+        // The framing the head announces is the one the proxy will use for the body (`requestFraming`).
+        let head = Forwarding.upstreamRequest(
             client: client, route: route, remainder: remainder, query: "a=%2F&b", authorization: "Bearer TOKEN",
             requestID: "rid",
             clientAddress: "127.0.0.1")
+        return (head, Forwarding.requestFraming(client.headers))
     }
 
     @Test("the client's Authorization is replaced, never kept or merged")
@@ -111,8 +113,7 @@ struct ForwardingTests {
             version: .http1_1, method: .GET, uri: "/a", headers: ["Cookie": "c", "X-Api-Version": "1"])
         let head = Forwarding.upstreamRequest(
             client: client, route: route, remainder: "", query: nil, authorization: nil, requestID: "r",
-            clientAddress: nil
-        ).head
+            clientAddress: nil)
         #expect(!head.headers.contains(name: "cookie"))
         #expect(head.headers[canonicalForm: "x-api-version"] == ["2"])
         #expect(!head.headers.contains(name: "authorization"))

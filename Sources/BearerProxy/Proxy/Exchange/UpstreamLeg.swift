@@ -27,11 +27,9 @@ final class UpstreamLeg {
     /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8).
     func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
         self.token = token?.value
-        head =
-            Forwarding.upstreamRequest(
-                client: exchange.request, route: binding.route, remainder: remainder, query: query,
-                authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
-                webSocket: webSocket
-            ).head
+        head = Forwarding.upstreamRequest(
+            client: exchange.request, route: binding.route, remainder: remainder, query: query,
+            authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
+            webSocket: webSocket)
     }
 }
