@@ -55,11 +55,23 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // Test tools, in no product: the token cache writer and lock holder that the persistence tests run as
+        // separate processes.
+        .target(name: "StateStress", dependencies: ["BearerProxy"], path: "Tests/StateStress"),
+        .executableTarget(
+            name: "bearer-proxy-stress",
+            dependencies: [
+                "BearerProxy", "StateStress", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/StressTool"
+        ),
         .testTarget(
             name: "BearerProxyTests",
             dependencies: [
                 "BearerProxy",
                 "bearer-proxy",
+                "StateStress",
+                "bearer-proxy-stress",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

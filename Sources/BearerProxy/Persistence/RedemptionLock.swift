@@ -102,18 +102,5 @@ public struct RedemptionLock: Sendable {
         return (descriptor, .held)
     }
 
-    /// Takes the lock and never lets go, for the tests that kill a holder (`bearer-proxy _stress-state
-    /// --hold-redemption-lock`): blocks this thread, so it is for a process that does nothing else.
-    public func holdUntilKilled(onceHeld: () -> Void) throws(StateError) -> Never {
-        try directory.prepare()
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .cannotWrite(path: path, reason: Self.lastError()) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            if errno != EINTR { throw .cannotWrite(path: path, reason: Self.lastError()) }
-        }
-        onceHeld()
-        while true { pause() }
-    }
-
     private static func lastError() -> String { String(cString: strerror(errno)) }
 }

@@ -4,21 +4,19 @@ import Synchronization
 
 @testable import BearerProxy
 
-/// `bearer-proxy _stress-state` as a child process: a real second process writing the token cache with our code.
+/// `bearer-proxy-stress` (a test-only executable) as a child process: a real second process writing the token cache with our code.
 ///
 /// The child prints the number of updates it has completed, one per line (``StateStress/runWriter``), which is
 /// how the test knows how far it got — no sleeping and hoping. A watchdog kills it after a minute so a hung child
 /// fails the test instead of hanging it. It runs through swift-subprocess (see ``ChildProcess``), inside the scope
 /// of ``run(state:accountKey:iterations:watchdog:_:)``: a test that fails half-way leaves no writer running.
 enum StressProcess {
-    /// The `bearer-proxy` executable: the products directory holds it next to the test bundle (as
-    /// CommandLineTests finds it); `BEARER_PROXY_EXECUTABLE` overrides.
+    /// The test-only `bearer-proxy-stress` executable: the products directory holds it next to the test bundle.
     static var executable: String {
-        if let path = ProcessInfo.processInfo.environment["BEARER_PROXY_EXECUTABLE"] { return path }
         let products =
             Bundle.main.executableURL?.deletingLastPathComponent()
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        return products.appendingPathComponent("bearer-proxy").path
+        return products.appendingPathComponent("bearer-proxy-stress").path
     }
 
     /// How the child ended.
@@ -39,14 +37,14 @@ enum StressProcess {
     ) async throws -> (value: Value, exit: Exit) {
         let executable = Self.executable
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw StressProcessError(description: "no bearer-proxy executable at \(executable)")
+            throw StressProcessError(description: "no bearer-proxy-stress executable at \(executable)")
         }
         let stderr = Collected()
         do {
             let result = try await Subprocess.run(
                 CommandRunner.executable(executable),
                 arguments: [
-                    "_stress-state", "--state-dir", state.path, "--account", accountKey, "--iterations",
+                    "--state-dir", state.path, "--account", accountKey, "--iterations",
                     String(iterations),
                 ],
                 input: .none, output: .sequence, error: .sequence
@@ -92,7 +90,7 @@ enum StressProcess {
             return (result.closureResult, Exit(termination: result.terminationStatus, stderr: stderr.text))
         } catch let stopped as Child.Stopped {
             throw StressProcessError(
-                description: "bearer-proxy _stress-state stopped after \(stopped.completed) updates: \(stderr.text)")
+                description: "bearer-proxy-stress stopped after \(stopped.completed) updates: \(stderr.text)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StateStress
 import Synchronization
 import Testing
 

@@ -1,14 +1,15 @@
 import Foundation
+import StateStress
 import Testing
 
 @testable import BearerProxy
 
-// NEEDS THE HIDDEN SUBCOMMAND: these tests run the real `bearer-proxy` binary as
-//   bearer-proxy _stress-state --state-dir D --account K --iterations N
-// (wired to `StateStress.runWriter`). Until the CLI has it they fail with the binary's usage error.
+// These tests run a second process with the product's own TokenStore, the test-only executable
+//   bearer-proxy-stress --state-dir D --account K --iterations N
+// (`StateStress.runWriter`).
 
 /// Crashes and concurrent writers across processes (SPEC §7: "a crash or two processes never corrupt it").
-@Suite("Token store across processes (needs `bearer-proxy _stress-state`)")
+@Suite("Token store across processes (with the test-only `bearer-proxy-stress`)")
 struct TokenStoreProcessTests {
     @Test(
         "a writer killed with SIGKILL mid-write leaves a readable cache, and its leftovers do not break the next update"

@@ -3,7 +3,7 @@ import Subprocess
 
 @testable import BearerProxy
 
-/// `bearer-proxy _stress-state --hold-redemption-lock` as a child: another process that holds an account's
+/// `bearer-proxy-stress --hold-redemption-lock` as a child: another process that holds an account's
 /// redemption lock — as one does in the middle of a token request — until the test kills it.
 enum LockHolder {
     /// Starts the holder, waits until it says it holds the lock, and runs `body` with a way to SIGKILL it. The holder
@@ -12,8 +12,8 @@ enum LockHolder {
         state: StateDirectory, accountKey: String, _ body: (_ kill: @escaping @Sendable () -> Void) async throws -> T
     ) async throws -> (value: T, termination: TerminationStatus) {
         let result = try await Subprocess.run(
-            CommandRunner.executable(CommandLineTests.binary),
-            arguments: ["_stress-state", "--state-dir", state.path, "--account", accountKey, "--hold-redemption-lock"],
+            CommandRunner.executable(StressProcess.executable),
+            arguments: ["--state-dir", state.path, "--account", accountKey, "--hold-redemption-lock"],
             input: .none, output: .sequence, error: .discarded
         ) { execution in
             let kill: @Sendable () -> Void = { try? execution.send(signal: .kill) }

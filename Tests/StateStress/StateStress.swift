@@ -1,3 +1,4 @@
+import BearerProxy
 import Foundation
 
 #if canImport(Glibc)
@@ -7,7 +8,8 @@ import Foundation
 #endif
 
 /// A writer that hammers one token cache file, for the tests that kill it mid-write or run two at once; the
-/// hidden `bearer-proxy _stress-state` subcommand runs it, so the process under test is the real binary.
+/// test-only `bearer-proxy-stress` executable runs it in a process of its own, with the product's own `TokenStore`
+/// (this module uses only the library's public interface, and ships in no product).
 ///
 /// Writer `w` appends tokens `w`/0, `w`/1, … one per ``TokenStore/update(_:)``, to an account whose refresh token is
 /// 64 KiB, so every write spans many pages and a torn write could not pass as a whole file. Every token's value is
