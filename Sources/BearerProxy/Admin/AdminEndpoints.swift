@@ -16,20 +16,20 @@ public struct AdminEndpoints: Sendable {
     }
 
     let devIssuer: DevIssuer?
-    let account: AccountRuntime?
+    let account: (any AccountView)?
     let metrics: ProxyMetrics?
     let requestCounts: (@Sendable () async -> [String: Int])?
 
-    /// Endpoints for a running proxy: its account (for `status` and `ready`), its metrics, its request counts.
-    public init(account: AccountRuntime?, metrics: ProxyMetrics?, server: ProxyServer?) {
+    /// Endpoints for a running proxy: its account (for `status` and `ready`), its metrics, and how to count its
+    /// requests per route (from every event loop).
+    public init(
+        account: (any AccountView)?, metrics: ProxyMetrics?,
+        requestCounts: (@Sendable () async -> [String: Int])?
+    ) {
         devIssuer = account?.devIssuer
         self.account = account
         self.metrics = metrics
-        if let server {
-            requestCounts = { await server.requestCounts() }
-        } else {
-            requestCounts = nil
-        }
+        self.requestCounts = requestCounts
     }
 
     /// Only the dev issuer's documents (and health, echo).

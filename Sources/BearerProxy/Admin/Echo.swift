@@ -34,10 +34,9 @@ enum Echo {
 
     /// The scheme and, for a JWT bearer token, its decoded claims (not verified: this is a mirror, not a judge).
     static func describe(authorization value: String) -> [String: Any] {
-        let parts = value.split(separator: " ", maxSplits: 1)
-        let scheme = parts.first.map(String.init) ?? ""
-        guard parts.count == 2, scheme.lowercased() == "bearer" else { return ["scheme": scheme] }
-        let segments = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        let scheme = String(value.prefix { $0 != " " })
+        guard let token = BearerCredentials.token(in: value) else { return ["scheme": scheme] }
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let payload = Base64URL.decode(segments[1]),
             let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
         else { return ["scheme": scheme, "claims": NSNull(), "note": "not a JWT"] }

@@ -2,7 +2,7 @@
 /// now — from the cache, or from the provider (single-flight and throttled like any other request, so a probe
 /// never hammers it). 503 with the reasons otherwise.
 enum Readiness {
-    static func check(_ account: AccountRuntime) async -> LocalResponse {
+    static func check(_ account: any AccountView) async -> LocalResponse {
         var problems: [[String: String]] = []
         for scopes in account.scopeSets {
             do {

@@ -174,15 +174,8 @@ enum Forwarding {
 
     private static func isSameAuthority(_ authority: Substring, as upstream: Upstream) -> Bool {
         if authority.contains("@") { return false }
-        let defaultPort = upstream.scheme == .https ? 443 : 80
-        var host = authority
-        var port = defaultPort
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
-            guard let parsed = Int(authority[authority.index(after: colon)...]) else { return false }
-            port = parsed
-            host = authority[..<colon]
-        }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        return host.lowercased() == upstream.host && port == upstream.port
+        guard let (host, portText) = Authority.split(authority) else { return false }
+        let port = portText.map(Authority.port) ?? (upstream.scheme == .https ? 443 : 80)
+        return Authority.unbracketed(host).lowercased() == upstream.host && port == upstream.port
     }
 }

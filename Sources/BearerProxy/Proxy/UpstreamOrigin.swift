@@ -21,8 +21,7 @@ struct UpstreamOrigin: Hashable, Sendable {
 
     /// `scheme://host:port`, for messages.
     var display: String {
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        return "\(transport.scheme)://\(bracketed):\(port)"
+        "\(transport.scheme)://\(Authority.bracketed(host)):\(port)"
     }
 }
 

@@ -190,3 +190,9 @@ public struct AccountRuntime: Sendable {
         }
     }
 }
+
+/// `/-/ready`, `/-/status` and `status` see the account through this view.
+extension AccountRuntime: AccountView {
+    public var isSignedIn: Bool { session.isSignedIn }
+    public var identity: AccountIdentity? { session.identity }
+}

@@ -79,7 +79,9 @@ public struct RunningProxy: Sendable {
     ) throws -> ReloadableState.Generation {
         let context = try ProxyContext(
             configuration: configuration, tokens: account.tokens,
-            admin: AdminEndpoints(account: account, metrics: metrics, server: server), policy: policy,
+            admin: AdminEndpoints(
+                account: account, metrics: metrics, requestCounts: { await server.requestCounts() }),
+            policy: policy,
             timeouts: server.timeouts)
         return ReloadableState.Generation(context: context, account: account)
     }
@@ -89,20 +91,5 @@ public struct RunningProxy: Sendable {
         await server.shutdown()
         await account.shutdown()
         try await group.shutdownGracefully()
-    }
-}
-
-/// Why the proxy could not start; each names what to change.
-public enum StartupError: Error, Sendable, CustomStringConvertible {
-    case cannotListen(address: String, reason: String)
-    case remoteWithoutKey(address: String)
-
-    public var description: String {
-        switch self {
-        case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
-        case .remoteWithoutKey(let address):
-            "listen: \(address) is not a loopback address, so anyone who can reach it could use this account; set "
-                + "BEARER_PROXY_KEY (clients then send it) or, behind a NetworkPolicy, \"allowRemote\": true"
-        }
     }
 }

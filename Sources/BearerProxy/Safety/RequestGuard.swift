@@ -139,7 +139,9 @@ struct RequestGuard {
                 case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
                     if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }
                 case 19 where HeaderName.equals(name, "proxy-authorization"):
-                    if let key = policy.clientKey, RequestGuard.bearer(value).map(key.matches) == true {
+                    if let key = policy.clientKey, let token = BearerCredentials.token(in: value),
+                        key.matches(String(token))
+                    {
                         fields.presentedKey = true
                     }
                 case 29 where HeaderName.equals(name, "access-control-request-method"):
@@ -183,13 +185,6 @@ struct RequestGuard {
         return nil
     }
 
-    /// The credentials of a `Bearer <credentials>` value.
-    static func bearer(_ value: String) -> String? {
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1])
-    }
-
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
     func isAllowed(host value: Substring) -> Bool {
         let name = Self.hostWithoutPort(value)
@@ -201,23 +196,12 @@ struct RequestGuard {
         return SafetyPolicy.loopbackHosts.contains(host) || policy.allowedHosts.contains(host)
     }
 
-    /// `name` from `name`, `name:port`, `[v6]` or `[v6]:port`; the brackets of an IPv6 literal are kept.
+    /// `name` from `name`, `name:port`, `[v6]` or `[v6]:port`; the brackets of an IPv6 literal are kept. Anything
+    /// else is compared whole, and so allowed by no list.
     static func hostWithoutPort(_ value: Substring) -> Substring {
-        let bytes = value.utf8
-        func isPort(_ digits: Substring.UTF8View.SubSequence) -> Bool {
-            !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        }
-        if bytes.first == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return value }
-            let rest = bytes[bytes.index(after: close)...]
-            if rest.isEmpty { return value }
-            if rest.first == UInt8(ascii: ":"), isPort(rest.dropFirst()) { return value[...close] }
-            return value
-        }
-        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), isPort(bytes[bytes.index(after: colon)...]) {
-            return value[..<colon]
-        }
-        return value
+        guard let (host, port) = Authority.split(value) else { return value }
+        guard let port else { return host }
+        return Authority.port(port) != nil ? host : value
     }
 
     /// The authority and path of an absolute-form target (RFC 9112 §3.2.2), which a server must accept; the

@@ -45,3 +45,18 @@ struct TokenResponse: Sendable {
             refreshOn: refreshIn.map { now.addingTimeInterval(min($0, expiresIn)) }, issuedAt: now)
     }
 }
+
+extension SignedInAccount {
+    /// The account in a token response, or a failure when the provider sent no refresh token (`offline_access`
+    /// not granted): without one, no token for another scope set could ever be had.
+    init(_ response: TokenResponse) throws(SignInFailure) {
+        guard let refreshToken = response.refreshToken, !refreshToken.isEmpty else {
+            throw SignInFailure(
+                .misconfigured,
+                "The identity provider signed you in but returned no refresh token; allow the offline_access "
+                    + "permission for the app.")
+        }
+        self.refreshToken = refreshToken
+        identity = response.idToken.flatMap(IDToken.identity)
+    }
+}

@@ -22,31 +22,3 @@ public struct SignInOptions: Sendable {
         self.link = link
     }
 }
-
-/// What a sign-in produced: the account's refresh token and, from the id token, who it is.
-public struct SignedInAccount: Sendable {
-    public var refreshToken: String
-    public var identity: AccountIdentity?
-    /// Tokens the sign-in itself produced for the routes (Firebase's ID token and Microsoft token); empty when
-    /// every token comes from the refresh token.
-    public var tokens: [AccessToken] = []
-
-    init(refreshToken: String, identity: AccountIdentity?, tokens: [AccessToken]) {
-        self.refreshToken = refreshToken
-        self.identity = identity
-        self.tokens = tokens
-    }
-
-    /// The account in a token response, or a failure when the provider sent no refresh token (`offline_access`
-    /// not granted): without one, no token for another scope set could ever be had.
-    init(_ response: TokenResponse) throws(SignInFailure) {
-        guard let refreshToken = response.refreshToken, !refreshToken.isEmpty else {
-            throw SignInFailure(
-                .misconfigured,
-                "The identity provider signed you in but returned no refresh token; allow the offline_access "
-                    + "permission for the app.")
-        }
-        self.refreshToken = refreshToken
-        identity = response.idToken.flatMap(IDToken.identity)
-    }
-}

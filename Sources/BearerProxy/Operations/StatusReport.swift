@@ -24,11 +24,11 @@ public struct StatusReport: Sendable {
     /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
     public var requestCounts: [String: Int]?
 
-    public init(account runtime: AccountRuntime, requestCounts: [String: Int]? = nil, now: Date = Date()) {
+    public init(account runtime: any AccountView, requestCounts: [String: Int]? = nil, now: Date = Date()) {
         self.requestCounts = requestCounts
         account = Account(
-            flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.session.isSignedIn,
-            identity: runtime.session.identity)
+            flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.isSignedIn,
+            identity: runtime.identity)
         routes = runtime.configuration.routes.routes.map { route in
             let scopes: ScopeSet? =
                 switch route.auth {

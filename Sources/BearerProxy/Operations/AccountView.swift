@@ -1,0 +1,12 @@
+/// What the proxy's own endpoints and `status` need to know of the account — its configuration, its tokens,
+/// whether someone is signed in — without reaching into the composition root (``AccountRuntime`` conforms).
+public protocol AccountView: Sendable {
+    var configuration: Configuration { get }
+    var tokens: TokenCache { get }
+    /// The scope sets the routes need tokens for.
+    var scopeSets: [ScopeSet] { get }
+    var isSignedIn: Bool { get }
+    var identity: AccountIdentity? { get }
+    /// The `dev` account's issuer, whose documents `/-/` serves.
+    var devIssuer: DevIssuer? { get }
+}
