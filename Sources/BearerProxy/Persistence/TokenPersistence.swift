@@ -58,11 +58,13 @@ public final class TokenPersistence: Sendable {
     /// Makes `change` to the file's access tokens (asynchronously, in order), keeping the tokens other processes
     /// stored for other scope sets.
     public func save(_ change: TokenCacheChange) {
+        // What came from the file is already in it.
+        guard change.isLocal else { return }
         updateAccount { account in
             switch change {
             case .stored(let token): Self.merge(token, into: &account)
             case .rejected(let value): account.accessTokens.removeAll { $0.value == value }
-            case .replacedAll(let tokens): account.accessTokens = tokens.map(Self.persisted)
+            case .replacedAll(let tokens, _): account.accessTokens = tokens.map(Self.persisted)
             }
         }
     }
@@ -134,11 +136,7 @@ public final class TokenPersistence: Sendable {
         // stored some), and this process's back-offs stay.
         let sameCredential = session.snapshot == snapshot
         session.adopt(snapshot)
-        if sameCredential {
-            tokens.takeOver(loaded)
-        } else {
-            tokens.replaceAll(with: loaded)
-        }
+        tokens.replaceTokens(with: loaded, because: .changedElsewhere(sameCredential: sameCredential))
         logger.info(
             "token cache changed on disk; reloaded",
             metadata: ["signed-in": "\(snapshot.refreshToken != nil || snapshot.identity != nil)"])

@@ -16,7 +16,7 @@ extension AccountRuntime {
             throw SignInFailure(.misconfigured, "The \(configuration.account.flow.rawValue) flow has no sign-in.")
         }
         let account = try await interactive.signIn(console: console, scopeSets: scopeSets, options: options)
-        tokens.signedIn(with: account.tokens)
+        tokens.replaceTokens(with: account.tokens, because: .signedIn)
         session.signedIn(account)
         return account.identity
     }
@@ -57,7 +57,7 @@ extension AccountRuntime {
     public func signOut() async -> [String] {
         let refreshToken = session.refreshToken
         // Tokens first: the session's sign-out deletes the file, and a later token write would create it again.
-        tokens.removeAll()
+        tokens.replaceTokens(with: [], because: .signedOut)
         session.signOut()
         persistence?.flush()
         if case .firebase = configuration.account.settings {

@@ -122,7 +122,7 @@ public struct AccountRuntime: Sendable {
         let tokens = TokenCache(
             flow: flow, now: now, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
-        tokens.restore(loaded.tokens)
+        tokens.replaceTokens(with: loaded.tokens, because: .restored)
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],

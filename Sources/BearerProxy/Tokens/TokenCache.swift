@@ -126,64 +126,44 @@ public final class TokenCache: Sendable {
         if removed { onChange?(.rejected(value: rejected)) }
     }
 
-    /// Replaces every token with `tokens` that a sign-in produced along with the account (Firebase's ID token and
-    /// Microsoft token), and reports the change so they are written to the token cache file.
-    public func signedIn(with tokens: [AccessToken]) {
-        let changed = state.withLock { state in Self.reset(&state, to: tokens, at: now()) }
-        onChange?(.replacedAll(changed))
-    }
-
-    /// Forgets every token (logout, or the account changed).
-    public func removeAll() {
-        state.withLock { state in _ = Self.reset(&state, to: [], at: now()) }
-        onChange?(.replacedAll([]))
-    }
-
-    /// Replaces every token with `tokens` without reporting a change (they came from the file, for another account
-    /// than the one in memory: a sign-in or sign-out elsewhere).
-    public func replaceAll(with tokens: [AccessToken]) {
-        state.withLock { state in _ = Self.reset(&state, to: tokens, at: now()) }
-    }
-
-    /// Takes over the file's tokens for the same account (another process wrote it), without reporting a change. A
-    /// scope set that now has a usable token stops backing off; the others keep their back-off: another process's
-    /// write says nothing about the provider, and resetting it on every write would let several processes ask a
-    /// failing provider once a second (SPEC §7: never hammer it).
-    public func takeOver(_ tokens: [AccessToken]) {
+    /// Replaces every token with `tokens`, for `reason`, and reports it (tagged with its reason: persistence writes
+    /// only what came from this process).
+    ///
+    /// - A new credential — a sign-in or sign-out here, or one elsewhere — ends the old one's failures and
+    ///   back-off: they said nothing about the new account (SPEC §7).
+    /// - Tokens another process stored for the same credential end the back-off only of the scope sets they bring
+    ///   a usable token for: another process's write says nothing about the provider, and resetting the back-off
+    ///   on every write would let several processes ask a failing provider once a second (SPEC §7: never hammer
+    ///   it).
+    /// - Tokens restored from the file at start-up are put in place beside what is cached.
+    ///
+    /// Requests already waiting for a token keep waiting for the fetch under way.
+    public func replaceTokens(with tokens: [AccessToken], because reason: TokenReplacement) {
         let now = self.now()
-        state.withLock { state in
-            state.tokens = [:]
-            for token in tokens where token.isUsable(at: now) {
-                state.tokens[token.scopes] = token
-                state.throttles[token.scopes] = nil
-                state.lastRefreshError[token.scopes] = nil
+        let usable = tokens.filter { $0.isUsable(at: now) }
+        let current = state.withLock { state -> [AccessToken] in
+            switch reason {
+            case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
+                state.tokens = [:]
+                state.throttles = [:]
+                state.lastRefreshError = [:]
+            case .changedElsewhere(sameCredential: true):
+                state.tokens = [:]
+                for token in usable {
+                    state.throttles[token.scopes] = nil
+                    state.lastRefreshError[token.scopes] = nil
+                }
+            case .restored:
+                break
             }
+            for token in usable { state.tokens[token.scopes] = token }
+            return Array(state.tokens.values)
         }
-    }
-
-    /// The account changed (a sign-in, a sign-out, another process's file): its tokens replace the old ones, and
-    /// the old account's failures and back-off no longer apply. Requests already waiting for a token keep waiting
-    /// for the fetch under way. Returns the tokens now cached.
-    private static func reset(_ state: inout State, to tokens: [AccessToken], at now: Date) -> [AccessToken] {
-        state.tokens = [:]
-        state.throttles = [:]
-        state.lastRefreshError = [:]
-        for token in tokens where token.isUsable(at: now) { state.tokens[token.scopes] = token }
-        return Array(state.tokens.values)
+        onChange?(.replacedAll(current, because: reason))
     }
 
     /// Every cached token, usable or not (for persistence and `status`).
     public var allTokens: [AccessToken] { state.withLock { Array($0.tokens.values) } }
-
-    /// Puts tokens loaded from the token cache file in place (those still usable).
-    public func restore(_ tokens: [AccessToken]) {
-        let now = self.now()
-        state.withLock { state in
-            for token in tokens where token.isUsable(at: now) {
-                state.tokens[token.scopes] = token
-            }
-        }
-    }
 
     /// Refreshes, in the caller's task, every token whose `refreshOn` has passed, unless a fetch for it is already
     /// under way or it is backing off after a failure. The current token keeps being served throughout; a failed

@@ -8,14 +8,44 @@ public enum TokenCacheChange: Sendable, CustomStringConvertible {
     case stored(AccessToken)
     /// An upstream rejected the token with this value: it is dropped wherever it is.
     case rejected(value: String)
-    /// The account changed (a sign-in, a sign-out): these are now the account's only tokens.
-    case replacedAll([AccessToken])
+    /// Every token was replaced at once, for the reason given: these are now the cache's only tokens.
+    case replacedAll([AccessToken], because: TokenReplacement)
+
+    /// Whether the change came from this process — then the token cache file must hear of it — rather than from the
+    /// file itself.
+    public var isLocal: Bool {
+        switch self {
+        case .stored, .rejected: true
+        case .replacedAll(_, let reason): !reason.cameFromFile
+        }
+    }
 
     public var description: String {
         switch self {
         case .stored(let token): "stored(\(token))"
         case .rejected: "rejected(<redacted>)"
-        case .replacedAll(let tokens): "replacedAll(\(tokens.count) tokens)"
+        case .replacedAll(let tokens, let reason): "replacedAll(\(tokens.count) tokens, because: \(reason))"
+        }
+    }
+}
+
+/// Why the token cache's tokens are replaced all at once; what each means for the back-off follows from it.
+public enum TokenReplacement: Sendable, Equatable {
+    /// A sign-in here: a new account, whose tokens are the ones the sign-in produced.
+    case signedIn
+    /// A sign-out here: no account, no tokens.
+    case signedOut
+    /// Read from the token cache file at start-up, for the account in memory.
+    case restored
+    /// Another process changed the file. With `sameCredential`, only tokens changed (it stored some); otherwise it
+    /// signed in, out, or rotated the refresh token — a new credential.
+    case changedElsewhere(sameCredential: Bool)
+
+    /// The tokens came from the file, so there is nothing to write back.
+    var cameFromFile: Bool {
+        switch self {
+        case .signedIn, .signedOut: false
+        case .restored, .changedElsewhere: true
         }
     }
 }

@@ -154,7 +154,7 @@ struct FirebaseSignInTests {
             ) { account in
                 _ = try await account.signIn(console: ScriptedConsole(canAsk: false))
                 firebase.disableUser(uid)
-                account.tokens.removeAll()
+                account.tokens.replaceTokens(with: [], because: .signedOut)
                 await #expect(throws: TokenError.self) {
                     _ = try await account.tokens.accessToken(for: FirebaseTokenKind.idToken.key)
                 }

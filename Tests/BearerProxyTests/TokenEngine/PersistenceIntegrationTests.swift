@@ -87,7 +87,7 @@ struct PersistenceIntegrationTests {
                         eventLoopGroup: proxy.proxy.group, devIssuerURL: "http://127.0.0.1:1/-",
                         logger: ProxyHarness.silentLogger)
                     other.session.signOut()
-                    other.tokens.removeAll()
+                    other.tokens.replaceTokens(with: [], because: .signedOut)
                     await other.shutdown()
                     // One maintenance round, as `serve` runs every second.
                     await TokenMaintenance(account: proxy.proxy.account).tick()

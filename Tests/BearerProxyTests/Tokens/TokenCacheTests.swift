@@ -194,7 +194,8 @@ struct TokenCacheTests {
 
     @Test("a new account (a sign-in here or in another process) ends the old account's back-off at once")
     func accountChangeEndsBackoff() async throws {
-        for change in ["replaceAll", "signedIn", "removeAll"] {
+        let changes: [TokenReplacement] = [.changedElsewhere(sameCredential: false), .signedIn, .signedOut]
+        for change in changes {
             let clock = TestClock()
             let flow = CountingFlow(gated: false, now: { clock.now })
             flow.fail(next: .signInRequired(reason: "Not signed in."))
@@ -203,13 +204,29 @@ struct TokenCacheTests {
             // Backing off: the same failure without asking the flow.
             await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
             #expect(flow.requests.load(ordering: .relaxed) == 1)
-            switch change {
-            case "replaceAll": cache.replaceAll(with: [])
-            case "signedIn": cache.signedIn(with: [])
-            default: cache.removeAll()
-            }
+            cache.replaceTokens(with: [], because: change)
             #expect(try await cache.accessToken(for: scopes).value == "token-2", "\(change)")
         }
+    }
+
+    @Test("replacing every token reports why, so only this process's own replacements are written to the file")
+    func replacementsAreTagged() {
+        let clock = TestClock()
+        let changes = Mutex<[TokenCacheChange]>([])
+        let cache = TokenCache(
+            flow: CountingFlow(gated: false, now: { clock.now }), now: { clock.now },
+            onChange: { change in changes.withLock { $0.append(change) } })
+        let token = AccessToken(
+            value: "t", scopes: scopes, expiresOn: clock.now.addingTimeInterval(3600), issuedAt: clock.now)
+        let reasons: [TokenReplacement] = [
+            .signedIn, .signedOut, .restored, .changedElsewhere(sameCredential: true),
+            .changedElsewhere(sameCredential: false),
+        ]
+        for reason in reasons { cache.replaceTokens(with: [token], because: reason) }
+        let reported = changes.withLock { $0 }
+        #expect(reported.map(\.isLocal) == [true, true, false, false, false])
+        // Whatever the reason, the usable tokens given are the ones cached afterwards.
+        #expect(cache.allTokens.map(\.value) == ["t"])
     }
 
     @Test("another process's tokens for the same account keep this process's back-off, except where they bring a token")
@@ -223,7 +240,7 @@ struct TokenCacheTests {
         let elsewhere = AccessToken(
             value: "from-another-process", scopes: other, expiresOn: clock.now.addingTimeInterval(3600),
             issuedAt: clock.now)
-        cache.takeOver([elsewhere])
+        cache.replaceTokens(with: [elsewhere], because: .changedElsewhere(sameCredential: true))
         // Still backing off for `scopes` (no new request), while the other scope set's token is served.
         await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
         #expect(flow.requests.load(ordering: .relaxed) == 1)
@@ -232,7 +249,7 @@ struct TokenCacheTests {
         let mine = AccessToken(
             value: "stored-elsewhere", scopes: scopes, expiresOn: clock.now.addingTimeInterval(3600),
             issuedAt: clock.now)
-        cache.takeOver([elsewhere, mine])
+        cache.replaceTokens(with: [elsewhere, mine], because: .changedElsewhere(sameCredential: true))
         #expect(try await cache.accessToken(for: scopes).value == "stored-elsewhere")
         #expect(flow.requests.load(ordering: .relaxed) == 1)
     }
