@@ -1,3 +1,5 @@
+// The routes: each route's keys, with the rules for its prefix (RoutePrefix) and its headers.
+
 extension ConfigurationReader {
     /// `routes`: a non-empty array of routes with unique prefixes.
     func readRoutes(_ root: ObjectReader, context: RouteContext) -> [Route]? {
@@ -111,5 +113,91 @@ extension ConfigurationReader {
             }
         }
         return methods
+    }
+}
+
+extension ConfigurationReader {
+    /// `headers: {"set": {name: value}, "remove": [name]}`.
+    func readHeaders(_ headers: ObjectReader) -> HeaderRules? {
+        headers.rejectUnknownKeys(allowed: ConfigurationKeys.headers)
+        var fields: [HeaderField] = []
+        var setNames: [String: String] = [:]
+        if let set = headers.object("set") {
+            for name in set.keys {
+                guard let value = set.value(name), isAllowedHeaderName(name, at: set.path(name)) else { continue }
+                if let first = setNames[name.lowercased()] {
+                    set.report(name, "sets the same header as \"\(first)\" (header names are case-insensitive)")
+                    continue
+                }
+                setNames[name.lowercased()] = name
+                guard let text = JSONValue.string(value, at: set.path(name), problems: problems) else { continue }
+                if let problem = Self.headerValueProblem(text) {
+                    set.report(name, problem)
+                    continue
+                }
+                fields.append(HeaderField(name: name, value: text))
+            }
+        }
+        var removed: [String] = []
+        for (name, path) in headers.stringElements("remove", allowEmpty: true) ?? []
+        where isAllowedHeaderName(name, at: path) {
+            if setNames[name.lowercased()] != nil {
+                problems.report(path, "is also in \"set\"; a header is either set or removed")
+                continue
+            }
+            removed.append(name)
+        }
+        return HeaderRules(set: fields, remove: removed)
+    }
+
+    /// A header name must be a token (RFC 9110 §5.1) and not one the proxy manages itself.
+    private func isAllowedHeaderName(_ name: String, at path: JSONPath) -> Bool {
+        guard URICharacters.isToken(name) else {
+            problems.report(path, "is not a valid header name (an RFC 9110 token)")
+            return false
+        }
+        if let reason = HeaderRules.reservation(of: name) {
+            problems.report(path, reason)
+            return false
+        }
+        return true
+    }
+
+    /// Control characters could end the header early and inject others (RFC 9110 §5.5); edges must be trimmed.
+    /// The value itself is never repeated: it may be a credential.
+    static func headerValueProblem(_ value: String) -> String? {
+        if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            return "must not contain control characters such as CR, LF or NUL"
+        }
+        if let first = value.utf8.first, let last = value.utf8.last,
+            [0x20, 0x09].contains(first) || [0x20, 0x09].contains(last)
+        {
+            return "must not start or end with spaces or tabs (RFC 9110 §5.5)"
+        }
+        return nil
+    }
+}
+
+/// The rules for a route's `prefix`: a literal path that request paths are matched against byte for byte.
+enum RoutePrefix {
+    /// Why `prefix` cannot be a route prefix, or `nil` if it can.
+    static func problem(with prefix: String) -> String? {
+        guard prefix.hasPrefix("/") else { return "must start with \"/\"" }
+        guard prefix == "/" || !prefix.hasSuffix("/") else {
+            return "must not end with \"/\" (write \"/graph\", not \"/graph/\")"
+        }
+        if prefix.contains(where: { "%?#".contains($0) }) {
+            return "must not contain \"%\", \"?\" or \"#\" (a prefix is a literal, unencoded path)"
+        }
+        if let character = URICharacters.firstInvalidPathCharacter(prefix) {
+            return "contains \(character), which is not allowed in a URL path (RFC 3986 §3.3)"
+        }
+        let segments = prefix.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        if prefix != "/", segments.contains(where: \.isEmpty) { return "must not contain an empty segment (\"//\")" }
+        if segments.contains(where: { $0 == "." || $0 == ".." }) { return "must not contain \".\" or \"..\" segments" }
+        if prefix == "/-" || prefix.hasPrefix("/-/") {
+            return "\"/-\" and everything under \"/-/\" are reserved for the proxy's own endpoints"
+        }
+        return nil
     }
 }
