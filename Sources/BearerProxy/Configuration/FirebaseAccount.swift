@@ -1,3 +1,5 @@
+// FirebaseAccount with the two sign-ins its provider can be, and the constants the reader checks them against.
+
 /// Settings of the `firebase` flow: Firebase Auth with Microsoft or email and password (docs/firebase.md §6).
 public struct FirebaseAccount: Sendable, Hashable {
     /// How the user signs in to Firebase.
@@ -39,4 +41,72 @@ public struct FirebaseAccount: Sendable, Hashable {
         self.emulatorHost = emulatorHost
         self.apiBaseURL = apiBaseURL
     }
+}
+
+extension FirebaseAccount {
+    /// Sign-in with Microsoft through Firebase (`createAuthUri` + `signInWithIdp`).
+    public struct MicrosoftSignIn: Sendable, Hashable {
+        /// Microsoft's tenant (`common`, `organizations`, `consumers`, a GUID or a domain); default none.
+        public var tenant: String?
+        public var prompt: SignInPrompt?
+        public var loginHint: String?
+        /// The Microsoft scopes asked for; `provider-access` routes use a subset. Default empty.
+        public var scopes: ScopeSet
+        /// The loopback port for the redirect; 0 (the default) = any free port.
+        public var redirectPort: Int
+        /// Passed as `customParameter`; never the six names Firebase reserves.
+        public var extraParameters: [String: String]
+
+        public init(
+            tenant: String? = nil,
+            prompt: SignInPrompt? = nil,
+            loginHint: String? = nil,
+            scopes: ScopeSet = ScopeSet([]),
+            redirectPort: Int = 0,
+            extraParameters: [String: String] = [:]
+        ) {
+            self.tenant = tenant
+            self.prompt = prompt
+            self.loginHint = loginHint
+            self.scopes = scopes
+            self.redirectPort = redirectPort
+            self.extraParameters = extraParameters
+        }
+    }
+}
+
+extension FirebaseAccount {
+    /// Firebase email and password sign-in.
+    public struct PasswordSignIn: Sendable, Hashable {
+        public var email: String
+        /// The variable holding the password; when unset (or not given) it is asked for at a hidden prompt.
+        public var passwordEnv: String?
+
+        public init(email: String, passwordEnv: String? = nil) {
+            self.email = email
+            self.passwordEnv = passwordEnv
+        }
+    }
+}
+
+extension FirebaseAccount {
+    /// The `provider` values routes.json accepts.
+    enum ProviderName: String, Sendable, CaseIterable {
+        case microsoft = "microsoft.com"
+        case password
+    }
+
+    /// `customParameter` names Firebase sets itself and rejects (docs/firebase.md §1).
+    static let reservedCustomParameters: Set<String> = [
+        "client_id", "redirect_uri", "response_mode", "response_type", "scope", "state",
+    ]
+
+    /// The keys only one provider uses, for "only used with" messages.
+    static let microsoftOnlyKeys: Set<String> = [
+        "tenant", "prompt", "loginHint", "scopes", "redirectPort", "extraParameters",
+    ]
+    static let passwordOnlyKeys: Set<String> = ["email", "passwordEnv"]
+
+    /// The environment variable the Firebase tools read for the Auth emulator.
+    static let emulatorHostVariable = "FIREBASE_AUTH_EMULATOR_HOST"
 }
