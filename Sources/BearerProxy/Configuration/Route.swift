@@ -1,3 +1,10 @@
+// Route and the values that exist only as its parts: RouteAuth with its token-cache key (and FirebaseTokenKind,
+// the reserved keys of the firebase flow's two tokens), HeaderRules with HeaderField, and TLSSettings (which
+// Configuration also holds, as the default a route without its own inherits). FirebaseTokenKind stays here rather
+// than in Firebase/ because RouteAuth.tokenKey and StatusReport use it, and neither Configuration/ nor Operations/
+// may use Firebase/ (architecture.md, Layering). Upstream, with its parsing, has its own file; reading routes:
+// Reader/ConfigurationReader+Routes.swift.
+
 /// One entry of `routes`: requests under `prefix` go to `upstream` with the token `auth` describes.
 public struct Route: Sendable {
     /// Starts with `/`, no trailing `/` (except the root `/`); matched on whole path segments.
@@ -42,5 +49,116 @@ public struct Route: Sendable {
         self.allowInsecureUpstream = allowInsecureUpstream
         self.forwardedHeaders = forwardedHeaders
         self.tls = tls
+    }
+}
+
+/// What a route puts in the `Authorization` header it forwards.
+public enum RouteAuth: Sendable, Hashable {
+    /// `"auth": "none"`: a pass-through route; no token is added (and the client's is still removed).
+    case none
+    /// An access token for these scopes from the account (for the `static` flow the set may be empty).
+    case bearer(ScopeSet)
+    /// The `firebase` flow's Firebase ID token (`"token": "firebase-id"`).
+    case firebaseID
+    /// The `firebase` flow's Microsoft access token for these scopes (`"token": "provider-access"`).
+    case providerAccess(ScopeSet)
+
+    /// The scope set the token is requested for, if the token has scopes.
+    public var scopes: ScopeSet? {
+        switch self {
+        case .bearer(let scopes), .providerAccess(let scopes): scopes
+        case .none, .firebaseID: nil
+        }
+    }
+}
+
+extension RouteAuth {
+    /// The key of the route's token in the token cache: its scope set — or, for the `firebase` flow's two kinds,
+    /// a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
+    /// for every `provider-access` route). nil for routes that carry no token.
+    public var tokenKey: ScopeSet? {
+        switch self {
+        case .none: nil
+        case .bearer(let scopes): scopes
+        case .firebaseID: FirebaseTokenKind.idToken.key
+        case .providerAccess: FirebaseTokenKind.providerAccess.key
+        }
+    }
+}
+
+/// The two tokens a Firebase sign-in yields (docs/firebase.md §6).
+public enum FirebaseTokenKind: String, Sendable, CaseIterable {
+    /// The Firebase ID token (one hour, refreshed through securetoken).
+    case idToken = "firebase-id"
+    /// The Microsoft access token Firebase returned (about one hour, not refreshable through Firebase).
+    case providerAccess = "provider-access"
+
+    /// Its reserved cache key: a URN no provider's scope can collide with.
+    public var key: ScopeSet { ScopeSet(["urn:bearer-proxy:firebase:" + rawValue]) }
+
+    init?(key: ScopeSet) {
+        guard let kind = Self.allCases.first(where: { $0.key == key }) else { return nil }
+        self = kind
+    }
+}
+
+/// The request headers a route adds or removes before forwarding (`"headers": {"set": {…}, "remove": […]}`).
+public struct HeaderRules: Sendable, Hashable {
+    /// Headers to set, replacing any the client sent; sorted by lowercased name.
+    public var set: [HeaderField]
+    /// Lowercased names of client headers to drop; sorted, no duplicates.
+    public var remove: [String]
+
+    /// Neither sets nor removes anything (the default).
+    public static let empty = HeaderRules()
+
+    public init(set: [HeaderField] = [], remove: [String] = []) {
+        self.set = set.sorted { $0.name.lowercased() < $1.name.lowercased() }
+        self.remove = Set(remove.map { $0.lowercased() }).sorted()
+    }
+
+    public var isEmpty: Bool { self.set.isEmpty && remove.isEmpty }
+
+    /// Why a route may not set or remove `name`, or `nil` if it may.
+    ///
+    /// The proxy owns these headers: framing (RFC 9112 §6), hop-by-hop headers (RFC 9110 §7.6.1),
+    /// `Host` (derived from the upstream) and `Authorization` (the injected token).
+    static func reservation(of name: String) -> String? {
+        switch name.lowercased() {
+        case "authorization": "carries the injected token and cannot be set or removed here"
+        case "host": "is set from the upstream URL and cannot be set or removed here"
+        case "content-length", "transfer-encoding":
+            "describes the message framing and cannot be set or removed here"
+        case "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
+            "trailer", "upgrade":
+            "is a hop-by-hop header (RFC 9110 §7.6.1) and cannot be set or removed here"
+        default: nil
+        }
+    }
+}
+
+/// One header a route sets on forwarded requests.
+public struct HeaderField: Sendable, Hashable {
+    /// As written in routes.json (header names are case-insensitive, RFC 9110 §5.1).
+    public var name: String
+    /// Free of control characters, so it can never split or smuggle a header.
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// How to trust upstream and identity-provider certificates: the system roots, plus an optional CA file.
+public struct TLSSettings: Sendable, Hashable {
+    /// A PEM file of extra trusted CA certificates (for internal CAs and test servers); `nil` = system roots only.
+    ///
+    /// Checked to exist and be readable at load time; a relative path is resolved against the directory of
+    /// routes.json, so this is always absolute after `Configuration.load`.
+    public var caFile: String?
+
+    public init(caFile: String? = nil) {
+        self.caFile = caFile
     }
 }
