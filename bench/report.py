@@ -272,7 +272,8 @@ def peers_section(facts, runs, nginx):
     out.append("\nHow each runs: " + "; ".join("%s: %s" % (label.strip("*"), setup) for _, label, setup in rows) + ".")
     lens = ", ".join("%s via %s" % (facts.get("auth_len:" + n), n) for n in facts.all("peer"))
     if lens:
-        out.append("\nAuthorization header the upstream received (chars): %s via nginx, %s." % (facts.get("ngx_auth_len"), lens))
+        out.append("\nChecked once before the load (`/auth-echo`): the upstream received nginx-proxy's `Authorization` "
+                   "header byte for byte through each peer (chars: %s via nginx, %s)." % (facts.get("ngx_auth_len"), lens))
     skipped = facts.all("peer_skipped")
     if skipped:
         out.append("\nSkipped:\n")

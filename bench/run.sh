@@ -9,7 +9,7 @@
 # stops them, and writes raw figures (one line per run) to a directory; bench/report.py turns
 # them into statistics, verdicts and the report. Knobs (environment):
 #   BENCH_SECONDS=10         length of each measured wrk run
-#   BENCH_ROUNDS=5           rounds, alternating nginx-proxy and bearer-proxy; medians reported
+#   BENCH_ROUNDS=5           rounds, alternating nginx-proxy, bearer-proxy (and the peers); medians
 #   BENCH_WARMUP=2           seconds of wrk warm-up before every measured run (0: none)
 #   BENCH_CONNECTIONS=50     wrk connections (-c); BENCH_THREADS=1 wrk threads (-t)
 #   BENCH_STARTUP_RUNS=3     restarts timed for "startup to first proxied response"
@@ -27,6 +27,9 @@
 #   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
 #   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
 #   BENCH_RESULTS_DIR=bench/results
+#   BENCH_PEERS=1            1: also measure HAProxy, Caddy and Go's httputil.ReverseProxy doing
+#                            nginx-proxy's job (installed with apt-get if missing, else skipped
+#                            with the reason in the report); 0: nginx and bearer-proxy only
 
 # Backticks in the Markdown report and "$1" in `bash -c '...'` are meant literally:
 # shellcheck disable=SC2016
@@ -52,15 +55,20 @@ START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
 KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}
 RESULTS_DIR=${BENCH_RESULTS_DIR:-$REPO_ROOT/bench/results}
+PEERS=${BENCH_PEERS:-1}
 
 UP_PORT=18081   # nginx upstream answering {"ok":true}
 NGX_PORT=18082  # nginx as the reverse proxy
 BP_PORT=18083   # bearer-proxy
 SINK_PORT=18084 # upload sink (BENCH_BIG=1 only)
+PEER_NAMES=(haproxy caddy go-httputil) # BENCH_PEERS=1: each does nginx-proxy's job
+declare -A PEER_PORT=([haproxy]=18085 [caddy]=18086 [go-httputil]=18087)
+declare -A PEER_PACKAGE=([haproxy]=haproxy [caddy]=caddy [go-httputil]=golang-go)
 SCOPE="api://bench/Data.Read"
 TOKEN_LEN=800 # length of nginx's static dummy token
 
 declare -A PROCS=() # name -> pid of everything this script started
+declare -A LOGS=()  # name -> its log, shown when it dies
 TMP=""
 RAW="" # raw figures for bench/report.py: facts.tsv, runs.tsv, wrk's output
 
@@ -224,7 +232,8 @@ port_free() { # PORT: nothing answers on 127.0.0.1:PORT (curl exit 7 = connectio
     ((rc == 7))
 }
 
-wait_http() { # URL NAME PID LOGFILE: bounded readiness poll; dies with the log tail on failure
+WHY="" # why the last http_ready / probe_* failed
+http_ready() { # URL NAME PID LOGFILE: bounded readiness poll; 1 (WHY, the log tail) on failure
     local url=$1 name=$2 pid=$3 logfile=$4 deadline rc
     now_us
     deadline=$((REPLY + START_TIMEOUT * 1000000))
@@ -233,16 +242,19 @@ wait_http() { # URL NAME PID LOGFILE: bounded readiness poll; dies with the log 
             rc=0
             wait "$pid" 2>/dev/null || rc=$?
             log_tail "$logfile" "$name log"
-            die "$name exited (status $rc) before $url answered"
+            WHY="$name exited (status $rc) before $url answered"
+            return 1
         fi
         now_us
         if ((REPLY > deadline)); then
             log_tail "$logfile" "$name log"
-            die "$name did not answer $url within ${START_TIMEOUT}s"
+            WHY="$name did not answer $url within ${START_TIMEOUT}s"
+            return 1
         fi
         sleep 0.05
     done
 }
+wait_http() { http_ready "$@" || die "$WHY"; } # URL NAME PID LOGFILE: dies on failure
 
 # --- checks and tools --------------------------------------------------------------------------
 
@@ -250,12 +262,21 @@ for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_T
     [[ ${!knob} =~ ^[1-9][0-9]*$ ]] || die "$knob must be a positive integer (got '${!knob}')"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got '$WARMUP')"
+[[ $PEERS =~ ^[01]$ ]] || die "BENCH_PEERS must be 0 or 1 (got '$PEERS')"
 [[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
 
-find_nginx() {
-    NGINX=$(command -v nginx || true)
-    if [[ -z $NGINX && -x /usr/sbin/nginx ]]; then NGINX=/usr/sbin/nginx; fi
+find_tool() { # NAME [DIR...] -> its path (PATH first, then the DIRs), or nothing
+    local dir
+    if command -v "$1"; then return 0; fi
+    for dir in "${@:2}"; do
+        if [[ -x $dir/$1 ]]; then
+            echo "$dir/$1"
+            return 0
+        fi
+    done
+    return 0
 }
+find_nginx() { NGINX=$(find_tool nginx /usr/sbin); }
 find_nginx
 missing=()
 [[ -n $NGINX ]] || missing+=(nginx)
@@ -291,6 +312,33 @@ if ((${#missing[@]})); then
     [[ -n $NGINX ]] || die "nginx still not found after apt-get install"
     for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool still not found after apt-get install"; done
 fi
+
+declare -A PEER_TOOL=()    # peer -> haproxy, caddy or go
+declare -A PEER_SKIPPED=() # peer -> why it is not measured (the report says so)
+find_peer_tools() {
+    PEER_TOOL[haproxy]=$(find_tool haproxy /usr/sbin)
+    PEER_TOOL[caddy]=$(find_tool caddy)
+    PEER_TOOL[go-httputil]=$(find_tool go /usr/lib/go/bin)
+}
+peer_skip() { # PEER REASON
+    PEER_SKIPPED[$1]=$2
+    log "$1 will not be measured: $2"
+}
+if [[ $PEERS == 1 ]]; then
+    find_peer_tools
+    # One package at a time: a distribution without one of them still gets the others.
+    for peer in "${PEER_NAMES[@]}"; do
+        [[ -z ${PEER_TOOL[$peer]} ]] || continue
+        pkg=${PEER_PACKAGE[$peer]}
+        if ((can_apt)) && apt_install "$pkg"; then find_peer_tools; fi
+        if [[ -n ${PEER_TOOL[$peer]} ]]; then continue; fi
+        if ((can_apt)); then
+            peer_skip "$peer" "not installed, and apt-get install $pkg failed (not a package here?)"
+        else
+            peer_skip "$peer" "not installed, and no apt-get (as root or with sudo) to install $pkg"
+        fi
+    done
+fi
 CLK_TCK=$(getconf CLK_TCK)
 
 # More file descriptors for the 1,000-connection burst (soft limit up to the hard one).
@@ -316,6 +364,11 @@ fi
 
 ports=("$UP_PORT" "$NGX_PORT" "$BP_PORT")
 if [[ $BIG == 1 ]]; then ports+=("$SINK_PORT"); fi
+if [[ $PEERS == 1 ]]; then
+    for peer in "${PEER_NAMES[@]}"; do
+        if [[ -z ${PEER_SKIPPED[$peer]:-} ]]; then ports+=("${PEER_PORT[$peer]}"); fi
+    done
+fi
 for port in "${ports[@]}"; do
     port_free "$port" || die "127.0.0.1:$port is already in use; stop whatever listens there"
 done
@@ -337,6 +390,7 @@ fact cold_connections "$COLD_CONNS"
 fact big "$BIG"
 fact big_mb "$BIG_MB"
 fact strict "$STRICT"
+fact peers "$PEERS"
 
 # --- nginx upstream and nginx reverse proxy ----------------------------------------------------
 
@@ -456,6 +510,144 @@ wait_http "http://127.0.0.1:$NGX_PORT/bench/x" "nginx proxy" "${PROCS[nginx-prox
 track_children nginx-upstream
 track_children nginx-proxy
 
+# --- peers: HAProxy, Caddy and Go's httputil.ReverseProxy doing nginx-proxy's job --------------
+
+start_peer() { # PEER: start it in the background (no wait), tracked, its output to LOGS[PEER]
+    local peer=$1 dir=$TMP/$1
+    LOGS[$peer]=$dir/out.log
+    case $peer in
+    haproxy)
+        "${PEER_TOOL[haproxy]}" -db -f "$dir/haproxy.cfg" </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    caddy)
+        GOMAXPROCS=1 XDG_CONFIG_HOME=$dir XDG_DATA_HOME=$dir \
+            "${PEER_TOOL[caddy]}" run --config "$dir/Caddyfile" --adapter caddyfile </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    go-httputil)
+        BENCH_TOKEN=$DUMMY_TOKEN GOMAXPROCS=1 \
+            "$dir/go_httputil_proxy" "127.0.0.1:${PEER_PORT[$peer]}" "127.0.0.1:$UP_PORT" </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    esac
+    PROCS[$peer]=$!
+}
+
+declare -A PEER_AUTH_LEN=()
+peer_works() { # PEER: 1 (WHY) unless it answers {"ok":true} and the upstream gets nginx-proxy's
+    # Authorization header, byte for byte
+    local url="http://127.0.0.1:${PEER_PORT[$1]}/bench" body
+    body=$(curl -fsS --max-time 10 "$url/x" 2>&1) || { WHY="GET $url/x failed: $body"; return 1; }
+    [[ $body == '{"ok":true}' ]] || { WHY="GET $url/x answered '${body:0:200}', expected {\"ok\":true}"; return 1; }
+    body=$(curl -fsS --max-time 10 "$url/auth-echo" 2>&1) || { WHY="GET $url/auth-echo failed: $body"; return 1; }
+    if [[ $body != "Bearer $DUMMY_TOKEN" ]]; then
+        WHY="the upstream did not get nginx-proxy's Authorization header via $url/auth-echo (got ${#body} chars: '${body:0:40}')"
+        return 1
+    fi
+    PEER_AUTH_LEN[$1]=${#body}
+}
+
+ACTIVE_PEERS=() # the peers measured, in PEER_NAMES order
+if [[ $PEERS == 1 ]]; then
+    for peer in "${PEER_NAMES[@]}"; do mkdir -p "$TMP/$peer"; done
+    # Each as nginx-proxy: 127.0.0.1 only, one worker, no access log, /bench/x -> the upstream's /x,
+    # the same static Authorization header, idle upstream connections kept for reuse (nginx:
+    # keepalive 64, 75 s). HAProxy logs nothing without a `log` line; Caddy has no access log
+    # without a `log` directive; the Go proxy logs only errors.
+    # HAProxy refuses to start when maxconn needs more file descriptors (2 a connection) than it may open.
+    hap_maxconn=8192
+    if [[ $(ulimit -Sn) =~ ^[0-9]+$ ]] && (((hap_nofile = ($(ulimit -Sn) - 100) / 2) < hap_maxconn)); then hap_maxconn=$hap_nofile; fi
+    cat >"$TMP/haproxy/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn $hap_maxconn
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 75s
+    timeout server 75s
+    timeout http-keep-alive 75s
+
+frontend bench
+    bind 127.0.0.1:${PEER_PORT[haproxy]}
+    http-request replace-path ^/bench(/.*) \1
+    http-request set-header Authorization "Bearer $DUMMY_TOKEN"
+    default_backend upstream
+
+backend upstream
+    # Idle upstream connections serve any client connection, as nginx's keepalive pool does.
+    http-reuse always
+    server upstream 127.0.0.1:$UP_PORT
+EOF
+    # Tabs, as `caddy fmt` writes them (Caddy warns about anything else). HTTP/1.1 only, as the rest.
+    cat >"$TMP/caddy/Caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	servers {
+		protocols h1
+	}
+}
+
+http://127.0.0.1:${PEER_PORT[caddy]} {
+	bind 127.0.0.1
+	handle_path /bench/* {
+		reverse_proxy 127.0.0.1:$UP_PORT {
+			header_up Authorization "Bearer $DUMMY_TOKEN"
+			# nginx-proxy sends none of these
+			header_up -X-Forwarded-For
+			header_up -X-Forwarded-Proto
+			header_up -X-Forwarded-Host
+			transport http {
+				keepalive 75s
+				keepalive_idle_conns_per_host 64
+			}
+		}
+	}
+}
+EOF
+    if [[ -z ${PEER_SKIPPED[go-httputil]:-} ]]; then
+        # Standard library only: no module download. Built outside any module (env -C), with its
+        # build cache in the temporary directory.
+        log "building bench/go_httputil_proxy.go with ${PEER_TOOL[go-httputil]}"
+        gdir=$TMP/go-httputil
+        if ! run_child go-build "$gdir/build.log" "" env -C "$gdir" GOCACHE="$gdir/cache" GOPATH="$gdir/gopath" \
+            GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 "${PEER_TOOL[go-httputil]}" build \
+            -o "$gdir/go_httputil_proxy" "$SCRIPT_DIR/go_httputil_proxy.go"; then
+            log_tail "$gdir/build.log" "go build log"
+            peer_skip go-httputil "go build of bench/go_httputil_proxy.go failed"
+        fi
+    fi
+    for peer in "${PEER_NAMES[@]}"; do
+        [[ -z ${PEER_SKIPPED[$peer]:-} ]] || continue
+        log "starting $peer on 127.0.0.1:${PEER_PORT[$peer]}"
+        start_peer "$peer"
+        if ! http_ready "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "$peer" "${PROCS[$peer]}" "${LOGS[$peer]}" ||
+            ! peer_works "$peer"; then
+            stop_proc "$peer"
+            peer_skip "$peer" "$WHY"
+            continue
+        fi
+        track_children "$peer"
+        ACTIVE_PEERS+=("$peer")
+        log "$peer answers; the upstream gets nginx-proxy's Authorization header (${PEER_AUTH_LEN[$peer]} chars)"
+    done
+    for peer in "${PEER_NAMES[@]}"; do
+        if [[ -n ${PEER_SKIPPED[$peer]:-} ]]; then
+            fact peer_skipped "$peer: ${PEER_SKIPPED[$peer]}"
+        else
+            fact peer "$peer"
+            fact "auth_len:$peer" "${PEER_AUTH_LEN[$peer]}"
+        fi
+    done
+    if [[ -n ${PROCS[haproxy]:-} ]]; then
+        fact version:haproxy "$("${PEER_TOOL[haproxy]}" -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p')"
+    fi
+    if [[ -n ${PROCS[caddy]:-} ]]; then fact version:caddy "$("${PEER_TOOL[caddy]}" version | sed -n '1{s/ .*//;p;}')"; fi
+    if [[ -n ${PROCS[go-httputil]:-} ]]; then
+        fact version:go-httputil "$("${PEER_TOOL[go-httputil]}" env GOVERSION)"
+    fi
+fi
+
 # --- bearer-proxy ------------------------------------------------------------------------------
 
 STATE_DIR=$TMP/state
@@ -560,7 +752,6 @@ snapshot() { # TARGET_PID UPSTREAM_PID -> "machine target upstream ours": CPU cl
     echo "$((m[1] + m[2] + m[3])) $t $u $((f[13] + f[14]))" # cutime + cstime: fields 16, 17
 }
 
-declare -A LOGS=() # target -> its log, shown when it dies during a run
 measure() { # TARGET ROUND URL PID UPSTREAM_PID
     local target=$1 round=$2 url=$3 pid=$4 upstream=$5 out line
     local -a before after fields
@@ -586,7 +777,7 @@ measure() { # TARGET ROUND URL PID UPSTREAM_PID
 LOGS[bearer-proxy]=$BP_LOG
 LOGS[nginx-proxy]=$NGX_DIR/error.log
 LOGS[nginx-direct]=$UP_DIR/error.log
-ROUND_TARGETS=(nginx-proxy bearer-proxy)
+ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_PEERS[@]}")
 fact round_targets "${ROUND_TARGETS[@]}"
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
 UP_PID=${PROCS[nginx-upstream]}
@@ -594,7 +785,11 @@ measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "$UP_PID" "$UP_PID"
 for ((r = 1; r <= ROUNDS; r++)); do
     measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}" "$UP_PID"
     measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID" "$UP_PID"
+    for peer in "${ACTIVE_PEERS[@]}"; do
+        measure "$peer" "$r" "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "${PROCS[$peer]}" "$UP_PID"
+    done
 done
+for peer in "${ACTIVE_PEERS[@]}"; do stop_proc "$peer"; done
 fact rss_after_load "$(vm_kib "$BP_PID" VmRSS)"
 fact hwm_after_load "$(vm_kib "$BP_PID" VmHWM)"
 
