@@ -120,8 +120,7 @@ class Run:
         self.target, self.round = row["target"], row["round"]
         self.wrk_path = os.path.join(raw, row["wrk_file"])
         with open(self.wrk_path, encoding="utf-8", errors="replace") as f:
-            self.wrk_text = f.read()
-        wrk = parse_wrk(self.wrk_text)
+            wrk = parse_wrk(f.read())
         self.valid = None not in (wrk["rps"], wrk["p50_ms"], wrk["p99_ms"], wrk["requests"])
         self.rps, self.p50, self.p99 = wrk["rps"], wrk["p50_ms"], wrk["p99_ms"]
         self.requests, self.non2xx, self.socket_errors = wrk["requests"], wrk["non2xx"], wrk["socket_errors"]
@@ -157,17 +156,12 @@ def mib(kib):
     return "n/a" if not kib else "%.1f" % (int(kib) / 1024)
 
 
-def verdict(ok):
-    return "PASS" if ok else "FAIL"
-
-
 class Target:
     """A target's medians over its rounds."""
 
     def __init__(self, runs, name):
         mine = [r for r in runs if r.target == name]
         self.name = name
-        self.rounds = len(mine)
         self.rps = median(r.rps for r in mine)
         self.p50 = median(r.p50 for r in mine)
         self.p99 = median(r.p99 for r in mine)
@@ -281,48 +275,39 @@ def peers_section(facts, runs, nginx):
     return "\n".join(out) + "\n\n"
 
 
-def report(raw, out_path):
-    facts = Facts(os.path.join(raw, "facts.tsv"))
-    runs = read_runs(raw)
-    problems = ["%s round %s: %d non-2xx responses, %d socket errors" % (r.target, r.round, r.non2xx, r.socket_errors)
-                for r in runs if r.errors]
-    direct, nginx, bp = (Target(runs, n) for n in ("nginx-direct", "nginx-proxy", "bearer-proxy"))
-    rps_ratio, p99_ratio = ratio(bp.rps, nginx.rps), ratio(bp.p99, nginx.p99)
-    max_other = max((r.other for r in runs), default=0)
-    cold, big, peers = facts.get("cold") == "1", facts.get("big") == "1", facts.get("peers") == "1"
-    startup_ms = ["%.1f" % (int(us) / 1000) for us in facts.all("startup_us")]
-    startup_median = median(float(ms) for ms in startup_ms)
+def machine_section(facts):
     targets = facts.get("round_targets").split()
+    return "".join([
+        "## Machine\n\n",
+        "- CPUs: %s (`nproc`), %s\n" % (facts.get("nproc"), facts.get("cpu_model") or "unknown model"),
+        "- Memory: %s; kernel: %s\n" % (facts.get("mem_total"), facts.get("kernel")),
+        "- Load average before the run: %s\n" % facts.get("loadavg"),
+        "- %s; %s; %s\n" % (facts.get("nginx_version"), facts.get("wrk_version") or "wrk (unknown version)",
+                            facts.get("curl_version")),
+        "- Swift: %s\n" % (facts.get("swift_version") or "n/a"),
+        "- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n" % (
+            facts.get("bp_command"), facts.get("git_rev"), facts.get("bp_log_lines"), facts.int("bp_log_bytes") // 1024),
+        "- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating %s; "
+        "each column is the median over the rounds (nginx direct: one run)\n" % (
+            facts.get("threads"), facts.get("connections"), facts.get("seconds"), facts.get("warmup"),
+            facts.get("rounds"), joined(targets)),
+        "- Authorization header the upstream received: %s chars via nginx (static dummy token), "
+        "%s chars via bearer-proxy (dev-flow token)\n\n" % (facts.get("ngx_auth_len"), facts.get("bp_auth_len")),
+    ])
 
-    w = []  # the report, in pieces
-    w.append("# bearer-proxy benchmark, %s\n\n" % time.strftime("%Y-%m-%d %H:%M %Z"))
-    w.append("## Machine\n\n")
-    w.append("- CPUs: %s (`nproc`), %s\n" % (facts.get("nproc"), facts.get("cpu_model") or "unknown model"))
-    w.append("- Memory: %s; kernel: %s\n" % (facts.get("mem_total"), facts.get("kernel")))
-    w.append("- Load average before the run: %s\n" % facts.get("loadavg"))
-    w.append("- %s; %s; %s\n" % (facts.get("nginx_version"), facts.get("wrk_version") or "wrk (unknown version)",
-                                 facts.get("curl_version")))
-    w.append("- Swift: %s\n" % (facts.get("swift_version") or "n/a"))
-    w.append("- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n" % (
-        facts.get("bp_command"), facts.get("git_rev"), facts.get("bp_log_lines"), facts.int("bp_log_bytes") // 1024))
-    w.append("- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating %s; "
-             "each column is the median over the rounds (nginx direct: one run)\n" % (
-                 facts.get("threads"), facts.get("connections"), facts.get("seconds"), facts.get("warmup"),
-                 facts.get("rounds"), joined(targets)))
-    w.append("- Authorization header the upstream received: %s chars via nginx (static dummy token), "
-             "%s chars via bearer-proxy (dev-flow token)\n\n" % (facts.get("ngx_auth_len"), facts.get("bp_auth_len")))
 
-    w.append('## Small responses (`{"ok":true}`), %s connections\n\n' % facts.get("connections"))
-    w.append("| target | req/s | p50 ms | p99 ms | CPU µs/req | errors |\n|---|---|---|---|---|---|\n")
-    for t in (direct, nginx, bp):
-        w.append(t.row(LABELS[t.name]) + "\n")
+def small_responses_section(facts, runs, direct, nginx, bp):
+    w = ['## Small responses (`{"ok":true}`), %s connections\n\n' % facts.get("connections"),
+         "| target | req/s | p50 ms | p99 ms | CPU µs/req | errors |\n|---|---|---|---|---|---|\n"]
+    w.extend(t.row(LABELS[t.name]) + "\n" for t in (direct, nginx, bp))
     w.append("\nbearer-proxy / nginx-proxy: req/s **%s** (target ≥ 1.00), p99 **%s** (target ≤ 1.00). " % (
-        fmt(rps_ratio, "%.3f"), fmt(p99_ratio, "%.3f")))
+        fmt(ratio(bp.rps, nginx.rps), "%.3f"), fmt(ratio(bp.p99, nginx.p99), "%.3f")))
     added = [None if t.p99 is None or direct.p99 is None else t.p99 - direct.p99 for t in (nginx, bp)]
     w.append("Added p99 over direct: nginx-proxy %s ms, bearer-proxy %s ms.\n\n" % tuple(fmt(a, "%.3f") for a in added))
     w.append("CPU µs/req is the server's own user+system time (`/proc/PID/stat`, the process and its workers) over the "
              "measured run divided by the requests wrk completed; errors are non-2xx responses plus socket errors "
              "summed over the rounds.\n\n")
+    max_other = max((r.other for r in runs), default=0)
     if max_other > BUSY_OTHER_LOAD:
         w.append("**Warning: the machine was busy.** Other processes used up to %d%% of a core during a measured run "
                  "(see \"other load\" below); these numbers understate both proxies and are noisy. Rerun on an idle "
@@ -335,69 +320,95 @@ def report(raw, out_path):
         w.append("| %s | %s | %.0f | %.3f | %.3f | %s | %d | %d | %d%% |\n" % (
             r.target, r.round, r.rps, r.p50, r.p99, fmt(r.cpu, "%.2f"), r.non2xx, r.socket_errors, r.other))
     w.append("\n</details>\n\n")
+    return "".join(w)
 
-    if peers:
-        w.append(peers_section(facts, runs, nginx))
 
-    w.append("## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n")
-    first = "the cold-cache burst" if cold else "one proxied request"
-    w.append("| RSS idle after first start-up and %s | %s MiB |\n" % (first, mib(facts.get("rss_idle_start"))))
-    w.append("| RSS right after the load | %s MiB |\n" % mib(facts.get("rss_after_load")))
-    w.append("| peak RSS (VmHWM) after the load | %s MiB |\n" % mib(facts.get("hwm_after_load")))
-    w.append("| RSS idle after restart with a cached token (after its first proxied response) | %s MiB |\n" %
-             mib(facts.get("rss_idle_restarted")))
-    w.append("| start-up to first proxied response, cached token (median of %s) | %s ms (runs: %s) |\n" % (
-        facts.get("startup_runs"), fmt(startup_median, "%.1f"), " ".join(startup_ms)))
-    w.append("| exit status after each SIGTERM | %s |\n\n" % " ".join(facts.all("exit_on_term")))
+def memory_section(facts, startup_ms, startup_median):
+    first = "the cold-cache burst" if facts.get("cold") == "1" else "one proxied request"
+    return "".join([
+        "## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n",
+        "| RSS idle after first start-up and %s | %s MiB |\n" % (first, mib(facts.get("rss_idle_start"))),
+        "| RSS right after the load | %s MiB |\n" % mib(facts.get("rss_after_load")),
+        "| peak RSS (VmHWM) after the load | %s MiB |\n" % mib(facts.get("hwm_after_load")),
+        "| RSS idle after restart with a cached token (after its first proxied response) | %s MiB |\n" %
+        mib(facts.get("rss_idle_restarted")),
+        "| start-up to first proxied response, cached token (median of %s) | %s ms (runs: %s) |\n" % (
+            facts.get("startup_runs"), fmt(startup_median, "%.1f"), " ".join(startup_ms)),
+        "| exit status after each SIGTERM | %s |\n\n" % " ".join(facts.all("exit_on_term")),
+    ])
 
-    token_requests = None
-    if cold:
-        cold_text, token_requests = cold_section(raw, facts)
-        w.append("## Cold cache\n\n%s\n\n" % cold_text)
-    if big:
-        big_text, big_checks = big_section(raw, facts, problems)
-        w.append("## Large bodies (BENCH_BIG=1)\n\n%s\n\n" % big_text)
 
-    verdicts = []  # every PASS/FAIL, to count the misses for BENCH_STRICT
-    def target_row(label, measured, ok):
-        verdicts.append(ok)
-        w.append("| %s | %s | %s |\n" % (label, measured, verdict(ok)))
+def targets_section(facts, nginx, bp, startup_median, big_checks, token_requests):
+    """SPEC section 11's table, and how many targets were missed."""
+    w = ["## SPEC section 11 targets\n\n| target | measured | verdict |\n|---|---|---|\n"]
+    missed = 0
 
-    w.append("## SPEC section 11 targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-    target_row("req/s at least nginx's", "ratio %s" % fmt(rps_ratio, "%.3f"),
-               rps_ratio is not None and float("%.3f" % rps_ratio) >= 1)
-    target_row("p99 no worse than nginx's", "ratio %s" % fmt(p99_ratio, "%.3f"),
-               p99_ratio is not None and float("%.3f" % p99_ratio) <= 1)
+    def row(label, measured, ok):
+        nonlocal missed
+        missed += not ok
+        w.append("| %s | %s | %s |\n" % (label, measured, "PASS" if ok else "FAIL"))
+
+    # Verdicts on the printed (rounded) figures, so that the table never contradicts itself.
+    rps_ratio, p99_ratio = fmt(ratio(bp.rps, nginx.rps), "%.3f"), fmt(ratio(bp.p99, nginx.p99), "%.3f")
+    row("req/s at least nginx's", "ratio %s" % rps_ratio, rps_ratio != "n/a" and float(rps_ratio) >= 1)
+    row("p99 no worse than nginx's", "ratio %s" % p99_ratio, p99_ratio != "n/a" and float(p99_ratio) <= 1)
     idle = mib(facts.get("rss_idle_restarted"))
-    target_row("idle RSS < 30 MiB", "%s MiB after restart" % idle, idle != "n/a" and float(idle) < 30)
-    target_row("start-up to first proxied response < 200 ms", "%s ms" % fmt(startup_median, "%.1f"),
-               startup_median is not None and float("%.1f" % startup_median) < 200)
-    if big:
+    row("idle RSS < 30 MiB", "%s MiB after restart" % idle, idle != "n/a" and float(idle) < 30)
+    startup = fmt(startup_median, "%.1f")
+    row("start-up to first proxied response < 200 ms", "%s ms" % startup, startup != "n/a" and float(startup) < 200)
+    if big_checks:
         for direction, (ok_text, hwm) in zip(("download", "upload"), big_checks):
             peak = mib(hwm)
-            target_row("%s MiB %s, peak RSS < 64 MiB" % (facts.get("big_mb"), direction),
-                       "%s MiB, %s" % (peak, ok_text), peak != "n/a" and float(peak) < 64)
+            row("%s MiB %s, peak RSS < 64 MiB" % (facts.get("big_mb"), direction),
+                "%s MiB, %s" % (peak, ok_text), peak != "n/a" and float(peak) < 64)
     else:
         w.append("| 1 GiB up and down, peak RSS < 64 MiB | not run (BENCH_BIG=1) | n/a |\n")
-    if cold:
+    if facts.get("cold") == "1":
         conns = facts.get("cold_connections")
         if token_requests is not None:
-            target_row("%s concurrent requests, cold cache → 1 token request per scope set (1 here)" % conns,
-                       "%s token request(s)" % token_requests, float(token_requests) == 1)
+            row("%s concurrent requests, cold cache → 1 token request per scope set (1 here)" % conns,
+                "%s token request(s)" % token_requests, float(token_requests) == 1)
         else:
             w.append("| %s concurrent requests, cold cache → 1 token request per scope set | no token counter in "
                      "/-/metrics | check by hand |\n" % conns)
+    return "".join(w), missed
+
+
+def report(raw, out_path):
+    """Writes the report; returns why run.sh must fail, or None."""
+    facts = Facts(os.path.join(raw, "facts.tsv"))
+    runs = read_runs(raw)
+    problems = ["%s round %s: %d non-2xx responses, %d socket errors" % (r.target, r.round, r.non2xx, r.socket_errors)
+                for r in runs if r.errors]
+    direct, nginx, bp = (Target(runs, n) for n in ("nginx-direct", "nginx-proxy", "bearer-proxy"))
+    startup_ms = ["%.1f" % (int(us) / 1000) for us in facts.all("startup_us")]
+    startup_median = median(float(ms) for ms in startup_ms)
+
+    w = ["# bearer-proxy benchmark, %s\n\n" % time.strftime("%Y-%m-%d %H:%M %Z"), machine_section(facts),
+         small_responses_section(facts, runs, direct, nginx, bp)]
+    if facts.get("peers") == "1":
+        w.append(peers_section(facts, runs, nginx))
+    w.append(memory_section(facts, startup_ms, startup_median))
+    token_requests, big_checks = None, None
+    if facts.get("cold") == "1":
+        cold_text, token_requests = cold_section(raw, facts)
+        w.append("## Cold cache\n\n%s\n\n" % cold_text)
+    if facts.get("big") == "1":
+        big_text, big_checks = big_section(raw, facts, problems)
+        w.append("## Large bodies (BENCH_BIG=1)\n\n%s\n\n" % big_text)
+    targets, missed = targets_section(facts, nginx, bp, startup_median, big_checks, token_requests)
+    w.append(targets)
     if problems:
         w.append("\n**Invalid measurements:**\n\n")
         w.extend("- %s\n" % p for p in problems)
-
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("".join(w))
-    missed = verdicts.count(False)
+
     if problems:
-        print("some measurements are invalid: " + " ".join(problems))
-    elif facts.get("strict") == "1" and missed:
-        print("%d SPEC target(s) missed (BENCH_STRICT=1)" % missed)
+        return "some measurements are invalid: " + " ".join(problems)
+    if facts.get("strict") == "1" and missed:
+        return "%d SPEC target(s) missed (BENCH_STRICT=1)" % missed
+    return None
 
 
 def main(argv):
@@ -414,7 +425,9 @@ def main(argv):
         print(progress_line(run))
         return 0
     if len(argv) == 4 and argv[1] == "report":
-        report(argv[2], argv[3])
+        why = report(argv[2], argv[3])
+        if why:
+            print(why)
         return 0
     print("usage: report.py line RAW | report.py report RAW OUT", file=sys.stderr)
     return 2

@@ -313,7 +313,7 @@ if ((${#missing[@]})); then
     for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool still not found after apt-get install"; done
 fi
 
-declare -A PEER_TOOL=()    # peer -> haproxy, caddy or go
+declare -A PEER_TOOL=()    # peer -> path of its program (haproxy, caddy, go)
 declare -A PEER_SKIPPED=() # peer -> why it is not measured (the report says so)
 find_peer_tools() {
     PEER_TOOL[haproxy]=$(find_tool haproxy /usr/sbin)
@@ -509,6 +509,8 @@ wait_http "http://127.0.0.1:$UP_PORT/" "nginx upstream" "${PROCS[nginx-upstream]
 wait_http "http://127.0.0.1:$NGX_PORT/bench/x" "nginx proxy" "${PROCS[nginx-proxy]}" "$NGX_DIR/error.log"
 track_children nginx-upstream
 track_children nginx-proxy
+LOGS[nginx-direct]=$UP_DIR/error.log
+LOGS[nginx-proxy]=$NGX_DIR/error.log
 
 # --- peers: HAProxy, Caddy and Go's httputil.ReverseProxy doing nginx-proxy's job --------------
 
@@ -529,6 +531,14 @@ start_peer() { # PEER: start it in the background (no wait), tracked, its output
         ;;
     esac
     PROCS[$peer]=$!
+}
+
+peer_version() { # PEER -> the version its program prints
+    case $1 in
+    haproxy) "${PEER_TOOL[haproxy]}" -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p' ;;
+    caddy) "${PEER_TOOL[caddy]}" version | sed -n '1{s/ .*//;p;}' ;;
+    go-httputil) "${PEER_TOOL[go-httputil]}" env GOVERSION ;;
+    esac
 }
 
 declare -A PEER_AUTH_LEN=()
@@ -552,7 +562,9 @@ if [[ $PEERS == 1 ]]; then
     # the same static Authorization header, idle upstream connections kept for reuse (nginx:
     # keepalive 64, 75 s). HAProxy logs nothing without a `log` line; Caddy has no access log
     # without a `log` directive; the Go proxy logs only errors.
-    # HAProxy refuses to start when maxconn needs more file descriptors (2 a connection) than it may open.
+
+    # HAProxy refuses to start when maxconn needs more file descriptors (2 a connection) than it
+    # may open.
     hap_maxconn=8192
     if [[ $(ulimit -Sn) =~ ^[0-9]+$ ]] && (((hap_nofile = ($(ulimit -Sn) - 100) / 2) < hap_maxconn)); then hap_maxconn=$hap_nofile; fi
     cat >"$TMP/haproxy/haproxy.cfg" <<EOF
@@ -637,15 +649,9 @@ EOF
         else
             fact peer "$peer"
             fact "auth_len:$peer" "${PEER_AUTH_LEN[$peer]}"
+            fact "version:$peer" "$(peer_version "$peer")"
         fi
     done
-    if [[ -n ${PROCS[haproxy]:-} ]]; then
-        fact version:haproxy "$("${PEER_TOOL[haproxy]}" -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p')"
-    fi
-    if [[ -n ${PROCS[caddy]:-} ]]; then fact version:caddy "$("${PEER_TOOL[caddy]}" version | sed -n '1{s/ .*//;p;}')"; fi
-    if [[ -n ${PROCS[go-httputil]:-} ]]; then
-        fact version:go-httputil "$("${PEER_TOOL[go-httputil]}" env GOVERSION)"
-    fi
 fi
 
 # --- bearer-proxy ------------------------------------------------------------------------------
@@ -653,6 +659,7 @@ fi
 STATE_DIR=$TMP/state
 BP_CONF=$TMP/bearer-proxy.json
 BP_LOG=$TMP/bearer-proxy.log
+LOGS[bearer-proxy]=$BP_LOG
 mkdir -m 0700 "$STATE_DIR"
 sink_route=""
 if [[ $BIG == 1 ]]; then
@@ -774,9 +781,6 @@ measure() { # TARGET ROUND URL PID UPSTREAM_PID
     log "$line"
 }
 
-LOGS[bearer-proxy]=$BP_LOG
-LOGS[nginx-proxy]=$NGX_DIR/error.log
-LOGS[nginx-direct]=$UP_DIR/error.log
 ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_PEERS[@]}")
 fact round_targets "${ROUND_TARGETS[@]}"
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
