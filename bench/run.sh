@@ -5,9 +5,11 @@
 #     bash bench/run.sh
 #
 # Prints a Markdown report to stdout and writes it to bench/results/latest.md (git-ignored).
-# Progress goes to stderr. Knobs (environment):
+# Progress goes to stderr. This script only orchestrates: it starts the servers, runs the load,
+# stops them, and writes raw figures (one line per run) to a directory; bench/report.py turns
+# them into statistics, verdicts and the report. Knobs (environment):
 #   BENCH_SECONDS=10         length of each measured wrk run
-#   BENCH_ROUNDS=5           rounds, alternating nginx-proxy and bearer-proxy; medians reported
+#   BENCH_ROUNDS=5           rounds, alternating nginx-proxy, bearer-proxy (and the peers); medians
 #   BENCH_WARMUP=2           seconds of wrk warm-up before every measured run (0: none)
 #   BENCH_CONNECTIONS=50     wrk connections (-c); BENCH_THREADS=1 wrk threads (-t)
 #   BENCH_STARTUP_RUNS=3     restarts timed for "startup to first proxied response"
@@ -25,6 +27,9 @@
 #   BENCH_KEEP_TMP=0         1: keep the temporary directory (configs, logs, wrk output)
 #   BENCH_STRICT=0           1: exit 1 when a SPEC target is missed
 #   BENCH_RESULTS_DIR=bench/results
+#   BENCH_PEERS=1            1: also measure HAProxy, Caddy and Go's httputil.ReverseProxy doing
+#                            nginx-proxy's job (installed with apt-get if missing, else skipped
+#                            with the reason in the report); 0: nginx and bearer-proxy only
 
 # Backticks in the Markdown report and "$1" in `bash -c '...'` are meant literally:
 # shellcheck disable=SC2016
@@ -50,17 +55,22 @@ START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
 KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}
 RESULTS_DIR=${BENCH_RESULTS_DIR:-$REPO_ROOT/bench/results}
+PEERS=${BENCH_PEERS:-1}
 
 UP_PORT=18081   # nginx upstream answering {"ok":true}
 NGX_PORT=18082  # nginx as the reverse proxy
 BP_PORT=18083   # bearer-proxy
 SINK_PORT=18084 # upload sink (BENCH_BIG=1 only)
+PEER_NAMES=(haproxy caddy go-httputil) # BENCH_PEERS=1: each does nginx-proxy's job
+declare -A PEER_PORT=([haproxy]=18085 [caddy]=18086 [go-httputil]=18087)
+declare -A PEER_PACKAGE=([haproxy]=haproxy [caddy]=caddy [go-httputil]=golang-go)
 SCOPE="api://bench/Data.Read"
 TOKEN_LEN=800 # length of nginx's static dummy token
 
 declare -A PROCS=() # name -> pid of everything this script started
+declare -A LOGS=()  # name -> its log, shown when it dies
 TMP=""
-PROBLEMS=() # results that are not valid measurements (errors under load, checksum mismatch)
+RAW="" # raw figures for bench/report.py: facts.tsv, runs.tsv, wrk's output
 
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() {
@@ -200,8 +210,11 @@ vm_kib() { # PID FIELD (VmRSS, VmHWM) -> KiB
     awk -v k="$2:" '$1 == k { print $2; found = 1 } END { if (!found) print "" }' "/proc/$1/status" 2>/dev/null || true
 }
 
-mib() { # KiB -> "12.3"
-    if [[ -z $1 ]]; then echo "n/a"; else awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; fi
+fact() { # KEY VALUE...: one raw figure for bench/report.py (a key may repeat)
+    local key=$1 value
+    shift
+    value="$*"
+    printf '%s\t%s\n' "$key" "${value//[$'\t\n']/ }" >>"$RAW/facts.tsv"
 }
 
 log_tail() { # FILE LABEL
@@ -219,7 +232,8 @@ port_free() { # PORT: nothing answers on 127.0.0.1:PORT (curl exit 7 = connectio
     ((rc == 7))
 }
 
-wait_http() { # URL NAME PID LOGFILE: bounded readiness poll; dies with the log tail on failure
+WHY="" # why the last http_ready / probe_* failed
+http_ready() { # URL NAME PID LOGFILE: bounded readiness poll; 1 (WHY, the log tail) on failure
     local url=$1 name=$2 pid=$3 logfile=$4 deadline rc
     now_us
     deadline=$((REPLY + START_TIMEOUT * 1000000))
@@ -228,16 +242,19 @@ wait_http() { # URL NAME PID LOGFILE: bounded readiness poll; dies with the log 
             rc=0
             wait "$pid" 2>/dev/null || rc=$?
             log_tail "$logfile" "$name log"
-            die "$name exited (status $rc) before $url answered"
+            WHY="$name exited (status $rc) before $url answered"
+            return 1
         fi
         now_us
         if ((REPLY > deadline)); then
             log_tail "$logfile" "$name log"
-            die "$name did not answer $url within ${START_TIMEOUT}s"
+            WHY="$name did not answer $url within ${START_TIMEOUT}s"
+            return 1
         fi
         sleep 0.05
     done
 }
+wait_http() { http_ready "$@" || die "$WHY"; } # URL NAME PID LOGFILE: dies on failure
 
 # --- checks and tools --------------------------------------------------------------------------
 
@@ -245,32 +262,82 @@ for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_T
     [[ ${!knob} =~ ^[1-9][0-9]*$ ]] || die "$knob must be a positive integer (got '${!knob}')"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got '$WARMUP')"
+[[ $PEERS =~ ^[01]$ ]] || die "BENCH_PEERS must be 0 or 1 (got '$PEERS')"
 [[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
 
-find_nginx() {
-    NGINX=$(command -v nginx || true)
-    if [[ -z $NGINX && -x /usr/sbin/nginx ]]; then NGINX=/usr/sbin/nginx; fi
+find_tool() { # NAME [DIR...] -> its path (PATH first, then the DIRs), or nothing
+    local dir
+    if command -v "$1"; then return 0; fi
+    for dir in "${@:2}"; do
+        if [[ -x $dir/$1 ]]; then
+            echo "$dir/$1"
+            return 0
+        fi
+    done
+    return 0
 }
+find_nginx() { NGINX=$(find_tool nginx /usr/sbin); }
 find_nginx
 missing=()
 [[ -n $NGINX ]] || missing+=(nginx)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v curl >/dev/null || missing+=(curl)
-if [[ $BIG == 1 ]] && ! command -v python3 >/dev/null; then missing+=(python3); fi
+command -v python3 >/dev/null || missing+=(python3) # bench/report.py; the upload sink (BENCH_BIG=1)
+
+SUDO=()
+APT_UPDATED=0
+apt_install() { # PKG...: apt-get install them (apt-get update first, once per run)
+    if ((APT_UPDATED == 0)); then
+        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || return 1
+        APT_UPDATED=1
+    fi
+    log "installing $* with apt-get"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+can_apt=0
+if command -v apt-get >/dev/null; then
+    if ((EUID == 0)); then
+        can_apt=1
+    elif command -v sudo >/dev/null; then
+        can_apt=1
+        SUDO=(sudo)
+    fi
+fi
+
 if ((${#missing[@]})); then
     command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get here: install them"
-    sudo_cmd=()
-    if ((EUID != 0)); then
-        command -v sudo >/dev/null || die "missing ${missing[*]}: run as root or install them"
-        sudo_cmd=(sudo)
-    fi
-    log "installing ${missing[*]} with apt-get"
-    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >&2
+    ((can_apt)) || die "missing ${missing[*]}: run as root or install them"
+    apt_install "${missing[@]}" || die "apt-get install ${missing[*]} failed"
     find_nginx
     [[ -n $NGINX ]] || die "nginx still not found after apt-get install"
-    for tool in wrk curl; do command -v "$tool" >/dev/null || die "$tool still not found after apt-get install"; done
+    for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool still not found after apt-get install"; done
+fi
+
+declare -A PEER_TOOL=()    # peer -> path of its program (haproxy, caddy, go)
+declare -A PEER_SKIPPED=() # peer -> why it is not measured (the report says so)
+find_peer_tools() {
+    PEER_TOOL[haproxy]=$(find_tool haproxy /usr/sbin)
+    PEER_TOOL[caddy]=$(find_tool caddy)
+    PEER_TOOL[go-httputil]=$(find_tool go /usr/lib/go/bin)
+}
+peer_skip() { # PEER REASON
+    PEER_SKIPPED[$1]=$2
+    log "$1 will not be measured: $2"
+}
+if [[ $PEERS == 1 ]]; then
+    find_peer_tools
+    # One package at a time: a distribution without one of them still gets the others.
+    for peer in "${PEER_NAMES[@]}"; do
+        [[ -z ${PEER_TOOL[$peer]} ]] || continue
+        pkg=${PEER_PACKAGE[$peer]}
+        if ((can_apt)) && apt_install "$pkg"; then find_peer_tools; fi
+        if [[ -n ${PEER_TOOL[$peer]} ]]; then continue; fi
+        if ((can_apt)); then
+            peer_skip "$peer" "not installed, and apt-get install $pkg failed (not a package here?)"
+        else
+            peer_skip "$peer" "not installed, and no apt-get (as root or with sudo) to install $pkg"
+        fi
+    done
 fi
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -297,12 +364,33 @@ fi
 
 ports=("$UP_PORT" "$NGX_PORT" "$BP_PORT")
 if [[ $BIG == 1 ]]; then ports+=("$SINK_PORT"); fi
+if [[ $PEERS == 1 ]]; then
+    for peer in "${PEER_NAMES[@]}"; do
+        if [[ -z ${PEER_SKIPPED[$peer]:-} ]]; then ports+=("${PEER_PORT[$peer]}"); fi
+    done
+fi
 for port in "${ports[@]}"; do
     port_free "$port" || die "127.0.0.1:$port is already in use; stop whatever listens there"
 done
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bearer-proxy-bench.XXXXXX")
 log "working directory $TMP"
+RAW=$TMP/raw
+mkdir "$RAW"
+: >"$RAW/facts.tsv"
+fact loadavg "$(cut -d' ' -f1-3 /proc/loadavg)"
+fact seconds "$DURATION"
+fact rounds "$ROUNDS"
+fact warmup "$WARMUP"
+fact connections "$CONNS"
+fact threads "$THREADS"
+fact startup_runs "$STARTUP_RUNS"
+fact cold "$COLD"
+fact cold_connections "$COLD_CONNS"
+fact big "$BIG"
+fact big_mb "$BIG_MB"
+fact strict "$STRICT"
+fact peers "$PEERS"
 
 # --- nginx upstream and nginx reverse proxy ----------------------------------------------------
 
@@ -421,12 +509,157 @@ wait_http "http://127.0.0.1:$UP_PORT/" "nginx upstream" "${PROCS[nginx-upstream]
 wait_http "http://127.0.0.1:$NGX_PORT/bench/x" "nginx proxy" "${PROCS[nginx-proxy]}" "$NGX_DIR/error.log"
 track_children nginx-upstream
 track_children nginx-proxy
+LOGS[nginx-direct]=$UP_DIR/error.log
+LOGS[nginx-proxy]=$NGX_DIR/error.log
+
+# --- peers: HAProxy, Caddy and Go's httputil.ReverseProxy doing nginx-proxy's job --------------
+
+start_peer() { # PEER: start it in the background (no wait), tracked, its output to LOGS[PEER]
+    local peer=$1 dir=$TMP/$1
+    LOGS[$peer]=$dir/out.log
+    case $peer in
+    haproxy)
+        "${PEER_TOOL[haproxy]}" -db -f "$dir/haproxy.cfg" </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    caddy)
+        GOMAXPROCS=1 XDG_CONFIG_HOME=$dir XDG_DATA_HOME=$dir \
+            "${PEER_TOOL[caddy]}" run --config "$dir/Caddyfile" --adapter caddyfile </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    go-httputil)
+        BENCH_TOKEN=$DUMMY_TOKEN GOMAXPROCS=1 \
+            "$dir/go_httputil_proxy" "127.0.0.1:${PEER_PORT[$peer]}" "127.0.0.1:$UP_PORT" </dev/null >"$dir/out.log" 2>&1 &
+        ;;
+    esac
+    PROCS[$peer]=$!
+}
+
+peer_version() { # PEER -> the version its program prints
+    case $1 in
+    haproxy) "${PEER_TOOL[haproxy]}" -v | sed -n '1s/^HAProxy version \([^ ]*\).*/\1/p' ;;
+    caddy) "${PEER_TOOL[caddy]}" version | sed -n '1{s/ .*//;p;}' ;;
+    go-httputil) "${PEER_TOOL[go-httputil]}" env GOVERSION ;;
+    esac
+}
+
+declare -A PEER_AUTH_LEN=()
+peer_works() { # PEER: 1 (WHY) unless it answers {"ok":true} and the upstream gets nginx-proxy's
+    # Authorization header, byte for byte
+    local url="http://127.0.0.1:${PEER_PORT[$1]}/bench" body
+    body=$(curl -fsS --max-time 10 "$url/x" 2>&1) || { WHY="GET $url/x failed: $body"; return 1; }
+    [[ $body == '{"ok":true}' ]] || { WHY="GET $url/x answered '${body:0:200}', expected {\"ok\":true}"; return 1; }
+    body=$(curl -fsS --max-time 10 "$url/auth-echo" 2>&1) || { WHY="GET $url/auth-echo failed: $body"; return 1; }
+    if [[ $body != "Bearer $DUMMY_TOKEN" ]]; then
+        WHY="the upstream did not get nginx-proxy's Authorization header via $url/auth-echo (got ${#body} chars: '${body:0:40}')"
+        return 1
+    fi
+    PEER_AUTH_LEN[$1]=${#body}
+}
+
+ACTIVE_PEERS=() # the peers measured, in PEER_NAMES order
+if [[ $PEERS == 1 ]]; then
+    for peer in "${PEER_NAMES[@]}"; do mkdir -p "$TMP/$peer"; done
+    # Each as nginx-proxy: 127.0.0.1 only, one worker, no access log, /bench/x -> the upstream's /x,
+    # the same static Authorization header, idle upstream connections kept for reuse (nginx:
+    # keepalive 64, 75 s). HAProxy logs nothing without a `log` line; Caddy has no access log
+    # without a `log` directive; the Go proxy logs only errors.
+
+    # HAProxy refuses to start when maxconn needs more file descriptors (2 a connection) than it
+    # may open.
+    hap_maxconn=8192
+    if [[ $(ulimit -Sn) =~ ^[0-9]+$ ]] && (((hap_nofile = ($(ulimit -Sn) - 100) / 2) < hap_maxconn)); then hap_maxconn=$hap_nofile; fi
+    cat >"$TMP/haproxy/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn $hap_maxconn
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 75s
+    timeout server 75s
+    timeout http-keep-alive 75s
+
+frontend bench
+    bind 127.0.0.1:${PEER_PORT[haproxy]}
+    http-request replace-path ^/bench(/.*) \1
+    http-request set-header Authorization "Bearer $DUMMY_TOKEN"
+    default_backend upstream
+
+backend upstream
+    # Idle upstream connections serve any client connection, as nginx's keepalive pool does.
+    http-reuse always
+    server upstream 127.0.0.1:$UP_PORT
+EOF
+    # Tabs, as `caddy fmt` writes them (Caddy warns about anything else). HTTP/1.1 only, as the rest.
+    cat >"$TMP/caddy/Caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	servers {
+		protocols h1
+	}
+}
+
+http://127.0.0.1:${PEER_PORT[caddy]} {
+	bind 127.0.0.1
+	handle_path /bench/* {
+		reverse_proxy 127.0.0.1:$UP_PORT {
+			header_up Authorization "Bearer $DUMMY_TOKEN"
+			# nginx-proxy sends none of these
+			header_up -X-Forwarded-For
+			header_up -X-Forwarded-Proto
+			header_up -X-Forwarded-Host
+			transport http {
+				keepalive 75s
+				keepalive_idle_conns_per_host 64
+			}
+		}
+	}
+}
+EOF
+    if [[ -z ${PEER_SKIPPED[go-httputil]:-} ]]; then
+        # Standard library only: no module download. Built outside any module (env -C), with its
+        # build cache in the temporary directory.
+        log "building bench/go_httputil_proxy.go with ${PEER_TOOL[go-httputil]}"
+        gdir=$TMP/go-httputil
+        if ! run_child go-build "$gdir/build.log" "" env -C "$gdir" GOCACHE="$gdir/cache" GOPATH="$gdir/gopath" \
+            GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 "${PEER_TOOL[go-httputil]}" build \
+            -o "$gdir/go_httputil_proxy" "$SCRIPT_DIR/go_httputil_proxy.go"; then
+            log_tail "$gdir/build.log" "go build log"
+            peer_skip go-httputil "go build of bench/go_httputil_proxy.go failed"
+        fi
+    fi
+    for peer in "${PEER_NAMES[@]}"; do
+        [[ -z ${PEER_SKIPPED[$peer]:-} ]] || continue
+        log "starting $peer on 127.0.0.1:${PEER_PORT[$peer]}"
+        start_peer "$peer"
+        if ! http_ready "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "$peer" "${PROCS[$peer]}" "${LOGS[$peer]}" ||
+            ! peer_works "$peer"; then
+            stop_proc "$peer"
+            peer_skip "$peer" "$WHY"
+            continue
+        fi
+        track_children "$peer"
+        ACTIVE_PEERS+=("$peer")
+        log "$peer answers; the upstream gets nginx-proxy's Authorization header (${PEER_AUTH_LEN[$peer]} chars)"
+    done
+    for peer in "${PEER_NAMES[@]}"; do
+        if [[ -n ${PEER_SKIPPED[$peer]:-} ]]; then
+            fact peer_skipped "$peer: ${PEER_SKIPPED[$peer]}"
+        else
+            fact peer "$peer"
+            fact "auth_len:$peer" "${PEER_AUTH_LEN[$peer]}"
+            fact "version:$peer" "$(peer_version "$peer")"
+        fi
+    done
+fi
 
 # --- bearer-proxy ------------------------------------------------------------------------------
 
 STATE_DIR=$TMP/state
 BP_CONF=$TMP/bearer-proxy.json
 BP_LOG=$TMP/bearer-proxy.log
+LOGS[bearer-proxy]=$BP_LOG
 mkdir -m 0700 "$STATE_DIR"
 sink_route=""
 if [[ $BIG == 1 ]]; then
@@ -450,10 +683,9 @@ start_bp() { # start bearer-proxy in the background (no wait)
     BP_PID=$!
     PROCS[bearer-proxy]=$BP_PID
 }
-BP_EXIT_ON_TERM=()
 stop_bp() {
     stop_proc bearer-proxy
-    BP_EXIT_ON_TERM+=("$STOP_RC")
+    fact exit_on_term "$STOP_RC"
     BP_PID=""
 }
 bp_ready() { # wait for /-/health
@@ -485,29 +717,17 @@ auth_len() { # URL -> length of the Authorization header the upstream saw; dies 
     echo "${#auth}"
 }
 
-COLD_REPORT=""
-COLD_TOKEN_REQUESTS="" # token requests counted by /-/metrics after the burst (empty: not found)
 if [[ $COLD == 1 ]]; then
     # The first requests after the very first start, all at once: SPEC wants exactly one token
     # request per scope set. The count comes from /-/metrics (printed as found).
     log "cold-cache burst: $COLD_CONNS connections at once against bearer-proxy"
     cold_rc=0
-    run_child wrk "$TMP/wrk-cold.txt" "" \
+    run_child wrk "$RAW/wrk-cold.txt" "" \
         timeout 60 wrk -t1 -c"$COLD_CONNS" -d1s "http://127.0.0.1:$BP_PORT/bench/x" || cold_rc=$?
     bp_check_alive "during the cold-cache burst"
-    cold_reqs=$(awk '$2 == "requests" && $3 == "in" { print $1 }' "$TMP/wrk-cold.txt")
-    cold_non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$TMP/wrk-cold.txt")
-    cold_sock=$(awk '/Socket errors:/ { gsub(/,/, ""); print $4 + $6 + $8 + $10 }' "$TMP/wrk-cold.txt")
-    cold_metrics=$(curl -fsS --max-time 10 "http://127.0.0.1:$BP_PORT/-/metrics" 2>/dev/null |
-        grep -Ei '^[a-z_:]*token[a-z_:]*(\{|[[:space:]])' | grep -v '_bucket' | head -n 20 || true)
-    COLD_REPORT="wrk exit $cold_rc: ${cold_reqs:-?} requests in 1 s over $COLD_CONNS connections, non-2xx ${cold_non2xx:-0}, socket errors ${cold_sock:-0}."
-    # One scope set in the config: every outcome of bearer_proxy_token_requests_total adds up to 1.
-    COLD_TOKEN_REQUESTS=$(awk '/^bearer_proxy_token_requests_total[{ ]/ { s += $NF; n++ } END { if (n) print s }' <<<"$cold_metrics")
-    if [[ -n $cold_metrics ]]; then
-        COLD_REPORT+=$'\n\nToken metrics from `/-/metrics` afterwards:\n\n```\n'"$cold_metrics"$'\n```'
-    else
-        COLD_REPORT+=" No token metrics found in /-/metrics: check the token-acquisition log lines by hand."
-    fi
+    fact cold_rc "$cold_rc"
+    # bench/report.py reads the token request count (and the token metrics it prints) from here.
+    curl -fsS --max-time 10 "http://127.0.0.1:$BP_PORT/-/metrics" >"$RAW/cold-metrics.txt" 2>/dev/null || true
 fi
 
 log "warming the token and checking every path"
@@ -517,35 +737,14 @@ check_body "nginx upstream" "http://127.0.0.1:$UP_PORT/x"
 NGX_AUTH_LEN=$(auth_len "http://127.0.0.1:$NGX_PORT/bench/auth-echo")
 BP_AUTH_LEN=$(auth_len "http://127.0.0.1:$BP_PORT/bench/auth-echo")
 log "upstream sees Authorization of $NGX_AUTH_LEN chars via nginx, $BP_AUTH_LEN via bearer-proxy"
-RSS_IDLE_START=$(vm_kib "$BP_PID" VmRSS)
+fact ngx_auth_len "$NGX_AUTH_LEN"
+fact bp_auth_len "$BP_AUTH_LEN"
+fact rss_idle_start "$(vm_kib "$BP_PID" VmRSS)"
 
 # --- throughput and latency --------------------------------------------------------------------
 
-RESULTS=$TMP/results.tsv # target round rps p50ms p99ms cpu_us_per_req requests non2xx sockerr other%
-: >"$RESULTS"
-
-parse_wrk() { # FILE -> "rps p50ms p99ms requests non2xx sockerr"
-    awk '
-        function ms(v,   n, u) {
-            n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-            if (u == "us") return n / 1000
-            if (u == "ms") return n
-            if (u == "s") return n * 1000
-            if (u == "m") return n * 60000
-            if (u == "h") return n * 3600000
-            return -1
-        }
-        $1 == "50%" { p50 = ms($2) }
-        $1 == "99%" { p99 = ms($2) }
-        $1 == "Requests/sec:" { rps = $2 }
-        $2 == "requests" && $3 == "in" { reqs = $1 }
-        /Non-2xx or 3xx responses:/ { non2xx = $NF }
-        /Socket errors:/ { gsub(/,/, ""); sock = $4 + $6 + $8 + $10 }
-        END {
-            if (rps == "" || p50 == "" || p99 == "" || reqs == "" || p50 < 0 || p99 < 0) exit 1
-            printf "%s %s %s %s %d %d\n", rps, p50, p99, reqs, non2xx, sock
-        }' "$1"
-}
+RUNS=$RAW/runs.tsv # one line per measured run; bench/report.py names the columns (RUN_COLUMNS)
+: >"$RUNS"
 
 snapshot() { # TARGET_PID UPSTREAM_PID -> "machine target upstream ours": CPU clock ticks used so
     # far by the whole machine (user+nice+system), the target, the upstream, and this script's
@@ -561,53 +760,45 @@ snapshot() { # TARGET_PID UPSTREAM_PID -> "machine target upstream ours": CPU cl
 }
 
 measure() { # TARGET ROUND URL PID UPSTREAM_PID
-    local target=$1 round=$2 url=$3 pid=$4 upstream=$5 out parsed rps p50 p99 reqs non2xx sock cpu other
-    local m0 t0 u0 s0 m1 t1 u1 s1
-    out=$TMP/wrk-$target-$round.txt
+    local target=$1 round=$2 url=$3 pid=$4 upstream=$5 out line
+    local -a before after fields
+    out=wrk-$target-$round.txt
     if ((WARMUP > 0)); then
         run_child wrk "$TMP/wrk-warmup.txt" "" \
             timeout $((WARMUP + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${WARMUP}s" "$url" || die "wrk warm-up against $target failed: $(cat "$TMP/wrk-warmup.txt")"
     fi
-    read -r m0 t0 u0 s0 <<<"$(snapshot "$pid" "$upstream")"
-    run_child wrk "$out" "" \
-        timeout $((DURATION + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$url" || die "wrk against $target failed: $(cat "$out")"
-    read -r m1 t1 u1 s1 <<<"$(snapshot "$pid" "$upstream")"
-    alive "$pid" || { [[ $target != bearer-proxy ]] || log_tail "$BP_LOG" "bearer-proxy log"; die "$target died during the run"; }
-    parsed=$(parse_wrk "$out") || die "could not parse wrk output for $target: $(cat "$out")"
-    read -r rps p50 p99 reqs non2xx sock <<<"$parsed"
-    cpu=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / hz / n; else print "n/a" }')
-    other=$(awk -v d=$(((m1 - m0) - (t1 - t0) - (u1 - u0) - (s1 - s0))) -v hz="$CLK_TCK" -v s="$DURATION" \
-        'BEGIN { p = d * 100 / (hz * s); printf "%.0f", (p < 0 ? 0 : p) }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$reqs" "$non2xx" "$sock" "$other" >>"$RESULTS"
-    log "$(printf '%-14s round %-2s %8.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6s us/req  errors %s  other load %s%%' \
-        "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$((non2xx + sock))" "$other")"
-    if ((non2xx + sock > 0)); then PROBLEMS+=("$target round $round: $non2xx non-2xx responses, $sock socket errors"); fi
+    read -r -a before <<<"$(snapshot "$pid" "$upstream")"
+    run_child wrk "$RAW/$out" "" \
+        timeout $((DURATION + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$url" || die "wrk against $target failed: $(cat "$RAW/$out")"
+    read -r -a after <<<"$(snapshot "$pid" "$upstream")"
+    if ! alive "$pid"; then
+        if [[ -n ${LOGS[$target]:-} ]]; then log_tail "${LOGS[$target]}" "$target log"; fi
+        die "$target died during the run"
+    fi
+    fields=("$target" "$round" "$out" "$DURATION" "$CLK_TCK" "${before[@]}" "${after[@]}")
+    (IFS=$'\t' && echo "${fields[*]}") >>"$RUNS"
+    line=$(python3 "$SCRIPT_DIR/report.py" line "$RAW") || die "could not parse wrk output for $target: $(cat "$RAW/$out")"
+    log "$line"
 }
 
+ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_PEERS[@]}")
+fact round_targets "${ROUND_TARGETS[@]}"
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
 UP_PID=${PROCS[nginx-upstream]}
 measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "$UP_PID" "$UP_PID"
 for ((r = 1; r <= ROUNDS; r++)); do
     measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}" "$UP_PID"
     measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID" "$UP_PID"
+    for peer in "${ACTIVE_PEERS[@]}"; do
+        measure "$peer" "$r" "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "${PROCS[$peer]}" "$UP_PID"
+    done
 done
-MAX_OTHER=$(awk -F'\t' '$10 > m { m = $10 } END { print m + 0 }' "$RESULTS")
-RSS_AFTER_LOAD=$(vm_kib "$BP_PID" VmRSS)
-HWM_AFTER_LOAD=$(vm_kib "$BP_PID" VmHWM)
-
-median() { # TARGET COLUMN(3..9) -> median over the rounds
-    awk -F'\t' -v t="$1" -v c="$2" '$1 == t && $c != "n/a" { print $c }' "$RESULTS" | sort -g |
-        awk '{ a[NR] = $1 } END {
-            if (NR == 0) { print "n/a"; exit }
-            if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-column_sum() { # TARGET COLUMN
-    awk -F'\t' -v t="$1" -v c="$2" '$1 == t { s += $c } END { print s + 0 }' "$RESULTS"
-}
+for peer in "${ACTIVE_PEERS[@]}"; do stop_proc "$peer"; done
+fact rss_after_load "$(vm_kib "$BP_PID" VmRSS)"
+fact hwm_after_load "$(vm_kib "$BP_PID" VmHWM)"
 
 # --- startup to first proxied response (token cached in the state directory) -------------------
 
-STARTUP_MS=()
 for ((i = 1; i <= STARTUP_RUNS; i++)); do
     stop_bp
     now_us
@@ -623,23 +814,20 @@ for ((i = 1; i <= STARTUP_RUNS; i++)); do
     done
     now_us
     track_children bearer-proxy
-    STARTUP_MS+=("$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.1f", d / 1000 }')")
-    log "startup run $i: first proxied response after ${STARTUP_MS[-1]} ms"
+    fact startup_us $((REPLY - t0))
+    printf -v ms '%d.%d' $(((REPLY - t0 + 50) / 1000)) $(((REPLY - t0 + 50) % 1000 / 100))
+    log "startup run $i: first proxied response after $ms ms"
 done
-STARTUP_MEDIAN=$(printf '%s\n' "${STARTUP_MS[@]}" | sort -g |
-    awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.1f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-RSS_IDLE_RESTARTED=$(vm_kib "$BP_PID" VmRSS)
+fact rss_idle_restarted "$(vm_kib "$BP_PID" VmRSS)"
 
 # --- optional: 1 GiB streamed down and up ------------------------------------------------------
 
-BIG_REPORT=""
-DL_HWM="" UL_HWM=""
 if [[ $BIG == 1 ]]; then
     big_file=$TMP/www/files/big.bin
     log "BENCH_BIG: writing $BIG_MB MiB of random data"
     head -c "${BIG_MB}M" /dev/urandom >"$big_file"
     chmod 0644 "$big_file"
-    big_sha=$(sha256sum "$big_file" | cut -d' ' -f1)
+    fact big_sha "$(sha256sum "$big_file" | cut -d' ' -f1)"
 
     log "BENCH_BIG: starting the upload sink on 127.0.0.1:$SINK_PORT"
     # The interpreter itself, not a wrapper (pyenv shims), so that its PID is the server's.
@@ -656,20 +844,14 @@ if [[ $BIG == 1 ]]; then
     log "BENCH_BIG: download $BIG_MB MiB through bearer-proxy"
     now_us
     t0=$REPLY
-    run_child download "$TMP/download.sha" "$TMP/download.err" \
+    run_child download "$RAW/download.sha" "$TMP/download.err" \
         bash -c 'set -o pipefail; curl -fsS --max-time 1800 "$1" | sha256sum' _ \
         "http://127.0.0.1:$BP_PORT/bench/files/big.bin" ||
         { cat "$TMP/download.err" >&2; log_tail "$BP_LOG" "bearer-proxy log"; die "download through bearer-proxy failed"; }
     now_us
-    dl_secs=$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.2f", d / 1e6 }')
+    fact dl_us $((REPLY - t0))
     bp_check_alive "during the download"
-    DL_HWM=$(vm_kib "$BP_PID" VmHWM)
-    dl_sha=$(cut -d' ' -f1 "$TMP/download.sha")
-    dl_ok="sha256 matches"
-    if [[ $dl_sha != "$big_sha" ]]; then
-        dl_ok="sha256 MISMATCH"
-        PROBLEMS+=("download: sha256 $dl_sha, expected $big_sha")
-    fi
+    fact dl_hwm "$(vm_kib "$BP_PID" VmHWM)"
 
     stop_bp
     start_bp
@@ -677,150 +859,43 @@ if [[ $BIG == 1 ]]; then
     log "BENCH_BIG: upload $BIG_MB MiB through bearer-proxy"
     now_us
     t0=$REPLY
-    run_child upload "$TMP/upload.json" "$TMP/upload.err" \
+    run_child upload "$RAW/upload.json" "$TMP/upload.err" \
         curl -fsS --max-time 1800 -T "$big_file" "http://127.0.0.1:$BP_PORT/sink/upload" ||
         { cat "$TMP/upload.err" >&2; log_tail "$BP_LOG" "bearer-proxy log"; die "upload through bearer-proxy failed"; }
     now_us
-    ul_secs=$(awk -v d=$((REPLY - t0)) 'BEGIN { printf "%.2f", d / 1e6 }')
+    fact ul_us $((REPLY - t0))
     bp_check_alive "during the upload"
-    UL_HWM=$(vm_kib "$BP_PID" VmHWM)
-    ul_sha=$(sed -n 's/.*"sha256": *"\([0-9a-f]*\)".*/\1/p' "$TMP/upload.json")
-    ul_bytes=$(sed -n 's/.*"bytes": *\([0-9]*\).*/\1/p' "$TMP/upload.json")
-    ul_ok="sha256 matches"
-    if [[ $ul_sha != "$big_sha" ]]; then
-        ul_ok="sha256 MISMATCH (sink got ${ul_bytes:-?} bytes)"
-        PROBLEMS+=("upload: the sink received sha256 ${ul_sha:-?} (${ul_bytes:-?} bytes), expected $big_sha")
-    fi
-    BIG_REPORT=$(
-        printf '| direction | size | time | throughput | check | bearer-proxy peak RSS (VmHWM) |\n'
-        printf '|---|---|---|---|---|---|\n'
-        printf '| download (nginx file → curl) | %s MiB | %s s | %s MiB/s | %s | %s MiB |\n' "$BIG_MB" "$dl_secs" \
-            "$(awk -v m="$BIG_MB" -v s="$dl_secs" 'BEGIN { printf "%.0f", (s > 0 ? m / s : 0) }')" "$dl_ok" "$(mib "$DL_HWM")"
-        printf '| upload (curl -T → Python sink) | %s MiB | %s s | %s MiB/s | %s | %s MiB |\n' "$BIG_MB" "$ul_secs" \
-            "$(awk -v m="$BIG_MB" -v s="$ul_secs" 'BEGIN { printf "%.0f", (s > 0 ? m / s : 0) }')" "$ul_ok" "$(mib "$UL_HWM")"
-        printf '\nsha256 of the file: `%s`. Download throughput includes `sha256sum` in the pipe.\n' "$big_sha"
-    )
+    fact ul_hwm "$(vm_kib "$BP_PID" VmHWM)"
 fi
 
 stop_bp # the last exit status shows whether SIGTERM drains and exits 0
 
-# --- report ------------------------------------------------------------------------------------
+# --- report: bench/report.py makes it from the raw figures --------------------------------------
 
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 if [[ -z $cpu_model ]] && command -v lscpu >/dev/null; then
     cpu_model=$(lscpu | awk -F': *' '/^Model name/ { print $2; exit }')
 fi
-mem_total=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-nginx_version=$("$NGINX" -v 2>&1 | sed -n 1p)
-wrk_version=$({ wrk -v 2>&1 || true; } | sed -n '1s/ Copyright.*//p')
-swift_version=$({ swift --version 2>/dev/null || true; } | sed -n 1p)
+fact nproc "$(nproc)"
+fact cpu_model "$cpu_model"
+fact mem_total "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+fact kernel "$(uname -srm)"
+fact nginx_version "$("$NGINX" -v 2>&1 | sed -n 1p)"
+fact wrk_version "$({ wrk -v 2>&1 || true; } | sed -n '1s/ Copyright.*//p')"
+fact curl_version "$(curl --version | sed -n '1s/ (.*//p')"
+fact swift_version "$({ swift --version 2>/dev/null || true; } | sed -n 1p)"
 git_rev=$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo "(none yet)")
 if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | sed -n 1p) ]]; then git_rev+=" (uncommitted changes)"; fi
-
-fmt_row() { # LABEL TARGET
-    local rps p50 p99 cpu errs
-    rps=$(median "$2" 3)
-    p50=$(median "$2" 4)
-    p99=$(median "$2" 5)
-    cpu=$(median "$2" 6)
-    errs=$(($(column_sum "$2" 8) + $(column_sum "$2" 9)))
-    awk -v l="$1" -v r="$rps" -v a="$p50" -v b="$p99" -v c="$cpu" -v e="$errs" \
-        'BEGIN { printf "| %s | %.0f | %.3f | %.3f | %.1f | %d |\n", l, r, a, b, c, e }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
-verdict() { # OK(0/1)
-    if [[ $1 == 1 ]]; then echo PASS; else echo FAIL; fi
-}
-le() { awk -v a="$1" -v b="$2" 'BEGIN { n = "^[0-9]+([.][0-9]+)?$"; print (a ~ n && b ~ n && a + 0 <= b + 0) ? 1 : 0 }'; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { n = "^[0-9]+([.][0-9]+)?$"; print (a ~ n && b ~ n && a + 0 < b + 0) ? 1 : 0 }'; }
-
-BP_RPS=$(median bearer-proxy 3)
-NGX_RPS=$(median nginx-proxy 3)
-BP_P99=$(median bearer-proxy 5)
-NGX_P99=$(median nginx-proxy 5)
-DIRECT_P99=$(median nginx-direct 5)
-RPS_RATIO=$(ratio "$BP_RPS" "$NGX_RPS")
-P99_RATIO=$(ratio "$BP_P99" "$NGX_P99")
+fact git_rev "$git_rev"
+fact bp_command "$BIN serve --config <generated>${PROXY_ARGS[*]:+ ${PROXY_ARGS[*]}}"
+fact proxy_args "${PROXY_ARGS[*]}"
+fact bp_log_lines "$(wc -l <"$BP_LOG")"
+fact bp_log_bytes "$(wc -c <"$BP_LOG")"
 
 REPORT=$TMP/report.md
-{
-    printf '# bearer-proxy benchmark, %(%Y-%m-%d %H:%M %Z)T\n\n' -1
-    printf '## Machine\n\n'
-    printf -- '- CPUs: %s (`nproc`), %s\n' "$(nproc)" "${cpu_model:-unknown model}"
-    printf -- '- Memory: %s; kernel: %s\n' "$mem_total" "$(uname -srm)"
-    printf -- '- Load average before the run: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-    printf -- '- %s; %s; %s\n' "$nginx_version" "${wrk_version:-wrk (unknown version)}" "$(curl --version | sed -n '1s/ (.*//p')"
-    printf -- '- Swift: %s\n' "${swift_version:-n/a}"
-    printf -- '- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n' \
-        "$BIN serve --config <generated>${PROXY_ARGS[*]:+ ${PROXY_ARGS[*]}}" "$git_rev" "$(wc -l <"$BP_LOG")" "$(($(wc -c <"$BP_LOG") / 1024))"
-    printf -- '- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating nginx-proxy and bearer-proxy; each column is the median over the rounds (nginx direct: one run)\n' \
-        "$THREADS" "$CONNS" "$DURATION" "$WARMUP" "$ROUNDS"
-    printf -- '- Authorization header the upstream received: %s chars via nginx (static dummy token), %s chars via bearer-proxy (dev-flow token)\n\n' \
-        "$NGX_AUTH_LEN" "$BP_AUTH_LEN"
-
-    printf '## Small responses (`{"ok":true}`), %s connections\n\n' "$CONNS"
-    printf '| target | req/s | p50 ms | p99 ms | CPU µs/req | errors |\n|---|---|---|---|---|---|\n'
-    fmt_row "nginx direct (one-hop ceiling)" nginx-direct
-    fmt_row "nginx as reverse proxy" nginx-proxy
-    fmt_row "**bearer-proxy**" bearer-proxy
-    printf '\nbearer-proxy / nginx-proxy: req/s **%s** (target ≥ 1.00), p99 **%s** (target ≤ 1.00). ' "$RPS_RATIO" "$P99_RATIO"
-    printf 'Added p99 over direct: nginx-proxy %s ms, bearer-proxy %s ms.\n\n' \
-        "$(awk -v a="$NGX_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')" \
-        "$(awk -v a="$BP_P99" -v b="$DIRECT_P99" 'BEGIN { printf "%.3f", a - b }')"
-    printf 'CPU µs/req is the server'"'"'s own user+system time (`/proc/PID/stat`, the process and its workers) over the measured run divided by the requests wrk completed; errors are non-2xx responses plus socket errors summed over the rounds.\n\n'
-    if ((MAX_OTHER > 10)); then
-        printf '**Warning: the machine was busy.** Other processes used up to %s%% of a core during a measured run (see "other load" below); these numbers understate both proxies and are noisy. Rerun on an idle machine.\n\n' "$MAX_OTHER"
-    fi
-    printf '<details><summary>Every run</summary>\n\n"Other load" is the CPU the rest of the machine used during the run (`/proc/stat` minus wrk, the upstream and the measured server), in %% of one core.\n\n'
-    printf '| target | round | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | socket errors | other load |\n|---|---|---|---|---|---|---|---|---|\n'
-    awk -F'\t' '{ printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s | %s%% |\n", $1, $2, $3, $4, $5, $6, $8, $9, $10 }' "$RESULTS"
-    printf '\n</details>\n\n'
-
-    printf '## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n'
-    if [[ $COLD == 1 ]]; then first="the cold-cache burst"; else first="one proxied request"; fi
-    printf '| RSS idle after first start-up and %s | %s MiB |\n' "$first" "$(mib "$RSS_IDLE_START")"
-    printf '| RSS right after the load | %s MiB |\n' "$(mib "$RSS_AFTER_LOAD")"
-    printf '| peak RSS (VmHWM) after the load | %s MiB |\n' "$(mib "$HWM_AFTER_LOAD")"
-    printf '| RSS idle after restart with a cached token (after its first proxied response) | %s MiB |\n' "$(mib "$RSS_IDLE_RESTARTED")"
-    printf '| start-up to first proxied response, cached token (median of %s) | %s ms (runs: %s) |\n' \
-        "$STARTUP_RUNS" "$STARTUP_MEDIAN" "${STARTUP_MS[*]}"
-    printf '| exit status after each SIGTERM | %s |\n\n' "${BP_EXIT_ON_TERM[*]}"
-
-    if [[ $COLD == 1 ]]; then
-        printf '## Cold cache\n\n%s\n\n' "$COLD_REPORT"
-    fi
-    if [[ $BIG == 1 ]]; then
-        printf '## Large bodies (BENCH_BIG=1)\n\n%s\n\n' "$BIG_REPORT"
-    fi
-
-    printf '## SPEC section 11 targets\n\n| target | measured | verdict |\n|---|---|---|\n'
-    printf '| req/s at least nginx'"'"'s | ratio %s | %s |\n' "$RPS_RATIO" "$(verdict "$(le 1 "$RPS_RATIO")")"
-    printf '| p99 no worse than nginx'"'"'s | ratio %s | %s |\n' "$P99_RATIO" "$(verdict "$(le "$P99_RATIO" 1)")"
-    printf '| idle RSS < 30 MiB | %s MiB after restart | %s |\n' "$(mib "$RSS_IDLE_RESTARTED")" \
-        "$(verdict "$(lt "$(mib "$RSS_IDLE_RESTARTED")" 30)")"
-    printf '| start-up to first proxied response < 200 ms | %s ms | %s |\n' "$STARTUP_MEDIAN" "$(verdict "$(lt "$STARTUP_MEDIAN" 200)")"
-    if [[ $BIG == 1 ]]; then
-        printf '| %s MiB download, peak RSS < 64 MiB | %s MiB, %s | %s |\n' "$BIG_MB" "$(mib "$DL_HWM")" "$dl_ok" \
-            "$(verdict "$(lt "$(mib "$DL_HWM")" 64)")"
-        printf '| %s MiB upload, peak RSS < 64 MiB | %s MiB, %s | %s |\n' "$BIG_MB" "$(mib "$UL_HWM")" "$ul_ok" \
-            "$(verdict "$(lt "$(mib "$UL_HWM")" 64)")"
-    else
-        printf '| 1 GiB up and down, peak RSS < 64 MiB | not run (BENCH_BIG=1) | n/a |\n'
-    fi
-    if [[ $COLD == 1 ]]; then
-        if [[ -n $COLD_TOKEN_REQUESTS ]]; then
-            printf '| %s concurrent requests, cold cache → 1 token request per scope set (1 here) | %s token request(s) | %s |\n' \
-                "$COLD_CONNS" "$COLD_TOKEN_REQUESTS" "$(verdict "$(awk -v n="$COLD_TOKEN_REQUESTS" 'BEGIN { print (n == 1) ? 1 : 0 }')")"
-        else
-            printf '| %s concurrent requests, cold cache → 1 token request per scope set | no token counter in /-/metrics | check by hand |\n' "$COLD_CONNS"
-        fi
-    fi
-    if ((${#PROBLEMS[@]})); then
-        printf '\n**Invalid measurements:**\n\n'
-        printf -- '- %s\n' "${PROBLEMS[@]}"
-    fi
-} >"$REPORT"
-MISSED=$(grep -c '| FAIL |$' "$REPORT" || true)
+# It prints why this run must fail (invalid measurements; a missed target with BENCH_STRICT=1), if so.
+verdict=$(python3 "$SCRIPT_DIR/report.py" report "$RAW" "$REPORT") ||
+    die "bench/report.py could not write the report (BENCH_KEEP_TMP=1 keeps its input, $RAW)"
 
 mkdir -p "$RESULTS_DIR"
 cp "$REPORT" "$RESULTS_DIR/latest.md"
@@ -828,5 +903,4 @@ cp "$REPORT" "$RESULTS_DIR/$(date +%Y%m%d-%H%M%S).md"
 cat "$REPORT"
 log "report written to $RESULTS_DIR/latest.md"
 
-if ((${#PROBLEMS[@]})); then die "some measurements are invalid: ${PROBLEMS[*]}"; fi
-if [[ $STRICT == 1 ]] && ((MISSED > 0)); then die "$MISSED SPEC target(s) missed (BENCH_STRICT=1)"; fi
+if [[ -n $verdict ]]; then die "$verdict"; fi

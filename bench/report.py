@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+"""Statistics, verdicts and the Markdown report of bench/run.sh (Python 3 standard library only).
+
+run.sh only orchestrates: it starts the servers, runs the load, stops them, and writes raw figures
+into one directory (RAW below), which this script reads and nothing else:
+
+  facts.tsv  KEY<TAB>VALUE, one a line; a key may repeat (startup_us, exit_on_term): run.sh's
+             knobs, the machine, versions, memory (KiB), timings (µs), peers and why one was skipped
+  runs.tsv   one line per measured wrk run (columns in RUN_COLUMNS): the target, the round, wrk's
+             output file, the run's length, clock ticks per second, and the CPU clock ticks used so
+             far by the machine, the server, the upstream and wrk (run.sh's reaped children),
+             taken just before and just after the run
+  wrk-*.txt  wrk's own output; cold-metrics.txt, download.sha, upload.json: as their names say
+
+Usage:
+  report.py line RAW          progress line of the last run in runs.tsv (exit 1: wrk's output
+                              cannot be read)
+  report.py report RAW OUT    writes the Markdown report to OUT; prints why run.sh must fail
+                              (invalid measurements, or BENCH_STRICT=1 and a missed target), or
+                              nothing
+
+Since the raw directory is all it reads, `BENCH_KEEP_TMP=1 bash bench/run.sh` followed by
+`python3 bench/report.py report <tmp>/raw out.md` remakes a report.
+"""
+
+import json
+import os
+import re
+import sys
+import time
+
+RUN_COLUMNS = (
+    "target round wrk_file seconds clk_tck "
+    "machine0 server0 upstream0 wrk0 machine1 server1 upstream1 wrk1"
+).split()
+
+# Labels of the targets in the tables; run.sh's names for them are the keys.
+LABELS = {
+    "nginx-direct": "nginx direct (one-hop ceiling)",
+    "nginx-proxy": "nginx as reverse proxy",
+    "bearer-proxy": "**bearer-proxy**",
+}
+PEERS = {  # name -> (label, how it runs)
+    "haproxy": ("HAProxy", "`nbthread 1`, `http-reuse always`"),
+    "caddy": ("Caddy", "`GOMAXPROCS=1`, `reverse_proxy` in `handle_path /bench/*`"),
+    "go-httputil": ("Go `net/http/httputil.ReverseProxy`", "`GOMAXPROCS=1`, `bench/go_httputil_proxy.go`"),
+}
+BUSY_OTHER_LOAD = 10  # % of one core used by the rest of the machine that makes a run noisy
+
+
+def median(values):
+    """The median of the numbers in values, None left out; None when none is left."""
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+# --- raw figures --------------------------------------------------------------------------------
+
+
+class Facts:
+    """facts.tsv: every value of a key in the order written."""
+
+    def __init__(self, path):
+        self.values = {}
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.rstrip("\n").partition("\t")
+                self.values.setdefault(key, []).append(value)
+
+    def get(self, key, default=""):
+        return self.values.get(key, [default])[-1]
+
+    def all(self, key):
+        return self.values.get(key, [])
+
+    def int(self, key, default=0):
+        value = self.get(key)
+        return int(value) if re.fullmatch(r"-?[0-9]+", value) else default
+
+
+def to_ms(text):
+    """wrk's latency ("812.00us", "1.23ms", "2.00s") in milliseconds; None if it is none of those."""
+    match = re.fullmatch(r"([0-9.]+)([a-z]+)", text)
+    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6}
+    if not match or match.group(2) not in scale:
+        return None
+    return float(match.group(1)) * scale[match.group(2)]
+
+
+def parse_wrk(text):
+    """What run.sh needs of wrk's output: rps, p50_ms, p99_ms, requests, non2xx, socket_errors.
+    A figure wrk did not print is None (the error counts: 0, since wrk prints them only when
+    there are some)."""
+    out = {"rps": None, "p50_ms": None, "p99_ms": None, "requests": None, "non2xx": 0, "socket_errors": 0}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0] == "50%":
+            out["p50_ms"] = to_ms(f[1])
+        elif len(f) >= 2 and f[0] == "99%":
+            out["p99_ms"] = to_ms(f[1])
+        elif len(f) >= 2 and f[0] == "Requests/sec:":
+            out["rps"] = float(f[1])
+        elif len(f) >= 3 and f[1] == "requests" and f[2] == "in":
+            out["requests"] = int(f[0])
+        elif "Non-2xx or 3xx responses:" in line:
+            out["non2xx"] = int(f[-1])
+        elif "Socket errors:" in line:  # "Socket errors: connect 0, read 0, write 0, timeout 0"
+            out["socket_errors"] = sum(int(n) for n in re.findall(r"[0-9]+", line))
+    return out
+
+
+class Run:
+    """One measured wrk run: wrk's figures plus the server's CPU per request and the other load."""
+
+    def __init__(self, raw, fields):
+        row = dict(zip(RUN_COLUMNS, fields))
+        self.target, self.round = row["target"], row["round"]
+        self.wrk_path = os.path.join(raw, row["wrk_file"])
+        with open(self.wrk_path, encoding="utf-8", errors="replace") as f:
+            wrk = parse_wrk(f.read())
+        self.valid = None not in (wrk["rps"], wrk["p50_ms"], wrk["p99_ms"], wrk["requests"])
+        self.rps, self.p50, self.p99 = wrk["rps"], wrk["p50_ms"], wrk["p99_ms"]
+        self.requests, self.non2xx, self.socket_errors = wrk["requests"], wrk["non2xx"], wrk["socket_errors"]
+        hz, seconds = int(row["clk_tck"]), int(row["seconds"])
+        ticks = {k: int(row[k + "1"]) - int(row[k + "0"]) for k in ("machine", "server", "upstream", "wrk")}
+        self.cpu = round(ticks["server"] * 1e6 / hz / self.requests, 2) if self.requests else None
+        other = (ticks["machine"] - ticks["server"] - ticks["upstream"] - ticks["wrk"]) * 100 / (hz * seconds)
+        self.other = int("%.0f" % max(other, 0))
+
+    @property
+    def errors(self):
+        return self.non2xx + self.socket_errors
+
+
+def read_runs(raw):
+    with open(os.path.join(raw, "runs.tsv"), encoding="utf-8") as f:
+        return [Run(raw, line.rstrip("\n").split("\t")) for line in f if line.strip()]
+
+
+# --- formatting ---------------------------------------------------------------------------------
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else spec % value
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def mib(kib):
+    """KiB (a string, maybe empty) -> "12.3" MiB, or "n/a"."""
+    return "n/a" if not kib else "%.1f" % (int(kib) / 1024)
+
+
+class Target:
+    """A target's medians over its rounds."""
+
+    def __init__(self, runs, name):
+        mine = [r for r in runs if r.target == name]
+        self.name = name
+        self.rps = median(r.rps for r in mine)
+        self.p50 = median(r.p50 for r in mine)
+        self.p99 = median(r.p99 for r in mine)
+        self.cpu = median(r.cpu for r in mine)
+        self.errors = sum(r.errors for r in mine)
+
+    def row(self, label):
+        return "| %s | %s | %s | %s | %s | %d |" % (
+            label, fmt(self.rps, "%.0f"), fmt(self.p50, "%.3f"), fmt(self.p99, "%.3f"), fmt(self.cpu, "%.1f"), self.errors)
+
+
+def progress_line(run):
+    return "%-14s round %-2s %8.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6s us/req  errors %s  other load %s%%" % (
+        run.target, run.round, run.rps, run.p50, run.p99, fmt(run.cpu, "%.2f"), run.errors, run.other)
+
+
+def joined(names):
+    """["a", "b", "c"] -> "a, b and c"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def cold_section(raw, facts):
+    """The cold-cache paragraph and the token requests counted after the burst (None: not found)."""
+    with open(os.path.join(raw, "wrk-cold.txt"), encoding="utf-8", errors="replace") as f:
+        wrk = parse_wrk(f.read())
+    text = "wrk exit %s: %s requests in 1 s over %s connections, non-2xx %d, socket errors %d." % (
+        facts.get("cold_rc"), "?" if wrk["requests"] is None else wrk["requests"], facts.get("cold_connections"),
+        wrk["non2xx"], wrk["socket_errors"])
+    metrics = []
+    path = os.path.join(raw, "cold-metrics.txt")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            token_line = re.compile(r"^[a-z_:]*token[a-z_:]*(\{|\s)", re.IGNORECASE)
+            metrics = [line.rstrip("\n") for line in f if token_line.match(line) and "_bucket" not in line][:20]
+    # One scope set in the config: every outcome of bearer_proxy_token_requests_total adds up to 1.
+    counted = [float(m.split()[-1]) for m in metrics if re.match(r"bearer_proxy_token_requests_total[{ ]", m)]
+    token_requests = None
+    if counted:
+        total = sum(counted)
+        token_requests = "%d" % total if total == int(total) else "%g" % total
+    if metrics:
+        text += "\n\nToken metrics from `/-/metrics` afterwards:\n\n```\n" + "\n".join(metrics) + "\n```"
+    else:
+        text += " No token metrics found in /-/metrics: check the token-acquisition log lines by hand."
+    return text, token_requests
+
+
+def big_section(raw, facts, problems):
+    """The large-bodies table, and the two checks for the targets table."""
+    size, big_sha = facts.get("big_mb"), facts.get("big_sha")
+    with open(os.path.join(raw, "download.sha"), encoding="utf-8") as f:
+        dl_sha = (f.read().split() or [""])[0]
+    dl_ok = "sha256 matches"
+    if dl_sha != big_sha:
+        dl_ok = "sha256 MISMATCH"
+        problems.append("download: sha256 %s, expected %s" % (dl_sha, big_sha))
+    try:
+        with open(os.path.join(raw, "upload.json"), encoding="utf-8") as f:
+            sink = json.load(f)
+    except (OSError, ValueError):
+        sink = {}
+    ul_sha, ul_bytes = sink.get("sha256") or "?", sink.get("bytes", "?")
+    ul_ok = "sha256 matches"
+    if ul_sha != big_sha:
+        ul_ok = "sha256 MISMATCH (sink got %s bytes)" % ul_bytes
+        problems.append("upload: the sink received sha256 %s (%s bytes), expected %s" % (ul_sha, ul_bytes, big_sha))
+    lines = ["| direction | size | time | throughput | check | bearer-proxy peak RSS (VmHWM) |", "|---|---|---|---|---|---|"]
+    for label, key, ok in (("download (nginx file → curl)", "dl", dl_ok), ("upload (curl -T → Python sink)", "ul", ul_ok)):
+        secs = float("%.2f" % (facts.int(key + "_us") / 1e6))
+        lines.append("| %s | %s MiB | %.2f s | %.0f MiB/s | %s | %s MiB |" % (
+            label, size, secs, int(size) / secs if secs > 0 else 0, ok, mib(facts.get(key + "_hwm"))))
+    lines.append("\nsha256 of the file: `%s`. Download throughput includes `sha256sum` in the pipe." % big_sha)
+    checks = [(dl_ok, facts.get("dl_hwm")), (ul_ok, facts.get("ul_hwm"))]
+    return "\n".join(lines), checks
+
+
+def peers_section(facts, runs, nginx):
+    """The peers table: each proxy doing nginx-proxy's job, against nginx-proxy's medians."""
+    out = ["## Peers: other proxies doing the same job\n"]
+    out.append(
+        "Each listens on 127.0.0.1, forwards `/bench/*` to the same nginx upstream with the prefix stripped, sets "
+        "`Authorization: Bearer <the static dummy token nginx-proxy sends>`, runs one worker and keeps no access "
+        "log; each takes its turn in every round. The ratios divide each one's median by nginx-proxy's "
+        "(req/s: higher is better; CPU µs/req: lower is better).\n")
+    out.append("| proxy | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ nginx | CPU ÷ nginx | errors |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    args = facts.get("proxy_args")
+    rows = [("nginx-proxy", "nginx as reverse proxy", "1 worker, upstream `keepalive 64`"),
+            ("bearer-proxy", "**bearer-proxy**", "`serve %s`" % args if args else "`serve` with its defaults")]
+    for name in facts.all("peer"):
+        label, setup = PEERS[name]
+        version = facts.get("version:" + name)
+        rows.append((name, label + (" %s" % version if version else ""), setup))
+    for name, label, _ in rows:
+        t = Target(runs, name)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
+            fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"), t.errors))
+    out.append("\nHow each runs: " + "; ".join("%s: %s" % (label.strip("*"), setup) for _, label, setup in rows) + ".")
+    lens = ", ".join("%s via %s" % (facts.get("auth_len:" + n), n) for n in facts.all("peer"))
+    if lens:
+        out.append("\nChecked once before the load (`/auth-echo`): the upstream received nginx-proxy's `Authorization` "
+                   "header byte for byte through each peer (chars: %s via nginx, %s)." % (facts.get("ngx_auth_len"), lens))
+    skipped = facts.all("peer_skipped")
+    if skipped:
+        out.append("\nSkipped:\n")
+        out.extend("- " + s for s in skipped)
+    return "\n".join(out) + "\n\n"
+
+
+def machine_section(facts):
+    targets = facts.get("round_targets").split()
+    return "".join([
+        "## Machine\n\n",
+        "- CPUs: %s (`nproc`), %s\n" % (facts.get("nproc"), facts.get("cpu_model") or "unknown model"),
+        "- Memory: %s; kernel: %s\n" % (facts.get("mem_total"), facts.get("kernel")),
+        "- Load average before the run: %s\n" % facts.get("loadavg"),
+        "- %s; %s; %s\n" % (facts.get("nginx_version"), facts.get("wrk_version") or "wrk (unknown version)",
+                            facts.get("curl_version")),
+        "- Swift: %s\n" % (facts.get("swift_version") or "n/a"),
+        "- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n" % (
+            facts.get("bp_command"), facts.get("git_rev"), facts.get("bp_log_lines"), facts.int("bp_log_bytes") // 1024),
+        "- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating %s; "
+        "each column is the median over the rounds (nginx direct: one run)\n" % (
+            facts.get("threads"), facts.get("connections"), facts.get("seconds"), facts.get("warmup"),
+            facts.get("rounds"), joined(targets)),
+        "- Authorization header the upstream received: %s chars via nginx (static dummy token), "
+        "%s chars via bearer-proxy (dev-flow token)\n\n" % (facts.get("ngx_auth_len"), facts.get("bp_auth_len")),
+    ])
+
+
+def small_responses_section(facts, runs, direct, nginx, bp):
+    w = ['## Small responses (`{"ok":true}`), %s connections\n\n' % facts.get("connections"),
+         "| target | req/s | p50 ms | p99 ms | CPU µs/req | errors |\n|---|---|---|---|---|---|\n"]
+    w.extend(t.row(LABELS[t.name]) + "\n" for t in (direct, nginx, bp))
+    w.append("\nbearer-proxy / nginx-proxy: req/s **%s** (target ≥ 1.00), p99 **%s** (target ≤ 1.00). " % (
+        fmt(ratio(bp.rps, nginx.rps), "%.3f"), fmt(ratio(bp.p99, nginx.p99), "%.3f")))
+    added = [None if t.p99 is None or direct.p99 is None else t.p99 - direct.p99 for t in (nginx, bp)]
+    w.append("Added p99 over direct: nginx-proxy %s ms, bearer-proxy %s ms.\n\n" % tuple(fmt(a, "%.3f") for a in added))
+    w.append("CPU µs/req is the server's own user+system time (`/proc/PID/stat`, the process and its workers) over the "
+             "measured run divided by the requests wrk completed; errors are non-2xx responses plus socket errors "
+             "summed over the rounds.\n\n")
+    max_other = max((r.other for r in runs), default=0)
+    if max_other > BUSY_OTHER_LOAD:
+        w.append("**Warning: the machine was busy.** Other processes used up to %d%% of a core during a measured run "
+                 "(see \"other load\" below); these numbers understate both proxies and are noisy. Rerun on an idle "
+                 "machine.\n\n" % max_other)
+    w.append('<details><summary>Every run</summary>\n\n"Other load" is the CPU the rest of the machine used during the '
+             "run (`/proc/stat` minus wrk, the upstream and the measured server), in % of one core.\n\n")
+    w.append("| target | round | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | socket errors | other load |\n"
+             "|---|---|---|---|---|---|---|---|---|\n")
+    for r in runs:
+        w.append("| %s | %s | %.0f | %.3f | %.3f | %s | %d | %d | %d%% |\n" % (
+            r.target, r.round, r.rps, r.p50, r.p99, fmt(r.cpu, "%.2f"), r.non2xx, r.socket_errors, r.other))
+    w.append("\n</details>\n\n")
+    return "".join(w)
+
+
+def memory_section(facts, startup_ms, startup_median):
+    first = "the cold-cache burst" if facts.get("cold") == "1" else "one proxied request"
+    return "".join([
+        "## bearer-proxy memory and start-up\n\n| measure | value |\n|---|---|\n",
+        "| RSS idle after first start-up and %s | %s MiB |\n" % (first, mib(facts.get("rss_idle_start"))),
+        "| RSS right after the load | %s MiB |\n" % mib(facts.get("rss_after_load")),
+        "| peak RSS (VmHWM) after the load | %s MiB |\n" % mib(facts.get("hwm_after_load")),
+        "| RSS idle after restart with a cached token (after its first proxied response) | %s MiB |\n" %
+        mib(facts.get("rss_idle_restarted")),
+        "| start-up to first proxied response, cached token (median of %s) | %s ms (runs: %s) |\n" % (
+            facts.get("startup_runs"), fmt(startup_median, "%.1f"), " ".join(startup_ms)),
+        "| exit status after each SIGTERM | %s |\n\n" % " ".join(facts.all("exit_on_term")),
+    ])
+
+
+def targets_section(facts, nginx, bp, startup_median, big_checks, token_requests):
+    """SPEC section 11's table, and how many targets were missed."""
+    w = ["## SPEC section 11 targets\n\n| target | measured | verdict |\n|---|---|---|\n"]
+    missed = 0
+
+    def row(label, measured, ok):
+        nonlocal missed
+        missed += not ok
+        w.append("| %s | %s | %s |\n" % (label, measured, "PASS" if ok else "FAIL"))
+
+    # Verdicts on the printed (rounded) figures, so that the table never contradicts itself.
+    rps_ratio, p99_ratio = fmt(ratio(bp.rps, nginx.rps), "%.3f"), fmt(ratio(bp.p99, nginx.p99), "%.3f")
+    row("req/s at least nginx's", "ratio %s" % rps_ratio, rps_ratio != "n/a" and float(rps_ratio) >= 1)
+    row("p99 no worse than nginx's", "ratio %s" % p99_ratio, p99_ratio != "n/a" and float(p99_ratio) <= 1)
+    idle = mib(facts.get("rss_idle_restarted"))
+    row("idle RSS < 30 MiB", "%s MiB after restart" % idle, idle != "n/a" and float(idle) < 30)
+    startup = fmt(startup_median, "%.1f")
+    row("start-up to first proxied response < 200 ms", "%s ms" % startup, startup != "n/a" and float(startup) < 200)
+    if big_checks:
+        for direction, (ok_text, hwm) in zip(("download", "upload"), big_checks):
+            peak = mib(hwm)
+            row("%s MiB %s, peak RSS < 64 MiB" % (facts.get("big_mb"), direction),
+                "%s MiB, %s" % (peak, ok_text), peak != "n/a" and float(peak) < 64)
+    else:
+        w.append("| 1 GiB up and down, peak RSS < 64 MiB | not run (BENCH_BIG=1) | n/a |\n")
+    if facts.get("cold") == "1":
+        conns = facts.get("cold_connections")
+        if token_requests is not None:
+            row("%s concurrent requests, cold cache → 1 token request per scope set (1 here)" % conns,
+                "%s token request(s)" % token_requests, float(token_requests) == 1)
+        else:
+            w.append("| %s concurrent requests, cold cache → 1 token request per scope set | no token counter in "
+                     "/-/metrics | check by hand |\n" % conns)
+    return "".join(w), missed
+
+
+def report(raw, out_path):
+    """Writes the report; returns why run.sh must fail, or None."""
+    facts = Facts(os.path.join(raw, "facts.tsv"))
+    runs = read_runs(raw)
+    problems = ["%s round %s: %d non-2xx responses, %d socket errors" % (r.target, r.round, r.non2xx, r.socket_errors)
+                for r in runs if r.errors]
+    direct, nginx, bp = (Target(runs, n) for n in ("nginx-direct", "nginx-proxy", "bearer-proxy"))
+    startup_ms = ["%.1f" % (int(us) / 1000) for us in facts.all("startup_us")]
+    startup_median = median(float(ms) for ms in startup_ms)
+
+    w = ["# bearer-proxy benchmark, %s\n\n" % time.strftime("%Y-%m-%d %H:%M %Z"), machine_section(facts),
+         small_responses_section(facts, runs, direct, nginx, bp)]
+    if facts.get("peers") == "1":
+        w.append(peers_section(facts, runs, nginx))
+    w.append(memory_section(facts, startup_ms, startup_median))
+    token_requests, big_checks = None, None
+    if facts.get("cold") == "1":
+        cold_text, token_requests = cold_section(raw, facts)
+        w.append("## Cold cache\n\n%s\n\n" % cold_text)
+    if facts.get("big") == "1":
+        big_text, big_checks = big_section(raw, facts, problems)
+        w.append("## Large bodies (BENCH_BIG=1)\n\n%s\n\n" % big_text)
+    targets, missed = targets_section(facts, nginx, bp, startup_median, big_checks, token_requests)
+    w.append(targets)
+    if problems:
+        w.append("\n**Invalid measurements:**\n\n")
+        w.extend("- %s\n" % p for p in problems)
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write("".join(w))
+
+    if problems:
+        return "some measurements are invalid: " + " ".join(problems)
+    if facts.get("strict") == "1" and missed:
+        return "%d SPEC target(s) missed (BENCH_STRICT=1)" % missed
+    return None
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "line":
+        try:
+            with open(os.path.join(argv[2], "runs.tsv"), encoding="utf-8") as f:
+                run = Run(argv[2], f.read().splitlines()[-1].split("\t"))
+        except (OSError, IndexError, KeyError, ValueError) as error:
+            print("no run to show: %s" % error, file=sys.stderr)
+            return 1
+        if not run.valid:
+            print("could not parse wrk output %s" % run.wrk_path, file=sys.stderr)
+            return 1
+        print(progress_line(run))
+        return 0
+    if len(argv) == 4 and argv[1] == "report":
+        why = report(argv[2], argv[3])
+        if why:
+            print(why)
+        return 0
+    print("usage: report.py line RAW | report.py report RAW OUT", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
