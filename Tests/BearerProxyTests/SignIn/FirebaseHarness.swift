@@ -70,9 +70,9 @@ enum FirebaseHarness {
         }()
         let result: Result<AccountIdentity?, SignInFailure>
         do {
-            result = .success(try await account.signIn(console: console, options: options))
-        } catch {
-            result = .failure(error)
+            result = .success(try await account.signInWithinLimit(console: console, options: options))
+        } catch let failure as SignInFailure {
+            result = .failure(failure)
         }
         console.close()
         return (result, try await visit?.final)
