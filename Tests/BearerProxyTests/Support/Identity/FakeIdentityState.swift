@@ -64,12 +64,9 @@ final class FakeIdentityState: Sendable {
 
     // MARK: - Requests
 
-    /// Counts a discovery request; returns the discovery failure to play, if one is set.
-    func discoveryRequested(path: String) -> FakeIdentityProvider.Failure? {
-        self.mutate { data in
-            data.discoveryRequests.append(path)
-            return data.discoveryFailure
-        }
+    /// Counts a discovery request.
+    func discoveryRequested(path: String) {
+        self.mutate { $0.discoveryRequests.append(path) }
     }
 
     /// Records a token request and decides its reply: an injected failure, or the grant's answer.

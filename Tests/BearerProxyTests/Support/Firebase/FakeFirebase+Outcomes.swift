@@ -1,4 +1,19 @@
 extension FakeFirebase {
+    /// What the fake Microsoft authorization endpoint does with a valid request (`setAuthorizeOutcome(_:)`).
+    enum AuthorizeOutcome: Sendable, Equatable {
+        /// The Microsoft user (`setMicrosoftUser(_:)`) signs in: `302 Location: <redirect_uri>?code=CODE&state=STATE`
+        /// with a single-use code.
+        case signIn
+        /// The sign-in fails: `302 Location: <redirect_uri>?error=ERROR&error_description=DESCRIPTION&state=STATE`.
+        case error(String, description: String)
+        /// A code is issued, but the redirect carries another `state` (`<state>-tampered`): a stale or forged
+        /// callback the client must ignore (signInWithIdp would answer `INVALID_IDP_RESPONSE`).
+        case wrongState
+
+    }
+}
+
+extension FakeFirebase {
     /// A misbehaviour to inject, queued per endpoint with `enqueue(_:at:times:)` (securetoken:
     /// `enqueueSecureToken(_:times:)`). It replaces the endpoint's answer (after the API key check); nothing is
     /// consumed (codes, sessions, refresh tokens stay as they were). Requests are still recorded.
@@ -41,6 +56,36 @@ extension FakeFirebase {
                 return FakeFirebaseError(status: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", retryAfter: retryAfter)
             case .unavailable: return FakeFirebaseError(status: 503, message: "The service is currently unavailable.")
             case .raw, .dropConnection, .hang: return nil
+            }
+        }
+    }
+}
+
+extension FakeFirebase {
+    /// How `signInWithIdp` reports the Microsoft access token's lifetime in `oauthExpireIn`. The API spec says
+    /// int32; the iOS SDK reads a string; the emulator leaves it out.
+    enum OAuthExpireIn: Sendable, Equatable {
+        /// A JSON number: `"oauthExpireIn":3599`.
+        case int(Int)
+        /// A JSON string: `"oauthExpireIn":"3599"`.
+        case string(Int)
+        /// Left out (the Graph token still expires after 3599 s).
+        case omitted
+
+        /// The lifetime the Graph token gets (seconds).
+        var seconds: Int {
+            switch self {
+            case .int(let seconds), .string(let seconds): return seconds
+            case .omitted: return 3599
+            }
+        }
+
+        /// The JSON value to send, nil when omitted.
+        var jsonValue: (any Sendable)? {
+            switch self {
+            case .int(let seconds): return seconds
+            case .string(let seconds): return String(seconds)
+            case .omitted: return nil
             }
         }
     }
