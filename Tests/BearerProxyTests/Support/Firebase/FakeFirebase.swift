@@ -183,11 +183,6 @@ extension FakeFirebase {
         self.state.mutate { $0.emailEnumerationProtection = on }
     }
 
-    /// The lifetime of ID tokens issued from now (`expiresIn`, `expires_in`, `exp`), in seconds (default 3600).
-    func setExpiresIn(_ seconds: Int) {
-        self.state.mutate { $0.expiresIn = seconds }
-    }
-
     /// Makes the next `times` requests to `endpoint` fail as `failure` (after the API key check; nothing else is
     /// consumed). Queued failures are used in order.
     func enqueue(_ failure: Failure, at endpoint: Endpoint, times: Int = 1) {
@@ -202,10 +197,6 @@ extension FakeFirebase {
         self.enqueue(failure, at: .secureToken, times: times)
     }
 
-    /// Drops every queued failure.
-    func clearFailures() {
-        self.state.mutate { $0.failures = [:] }
-    }
 }
 
 /// What the fake saw: the recorded requests per endpoint, the `authUri`s it answered, and waits.
@@ -231,19 +222,9 @@ extension FakeFirebase {
     /// securetoken calls; `bodyStyle` tells form from JSON.
     var secureTokenRequests: [RecordedFirebaseRequest] { self.requests(to: .secureToken) }
 
-    /// The `authUri`s createAuthUri answered, in order.
-    var authURIs: [String] {
-        self.state.read { $0.authURIs }
-    }
-
     /// Waits until at least `n` requests to `endpoint` have been recorded.
     func waitForRequests(_ n: Int, to endpoint: Endpoint, timeout: Duration = .seconds(30)) async throws {
         try await self.state.wait(for: .requests(endpoint, n), timeout: timeout)
-    }
-
-    /// Waits until the Microsoft page has been visited at least `n` times.
-    func waitForAuthorizeRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
-        try await self.waitForRequests(n, to: .authorize, timeout: timeout)
     }
 
 }

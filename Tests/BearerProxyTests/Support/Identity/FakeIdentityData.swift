@@ -14,7 +14,6 @@ struct FakeIdentityData: Sendable {
     var queuedFailures: [ScopedFailure] = []
     var persistentFailure: ScopedFailure?
     var expiresIn: Int
-    var expiresInOverrides: [(scope: String, seconds: Int)] = []
     var refreshIn: Int?
     var rotateRefreshTokens: Bool
     var supersededRefreshTokens: FakeIdentityProvider.SupersededRefreshTokenPolicy
@@ -75,9 +74,9 @@ struct FakeIdentityData: Sendable {
         self.users = configuration.users
     }
 
-    /// `expires_in` for a request with these scopes: the most recently set matching override, else the default.
+    /// `expires_in` for a request with these scopes (the same for every scope set).
     func expiresIn(for scopes: [String]) -> Int {
-        self.expiresInOverrides.last { FakeIdentityScopes.matches(filter: $0.scope, scopes) }?.seconds ?? self.expiresIn
+        self.expiresIn
     }
 
     /// Removes and returns the first queued failure that applies to these scopes, else the persistent one if it

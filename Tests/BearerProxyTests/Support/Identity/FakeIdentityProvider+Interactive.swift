@@ -40,11 +40,6 @@ extension FakeIdentityProvider {
         self.state.read { $0.authorizeRequests }
     }
 
-    /// Waits until at least `n` authorization requests have arrived.
-    func waitForAuthorizeRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
-        try await self.state.wait(for: .authorizeRequests(n), timeout: timeout)
-    }
-
     /// Every revocation request, in arrival order.
     var revocations: [RecordedRevocation] {
         self.state.read { $0.revocations }
@@ -129,19 +124,9 @@ extension FakeIdentityProvider {
 
     // MARK: - Observations
 
-    /// Every device authorization issued, in order.
-    var deviceAuthorizations: [DeviceAuthorization] {
-        self.state.read { $0.deviceAuthorizations }
-    }
-
     /// The most recent device authorization issued (its `userCode` is what a user would type).
     var lastDeviceAuthorization: DeviceAuthorization? {
         self.state.read { $0.deviceAuthorizations.last }
-    }
-
-    /// The form of every device authorization request (`client_id`, `scope`, ...), successful or not.
-    var deviceCodeRequests: [[String: String]] {
-        self.state.read { $0.deviceCodeRequests }
     }
 
     /// How many token requests with `grant_type=urn:ietf:params:oauth:grant-type:device_code` arrived.

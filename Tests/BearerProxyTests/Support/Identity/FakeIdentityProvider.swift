@@ -172,14 +172,6 @@ final class FakeIdentityProvider: Sendable {
         }
     }
 
-    /// Drops every queued failure and the persistent one.
-    func clearFailures() {
-        self.state.mutate { data in
-            data.queuedFailures = []
-            data.persistentFailure = nil
-        }
-    }
-
     /// Turns the latch on: from now, every token response (success or error) is held until
     /// `releaseTokenResponses()`. Requests are still processed and recorded on arrival.
     func holdTokenResponses() {
@@ -189,15 +181,6 @@ final class FakeIdentityProvider: Sendable {
     /// Turns the latch off and sends every held response, in arrival order.
     func releaseTokenResponses() {
         self.state.release()
-    }
-
-    /// `expires_in` (seconds) for tokens whose request includes every scope in `scope`; nil removes the override.
-    /// The most recently set matching override wins.
-    func setExpiresIn(_ seconds: Int?, forScope scope: String) {
-        self.state.mutate { data in
-            data.expiresInOverrides.removeAll { $0.scope == scope }
-            if let seconds { data.expiresInOverrides.append((scope: scope, seconds: seconds)) }
-        }
     }
 
     /// `refresh_in` (seconds) in every token response from now; nil leaves it out.
@@ -258,11 +241,6 @@ final class FakeIdentityProvider: Sendable {
     /// How many discovery documents were requested (both issuers).
     var discoveryRequestCount: Int {
         self.state.read { $0.discoveryRequests.count }
-    }
-
-    /// The paths of the discovery requests, in order.
-    var discoveryRequests: [String] {
-        self.state.read { $0.discoveryRequests }
     }
 
     /// The users known (configured, registered, plus those refresh tokens were issued for).
