@@ -29,10 +29,6 @@ extension FakeFirebase {
         case errorMessage(String)
         /// Answer with exactly this (e.g. a 200 whose body is not JSON).
         case raw(status: Int, headers: [String: String] = [:], body: String)
-        /// Close the connection without answering.
-        case dropConnection
-        /// Never answer; the connection stays open until the client or `shutdown()` closes it.
-        case hang
 
         /// A short label for records (`RecordedFirebaseRequest.injected`).
         var label: String {
@@ -42,8 +38,6 @@ extension FakeFirebase {
             case .unavailable: return "unavailable"
             case .errorMessage(let message): return "errorMessage \(message)"
             case .raw(let status, _, _): return "raw(\(status))"
-            case .dropConnection: return "dropConnection"
-            case .hang: return "hang"
             }
         }
 
@@ -55,7 +49,7 @@ extension FakeFirebase {
             case .throttle(let retryAfter):
                 return FakeFirebaseError(status: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", retryAfter: retryAfter)
             case .unavailable: return FakeFirebaseError(status: 503, message: "The service is currently unavailable.")
-            case .raw, .dropConnection, .hang: return nil
+            case .raw: return nil
             }
         }
     }

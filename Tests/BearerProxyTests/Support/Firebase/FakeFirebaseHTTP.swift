@@ -41,10 +41,6 @@ final class FakeFirebaseHandler: ChannelInboundHandler {
         }
         let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
         switch self.endpoints.reply(to: request) {
-        case .hang:
-            break
-        case .drop:
-            context.close(promise: nil)
         case .respond(let response):
             if self.isActive { context.writeFakeResponse(response, keepAlive: keepAlive) }
         }
@@ -129,10 +125,6 @@ extension FakeHTTPRequest {
 enum FakeFirebaseReply: Sendable {
     /// Write this response.
     case respond(FakeFirebaseResponse)
-    /// Never answer; the connection stays open until the client or `shutdown()` closes it.
-    case hang
-    /// Close the connection without answering.
-    case drop
 }
 
 /// A complete HTTP response `FakeFirebase` writes: status, headers (without framing; the handler adds

@@ -110,10 +110,6 @@ extension FakeFirebaseState {
         -> FakeFirebaseReply
     {
         switch failure {
-        case .hang:
-            return .hang
-        case .dropConnection:
-            return .drop
         case .raw(let status, let headers, let body):
             record.status = status
             let sorted = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

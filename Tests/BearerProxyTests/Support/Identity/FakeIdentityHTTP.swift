@@ -3,8 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// The last handler of each `FakeIdentityProvider` connection: collects a request (head and body), asks
-/// `FakeIdentityEndpoints` for the reply, and plays it — at once, after a delay (an event-loop timer), when the
-/// latch is released, or never. Confined to its channel's event loop (it is not `Sendable`); it sits after NIO's
+/// `FakeIdentityEndpoints` for the reply, and plays it — at once, or when the latch is released. Confined to its channel's event loop (it is not `Sendable`); it sits after NIO's
 /// `configureHTTPServerPipeline(withPipeliningAssistance: true)`, which queues pipelined requests until the current
 /// response has ended.
 final class FakeIdentityHandler: ChannelInboundHandler {
@@ -14,7 +13,6 @@ final class FakeIdentityHandler: ChannelInboundHandler {
     private let endpoints: FakeIdentityEndpoints
     private var collector = RequestCollector()
     private var isActive = true
-    private var timer: Scheduled<Void>?
 
     init(endpoints: FakeIdentityEndpoints) {
         self.endpoints = endpoints
@@ -27,8 +25,6 @@ final class FakeIdentityHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         self.isActive = false
-        self.timer?.cancel()
-        self.timer = nil
         context.fireChannelInactive()
     }
 
@@ -46,19 +42,8 @@ final class FakeIdentityHandler: ChannelInboundHandler {
         }
         let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
         switch self.endpoints.reply(to: request) {
-        case .hang:
-            break
-        case .drop:
-            context.close(promise: nil)
-        case .respond(let response, let delay, let holdable):
-            if let delay {
-                self.timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
-                    self.timer = nil
-                    self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
-                }
-            } else {
-                self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
-            }
+        case .respond(let response, let holdable):
+            self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
         }
     }
 
@@ -79,7 +64,7 @@ final class FakeIdentityHandler: ChannelInboundHandler {
         self.write(response, keepAlive: keepAlive, context: context)
     }
 
-    /// Writes `response` unless the client has gone meanwhile (a delayed or held answer).
+    /// Writes `response` unless the client has gone meanwhile (a held answer).
     private func write(_ response: FakeIdentityResponse, keepAlive: Bool, context: ChannelHandlerContext) {
         guard self.isActive else { return }
         context.writeFakeResponse(response, keepAlive: keepAlive)
@@ -124,7 +109,7 @@ struct FakeIdentityEndpoints: Sendable {
         case Self.entraTokenPath, Self.oidcTokenPath:
             guard request.method == .POST else {
                 let error = FakeIdentityError.invalidRequest(900561)
-                return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
+                return .respond(error.response(baseURL: base, correlationID: nil), holdable: false)
             }
             return self.token(request, base: base)
         case Self.initiatePath, Self.challengePath:
@@ -149,27 +134,27 @@ struct FakeIdentityEndpoints: Sendable {
                 "<html><body><h1>Enter code</h1><p>FakeIdentityProvider: tests approve device codes.</p></body></html>"
             let response = FakeIdentityResponse(
                 status: 200, headers: [("content-type", "text/html; charset=utf-8")], body: Array(page.utf8))
-            return .respond(response, delay: nil, holdable: false)
+            return .respond(response, holdable: false)
         case "/contoso/discovery/v2.0/keys", "/oidc/jwks":
             // The fake signs with HS256 and publishes no key; tests verify with FakeIdentityJWT.signingKey.
-            return .respond(.json(["keys": [Any]()]), delay: nil, holdable: false)
+            return .respond(.json(["keys": [Any]()]), holdable: false)
         default:
             let body: [String: Any] = [
                 "error": "not_found", "error_description": "FakeIdentityProvider serves no \(request.path)",
             ]
-            return .respond(.json(status: 404, body), delay: nil, holdable: false)
+            return .respond(.json(status: 404, body), holdable: false)
         }
     }
 
     /// `invalid_request` 900561: the endpoint only accepts POST.
     private static func postOnly(base: String) -> FakeIdentityReply {
         let error = FakeIdentityError.invalidRequest(900561)
-        return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
+        return .respond(error.response(baseURL: base, correlationID: nil), holdable: false)
     }
 
     private func discovery(_ request: Request, base: String) -> FakeIdentityReply {
         self.state.discoveryRequested(path: request.path)
-        return .respond(.json(self.document(for: request.path, base: base)), delay: nil, holdable: false)
+        return .respond(.json(self.document(for: request.path, base: base)), holdable: false)
     }
 
     /// The OpenID Connect discovery document of the Entra-style tenant or of the generic issuer.
@@ -227,13 +212,9 @@ struct FakeIdentityEndpoints: Sendable {
 
 /// What `FakeIdentityHandler` does with one request, as decided when the request has fully arrived.
 enum FakeIdentityReply: Sendable {
-    /// Write `response` after `delay` (nil: at once). `holdable` responses wait while the provider's latch is on
+    /// Write `response`. `holdable` responses wait while the provider's latch is on
     /// (`FakeIdentityProvider.holdTokenResponses()`): every token-endpoint response is holdable.
-    case respond(FakeIdentityResponse, delay: Duration?, holdable: Bool)
-    /// Never answer; the connection stays open until the client or `shutdown()` closes it.
-    case hang
-    /// Close the connection without answering.
-    case drop
+    case respond(FakeIdentityResponse, holdable: Bool)
 }
 
 /// A complete HTTP response the fake identity provider writes: status, headers (without framing; the handler adds

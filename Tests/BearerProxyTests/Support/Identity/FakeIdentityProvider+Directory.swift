@@ -181,12 +181,6 @@ extension FakeIdentityProvider {
         case unavailable
         /// `503` `temporarily_unavailable` with `Retry-After: retryAfter`.
         case unavailableRetryAfter(Int)
-        /// Never answer (the connection stays open until the client or `shutdown()` closes it).
-        case hang
-        /// Answer normally, but only after this long (timed on the event loop, no sleeping).
-        case delay(Duration)
-        /// Close the connection without answering.
-        case dropConnection
         /// Answer with exactly this (e.g. a 200 whose body is not JSON).
         case raw(status: Int, headers: [(String, String)] = [], body: String)
 
@@ -205,9 +199,6 @@ extension FakeIdentityProvider {
             case .throttle(let retryAfter): return "throttle(retryAfter: \(retryAfter))"
             case .unavailable: return "unavailable"
             case .unavailableRetryAfter(let retryAfter): return "unavailable(retryAfter: \(retryAfter))"
-            case .hang: return "hang"
-            case .delay(let duration): return "delay(\(duration))"
-            case .dropConnection: return "dropConnection"
             case .raw(let status, _, _): return "raw(\(status))"
             }
         }
@@ -227,7 +218,7 @@ extension FakeIdentityProvider {
             case .unavailableRetryAfter(let retryAfter):
                 return FakeIdentityError(
                     status: 503, error: "temporarily_unavailable", codes: [90033], retryAfter: retryAfter)
-            case .hang, .delay, .dropConnection, .raw:
+            case .raw:
                 return nil
             }
         }

@@ -63,8 +63,6 @@ extension FakeIdentityProvider {
         /// A code is issued, but the redirect carries a different `state` (`<state>-tampered`, or `tampered` when
         /// the request had none): a forged or mixed-up callback the client must reject.
         case wrongState
-        /// Never answer (a user who never finishes in the browser); the connection stays open.
-        case hang
     }
 }
 
@@ -249,8 +247,8 @@ extension FakeIdentityProvider {
 
     // MARK: - Failures and observations
 
-    /// Makes the next `times` requests to `endpoint` fail as `failure` (used in order; `.delay` delays the normal
-    /// answer; Entra errors answer in JSON, also at the authorization endpoint). Token-endpoint grants use
+    /// Makes the next `times` requests to `endpoint` fail as `failure` (used in order; Entra errors answer in
+    /// JSON, also at the authorization endpoint). Token-endpoint grants use
     /// `enqueue(_:times:forScope:)` instead.
     func enqueue(_ failure: Failure, times: Int = 1, at endpoint: InteractiveEndpoint) {
         self.state.mutate { data in

@@ -35,18 +35,12 @@ struct RecordedTokenRequest: Sendable, CustomStringConvertible {
         case rejected(error: String, codes: [Int], status: Int)
         /// An injected non-error answer (`.raw`), with its status.
         case raw(status: Int)
-        /// Injected `.hang`: no answer.
-        case hung
-        /// Injected `.dropConnection`: the connection was closed.
-        case dropped
 
         var description: String {
             switch self {
             case .issued: return "issued"
             case .rejected(let error, let codes, let status): return "\(status) \(error) \(codes)"
             case .raw(let status): return "raw \(status)"
-            case .hung: return "hung"
-            case .dropped: return "dropped"
             }
         }
     }
@@ -75,7 +69,7 @@ struct RecordedTokenRequest: Sendable, CustomStringConvertible {
     var issuedRefreshTokenID: String?
     /// The client assertion check that failed, if an assertion was sent and failed.
     var assertionFailure: FakeIdentityProvider.AssertionCheck?
-    /// The injected failure that answered (or delayed) this request, if any (`Failure.label`).
+    /// The injected failure that answered this request, if any (`Failure.label`).
     var injected: String?
     /// Every form parameter (the last value of repeated ones), secrets redacted as `"<redacted>"`.
     var parameters: [String: String]
@@ -129,7 +123,7 @@ struct RecordedNativeRequest: Sendable, CustomStringConvertible {
     var endpoint: Endpoint
     /// Every form parameter (the last value of repeated ones); `password` redacted.
     var parameters: [String: String]
-    /// The HTTP status answered; nil if an injected failure hung or dropped the request.
+    /// The HTTP status answered; nil until the answer is known.
     var status: Int?
     /// The `error` answered, if any.
     var error: String?
@@ -163,11 +157,10 @@ struct RecordedNativeRequest: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Notes an injected failure's answer (`.delay` answers normally later: settle again then).
+    /// Notes an injected failure's answer.
     mutating func settle(injected failure: FakeIdentityProvider.Failure) {
         switch failure {
         case .raw(let status, _, _): self.status = status
-        case .hang, .dropConnection, .delay: self.status = nil
         case .error, .throttle, .unavailable, .unavailableRetryAfter:
             self.status = failure.entraError?.status
             self.error = failure.entraError?.error
