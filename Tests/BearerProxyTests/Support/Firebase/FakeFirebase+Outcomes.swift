@@ -24,9 +24,6 @@ extension FakeFirebase {
         case throttle(retryAfter: Int)
         /// `503` `The service is currently unavailable.` (status `UNAVAILABLE`), no `Retry-After`.
         case unavailable
-        /// signInWithIdp only: `200` with `errorMessage` (and the IdP credential) when the request had
-        /// `returnIdpCredential:true`, else the `400` error envelope with that message. Elsewhere: the 400 envelope.
-        case errorMessage(String)
         /// Answer with exactly this (e.g. a 200 whose body is not JSON).
         case raw(status: Int, headers: [String: String] = [:], body: String)
 
@@ -36,7 +33,6 @@ extension FakeFirebase {
             case .error(let message, let status): return "error \(status) \(message)"
             case .throttle(let retryAfter): return "throttle(retryAfter: \(retryAfter))"
             case .unavailable: return "unavailable"
-            case .errorMessage(let message): return "errorMessage \(message)"
             case .raw(let status, _, _): return "raw(\(status))"
             }
         }
@@ -45,7 +41,6 @@ extension FakeFirebase {
         var envelope: FakeFirebaseError? {
             switch self {
             case .error(let message, let status): return FakeFirebaseError(status: status, message: message)
-            case .errorMessage(let message): return FakeFirebaseError(status: 400, message: message)
             case .throttle(let retryAfter):
                 return FakeFirebaseError(status: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", retryAfter: retryAfter)
             case .unavailable: return FakeFirebaseError(status: 503, message: "The service is currently unavailable.")
@@ -63,23 +58,19 @@ extension FakeFirebase {
         case int(Int)
         /// A JSON string: `"oauthExpireIn":"3599"`.
         case string(Int)
-        /// Left out (the Graph token still expires after 3599 s).
-        case omitted
 
         /// The lifetime the Graph token gets (seconds).
         var seconds: Int {
             switch self {
             case .int(let seconds), .string(let seconds): return seconds
-            case .omitted: return 3599
             }
         }
 
-        /// The JSON value to send, nil when omitted.
-        var jsonValue: (any Sendable)? {
+        /// The JSON value to send.
+        var jsonValue: any Sendable {
             switch self {
             case .int(let seconds): return seconds
             case .string(let seconds): return String(seconds)
-            case .omitted: return nil
             }
         }
     }

@@ -120,16 +120,8 @@ extension FakeFirebase {
         /// The client id of the Azure app configured for `microsoft.com` (the `client_id` of the `authUri`, the
         /// `aud` of the Microsoft ID token, the `appid` of the Graph token).
         var azureClientID = FakeFirebase.defaultAzureClientID
-        /// The authorized domains a `continueUri` host must be one of (exact, case-insensitive). Firebase
-        /// authorizes `localhost` by default, not `127.0.0.1`.
-        var authorizedDomains = ["localhost"]
-        /// The redirect URIs registered on the Azure app (Web platform): nil accepts any `redirect_uri` at
-        /// `/microsoft/authorize`; otherwise it must be one of them, the port ignored for `localhost` as Entra does.
-        var registeredRedirectURIs: [String]?
         /// Who signs in at `/microsoft/authorize`.
         var microsoftUser: MicrosoftUser = .alice
-        /// Whether `microsoft.com` is an enabled sign-in provider.
-        var microsoftEnabled = true
         /// Behave like the Auth emulator instead of production: any non-empty API key, `createAuthUri` with a
         /// `providerId` answers 501, and `signInWithIdp` takes fake claims in `postBody`
         /// (`providerId=microsoft.com&id_token=<JSON claims>`) instead of an authorization-code callback.
@@ -141,9 +133,6 @@ extension FakeFirebase {
         var expiresIn = 3600
         /// How `signInWithIdp` reports the Microsoft access token's lifetime (`oauthExpireIn`).
         var oauthExpireIn: OAuthExpireIn = .int(3599)
-        /// Whether securetoken answers a refresh with a new refresh token (the old one stays valid). Production
-        /// returns the same one.
-        var rotateRefreshTokens = false
 
         init() {}
     }

@@ -5,15 +5,11 @@ import NIOCore
 struct FakeFirebaseData: Sendable {
     // MARK: Knobs
     var microsoftUser: FakeFirebase.MicrosoftUser
-    var microsoftEnabled: Bool
     var authorizeOutcome: FakeFirebase.AuthorizeOutcome = .signIn
-    var authorizedDomains: [String]
-    var registeredRedirectURIs: [String]?
     var emulatorMode: Bool
     var emailEnumerationProtection: Bool
     var expiresIn: Int
     var oauthExpireIn: FakeFirebase.OAuthExpireIn
-    var rotateRefreshTokens: Bool
     /// Failures queued per endpoint (used in order).
     var failures: [FakeFirebase.Endpoint: [FakeFirebase.Failure]] = [:]
 
@@ -39,14 +35,10 @@ struct FakeFirebaseData: Sendable {
 
     init(configuration: FakeFirebase.Configuration) {
         self.microsoftUser = configuration.microsoftUser
-        self.microsoftEnabled = configuration.microsoftEnabled
-        self.authorizedDomains = configuration.authorizedDomains
-        self.registeredRedirectURIs = configuration.registeredRedirectURIs
         self.emulatorMode = configuration.emulatorMode
         self.emailEnumerationProtection = configuration.emailEnumerationProtection
         self.expiresIn = configuration.expiresIn
         self.oauthExpireIn = configuration.oauthExpireIn
-        self.rotateRefreshTokens = configuration.rotateRefreshTokens
     }
 
     /// Removes and returns the next failure queued for `endpoint`, if any.
@@ -157,7 +149,7 @@ struct FakeFirebaseFederatedIdentity: Sendable {
         if let email = self.email { members["email"] = email }
         if let displayName = self.displayName { members["displayName"] = displayName }
         if let oauthIdToken = self.oauthIdToken { members["oauthIdToken"] = oauthIdToken }
-        if self.reportsExpireIn, let expireIn = oauthExpireIn.jsonValue { members["oauthExpireIn"] = expireIn }
+        if self.reportsExpireIn { members["oauthExpireIn"] = oauthExpireIn.jsonValue }
         return members
     }
 }

@@ -30,9 +30,6 @@ extension FakeFirebaseOperations {
         guard providerID == "microsoft.com" else {
             return .failure(.bad("INVALID_PROVIDER_ID", "Provider Id is not supported."))
         }
-        guard data.microsoftEnabled else {
-            return .failure(.bad("OPERATION_NOT_ALLOWED", "The identity provider configuration is disabled."))
-        }
         guard let continueURI = body["continueUri"] as? String, !continueURI.isEmpty else {
             return .failure(.bad("MISSING_CONTINUE_URI"))
         }
@@ -40,7 +37,8 @@ extension FakeFirebaseOperations {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
             components.fragment == nil, !(components.queryItems ?? []).contains(where: { $0.name == "state" })
         else { return .failure(.bad("INVALID_CONTINUE_URI")) }
-        guard data.authorizedDomains.contains(where: { $0.lowercased() == host.lowercased() }) else {
+        // Firebase authorizes `localhost` by default, not `127.0.0.1`: the only authorized domain here.
+        guard host.lowercased() == "localhost" else {
             return .failure(.bad("UNAUTHORIZED_DOMAIN", "Domain not allowlisted by project"))
         }
 
@@ -88,8 +86,6 @@ extension FakeFirebaseOperations {
 extension FakeFirebaseOperations {
     /// The answer to an authorization request:
     /// - `client_id` not the Azure app's → 400 page `AADSTS700016`; no `redirect_uri` → 400 page `AADSTS900144`;
-    ///   a `redirect_uri` not registered (when `registeredRedirectURIs` is set; the port is ignored for
-    ///   `localhost`) → 400 page `AADSTS50011`;
     /// - `response_type` not `code` → 302 with `error=unsupported_response_type`;
     /// - else the outcome (`setAuthorizeOutcome(_:)`): `.signIn` → 302 `<redirect_uri>?code=CODE&state=STATE`
     ///   (single-use code for the Microsoft user and the request's `scope`); `.error` → 302 with `error`,
@@ -102,13 +98,6 @@ extension FakeFirebaseOperations {
         }
         guard let redirectURI = query["redirect_uri"], !redirectURI.isEmpty else {
             return Self.page("AADSTS900144: The request body must contain the following parameter: 'redirect_uri'.")
-        }
-        if let registered = data.registeredRedirectURIs,
-            !registered.contains(where: { Self.sameRedirect(redirectURI, $0, ignoringLocalhostPort: true) })
-        {
-            return Self.page(
-                "AADSTS50011: The redirect URI '\(redirectURI)' specified in the request does not match the redirect "
-                    + "URIs configured for the application '\(self.configuration.azureClientID)'.")
         }
         let state = query["state"] ?? ""
         guard query["response_type"] == "code" else {
@@ -139,13 +128,11 @@ extension FakeFirebaseOperations {
     }
 
     /// Whether two URLs name the same endpoint: scheme, host (case-insensitive), port and path; the query is
-    /// ignored. With `ignoringLocalhostPort`, `localhost` URLs match on any port (Entra's loopback rule).
-    static func sameRedirect(_ lhs: String, _ rhs: String, ignoringLocalhostPort: Bool = false) -> Bool {
+    /// ignored.
+    static func sameRedirect(_ lhs: String, _ rhs: String) -> Bool {
         guard let left = URLComponents(string: lhs), let right = URLComponents(string: rhs) else { return false }
-        let leftHost = left.host?.lowercased()
-        let ignorePort = ignoringLocalhostPort && leftHost == "localhost"
-        return left.scheme?.lowercased() == right.scheme?.lowercased() && leftHost == right.host?.lowercased()
-            && (ignorePort || left.port == right.port)
+        return left.scheme?.lowercased() == right.scheme?.lowercased()
+            && left.host?.lowercased() == right.host?.lowercased() && left.port == right.port
             && (left.path.isEmpty ? "/" : left.path)
                 == (right.path.isEmpty ? "/" : right.path)
     }
@@ -212,15 +199,5 @@ extension FakeFirebaseOperations {
             oauthIdToken: FakeFirebaseJWT.mint(
                 claims: id, key: FakeFirebaseJWT.microsoftKey, keyID: FakeFirebaseJWT.microsoftKeyID),
             reportsExpireIn: true)
-    }
-
-    /// signInWithIdp's injected `.errorMessage` answer: 200 with `errorMessage` and the current Microsoft user's
-    /// credential, no Firebase tokens.
-    func errorMessageAnswer(_ message: String, data: FakeFirebaseData, now: Date) -> [String: Any] {
-        let identity = self.microsoftIdentity(
-            data.microsoftUser, scopes: ["openid", "profile", "email"], oauthExpireIn: data.oauthExpireIn, now: now)
-        var answer = identity.members(oauthExpireIn: data.oauthExpireIn)
-        answer["errorMessage"] = message
-        return answer
     }
 }

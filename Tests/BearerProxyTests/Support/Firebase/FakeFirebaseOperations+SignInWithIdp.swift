@@ -57,9 +57,6 @@ extension FakeFirebaseOperations {
         case .failure(let error):
             return .failure(error)
         case .success(let identity):
-            if identity.providerID == "microsoft.com", !data.microsoftEnabled {
-                return .failure(.bad("OPERATION_NOT_ALLOWED", "The identity provider configuration is disabled."))
-            }
             return self.federatedSignIn(
                 identity, idToken: (body["idToken"] as? String).flatMap { $0.isEmpty ? nil : $0 },
                 pendingToken: pendingToken, returnIdpCredential: body["returnIdpCredential"] as? Bool ?? false,

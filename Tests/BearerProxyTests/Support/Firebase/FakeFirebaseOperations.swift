@@ -135,7 +135,7 @@ extension FakeFirebaseOperations {
 /// `POST /securetoken.googleapis.com/v1/token`: the refresh grant, from a form or a JSON body.
 extension FakeFirebaseOperations {
     /// The answer to a refresh: 200 `{access_token, expires_in ("3600"), token_type:"Bearer", refresh_token
-    /// (the same, or a new one with `rotateRefreshTokens`), id_token (= access_token), user_id, project_id
+    /// (the same one, as production), id_token (= access_token), user_id, project_id
     /// (the project number)}`. Names: `grant_type`/`refresh_token` (form or JSON) or `grantType`/`refreshToken`
     /// (JSON). Errors (400): `MISSING_GRANT_TYPE`, `INVALID_GRANT_TYPE` (not `refresh_token`),
     /// `MISSING_REFRESH_TOKEN`, `INVALID_REFRESH_TOKEN` (not issued), `USER_NOT_FOUND` (account deleted),
@@ -152,11 +152,7 @@ extension FakeFirebaseOperations {
         guard let account = data.accounts[token.localID] else { return .failure(.bad("USER_NOT_FOUND")) }
         guard !token.revoked else { return .failure(.bad("TOKEN_EXPIRED")) }
         guard !account.disabled else { return .failure(.bad("USER_DISABLED")) }
-        let refreshToken =
-            data.rotateRefreshTokens
-            ? data.issueRefreshToken(
-                localID: account.localID, signInProvider: token.signInProvider, authTime: token.authTime)
-            : raw
+        let refreshToken = raw  // production answers a refresh with the same refresh token
         let idToken = self.idToken(
             for: account, signInProvider: token.signInProvider, authTime: token.authTime, expiresIn: data.expiresIn,
             now: now)

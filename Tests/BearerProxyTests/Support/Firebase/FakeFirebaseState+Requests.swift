@@ -22,13 +22,7 @@ extension FakeFirebaseState {
                 reply = Self.settle(&record, .failure(error))
             } else if let failure = data.takeFailure(at: endpoint) {
                 record.injected = failure.label
-                let credentialWanted = parameters?["returnIdpCredential"] as? Bool ?? false
-                if case .errorMessage(let message) = failure, endpoint == .signInWithIdp, credentialWanted {
-                    let answer = self.operations.errorMessageAnswer(message, data: data, now: now)
-                    reply = Self.settle(&record, .success(answer))
-                } else {
-                    reply = Self.play(failure, record: &record)
-                }
+                reply = Self.play(failure, record: &record)
             } else if let parameters {
                 let result: Result<[String: Any], FakeFirebaseError>
                 switch endpoint {
@@ -105,7 +99,7 @@ extension FakeFirebaseState {
         }
     }
 
-    /// The reply for an injected failure (other than signInWithIdp's 200 `errorMessage`).
+    /// The reply for an injected failure.
     private static func play(_ failure: FakeFirebase.Failure, record: inout RecordedFirebaseRequest)
         -> FakeFirebaseReply
     {
@@ -114,7 +108,7 @@ extension FakeFirebaseState {
             record.status = status
             let sorted = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             return .respond(FakeFirebaseResponse(status: status, headers: sorted, body: Array(body.utf8)))
-        case .error, .throttle, .unavailable, .errorMessage:
+        case .error, .throttle, .unavailable:
             return Self.settle(&record, .failure(failure.envelope!))
         }
     }

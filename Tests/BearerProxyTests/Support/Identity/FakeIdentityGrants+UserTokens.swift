@@ -42,7 +42,7 @@ extension FakeIdentityGrants {
         response["access_token"] = self.accessToken(
             audience: scopes.resources.first ?? FakeIdentityScopes.graphResource, issuer: issuer, issuedAt: issuedAt,
             expiresIn: expiresIn, claims: claims)
-        if scopes.contains("offline_access") || !self.refreshTokenNeedsOfflineAccess {
+        if scopes.contains("offline_access") {
             let issued = data.issueRefreshToken(for: user, clientID: client.id, generation: 1)
             response["refresh_token"] = issued.raw
             record.issuedRefreshTokenID = issued.id

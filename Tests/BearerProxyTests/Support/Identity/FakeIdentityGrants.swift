@@ -10,16 +10,10 @@ struct FakeIdentityGrants: Sendable {
     let tenantID: String
     /// The registered clients by id.
     let clients: [String: FakeIdentityProvider.Client]
-    /// `ext_expires_in`; nil: equal to `expires_in`.
-    let extExpiresIn: Int?
-    /// Whether a refresh token is returned only when `offline_access` was requested.
-    let refreshTokenNeedsOfflineAccess: Bool
 
     init(configuration: FakeIdentityProvider.Configuration) {
         self.tenantID = configuration.tenantID
         self.clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-        self.extExpiresIn = configuration.extExpiresIn
-        self.refreshTokenNeedsOfflineAccess = configuration.refreshTokenNeedsOfflineAccess
     }
 
     /// Answers `request`: the token response's JSON object, or the Entra error. Records what it learns (refresh
@@ -172,7 +166,8 @@ struct FakeIdentityGrants: Sendable {
         response["scope"] = echo
         response["access_token"] = accessToken
 
-        if data.rotateRefreshTokens && (scopes.contains("offline_access") || !self.refreshTokenNeedsOfflineAccess) {
+        // Microsoft's documented rule: a refresh token only when `offline_access` was requested.
+        if data.rotateRefreshTokens && scopes.contains("offline_access") {
             let issued = data.issueRefreshToken(for: user, clientID: client.id, generation: token.generation + 1)
             response["refresh_token"] = issued.raw
             record.issuedRefreshTokenID = issued.id
@@ -230,7 +225,7 @@ struct FakeIdentityGrants: Sendable {
     // MARK: - Helpers
 
     func lifetimes(expiresIn: Int, refreshIn: Int?) -> [String: Any] {
-        var response: [String: Any] = ["expires_in": expiresIn, "ext_expires_in": self.extExpiresIn ?? expiresIn]
+        var response: [String: Any] = ["expires_in": expiresIn, "ext_expires_in": expiresIn]
         if let refreshIn { response["refresh_in"] = refreshIn }
         return response
     }

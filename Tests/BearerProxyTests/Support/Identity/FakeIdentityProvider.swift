@@ -281,8 +281,6 @@ extension FakeIdentityProvider {
         var users: [User] = [.alice, .bob]
         /// `expires_in` of every access token (seconds) unless a per-scope value is set.
         var expiresIn: Int = 3599
-        /// `ext_expires_in` (seconds); nil: equal to the token's `expires_in`.
-        var extExpiresIn: Int?
         /// `refresh_in` (seconds) to include in token responses; nil: the field is left out.
         var refreshIn: Int?
         /// Whether a successful refresh_token grant returns a new refresh token. When off, the response carries
@@ -290,9 +288,6 @@ extension FakeIdentityProvider {
         var rotateRefreshTokens = true
         /// What happens to a refresh token once a newer one has been issued in its place.
         var supersededRefreshTokens: SupersededRefreshTokenPolicy = .remainValid
-        /// Whether a refresh token is returned only when `offline_access` was requested (Microsoft's documented
-        /// rule). When false, a refresh_token grant always gets one (subject to `rotateRefreshTokens`).
-        var refreshTokenNeedsOfflineAccess = true
         /// How far in the future a client assertion's `nbf`/`iat` may be (clock skew), in seconds.
         var assertionClockSkew = 300
         /// How far in the future a client assertion's `exp` may be, in seconds.
