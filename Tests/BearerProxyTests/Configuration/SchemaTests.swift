@@ -728,10 +728,15 @@ extension SchemaTests {
                 + text(validatorCase.config) + "}"
         }
         // Through swift-subprocess, not Foundation's Process (see ChildProcess).
-        let result = try await Subprocess.run(
-            CommandRunner.executable("/usr/bin/env"), arguments: ["python3", script.path, schemaFile.path],
-            input: .string("[\n" + lines.joined(separator: ",\n") + "\n]\n"), output: .string(limit: .max),
-            error: .combinedWithOutput)
+        let result = try await ChildWatchdog.run(what: "validate_schema.py") { watchdog in
+            try await Subprocess.run(
+                CommandRunner.executable("/usr/bin/env"), arguments: ["python3", script.path, schemaFile.path],
+                input: .string("[\n" + lines.joined(separator: ",\n") + "\n]\n"), output: .string(limit: .max),
+                error: .combinedWithOutput
+            ) { execution in
+                watchdog.arm { try? execution.send(signal: .kill) }
+            }
+        }
         return (CommandRunner.status(result.terminationStatus), result.standardOutput)
     }
 }

@@ -9,7 +9,8 @@ import Subprocess
 ///
 /// Every child lives inside a scope: ``withRunning(_:_:stdin:environment:_:)`` returns only once it has exited, and
 /// if the body throws (or the test is cancelled) swift-subprocess kills it with SIGKILL — a failing test leaves no
-/// `serve` behind.
+/// `serve` behind. A child still running ``TestLimits/child`` after its start is killed and the test fails
+/// (``ChildWatchdog``).
 enum ChildProcess {
     struct Output: Sendable {
         /// The exit code, or 128 + the signal that ended the program (as ``CommandRunner/status(_:)``).
@@ -50,20 +51,24 @@ enum ChildProcess {
         _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil,
         _ body: (Running) async throws -> Value
     ) async throws -> (value: Value, output: Output) {
-        let result = try await Subprocess.run(
-            CommandRunner.executable(executable), arguments: Arguments(arguments),
-            environment: Self.environment(environment), input: .string(stdin), output: .string(limit: .max),
-            error: .string(limit: .max)
-        ) { execution in
-            let running = Running(execution)
-            do {
-                return try await body(running)
-            } catch {
-                // swift-subprocess kills the child too, but only once its own tasks for it have ended — and the ones
-                // collecting output and watching for the exit end only when the child exits: it would wait for a
-                // `serve`, not kill it.
-                running.signal(SIGKILL)
-                throw error
+        let what = ([executable] + arguments).joined(separator: " ")
+        let result = try await ChildWatchdog.run(what: what) { watchdog in
+            try await Subprocess.run(
+                CommandRunner.executable(executable), arguments: Arguments(arguments),
+                environment: Self.environment(environment), input: .string(stdin), output: .string(limit: .max),
+                error: .string(limit: .max)
+            ) { execution in
+                let running = Running(execution)
+                watchdog.arm { running.signal(SIGKILL) }
+                do {
+                    return try await body(running)
+                } catch {
+                    // swift-subprocess kills the child too, but only once its own tasks for it have ended — and the
+                    // ones collecting output and watching for the exit end only when the child exits: it would wait
+                    // for a `serve`, not kill it.
+                    running.signal(SIGKILL)
+                    throw error
+                }
             }
         }
         let output = Output(

@@ -95,7 +95,7 @@ struct ConnectionTimeLimitTests {
                 #expect(try first.jsonObject()["type"] as? String == "urn:bearer-proxy:problem:token-unavailable")
                 #expect(upstream.requests.isEmpty)
                 // The one token request carried on: waiting for it joins it rather than starting another.
-                _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://a/R"]))
+                _ = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://a/R"]))
                 let second = try await TestClient.send(port: proxy.port, uri: "/patient/x")
                 #expect(second.status == .ok)
                 #expect(try second.echo().header("authorization") == "Bearer slow-token")

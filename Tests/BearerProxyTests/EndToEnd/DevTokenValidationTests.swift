@@ -11,7 +11,7 @@ struct DevTokenValidationTests {
     func pyJWTValidates() async throws {
         let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9", "scopes": ["api://todo/Read"] } ]"#
         try await ProxyHarness.with(routes: routes) { proxy in
-            let token = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://todo/Read"]))
+            let token = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://todo/Read"]))
             let discovery = "http://127.0.0.1:\(proxy.port)/-/.well-known/openid-configuration"
             let accepted = try await Python.validate(token: token.value, discovery: discovery, audience: "api://todo")
             #expect(accepted.status == 0, "PyJWT refused the token: \(accepted.stderr)")

@@ -31,7 +31,7 @@ struct FailureTests {
     func upstreamSilent() async throws {
         try await ProxyHarness.with(upstream: { _ in .silent }, route: #""timeoutSeconds": 0.3"#) { proxy, _ in
             // The token first: the route's timeout also bounds the wait for it, and this test is about the upstream.
-            _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://api/Read"]))
+            _ = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://api/Read"]))
             let started = ContinuousClock.now
             let response = try await TestClient.send(port: proxy.port, uri: "/api/x")
             #expect(response.status == .gatewayTimeout)

@@ -28,10 +28,10 @@ struct ProxyHarness {
         let harness = ProxyHarness(proxy: proxy)
         do {
             let result = try await body(harness)
-            try await proxy.shutdown()
+            try await proxy.shutdownWithinLimit()
             return result
         } catch {
-            try? await proxy.shutdown()
+            try? await proxy.shutdownWithinLimit()
             throw error
         }
     }
@@ -59,6 +59,14 @@ struct ProxyHarness {
             try? await upstream.shutdown()
             throw error
         }
+    }
+}
+
+extension RunningProxy {
+    /// ``RunningProxy/shutdown()`` as the tests call it: a shutdown that has not ended after ``TestLimits/wait``
+    /// fails the test with `TestSupportError.timedOut` instead of hanging the suite.
+    func shutdownWithinLimit() async throws {
+        try await withTimeout(waitingFor: "the proxy to shut down") { try await self.shutdown() }
     }
 }
 

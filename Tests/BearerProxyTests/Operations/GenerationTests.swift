@@ -51,10 +51,10 @@ struct GenerationTests {
                     #expect(after.status == .ok)
                     #expect(provider.tokenRequests.count == 2)
                 } catch {
-                    try? await proxy.shutdown()
+                    try? await proxy.shutdownWithinLimit()
                     throw error
                 }
-                try await proxy.shutdown()
+                try await proxy.shutdownWithinLimit()
             }
         }
     }

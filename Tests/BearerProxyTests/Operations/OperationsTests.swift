@@ -79,7 +79,7 @@ struct OperationsTests {
             try Data(
                 #"{ "listen": "127.0.0.1:\#(proxy.port)", "account": { "flow": "dev" }, "routes": \#(routes) }"#.utf8
             ).write(to: URL(fileURLWithPath: file))
-            _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://a/Read"]))
+            _ = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://a/Read"]))
             proxy.proxy.account.persistence?.flush()
             let endpoint = try await TestClient.send(port: proxy.port, uri: "/-/status").jsonObject()
             var environment = ProcessInfo.processInfo.environment
@@ -210,7 +210,7 @@ struct OperationsTests {
                 }
                 try await upstream.waitForRequests(200)
                 // All 200 are in flight, waiting on the upstream. Shut down, then let the upstream answer.
-                async let stopped: Void = proxy.shutdown()
+                async let stopped: Void = proxy.shutdownWithinLimit()
                 // The listener closes first.
                 let refused = try await waitUntilConnectionsRefused(port: port)
                 #expect(refused, "the proxy kept accepting connections during shutdown")

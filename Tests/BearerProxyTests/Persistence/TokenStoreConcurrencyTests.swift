@@ -36,7 +36,10 @@ struct TokenStoreConcurrencyTests {
                 thread.start()
             }
             for _ in writers { start.signal() }
-            group.wait()
+            let limit = TestLimits.wait
+            guard group.wait(timeout: .now() + .seconds(Int(limit.components.seconds))) == .success else {
+                throw TestSupportError.timedOut("waiting for both writer threads to finish", after: limit)
+            }
             return failures.withLock { $0 }
         }
         #expect(failures.isEmpty)

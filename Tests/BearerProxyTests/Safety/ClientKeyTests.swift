@@ -83,13 +83,13 @@ struct ClientKeyTests {
         let port = keyed.server.localAddress.port
         let without = try await TestClient.send(port: port, uri: "/a/x")
         #expect(without.status == .unauthorized)
-        try await keyed.shutdown()
+        try await keyed.shutdownWithinLimit()
 
         let open = try await RunningProxy.start(
             configuration: try TestConfigurations.make(routes: routes, extra: #""allowRemote": true"#),
             listen: ListenAddress(host: "0.0.0.0", port: 0), stateDirectory: nil,
             logger: CapturingLogHandler.logger(into: store))
-        try await open.shutdown()
+        try await open.shutdownWithinLimit()
         #expect(store.all.filter { $0.hasPrefix("warning") && $0.contains("non-loopback") }.count == 2)
         #expect(!store.all.joined().contains(Self.key))
     }

@@ -17,9 +17,9 @@ struct BrowserSignInTests {
         }()
         let result: Result<AccountIdentity?, SignInFailure>
         do {
-            result = .success(try await account.signIn(console: console))
-        } catch {
-            result = .failure(error)
+            result = .success(try await account.signInWithinLimit(console: console))
+        } catch let failure as SignInFailure {
+            result = .failure(failure)
         }
         console.close()
         return (result, try await visit)
@@ -66,7 +66,7 @@ struct BrowserSignInTests {
 
                 let redemption = try #require(provider.tokenRequests.first)
                 #expect(redemption.grantType == "authorization_code")
-                for scopes in account.scopeSets { _ = try await account.tokens.accessToken(for: scopes) }
+                for scopes in account.scopeSets { _ = try await account.tokens.accessTokenWithinLimit(for: scopes) }
                 #expect(
                     provider.tokenRequests.map(\.grantType) == ["authorization_code", "refresh_token", "refresh_token"])
             }

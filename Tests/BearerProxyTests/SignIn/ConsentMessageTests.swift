@@ -13,7 +13,7 @@ struct ConsentMessageTests {
                 account: TestAccounts.refreshToken(provider), environment: TestAccounts.environment(provider)
             ) { account in
                 do {
-                    _ = try await account.tokens.accessToken(for: ScopeSet([SignInHarness.todoScope]))
+                    _ = try await account.tokens.accessTokenWithinLimit(for: ScopeSet([SignInHarness.todoScope]))
                     Issue.record("got a token without consent")
                 } catch let error as TokenError {
                     guard case .signInRequired(let reason) = error else {

@@ -40,13 +40,13 @@ struct DeviceCodeSignInTests {
             }
             try await SignInHarness.with(account: SignInHarness.deviceCode(provider), timing: clock.timing) { account in
                 let console = ScriptedConsole(canAsk: false)
-                let identity = try await account.signIn(console: console)
+                let identity = try await account.signInWithinLimit(console: console)
                 #expect(identity?.username == FakeIdentityProvider.User.alice.preferredUsername)
                 let code = Self.userCode(provider)
                 #expect(console.lines.contains { $0.contains("enter the code \(code)") })
                 #expect(clock.recorded == [.seconds(5), .seconds(5)])
                 #expect(console.waits == 2)
-                for scopes in account.scopeSets { _ = try await account.tokens.accessToken(for: scopes) }
+                for scopes in account.scopeSets { _ = try await account.tokens.accessTokenWithinLimit(for: scopes) }
                 #expect(provider.tokenRequestCount(forScope: SignInHarness.todoScope) == 1)
                 #expect(provider.tokenRequestCount(forScope: SignInHarness.graphScope) == 1)
             }
@@ -61,7 +61,7 @@ struct DeviceCodeSignInTests {
                 if n == 2 { provider.approveDeviceCode(userCode: Self.userCode(provider), as: .alice) }
             }
             try await SignInHarness.with(account: SignInHarness.deviceCode(provider), timing: clock.timing) { account in
-                _ = try await account.signIn(console: ScriptedConsole(canAsk: false))
+                _ = try await account.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                 #expect(clock.recorded == [.seconds(5), .seconds(10)])
             }
         }
@@ -75,7 +75,7 @@ struct DeviceCodeSignInTests {
             }
             let account = SignInHarness.deviceCode(provider, issuer: true)
             try await SignInHarness.with(account: account, timing: clock.timing) { account in
-                let identity = try await account.signIn(console: ScriptedConsole(canAsk: false))
+                let identity = try await account.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                 #expect(identity?.objectID == FakeIdentityProvider.User.bob.oid)
             }
         }

@@ -10,10 +10,19 @@ enum FirebaseHarness {
     static let passwordVariable = "TEST_FIREBASE_PASSWORD"
     static let password = "hunter2-but-longer"
 
+    /// Runs `body` with a fake Firebase project, shutting it down afterwards whatever happens.
     static func withFirebase<T>(
         _ configuration: FakeFirebase.Configuration = .init(), _ body: (FakeFirebase) async throws -> T
     ) async throws -> T {
-        try await FakeFirebaseTests.withFirebase(configuration, body)
+        let firebase = try await FakeFirebase.start(configuration)
+        do {
+            let result = try await body(firebase)
+            try await firebase.shutdown()
+            return result
+        } catch {
+            try? await firebase.shutdown()
+            throw error
+        }
     }
 
     static func environment(_ firebase: FakeFirebase, _ extra: [String: String] = [:]) -> [String: String] {
@@ -70,9 +79,9 @@ enum FirebaseHarness {
         }()
         let result: Result<AccountIdentity?, SignInFailure>
         do {
-            result = .success(try await account.signIn(console: console, options: options))
-        } catch {
-            result = .failure(error)
+            result = .success(try await account.signInWithinLimit(console: console, options: options))
+        } catch let failure as SignInFailure {
+            result = .failure(failure)
         }
         console.close()
         return (result, try await visit?.final)

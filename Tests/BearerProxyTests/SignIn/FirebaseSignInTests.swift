@@ -152,14 +152,14 @@ struct FirebaseSignInTests {
                 account: Harness.password(firebase, email: email), routes: Harness.routes(graph: nil),
                 environment: environment, now: { clock.now }
             ) { account in
-                _ = try await account.signIn(console: ScriptedConsole(canAsk: false))
+                _ = try await account.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                 firebase.disableUser(uid)
                 account.tokens.replaceTokens(with: [], because: .signedOut)
                 await #expect(throws: TokenError.self) {
-                    _ = try await account.tokens.accessToken(for: FirebaseTokenKind.idToken.key)
+                    _ = try await account.tokens.accessTokenWithinLimit(for: FirebaseTokenKind.idToken.key)
                 }
                 do {
-                    _ = try await account.tokens.accessToken(for: FirebaseTokenKind.idToken.key)
+                    _ = try await account.tokens.accessTokenWithinLimit(for: FirebaseTokenKind.idToken.key)
                 } catch let error as TokenError {
                     guard case .signInRequired(let reason) = error else {
                         Issue.record("expected sign-in required, got \(error)")
@@ -188,7 +188,7 @@ struct FirebaseSignInTests {
                 routes: Harness.routes(graph: nil), environment: Harness.environment(firebase)
             ) { account in
                 let console = ScriptedConsole(answers: [Harness.password])
-                let identity = try await account.signIn(console: console)
+                let identity = try await account.signInWithinLimit(console: console)
                 #expect(identity?.firebaseUID == uid)
                 #expect(console.questions == [.init(text: "Firebase password for \(email): ", hidden: true)])
             }
@@ -309,7 +309,7 @@ struct FirebaseSignInTests {
                 #expect(failure.message.contains("bearer-proxy login --link"))
 
                 let console = ScriptedConsole(answers: [Harness.password])
-                let identity = try await account.signIn(console: console, options: SignInOptions(link: true))
+                let identity = try await account.signInWithinLimit(console: console, options: SignInOptions(link: true))
                 #expect(identity?.firebaseUID == uid)
                 #expect(firebase.account(uid)?.providers.contains("microsoft.com") == true)
                 #expect(account.tokens.cachedToken(for: FirebaseTokenKind.idToken.key) != nil)
@@ -328,7 +328,7 @@ struct FirebaseSignInTests {
                 account: account, routes: Harness.routes(), environment: Harness.environment(firebase)
             ) { account in
                 let console = ScriptedConsole()
-                let identity = try await account.signIn(console: console)
+                let identity = try await account.signInWithinLimit(console: console)
                 #expect(identity?.username == "alice@contoso.example")
                 #expect(console.opened.isEmpty)
                 #expect(firebase.signInWithIdpRequests.count == 1)

@@ -21,8 +21,8 @@ struct LoginWriteTests {
                     account: SignInHarness.native(provider), environment: environment, state: state
                 ) { login in
                     try await login.inOneWrite {
-                        _ = try await login.signIn(console: ScriptedConsole(canAsk: false))
-                        for scopes in login.scopeSets { _ = try await login.tokens.accessToken(for: scopes) }
+                        _ = try await login.signInWithinLimit(console: ScriptedConsole(canAsk: false))
+                        for scopes in login.scopeSets { _ = try await login.tokens.accessTokenWithinLimit(for: scopes) }
                         login.persistence?.flush()
                         proxy.persistence?.reloadIfChanged(tokens: proxy.tokens, session: proxy.session)
                         #expect(!proxy.session.isSignedIn, "the proxy saw the account before its tokens")
@@ -33,7 +33,7 @@ struct LoginWriteTests {
                 proxy.persistence?.reloadIfChanged(tokens: proxy.tokens, session: proxy.session)
                 #expect(proxy.session.identity?.username == FakeIdentityProvider.User.alice.preferredUsername)
                 #expect(Set(proxy.tokens.allTokens.map(\.scopes)) == Set(proxy.scopeSets))
-                for scopes in proxy.scopeSets { _ = try await proxy.tokens.accessToken(for: scopes) }
+                for scopes in proxy.scopeSets { _ = try await proxy.tokens.accessTokenWithinLimit(for: scopes) }
                 // The proxy used the login's tokens: one sign-in, one refresh-token request per scope set in all.
                 #expect(provider.tokenRequests.map(\.grantType) == ["password", "refresh_token", "refresh_token"])
             }
@@ -50,7 +50,7 @@ struct LoginWriteTests {
             ) { login in
                 await #expect(throws: TestSupportError.self) {
                     try await login.inOneWrite {
-                        _ = try await login.signIn(console: ScriptedConsole(canAsk: false))
+                        _ = try await login.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                         throw TestSupportError.shutDown
                     }
                 }

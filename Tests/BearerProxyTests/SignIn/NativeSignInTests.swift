@@ -17,11 +17,11 @@ struct NativeSignInTests {
             try await SignInHarness.with(account: SignInHarness.native(provider), environment: environment) {
                 account in
                 let console = ScriptedConsole(canAsk: false)
-                let identity = try await account.signIn(console: console)
+                let identity = try await account.signInWithinLimit(console: console)
                 #expect(identity?.username == Self.alice.preferredUsername)
                 #expect(identity?.objectID == Self.alice.oid)
                 #expect(console.questions.isEmpty)
-                for scopes in account.scopeSets { _ = try await account.tokens.accessToken(for: scopes) }
+                for scopes in account.scopeSets { _ = try await account.tokens.accessTokenWithinLimit(for: scopes) }
 
                 let native = provider.nativeRequests
                 #expect(native.map(\.endpoint) == [.initiate, .challenge, .token])
@@ -44,7 +44,7 @@ struct NativeSignInTests {
         try await withIdentityProvider { provider in
             try await SignInHarness.with(account: SignInHarness.native(provider)) { account in
                 let console = ScriptedConsole(answers: [Self.password])
-                _ = try await account.signIn(console: console)
+                _ = try await account.signInWithinLimit(console: console)
                 #expect(
                     console.questions == [.init(text: "Password for \(Self.alice.preferredUsername): ", hidden: true)])
                 #expect(account.session.isSignedIn)
@@ -69,7 +69,7 @@ struct NativeSignInTests {
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
                 let console = ScriptedConsole { _ in provider.lastOneTimeCode(for: Self.bob) }
-                let identity = try await account.signIn(console: console)
+                let identity = try await account.signInWithinLimit(console: console)
                 #expect(identity?.objectID == Self.bob.oid)
                 #expect(console.lines.contains { $0.contains("was sent to") && $0.contains("*") })
                 #expect(console.questions.first?.text.contains("8-digit code") == true)
@@ -85,7 +85,7 @@ struct NativeSignInTests {
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
                 let console = ScriptedConsole(replies: [{ "resend" }, { provider.lastOneTimeCode(for: Self.bob) }])
-                _ = try await account.signIn(console: console)
+                _ = try await account.signInWithinLimit(console: console)
                 #expect(provider.oneTimeCodesSent(to: Self.bob) == 2)
                 #expect(console.lines.contains { $0.contains("previous one no longer works") })
             }
@@ -98,7 +98,7 @@ struct NativeSignInTests {
             let account = SignInHarness.native(provider, username: Self.bob.preferredUsername, challenge: "otp")
             try await SignInHarness.with(account: account) { account in
                 let console = ScriptedConsole(replies: [{ "00000000" }, { provider.lastOneTimeCode(for: Self.bob) }])
-                _ = try await account.signIn(console: console)
+                _ = try await account.signInWithinLimit(console: console)
                 #expect(console.lines.contains("That code is not right; check it and try again (or type \"resend\")."))
             }
             try await SignInHarness.with(account: account) { account in
@@ -122,7 +122,7 @@ struct NativeSignInTests {
                     },
                     { provider.lastOneTimeCode(for: Self.bob) },
                 ])
-                _ = try await account.signIn(console: console)
+                _ = try await account.signInWithinLimit(console: console)
                 #expect(console.lines.contains("The code has expired; sending a new one."))
                 #expect(provider.oneTimeCodesSent(to: Self.bob) == 2)
             }

@@ -52,11 +52,11 @@ enum SignInHarness {
             )
             do {
                 let result = try await body(runtime)
-                await runtime.shutdown()
+                try await runtime.shutdownWithinLimit()
                 try await group.shutdownGracefully()
                 return result
             } catch {
-                await runtime.shutdown()
+                try? await runtime.shutdownWithinLimit()
                 throw error
             }
         } catch {
@@ -70,7 +70,7 @@ enum SignInHarness {
         _ runtime: AccountRuntime, console: any SignInConsole, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> SignInFailure {
         do {
-            let identity = try await runtime.signIn(console: console)
+            let identity = try await runtime.signInWithinLimit(console: console)
             Issue.record(
                 "signed in as \(String(describing: identity)); expected a failure", sourceLocation: sourceLocation)
             throw TestSupportError.shutDown

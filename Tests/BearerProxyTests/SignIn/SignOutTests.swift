@@ -15,7 +15,7 @@ struct SignOutTests {
             try await SignInHarness.with(
                 account: SignInHarness.deviceCode(provider, issuer: true), state: state, timing: timing
             ) { account in
-                _ = try await account.signIn(console: ScriptedConsole(canAsk: false))
+                _ = try await account.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                 let refreshToken = try #require(account.session.snapshot.refreshToken)
                 let path = try #require(account.persistence?.store.path)
                 account.persistence?.flush()
@@ -39,7 +39,7 @@ struct SignOutTests {
                 provider.approveDeviceCode(userCode: provider.lastDeviceAuthorization?.userCode ?? "", as: .alice)
             }
             try await SignInHarness.with(account: SignInHarness.deviceCode(provider), timing: timing) { account in
-                _ = try await account.signIn(console: ScriptedConsole(canAsk: false))
+                _ = try await account.signInWithinLimit(console: ScriptedConsole(canAsk: false))
                 let notes = await account.signOut()
                 #expect(notes.contains { $0.contains("offers no token revocation") })
                 #expect(

@@ -48,7 +48,7 @@ final class PseudoTerminal: Sendable {
 
     /// Runs `executable` with the terminal as its stdin, stdout and stderr, and `body` while it runs (the person at
     /// the keyboard); returns its exit status (128 + the signal that ended it) once it has exited. If `body` throws,
-    /// the program is killed (see ``ChildProcess``).
+    /// the program is killed (see ``ChildProcess``), as it is past ``TestLimits/child``.
     func run(
         _ executable: String, _ arguments: [String], environment: [String: String],
         _ body: (ChildProcess.Running) async throws -> Void
@@ -63,19 +63,23 @@ final class PseudoTerminal: Sendable {
             for descriptor in [stdin, stdout] where descriptor >= 0 { close(descriptor) }
             throw TestSupportError.shutDown
         }
-        let result = try await Subprocess.run(
-            CommandRunner.executable(executable), arguments: Arguments(arguments),
-            environment: ChildProcess.environment(environment),
-            input: .fileDescriptor(FileDescriptor(rawValue: stdin), closeAfterSpawningProcess: true),
-            output: .fileDescriptor(FileDescriptor(rawValue: stdout), closeAfterSpawningProcess: true),
-            error: .fileDescriptor(FileDescriptor(rawValue: stderr), closeAfterSpawningProcess: true)
-        ) { execution in
-            let running = ChildProcess.Running(execution)
-            do {
-                try await body(running)
-            } catch {
-                running.signal(SIGKILL)  // at once, as ChildProcess.withRunning does
-                throw error
+        let what = ([executable] + arguments).joined(separator: " ") + " at the terminal"
+        let result = try await ChildWatchdog.run(what: what) { watchdog in
+            try await Subprocess.run(
+                CommandRunner.executable(executable), arguments: Arguments(arguments),
+                environment: ChildProcess.environment(environment),
+                input: .fileDescriptor(FileDescriptor(rawValue: stdin), closeAfterSpawningProcess: true),
+                output: .fileDescriptor(FileDescriptor(rawValue: stdout), closeAfterSpawningProcess: true),
+                error: .fileDescriptor(FileDescriptor(rawValue: stderr), closeAfterSpawningProcess: true)
+            ) { execution in
+                let running = ChildProcess.Running(execution)
+                watchdog.arm { running.signal(SIGKILL) }
+                do {
+                    try await body(running)
+                } catch {
+                    running.signal(SIGKILL)  // at once, as ChildProcess.withRunning does
+                    throw error
+                }
             }
         }
         return CommandRunner.status(result.terminationStatus)
@@ -85,19 +89,11 @@ final class PseudoTerminal: Sendable {
     var text: String { String(decoding: screen.bytes.withLock { $0 }, as: UTF8.self) }
 
     /// Waits until the screen shows `expected` (bounded by `timeout`, so a broken program fails the test).
-    func waitFor(_ expected: String, timeout: Duration = .seconds(60)) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                if text.contains(expected) { return }
-                for await _ in changed.stream where text.contains(expected) { return }
-                throw TestSupportError.shutDown
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TestSupportError.timedOut("the terminal never showed \"\(expected)\"", after: timeout)
-            }
-            defer { group.cancelAll() }
-            try await group.next()
+    func waitFor(_ expected: String, timeout: Duration = TestLimits.wait) async throws {
+        try await withTimeout(timeout, waitingFor: "the terminal to show \"\(expected)\"") { [self] in
+            if text.contains(expected) { return }
+            for await _ in changed.stream where text.contains(expected) { return }
+            throw TestSupportError.shutDown
         }
     }
 

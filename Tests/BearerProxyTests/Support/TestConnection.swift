@@ -135,7 +135,9 @@ final class TestConnection: Sendable {
             method: method, uri: uri, headers: headers, body: body, version: version, timeout: timeout)
         let promise = self.channel.eventLoop.makePromise(of: HTTPResponseHead?.self)
         let head = try await self.run(request, sink: .abort(promise, point), result: promise.futureResult)
-        try? await self.channel.closeFuture.get()
+        // Leaves for certain: a response that ended before the abort point left the connection open, and waiting
+        // for the server to close it could wait forever.
+        await self.close()
         return head
     }
 

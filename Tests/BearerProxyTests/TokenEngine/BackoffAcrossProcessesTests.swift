@@ -18,21 +18,21 @@ struct BackoffAcrossProcessesTests {
             try await SignInHarness.with(account: account, environment: environment, state: state) { serve in
                 try await SignInHarness.with(account: account, environment: environment, state: state) { other in
                     // Signed in and working: the account's identity is known and in the file.
-                    _ = try await serve.tokens.accessToken(for: ScopeSet([SignInHarness.graphScope]))
+                    _ = try await serve.tokens.accessTokenWithinLimit(for: ScopeSet([SignInHarness.graphScope]))
                     serve.persistence?.flush()
                     provider.setPersistentFailure(.unavailableRetryAfter(30), forScope: SignInHarness.todoScope)
                     let todo = ScopeSet([SignInHarness.todoScope])
-                    await #expect(throws: TokenError.self) { try await serve.tokens.accessToken(for: todo) }
+                    await #expect(throws: TokenError.self) { try await serve.tokens.accessTokenWithinLimit(for: todo) }
                     let asked = provider.tokenRequests.count
                     // The other process gets a token for a scope set of its own and writes it to the file.
                     let reports = ScopeSet(["api://reports/Reports.Read"])
-                    _ = try await other.tokens.accessToken(for: reports)
+                    _ = try await other.tokens.accessTokenWithinLimit(for: reports)
                     other.persistence?.flush()
                     serve.persistence?.reloadIfChanged(tokens: serve.tokens, session: serve.session)
                     #expect(
                         serve.tokens.cachedToken(for: reports) != nil, "the other process's write was not taken over")
                     // Still backing off for the failing scope set: the provider is not asked again.
-                    await #expect(throws: TokenError.self) { try await serve.tokens.accessToken(for: todo) }
+                    await #expect(throws: TokenError.self) { try await serve.tokens.accessTokenWithinLimit(for: todo) }
                     #expect(provider.tokenRequests.count == asked + 1, "only the other process's request")
                 }
             }

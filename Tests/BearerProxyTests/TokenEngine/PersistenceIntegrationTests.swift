@@ -49,12 +49,12 @@ struct PersistenceIntegrationTests {
         let scopes = ScopeSet(["api://a/Read"])
         let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/Read"] } ]"#
         let first = try await ProxyHarness.with(routes: routes, stateDirectory: state) { proxy in
-            let token = try await proxy.proxy.tokens.accessToken(for: scopes)
+            let token = try await proxy.proxy.tokens.accessTokenWithinLimit(for: scopes)
             proxy.proxy.account.persistence?.flush()
             return token.value
         }
         try await ProxyHarness.with(routes: routes, stateDirectory: state) { proxy in
-            let token = try await proxy.proxy.tokens.accessToken(for: scopes)
+            let token = try await proxy.proxy.tokens.accessTokenWithinLimit(for: scopes)
             #expect(token.value != first)
             let claims = try jwtClaims("Bearer " + token.value)
             #expect(claims["iss"] as? String == "http://127.0.0.1:\(proxy.port)/-")
@@ -88,7 +88,7 @@ struct PersistenceIntegrationTests {
                         logger: ProxyHarness.silentLogger)
                     other.session.signOut()
                     other.tokens.replaceTokens(with: [], because: .signedOut)
-                    await other.shutdown()
+                    try await other.shutdownWithinLimit()
                     // One maintenance round, as `serve` runs every second.
                     await TokenMaintenance(account: proxy.proxy.account).tick()
                     #expect(!proxy.proxy.account.session.isSignedIn)

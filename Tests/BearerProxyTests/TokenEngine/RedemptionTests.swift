@@ -66,22 +66,24 @@ struct RedemptionTests {
         let lock = RedemptionLock(store: scratch.store("shared"))
         let (held, holding) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await lock.withLock { outcome in
-                    #expect(outcome == .held)
-                    holding.yield()
-                    for await _ in released { break }
+        try await withTimeout(waitingFor: "the holder and the second holder") {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await lock.withLock { outcome in
+                        #expect(outcome == .held)
+                        holding.yield()
+                        for await _ in released { break }
+                    }
                 }
+                for await _ in held { break }
+                let waited = Mutex(false)
+                let outcome = await lock.withLock(
+                    maximumWait: .milliseconds(30), waiting: { waited.withLock { $0 = true } }, { $0 })
+                #expect(outcome == .waitExceeded)
+                #expect(waited.withLock { $0 })
+                release.yield()
+                try await group.waitForAll()
             }
-            for await _ in held { break }
-            let waited = Mutex(false)
-            let outcome = await lock.withLock(
-                maximumWait: .milliseconds(30), waiting: { waited.withLock { $0 = true } }, { $0 })
-            #expect(outcome == .waitExceeded)
-            #expect(waited.withLock { $0 })
-            release.yield()
-            try await group.waitForAll()
         }
         #expect(await lock.withLock(maximumWait: .zero) { $0 } == .held)
     }
@@ -94,24 +96,28 @@ struct RedemptionTests {
         let (held, holding) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
         let (waiting, waits) = AsyncStream<Void>.makeStream()
-        try await withThrowingTaskGroup(of: Void.self) { holder in
-            holder.addTask {
-                await lock.withLock { _ in
-                    holding.yield()
-                    for await _ in released { break }
+        try await withTimeout(waitingFor: "the holder and the cancelled waiter") {
+            try await withThrowingTaskGroup(of: Void.self) { holder in
+                holder.addTask {
+                    await lock.withLock { _ in
+                        holding.yield()
+                        for await _ in released { break }
+                    }
                 }
+                for await _ in held { break }
+                let outcome = await withTaskGroup(of: RedemptionLock.Outcome.self) { waiter in
+                    waiter.addTask {
+                        await lock.withLock(maximumWait: .seconds(600), waiting: { waits.yield() }) { $0 }
+                    }
+                    for await _ in waiting { break }
+                    // Only the waiter is cancelled: the holder keeps the lock throughout.
+                    waiter.cancelAll()
+                    return await waiter.next()
+                }
+                #expect(outcome == .cancelled)
+                release.yield()
+                try await holder.waitForAll()
             }
-            for await _ in held { break }
-            let outcome = await withTaskGroup(of: RedemptionLock.Outcome.self) { waiter in
-                waiter.addTask { await lock.withLock(maximumWait: .seconds(600), waiting: { waits.yield() }) { $0 } }
-                for await _ in waiting { break }
-                // Only the waiter is cancelled: the holder keeps the lock throughout.
-                waiter.cancelAll()
-                return await waiter.next()
-            }
-            #expect(outcome == .cancelled)
-            release.yield()
-            try await holder.waitForAll()
         }
     }
 }

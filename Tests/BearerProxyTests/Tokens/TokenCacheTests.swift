@@ -46,8 +46,15 @@ final class CountingFlow: SignInFlow {
         let count = requests.add(1, ordering: .relaxed).newValue
         seenClaims.withLock { $0.append(request.claims) }
         if gated {
-            var iterator = gate.makeAsyncIterator()
-            _ = await iterator.next()
+            let gate = self.gate
+            do {
+                try await withTimeout(waitingFor: "the test to let the token request finish") {
+                    var iterator = gate.makeAsyncIterator()
+                    _ = await iterator.next()
+                }
+            } catch {
+                throw .providerUnavailable(reason: "the test never opened the gate", retryAfterSeconds: 0)
+            }
         }
         if let fixedFailure { throw fixedFailure }
         if let scripted = failures.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw scripted }
@@ -76,17 +83,20 @@ struct TokenCacheTests {
         let flow = CountingFlow(now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
         let scopes = self.scopes
-        try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<1000 {
-                group.addTask { try await cache.accessToken(for: scopes).value }
+        let values = try await withTimeout(waitingFor: "1,000 concurrent callers to get a token") {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<1000 {
+                    group.addTask { try await cache.accessTokenWithinLimit(for: scopes).value }
+                }
+                // Wait until the leader has asked, then let it answer.
+                try await waitUntil("the first token request") { flow.requests.load(ordering: .relaxed) > 0 }
+                flow.open()
+                var values: Set<String> = []
+                for try await value in group { values.insert(value) }
+                return values
             }
-            // Wait until the leader has asked, then let it answer.
-            while flow.requests.load(ordering: .relaxed) == 0 { await Task.yield() }
-            flow.open()
-            var values: Set<String> = []
-            for try await value in group { values.insert(value) }
-            #expect(values == ["token-1"])
         }
+        #expect(values == ["token-1"])
         #expect(flow.requests.load(ordering: .relaxed) == 1)
     }
 
@@ -97,8 +107,8 @@ struct TokenCacheTests {
         let cache = TokenCache(flow: flow, now: { clock.now })
         flow.open()
         flow.open()
-        let first = try await cache.accessToken(for: scopes)
-        let second = try await cache.accessToken(for: ScopeSet(["api://b/Read"]))
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
+        let second = try await cache.accessTokenWithinLimit(for: ScopeSet(["api://b/Read"]))
         #expect(first.value != second.value)
         #expect(first.scopes != second.scopes)
         #expect(cache.cachedToken(for: scopes)?.value == first.value)
@@ -110,13 +120,13 @@ struct TokenCacheTests {
         let flow = CountingFlow(lifetime: 600, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
         flow.open()
-        _ = try await cache.accessToken(for: scopes)
+        _ = try await cache.accessTokenWithinLimit(for: scopes)
         clock.advance(299)
         #expect(cache.cachedToken(for: scopes) != nil)
         clock.advance(2)
         #expect(cache.cachedToken(for: scopes) == nil)
         flow.open()
-        #expect(try await cache.accessToken(for: scopes).value == "token-2")
+        #expect(try await cache.accessTokenWithinLimit(for: scopes).value == "token-2")
     }
 
     @Test("a failure reaches every waiter and nothing is cached")
@@ -125,22 +135,24 @@ struct TokenCacheTests {
         let flow = CountingFlow(failure: .signInRequired(reason: "not signed in"), now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
         let scopes = self.scopes
-        let failures = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<10 {
-                group.addTask {
-                    do {
-                        _ = try await cache.accessToken(for: scopes)
-                        return false
-                    } catch {
-                        return error as? TokenError == .signInRequired(reason: "not signed in")
+        let failures = try await withTimeout(waitingFor: "10 concurrent callers to get the failure") {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        do {
+                            _ = try await cache.accessTokenWithinLimit(for: scopes)
+                            return false
+                        } catch {
+                            return error as? TokenError == .signInRequired(reason: "not signed in")
+                        }
                     }
                 }
+                try await waitUntil("the first token request") { flow.requests.load(ordering: .relaxed) > 0 }
+                flow.open()
+                var count = 0
+                for try await failed in group where failed { count += 1 }
+                return count
             }
-            while flow.requests.load(ordering: .relaxed) == 0 { await Task.yield() }
-            flow.open()
-            var count = 0
-            for await failed in group where failed { count += 1 }
-            return count
         }
         #expect(failures == 10)
         #expect(flow.requests.load(ordering: .relaxed) == 1)
@@ -162,9 +174,9 @@ struct TokenCacheTests {
         let clock = TestClock()
         let flow = CountingFlow(gated: false, extraGranted: ["api://a/Write"], now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
-        let wide = try await cache.accessToken(for: ScopeSet(["api://a/Read", "api://a/Write"]))
+        let wide = try await cache.accessTokenWithinLimit(for: ScopeSet(["api://a/Read", "api://a/Write"]))
         #expect(cache.cachedToken(for: ScopeSet(["api://a/Write"]))?.value == wide.value)
-        #expect(try await cache.accessToken(for: ScopeSet(["api://a/Read"])).value == wide.value)
+        #expect(try await cache.accessTokenWithinLimit(for: ScopeSet(["api://a/Read"])).value == wide.value)
         #expect(cache.cachedToken(for: ScopeSet(["api://b/Read"])) == nil)
         #expect(flow.requests.load(ordering: .relaxed) == 1)
     }
@@ -175,11 +187,11 @@ struct TokenCacheTests {
         let flow = CountingFlow(gated: false, now: { clock.now })
         flow.fail(next: .providerUnavailable(reason: "throttled", retryAfterSeconds: 30))
         let cache = TokenCache(flow: flow, now: { clock.now })
-        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
         for _ in 0..<5 {
             clock.advance(5)
             await #expect {
-                _ = try await cache.accessToken(for: scopes)
+                _ = try await cache.accessTokenWithinLimit(for: scopes)
             } throws: { error in
                 // The same failure, with Retry-After counting down.
                 guard case TokenError.providerUnavailable(_, let retryAfter) = error else { return false }
@@ -188,7 +200,7 @@ struct TokenCacheTests {
         }
         #expect(flow.requests.load(ordering: .relaxed) == 1)
         clock.advance(6)
-        #expect(try await cache.accessToken(for: scopes).value == "token-2")
+        #expect(try await cache.accessTokenWithinLimit(for: scopes).value == "token-2")
         #expect(flow.requests.load(ordering: .relaxed) == 2)
     }
 
@@ -200,12 +212,12 @@ struct TokenCacheTests {
             let flow = CountingFlow(gated: false, now: { clock.now })
             flow.fail(next: .signInRequired(reason: "Not signed in."))
             let cache = TokenCache(flow: flow, now: { clock.now })
-            await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+            await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
             // Backing off: the same failure without asking the flow.
-            await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+            await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
             #expect(flow.requests.load(ordering: .relaxed) == 1)
             cache.replaceTokens(with: [], because: change)
-            #expect(try await cache.accessToken(for: scopes).value == "token-2", "\(change)")
+            #expect(try await cache.accessTokenWithinLimit(for: scopes).value == "token-2", "\(change)")
         }
     }
 
@@ -235,14 +247,14 @@ struct TokenCacheTests {
         let flow = CountingFlow(gated: false, now: { clock.now })
         flow.fail(next: .providerUnavailable(reason: "throttled", retryAfterSeconds: 30))
         let cache = TokenCache(flow: flow, now: { clock.now })
-        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
         let other = ScopeSet(["api://other/Read"])
         let elsewhere = AccessToken(
             value: "from-another-process", scopes: other, expiresOn: clock.now.addingTimeInterval(3600),
             issuedAt: clock.now)
         cache.replaceTokens(with: [elsewhere], because: .changedElsewhere(sameCredential: true))
         // Still backing off for `scopes` (no new request), while the other scope set's token is served.
-        await #expect(throws: TokenError.self) { try await cache.accessToken(for: scopes) }
+        await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
         #expect(flow.requests.load(ordering: .relaxed) == 1)
         #expect(cache.cachedToken(for: other)?.value == "from-another-process")
         // A token for the throttled scope set ends its back-off: it is used at once.
@@ -250,7 +262,7 @@ struct TokenCacheTests {
             value: "stored-elsewhere", scopes: scopes, expiresOn: clock.now.addingTimeInterval(3600),
             issuedAt: clock.now)
         cache.replaceTokens(with: [elsewhere, mine], because: .changedElsewhere(sameCredential: true))
-        #expect(try await cache.accessToken(for: scopes).value == "stored-elsewhere")
+        #expect(try await cache.accessTokenWithinLimit(for: scopes).value == "stored-elsewhere")
         #expect(flow.requests.load(ordering: .relaxed) == 1)
     }
 
@@ -269,7 +281,7 @@ struct TokenCacheTests {
         let clock = TestClock()
         let flow = CountingFlow(lifetime: 3600, refreshIn: 600, gated: false, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
-        let first = try await cache.accessToken(for: scopes)
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
         #expect(await cache.refreshDueTokens() == 0)
         clock.advance(601)
         #expect(cache.cachedToken(for: scopes)?.value == first.value)  // still served until replaced
@@ -282,7 +294,7 @@ struct TokenCacheTests {
         let clock = TestClock()
         let flow = CountingFlow(lifetime: 3600, refreshIn: 600, gated: false, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
-        let first = try await cache.accessToken(for: scopes)
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
         clock.advance(601)
         flow.fail(next: .providerUnavailable(reason: "down", retryAfterSeconds: 10))
         #expect(await cache.refreshDueTokens() == 0)
@@ -301,9 +313,9 @@ struct TokenCacheTests {
         let clock = TestClock()
         let flow = CountingFlow(gated: false, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
-        _ = try await cache.accessToken(for: scopes)
+        _ = try await cache.accessTokenWithinLimit(for: scopes)
         let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
-        let fresh = try await cache.accessToken(for: scopes, claims: claims)
+        let fresh = try await cache.accessTokenWithinLimit(for: scopes, claims: claims)
         #expect(fresh.value == "token-2")
         #expect(flow.claimsSeen == [nil, claims])
         #expect(cache.cachedToken(for: scopes)?.value == "token-2")
@@ -314,7 +326,7 @@ struct TokenCacheTests {
         let clock = TestClock()
         let flow = CountingFlow(gated: false, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
-        let first = try await cache.accessToken(for: scopes)
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
         cache.invalidate(scopes, rejected: "some-older-token")
         #expect(cache.cachedToken(for: scopes)?.value == first.value)
         cache.invalidate(scopes, rejected: first.value)

@@ -15,7 +15,7 @@ struct SlowUpstreamTests {
         try await RawUpstream.withProxy(route: #""timeoutSeconds": 0.3"#, answer: { _ in .raw(raw) }) {
             proxy, upstream in
             // The token first: the route's limit also bounds the wait for it, and this test is about the upstream.
-            _ = try await proxy.proxy.tokens.accessToken(for: ScopeSet(["api://api/Read"]))
+            _ = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://api/Read"]))
             let started = ContinuousClock.now
             let response = try await TestClient.send(port: proxy.port, uri: "/api/slow")
             #expect(response.status == .gatewayTimeout)

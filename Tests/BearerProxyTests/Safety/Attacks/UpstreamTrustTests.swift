@@ -57,10 +57,10 @@ struct UpstreamTrustTests {
                     #expect(await proxy.reload(from: file.path) == .applied(accountChanged: false))
                 }
             } catch {
-                try? await proxy.shutdown()
+                try? await proxy.shutdownWithinLimit()
                 throw error
             }
-            try await proxy.shutdown()
+            try await proxy.shutdownWithinLimit()
         }
     }
 
@@ -119,10 +119,10 @@ struct UpstreamTrustTests {
                 #expect(connections["/base/same"] == connections["/base/before"])
                 #expect(connections["/base/after"] != connections["/base/before"], "an old-trust connection was reused")
             } catch {
-                try? await proxy.shutdown()
+                try? await proxy.shutdownWithinLimit()
                 throw error
             }
-            try await proxy.shutdown()
+            try await proxy.shutdownWithinLimit()
         }
     }
 

@@ -89,12 +89,6 @@ final class FakeFirebase: Sendable {
     var baseURL: String { "http://127.0.0.1:\(self.port)" }
     /// `127.0.0.1:PORT`: what `FIREBASE_AUTH_EMULATOR_HOST` / `emulatorHost` would be.
     var emulatorHost: String { "127.0.0.1:\(self.port)" }
-    /// `<base>/identitytoolkit.googleapis.com/v1` (append `/accounts:signInWithIdp?key=…`).
-    var identityToolkitURL: String { "\(self.baseURL)/identitytoolkit.googleapis.com/v1" }
-    /// `<base>/securetoken.googleapis.com/v1/token`.
-    var secureTokenURL: String { "\(self.baseURL)\(FakeFirebaseEndpoints.secureTokenPath)" }
-    /// `<base>/microsoft/authorize`.
-    var authorizeURL: String { "\(self.baseURL)\(FakeFirebaseEndpoints.authorizePath)" }
     /// The API key calls must carry.
     var apiKey: String { self.configuration.apiKey }
     /// The project id (`aud` of ID tokens).
@@ -110,4 +104,116 @@ final class FakeFirebase: Sendable {
 
     /// `/securetoken.googleapis.com/v1/token?key=<apiKey>`.
     var secureTokenPath: String { "\(FakeFirebaseEndpoints.secureTokenPath)?key=\(self.apiKey)" }
+}
+
+extension FakeFirebase {
+    /// What the fake Firebase project is at start. Everything but the identifiers can be changed later through the
+    /// fake's knobs.
+    struct Configuration: Sendable {
+        /// The Web API key every Identity Toolkit and securetoken call must carry (`?key=` or `x-goog-api-key`).
+        /// In `emulatorMode` any non-empty key is accepted, as the Auth emulator does.
+        var apiKey = FakeFirebase.defaultAPIKey
+        /// The project id: `aud` of the ID tokens and the last segment of their `iss`.
+        var projectID = FakeFirebase.defaultProjectID
+        /// The project number securetoken answers as `project_id` (a decimal string).
+        var projectNumber = FakeFirebase.defaultProjectNumber
+        /// The client id of the Azure app configured for `microsoft.com` (the `client_id` of the `authUri`, the
+        /// `aud` of the Microsoft ID token, the `appid` of the Graph token).
+        var azureClientID = FakeFirebase.defaultAzureClientID
+        /// Who signs in at `/microsoft/authorize`.
+        var microsoftUser: MicrosoftUser = .alice
+        /// Behave like the Auth emulator instead of production: any non-empty API key, `createAuthUri` with a
+        /// `providerId` answers 501, and `signInWithIdp` takes fake claims in `postBody`
+        /// (`providerId=microsoft.com&id_token=<JSON claims>`) instead of an authorization-code callback.
+        var emulatorMode = false
+        /// Email enumeration protection: a wrong email and a wrong password both answer
+        /// `INVALID_LOGIN_CREDENTIALS` (the default for projects created since September 2023).
+        var emailEnumerationProtection = true
+        /// Lifetime of Firebase ID tokens in seconds (`expiresIn` / `expires_in`, sent as a string).
+        var expiresIn = 3600
+        /// How `signInWithIdp` reports the Microsoft access token's lifetime (`oauthExpireIn`).
+        var oauthExpireIn: OAuthExpireIn = .int(3599)
+
+        init() {}
+    }
+}
+
+extension FakeFirebase {
+    /// The endpoints the fake serves (each recorded separately; failures are queued per endpoint).
+    enum Endpoint: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// `POST /identitytoolkit.googleapis.com/v1/accounts:createAuthUri` (legacy `…/v3/relyingparty/createAuthUri`).
+        case createAuthUri
+        /// `GET /microsoft/authorize` (the fake Microsoft sign-in page).
+        case authorize
+        /// `POST /identitytoolkit.googleapis.com/v1/accounts:signInWithIdp` (legacy `verifyAssertion`).
+        case signInWithIdp
+        /// `POST /identitytoolkit.googleapis.com/v1/accounts:signInWithPassword` (legacy `verifyPassword`).
+        case signInWithPassword
+        /// `POST /securetoken.googleapis.com/v1/token`.
+        case secureToken
+
+        var description: String { self.rawValue }
+
+    }
+}
+
+/// The knobs: who signs in at Microsoft and how, project settings, lifetimes and injected failures. Each takes
+/// effect from the next request.
+extension FakeFirebase {
+
+    /// What `/microsoft/authorize` does with valid requests from now (default `.signIn`).
+    func setAuthorizeOutcome(_ outcome: AuthorizeOutcome) {
+        self.state.mutate { $0.authorizeOutcome = outcome }
+    }
+
+    /// Email enumeration protection (default on): wrong email and wrong password both answer
+    /// `INVALID_LOGIN_CREDENTIALS`; off: `EMAIL_NOT_FOUND` / `INVALID_PASSWORD`.
+    func setEmailEnumerationProtection(_ on: Bool) {
+        self.state.mutate { $0.emailEnumerationProtection = on }
+    }
+
+    /// Makes the next `times` requests to `endpoint` fail as `failure` (after the API key check; nothing else is
+    /// consumed). Queued failures are used in order.
+    func enqueue(_ failure: Failure, at endpoint: Endpoint, times: Int = 1) {
+        self.state.mutate { data in
+            data.failures[endpoint, default: []] += Array(repeating: failure, count: max(0, times))
+        }
+    }
+
+    /// `enqueue(_:at: .secureToken, times:)`: e.g. `.throttle(retryAfter: 2)` → 429 with `Retry-After: 2`,
+    /// `.unavailable` → 503, `.error("TOKEN_EXPIRED")` → 400.
+    func enqueueSecureToken(_ failure: Failure, times: Int = 1) {
+        self.enqueue(failure, at: .secureToken, times: times)
+    }
+
+}
+
+/// What the fake saw: the recorded requests per endpoint, the `authUri`s it answered, and waits.
+extension FakeFirebase {
+    /// Every recorded request, in arrival order.
+    var requests: [RecordedFirebaseRequest] {
+        self.state.read { $0.requests }
+    }
+
+    /// The recorded requests to `endpoint`, in order.
+    func requests(to endpoint: Endpoint) -> [RecordedFirebaseRequest] {
+        self.state.read { $0.requests.filter { $0.endpoint == endpoint } }
+    }
+
+    /// createAuthUri calls (`parameters`: `providerId`, `continueUri`, `customParameter.tenant`, `oauthScope`, ...).
+    var createAuthUriRequests: [RecordedFirebaseRequest] { self.requests(to: .createAuthUri) }
+    /// Visits of the Microsoft page (`parameters`: the query: `tenant`, `prompt`, `login_hint`, `scope`, ...).
+    var authorizeRequests: [RecordedFirebaseRequest] { self.requests(to: .authorize) }
+    /// signInWithIdp calls (`parameters`: `requestUri`, `sessionId`, `postBody`, `idToken`, `pendingToken`, ...).
+    var signInWithIdpRequests: [RecordedFirebaseRequest] { self.requests(to: .signInWithIdp) }
+    /// signInWithPassword calls (`password` recorded as `<redacted>`).
+    var passwordSignIns: [RecordedFirebaseRequest] { self.requests(to: .signInWithPassword) }
+    /// securetoken calls; `bodyStyle` tells form from JSON.
+    var secureTokenRequests: [RecordedFirebaseRequest] { self.requests(to: .secureToken) }
+
+    /// Waits until at least `n` requests to `endpoint` have been recorded.
+    func waitForRequests(_ n: Int, to endpoint: Endpoint, timeout: Duration = .seconds(30)) async throws {
+        try await self.state.wait(for: .requests(endpoint, n), timeout: timeout)
+    }
+
 }

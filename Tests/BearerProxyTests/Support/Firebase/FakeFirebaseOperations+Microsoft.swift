@@ -1,5 +1,156 @@
 import Foundation
 
+/// `accounts:createAuthUri` for `microsoft.com`: checks the request, remembers the session and answers the
+/// `authUri` on the fake Microsoft authorization endpoint.
+extension FakeFirebaseOperations {
+    /// The `customParameter` names reserved for the authorization request itself.
+    static let reservedCustomParameters: Set<String> = [
+        "client_id", "response_type", "scope", "redirect_uri", "state", "response_mode",
+    ]
+
+    /// The answer to createAuthUri. Errors (all 400 unless noted):
+    /// - emulator mode with a `providerId`: 501 `Sign-in with IDP is not yet supported.` (the emulator's answer);
+    /// - no `providerId`: `MISSING_IDENTIFIER`; another than `microsoft.com`: `INVALID_PROVIDER_ID : Provider Id
+    ///   is not supported.`; `microsoft.com` disabled: `OPERATION_NOT_ALLOWED : The identity provider
+    ///   configuration is disabled.`;
+    /// - no `continueUri`: `MISSING_CONTINUE_URI`; not an absolute http(s) URL, or with a fragment or a `state`
+    ///   query parameter: `INVALID_CONTINUE_URI`; host not an authorized domain: `UNAUTHORIZED_DOMAIN : Domain
+    ///   not allowlisted by project`;
+    /// - a reserved `customParameter` name (`client_id, response_type, scope, redirect_uri, state,
+    ///   response_mode`) or a non-string value: `INVALID_CUSTOM_PARAMETER : …` (the production code is
+    ///   unknown; this one is the fake's).
+    func createAuthUri(_ body: [String: Any], baseURL: String, data: inout FakeFirebaseData) -> Result<
+        [String: Any], FakeFirebaseError
+    > {
+        let providerID = body["providerId"] as? String ?? ""
+        if data.emulatorMode, !providerID.isEmpty {
+            return .failure(FakeFirebaseError(status: 501, message: "Sign-in with IDP is not yet supported."))
+        }
+        guard !providerID.isEmpty else { return .failure(.bad("MISSING_IDENTIFIER")) }
+        guard providerID == "microsoft.com" else {
+            return .failure(.bad("INVALID_PROVIDER_ID", "Provider Id is not supported."))
+        }
+        guard let continueURI = body["continueUri"] as? String, !continueURI.isEmpty else {
+            return .failure(.bad("MISSING_CONTINUE_URI"))
+        }
+        guard let components = URLComponents(string: continueURI), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+            components.fragment == nil, !(components.queryItems ?? []).contains(where: { $0.name == "state" })
+        else { return .failure(.bad("INVALID_CONTINUE_URI")) }
+        // Firebase authorizes `localhost` by default, not `127.0.0.1`: the only authorized domain here.
+        guard host.lowercased() == "localhost" else {
+            return .failure(.bad("UNAUTHORIZED_DOMAIN", "Domain not allowlisted by project"))
+        }
+
+        var custom: [String: String] = [:]
+        for (name, value) in body["customParameter"] as? [String: Any] ?? [:] {
+            guard !Self.reservedCustomParameters.contains(name) else {
+                return .failure(.bad("INVALID_CUSTOM_PARAMETER", "\(name) is reserved and cannot be set"))
+            }
+            guard let text = value as? String else {
+                return .failure(.bad("INVALID_CUSTOM_PARAMETER", "\(name) must be a string"))
+            }
+            custom[name] = text
+        }
+
+        var scopes = ["openid", "profile", "email"]
+        let requested = (body["oauthScope"] as? String ?? "").split { $0 == " " || $0 == "," }.map(String.init)
+        for scope in requested where !scopes.contains(scope) { scopes.append(scope) }
+
+        let sessionID = (body["sessionId"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? Self.randomString(27)
+        let state = "AMbdmD" + Self.randomString(120)
+        let pairs =
+            [
+                ("client_id", self.configuration.azureClientID), ("response_type", "code"),
+                ("redirect_uri", continueURI), ("scope", scopes.joined(separator: " ")), ("state", state),
+            ] + custom.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        // Spaces as %20 (not `+`), so URLComponents reads the scope back as sent.
+        let query = pairs.map { "\($0.0)=\(FakeIdentityForm.encodeComponent($0.1))" }.joined(separator: "&")
+            .replacingOccurrences(of: "+", with: "%20")
+        let authURI = "\(baseURL)\(FakeFirebaseEndpoints.authorizePath)?\(query)"
+
+        data.sessions.append(
+            FakeFirebaseSession(
+                sessionID: sessionID, state: state, continueURI: continueURI, providerID: providerID, scopes: scopes,
+                customParameters: custom, authURI: authURI))
+        data.authURIs.append(authURI)
+        return .success([
+            "kind": "identitytoolkit#CreateAuthUriResponse", "authUri": authURI, "providerId": providerID,
+            "sessionId": sessionID,
+        ])
+    }
+}
+
+/// `GET /microsoft/authorize`: the fake Microsoft sign-in page, which signs the configured Microsoft user in at
+/// once and redirects to the `redirect_uri` (the createAuthUri `continueUri`).
+extension FakeFirebaseOperations {
+    /// The answer to an authorization request:
+    /// - `client_id` not the Azure app's → 400 page `AADSTS700016`; no `redirect_uri` → 400 page `AADSTS900144`;
+    /// - `response_type` not `code` → 302 with `error=unsupported_response_type`;
+    /// - else the outcome (`setAuthorizeOutcome(_:)`): `.signIn` → 302 `<redirect_uri>?code=CODE&state=STATE`
+    ///   (single-use code for the Microsoft user and the request's `scope`); `.error` → 302 with `error`,
+    ///   `error_description`, `state`; `.wrongState` → a code under `state=<state>-tampered`.
+    func authorize(_ query: [String: String], data: inout FakeFirebaseData) -> FakeFirebaseResponse {
+        guard query["client_id"] == self.configuration.azureClientID else {
+            return Self.page(
+                "AADSTS700016: Application with identifier '\(query["client_id"] ?? "")' was not found in the "
+                    + "directory.")
+        }
+        guard let redirectURI = query["redirect_uri"], !redirectURI.isEmpty else {
+            return Self.page("AADSTS900144: The request body must contain the following parameter: 'redirect_uri'.")
+        }
+        let state = query["state"] ?? ""
+        guard query["response_type"] == "code" else {
+            return .redirect(
+                to: Self.append(
+                    [
+                        ("error", "unsupported_response_type"),
+                        (
+                            "error_description",
+                            "AADSTS700054: response_type '\(query["response_type"] ?? "")' is "
+                                + "not enabled for the application."
+                        ), ("state", state),
+                    ], to: redirectURI))
+        }
+        switch data.authorizeOutcome {
+        case .error(let error, let description):
+            return .redirect(
+                to: Self.append(
+                    [("error", error), ("error_description", description), ("state", state)], to: redirectURI))
+        case .signIn, .wrongState:
+            let code = "0.A" + Self.randomString(60)
+            let scopes = (query["scope"] ?? "").split(separator: " ").map(String.init)
+            data.codes[code] = FakeFirebaseAuthorizationCode(
+                state: state, redirectURI: redirectURI, user: data.microsoftUser, scopes: scopes)
+            let returnedState = data.authorizeOutcome == .wrongState ? state + "-tampered" : state
+            return .redirect(to: Self.append([("code", code), ("state", returnedState)], to: redirectURI))
+        }
+    }
+
+    /// Whether two URLs name the same endpoint: scheme, host (case-insensitive), port and path; the query is
+    /// ignored.
+    static func sameRedirect(_ lhs: String, _ rhs: String) -> Bool {
+        guard let left = URLComponents(string: lhs), let right = URLComponents(string: rhs) else { return false }
+        return left.scheme?.lowercased() == right.scheme?.lowercased()
+            && left.host?.lowercased() == right.host?.lowercased() && left.port == right.port
+            && (left.path.isEmpty ? "/" : left.path)
+                == (right.path.isEmpty ? "/" : right.path)
+    }
+
+    /// `url` with `pairs` appended to its query.
+    static func append(_ pairs: [(String, String)], to url: String) -> String {
+        url + (url.contains("?") ? "&" : "?") + FakeIdentityForm.encode(pairs)
+    }
+
+    /// Microsoft's error page (400).
+    private static func page(_ message: String) -> FakeFirebaseResponse {
+        let escaped = message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        return .html(
+            status: 400,
+            "<html><body><h1>Sorry, but we're having trouble signing you in.</h1><p>\(escaped)</p></body></html>")
+    }
+}
+
 /// The fake Microsoft side of a sign-in: the identity a redeemed code establishes, with a Graph access token,
 /// a Microsoft ID token and Graph-`/me`-shaped `rawUserInfo`.
 extension FakeFirebaseOperations {
@@ -48,15 +199,5 @@ extension FakeFirebaseOperations {
             oauthIdToken: FakeFirebaseJWT.mint(
                 claims: id, key: FakeFirebaseJWT.microsoftKey, keyID: FakeFirebaseJWT.microsoftKeyID),
             reportsExpireIn: true)
-    }
-
-    /// signInWithIdp's injected `.errorMessage` answer: 200 with `errorMessage` and the current Microsoft user's
-    /// credential, no Firebase tokens.
-    func errorMessageAnswer(_ message: String, data: FakeFirebaseData, now: Date) -> [String: Any] {
-        let identity = self.microsoftIdentity(
-            data.microsoftUser, scopes: ["openid", "profile", "email"], oauthExpireIn: data.oauthExpireIn, now: now)
-        var answer = identity.members(oauthExpireIn: data.oauthExpireIn)
-        answer["errorMessage"] = message
-        return answer
     }
 }

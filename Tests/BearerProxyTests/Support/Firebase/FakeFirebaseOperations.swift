@@ -98,3 +98,68 @@ struct FakeFirebaseOperations: Sendable {
         return .success(account)
     }
 }
+
+/// `accounts:signInWithPassword`.
+extension FakeFirebaseOperations {
+    /// The answer to signInWithPassword: 200 `{kind:"identitytoolkit#VerifyPasswordResponse", localId, email,
+    /// displayName ("" when none), idToken, registered:true, refreshToken, expiresIn}`. Errors (400): no `email`
+    /// → `MISSING_EMAIL`; no `password` → `MISSING_PASSWORD`; no `@` → `INVALID_EMAIL`; unknown email →
+    /// `EMAIL_NOT_FOUND`; wrong password (or an account without one) → `INVALID_PASSWORD` — both
+    /// `INVALID_LOGIN_CREDENTIALS` under email enumeration protection; then a disabled account → `USER_DISABLED`
+    /// (checked after the password, so it reveals nothing to a wrong one).
+    func signInWithPassword(_ body: [String: Any], data: inout FakeFirebaseData, now: Date) -> Result<
+        [String: Any], FakeFirebaseError
+    > {
+        guard let email = body["email"] as? String, !email.isEmpty else { return .failure(.bad("MISSING_EMAIL")) }
+        guard let password = body["password"] as? String, !password.isEmpty else {
+            return .failure(.bad("MISSING_PASSWORD"))
+        }
+        guard email.contains("@") else { return .failure(.bad("INVALID_EMAIL")) }
+        let protected = data.emailEnumerationProtection
+        guard let account = data.account(email: email) else {
+            return .failure(.bad(protected ? "INVALID_LOGIN_CREDENTIALS" : "EMAIL_NOT_FOUND"))
+        }
+        guard account.password == password else {
+            return .failure(.bad(protected ? "INVALID_LOGIN_CREDENTIALS" : "INVALID_PASSWORD"))
+        }
+        guard !account.disabled else { return .failure(.bad("USER_DISABLED")) }
+        var answer = self.signIn(account, signInProvider: "password", data: &data, now: now)
+        answer["kind"] = "identitytoolkit#VerifyPasswordResponse"
+        answer["email"] = account.email ?? email
+        answer["displayName"] = account.displayName ?? ""
+        answer["registered"] = true
+        return .success(answer)
+    }
+}
+
+/// `POST /securetoken.googleapis.com/v1/token`: the refresh grant, from a form or a JSON body.
+extension FakeFirebaseOperations {
+    /// The answer to a refresh: 200 `{access_token, expires_in ("3600"), token_type:"Bearer", refresh_token
+    /// (the same one, as production), id_token (= access_token), user_id, project_id
+    /// (the project number)}`. Names: `grant_type`/`refresh_token` (form or JSON) or `grantType`/`refreshToken`
+    /// (JSON). Errors (400): `MISSING_GRANT_TYPE`, `INVALID_GRANT_TYPE` (not `refresh_token`),
+    /// `MISSING_REFRESH_TOKEN`, `INVALID_REFRESH_TOKEN` (not issued), `USER_NOT_FOUND` (account deleted),
+    /// `TOKEN_EXPIRED` (revoked or expired), `USER_DISABLED`.
+    func secureToken(_ body: [String: Any], data: inout FakeFirebaseData, now: Date) -> Result<
+        [String: Any], FakeFirebaseError
+    > {
+        let grantType = body["grant_type"] as? String ?? body["grantType"] as? String ?? ""
+        let raw = body["refresh_token"] as? String ?? body["refreshToken"] as? String ?? ""
+        guard !grantType.isEmpty else { return .failure(.bad("MISSING_GRANT_TYPE")) }
+        guard grantType == "refresh_token" else { return .failure(.bad("INVALID_GRANT_TYPE")) }
+        guard !raw.isEmpty else { return .failure(.bad("MISSING_REFRESH_TOKEN")) }
+        guard let token = data.refreshTokens[raw] else { return .failure(.bad("INVALID_REFRESH_TOKEN")) }
+        guard let account = data.accounts[token.localID] else { return .failure(.bad("USER_NOT_FOUND")) }
+        guard !token.revoked else { return .failure(.bad("TOKEN_EXPIRED")) }
+        guard !account.disabled else { return .failure(.bad("USER_DISABLED")) }
+        let refreshToken = raw  // production answers a refresh with the same refresh token
+        let idToken = self.idToken(
+            for: account, signInProvider: token.signInProvider, authTime: token.authTime, expiresIn: data.expiresIn,
+            now: now)
+        return .success([
+            "access_token": idToken, "expires_in": String(data.expiresIn), "token_type": "Bearer",
+            "refresh_token": refreshToken, "id_token": idToken, "user_id": account.localID,
+            "project_id": self.configuration.projectNumber,
+        ])
+    }
+}

@@ -22,13 +22,7 @@ extension FakeFirebaseState {
                 reply = Self.settle(&record, .failure(error))
             } else if let failure = data.takeFailure(at: endpoint) {
                 record.injected = failure.label
-                let credentialWanted = parameters?["returnIdpCredential"] as? Bool ?? false
-                if case .errorMessage(let message) = failure, endpoint == .signInWithIdp, credentialWanted {
-                    let answer = self.operations.errorMessageAnswer(message, data: data, now: now)
-                    reply = Self.settle(&record, .success(answer))
-                } else {
-                    reply = Self.play(failure, record: &record)
-                }
+                reply = Self.play(failure, record: &record)
             } else if let parameters {
                 let result: Result<[String: Any], FakeFirebaseError>
                 switch endpoint {
@@ -105,20 +99,16 @@ extension FakeFirebaseState {
         }
     }
 
-    /// The reply for an injected failure (other than signInWithIdp's 200 `errorMessage`).
+    /// The reply for an injected failure.
     private static func play(_ failure: FakeFirebase.Failure, record: inout RecordedFirebaseRequest)
         -> FakeFirebaseReply
     {
         switch failure {
-        case .hang:
-            return .hang
-        case .dropConnection:
-            return .drop
         case .raw(let status, let headers, let body):
             record.status = status
             let sorted = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             return .respond(FakeFirebaseResponse(status: status, headers: sorted, body: Array(body.utf8)))
-        case .error, .throttle, .unavailable, .errorMessage:
+        case .error, .throttle, .unavailable:
             return Self.settle(&record, .failure(failure.envelope!))
         }
     }
@@ -154,4 +144,54 @@ extension FakeFirebaseState {
 
     /// The class of JSONSerialization's `true` / `false`.
     private static let booleanNumberType = type(of: NSNumber(value: true))
+}
+
+/// One request `FakeFirebase` received, as recorded on arrival and settled with its answer.
+struct RecordedFirebaseRequest: Sendable {
+    /// How the parameters came.
+    enum BodyStyle: String, Sendable, Equatable {
+        /// A JSON object body.
+        case json
+        /// An `application/x-www-form-urlencoded` body.
+        case form
+        /// No body (the Microsoft page: the query).
+        case none
+    }
+
+    /// Where the API key came from.
+    enum KeySource: String, Sendable, Equatable {
+        /// The `key` query parameter.
+        case query
+        /// The `x-goog-api-key` header.
+        case header
+        /// Neither.
+        case none
+    }
+
+    /// 1-based order among all requests to the fake.
+    var sequence: Int
+    var endpoint: FakeFirebase.Endpoint
+    /// The request path (without the query).
+    var path: String
+    /// The parameters as sent, flattened to text: JSON members by name (nested objects as `outer.inner`, e.g.
+    /// `customParameter.tenant`; arrays joined with `,`; booleans `true`/`false`), form or query pairs by name.
+    /// `password` is recorded as `<redacted>`.
+    var parameters: [String: String]
+    var bodyStyle: BodyStyle
+    /// The API key sent, if any, and where.
+    var apiKey: String?
+    var keySource: KeySource
+    /// The HTTP status answered (0 when the connection was dropped or left hanging).
+    var status = 0
+    /// The answer's error code (leading token of the envelope's `message`, or of a 200's `errorMessage`), if any.
+    var errorCode: String?
+    /// The injected failure played, if any (`FakeFirebase.Failure.label`).
+    var injected: String?
+    /// Whether a signInWithIdp answer was `needConfirmation:true`.
+    var needConfirmation = false
+    /// The Firebase uid the answer signed in (or asked to confirm), if any.
+    var localID: String?
+
+    /// Shortcut for `parameters[name]`.
+    subscript(_ name: String) -> String? { self.parameters[name] }
 }

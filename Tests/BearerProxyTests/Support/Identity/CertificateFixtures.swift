@@ -32,11 +32,6 @@ enum CertificateFixtures {
             CertificateFixtures.read(self.certificateFile)
         }
 
-        /// The private key PEM text (`-----BEGIN PRIVATE KEY-----`).
-        var privateKeyPEM: String {
-            CertificateFixtures.read(self.keyFile)
-        }
-
         /// The public key PEM text (`-----BEGIN PUBLIC KEY-----`), what `FakeIdentityProvider` registers.
         var publicKeyPEM: String {
             CertificateFixtures.read(self.publicKeyFile)

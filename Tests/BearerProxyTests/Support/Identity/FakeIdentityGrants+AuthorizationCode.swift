@@ -10,8 +10,6 @@ extension FakeIdentityGrants {
         case redirect(String)
         /// An error page with this status (a request that cannot be sent back to the client).
         case page(status: Int, message: String)
-        /// No answer.
-        case hang
     }
 
     /// `GET …/authorize`: checks the client, the loopback `redirect_uri`, `response_type=code`, `scope` and PKCE
@@ -52,8 +50,6 @@ extension FakeIdentityGrants {
             return fail("invalid_request", "AADSTS5002737: code_challenge_method must be 'S256'.")
         }
         switch data.authorizeOutcome {
-        case .hang:
-            return .hang
         case .error(let error, let description):
             return fail(error, description)
         case .signIn, .wrongState:

@@ -50,19 +50,11 @@ extension FakeIdentityGrants {
         }
         var authorization = data.deviceAuthorizations[index]
         defer { data.deviceAuthorizations[index] = authorization }
-        let previousPoll = authorization.lastPolledAt
-        authorization.lastPolledAt = now
         if !data.scriptedDevicePolls.isEmpty {
             switch data.scriptedDevicePolls.removeFirst() {
             case .slowDown: return .failure(Self.slowDown)
             case .authorizationPending: return .failure(Self.authorizationPending)
             }
-        }
-        if data.devicePollIntervalEnforced, let previousPoll,
-            now < previousPoll.addingTimeInterval(TimeInterval(authorization.interval))
-        {
-            authorization.interval += 5
-            return .failure(Self.slowDown)
         }
         if authorization.status == .redeemed {
             return .failure(

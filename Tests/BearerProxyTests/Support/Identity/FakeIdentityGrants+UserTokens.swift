@@ -38,13 +38,11 @@ extension FakeIdentityGrants {
         ]
         var response = self.lifetimes(expiresIn: expiresIn, refreshIn: data.refreshIn)
         response["token_type"] = "Bearer"
-        response["scope"] =
-            data.scopeEchoes.last { FakeIdentityScopes.matches(filter: $0.scope, scopes.all) }?.echo
-            ?? granted.joined(separator: " ")
+        response["scope"] = granted.joined(separator: " ")
         response["access_token"] = self.accessToken(
             audience: scopes.resources.first ?? FakeIdentityScopes.graphResource, issuer: issuer, issuedAt: issuedAt,
             expiresIn: expiresIn, claims: claims)
-        if scopes.contains("offline_access") || !self.refreshTokenNeedsOfflineAccess {
+        if scopes.contains("offline_access") {
             let issued = data.issueRefreshToken(for: user, clientID: client.id, generation: 1)
             response["refresh_token"] = issued.raw
             record.issuedRefreshTokenID = issued.id

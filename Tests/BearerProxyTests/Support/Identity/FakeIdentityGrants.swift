@@ -10,16 +10,10 @@ struct FakeIdentityGrants: Sendable {
     let tenantID: String
     /// The registered clients by id.
     let clients: [String: FakeIdentityProvider.Client]
-    /// `ext_expires_in`; nil: equal to `expires_in`.
-    let extExpiresIn: Int?
-    /// Whether a refresh token is returned only when `offline_access` was requested.
-    let refreshTokenNeedsOfflineAccess: Bool
 
     init(configuration: FakeIdentityProvider.Configuration) {
         self.tenantID = configuration.tenantID
         self.clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-        self.extExpiresIn = configuration.extExpiresIn
-        self.refreshTokenNeedsOfflineAccess = configuration.refreshTokenNeedsOfflineAccess
     }
 
     /// Answers `request`: the token response's JSON object, or the Entra error. Records what it learns (refresh
@@ -166,15 +160,14 @@ struct FakeIdentityGrants: Sendable {
         let accessToken = self.accessToken(
             audience: scopes.resources[0], issuer: request.issuer, issuedAt: issuedAt, expiresIn: expiresIn,
             claims: claims)
-        let echo =
-            data.scopeEchoes.last { FakeIdentityScopes.matches(filter: $0.scope, scopes.all) }?.echo
-            ?? scopes.resourceScopes.joined(separator: " ")
+        let echo = scopes.resourceScopes.joined(separator: " ")
         var response = self.lifetimes(expiresIn: expiresIn, refreshIn: data.refreshIn)
         response["token_type"] = "Bearer"
         response["scope"] = echo
         response["access_token"] = accessToken
 
-        if data.rotateRefreshTokens && (scopes.contains("offline_access") || !self.refreshTokenNeedsOfflineAccess) {
+        // Microsoft's documented rule: a refresh token only when `offline_access` was requested.
+        if data.rotateRefreshTokens && scopes.contains("offline_access") {
             let issued = data.issueRefreshToken(for: user, clientID: client.id, generation: token.generation + 1)
             response["refresh_token"] = issued.raw
             record.issuedRefreshTokenID = issued.id
@@ -232,7 +225,7 @@ struct FakeIdentityGrants: Sendable {
     // MARK: - Helpers
 
     func lifetimes(expiresIn: Int, refreshIn: Int?) -> [String: Any] {
-        var response: [String: Any] = ["expires_in": expiresIn, "ext_expires_in": self.extExpiresIn ?? expiresIn]
+        var response: [String: Any] = ["expires_in": expiresIn, "ext_expires_in": expiresIn]
         if let refreshIn { response["refresh_in"] = refreshIn }
         return response
     }
@@ -290,5 +283,30 @@ struct FakeIdentityGrants: Sendable {
         let hex = Array(SHA256.hash(data: Array(clientID.utf8)).map { String(format: "%02x", $0) }.joined())
         let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }
         return groups.joined(separator: "-")
+    }
+}
+
+/// Token revocation (RFC 7009) at the generic issuer's `revocation_endpoint`.
+extension FakeIdentityGrants {
+    /// `POST /oidc/revoke` (`token`, `token_type_hint`, `client_id`): revokes a refresh token the fake issued (the
+    /// refresh grant then answers `invalid_grant` 700082 for it) and records the request. Anything else that is
+    /// not a refresh token is accepted and ignored, as RFC 7009 §2.2 asks. Nil: HTTP 200, empty body.
+    func revoke(_ form: [String: String], data: inout FakeIdentityData) -> FakeIdentityError? {
+        var record = RecordedRevocation(
+            tokenTypeHint: form["token_type_hint"], clientID: form["client_id"], status: 200)
+        defer { data.revocations.append(record) }
+        guard let token = form["token"], !token.isEmpty else {
+            record.status = 400
+            return .missingParameter("token")
+        }
+        guard let refreshToken = data.refreshTokens[token] else { return nil }
+        if let clientID = form["client_id"], clientID != refreshToken.clientID {
+            record.status = 400
+            return FakeIdentityError(
+                error: "unauthorized_client", codes: [70000], message: "The token was issued to a different client.")
+        }
+        data.refreshTokens[token]?.status = .revoked
+        record.refreshTokenID = refreshToken.id
+        return nil
     }
 }

@@ -74,10 +74,4 @@ enum FakeIdentityJWT {
             signature: signature)
     }
 
-    /// Whether `token` is an HS256 JWT signed with the fake's key.
-    static func hasValidSignature(_ token: String) -> Bool {
-        guard let parts = Self.split(token), parts.header?["alg"] as? String == "HS256" else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(
-            parts.signature, authenticating: parts.signingInput, using: Self.signingKey)
-    }
 }

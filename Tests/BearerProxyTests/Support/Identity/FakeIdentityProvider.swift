@@ -96,16 +96,10 @@ final class FakeIdentityProvider: Sendable {
     var authority: String { "\(self.baseURL)/contoso" }
     /// The Entra-style issuer: `<base>/contoso/v2.0`.
     var issuer: String { "\(self.authority)/v2.0" }
-    /// `<base>/contoso/v2.0/.well-known/openid-configuration`.
-    var discoveryURL: String { "\(self.baseURL)\(FakeIdentityEndpoints.entraDiscoveryPath)" }
     /// `<base>/contoso/oauth2/v2.0/token` (also the `aud` client assertions must name).
     var tokenEndpoint: String { "\(self.baseURL)\(FakeIdentityEndpoints.entraTokenPath)" }
     /// The generic OpenID Connect issuer: `<base>/oidc` (for `"issuer"` configs).
     var oidcIssuer: String { "\(self.baseURL)/oidc" }
-    /// `<base>/oidc/.well-known/openid-configuration`.
-    var oidcDiscoveryURL: String { "\(self.baseURL)\(FakeIdentityEndpoints.oidcDiscoveryPath)" }
-    /// `<base>/oidc/token`.
-    var oidcTokenEndpoint: String { "\(self.baseURL)\(FakeIdentityEndpoints.oidcTokenPath)" }
 
     // MARK: - Refresh tokens
 
@@ -149,12 +143,6 @@ final class FakeIdentityProvider: Sendable {
         }
     }
 
-    /// Revokes one refresh token: redeeming it answers `invalid_grant` 700082, suberror `bad_token` ("the refresh
-    /// token has expired due to inactivity").
-    func revokeRefreshToken(_ token: String) {
-        self.state.mutate { $0.refreshTokens[token]?.status = .revoked }
-    }
-
     /// Revokes every refresh token of `user` (the rotated ones included).
     func revokeRefreshTokens(for user: User) {
         self.state.mutate { data in
@@ -184,19 +172,6 @@ final class FakeIdentityProvider: Sendable {
         }
     }
 
-    /// Drops every queued failure and the persistent one.
-    func clearFailures() {
-        self.state.mutate { data in
-            data.queuedFailures = []
-            data.persistentFailure = nil
-        }
-    }
-
-    /// Makes every discovery request fail as `failure` (`.delay` delays it) until cleared with nil.
-    func setDiscoveryFailure(_ failure: Failure?) {
-        self.state.mutate { $0.discoveryFailure = failure }
-    }
-
     /// Turns the latch on: from now, every token response (success or error) is held until
     /// `releaseTokenResponses()`. Requests are still processed and recorded on arrival.
     func holdTokenResponses() {
@@ -206,25 +181,6 @@ final class FakeIdentityProvider: Sendable {
     /// Turns the latch off and sends every held response, in arrival order.
     func releaseTokenResponses() {
         self.state.release()
-    }
-
-    /// How many token responses the latch is holding.
-    var heldTokenResponseCount: Int {
-        self.state.read { $0.held.count }
-    }
-
-    /// `expires_in` (seconds) for tokens whose request includes every scope in `scope`; nil removes the override.
-    /// The most recently set matching override wins.
-    func setExpiresIn(_ seconds: Int?, forScope scope: String) {
-        self.state.mutate { data in
-            data.expiresInOverrides.removeAll { $0.scope == scope }
-            if let seconds { data.expiresInOverrides.append((scope: scope, seconds: seconds)) }
-        }
-    }
-
-    /// The default `expires_in` (seconds) for tokens without a per-scope override.
-    func setDefaultExpiresIn(_ seconds: Int) {
-        self.state.mutate { $0.expiresIn = seconds }
     }
 
     /// `refresh_in` (seconds) in every token response from now; nil leaves it out.
@@ -240,15 +196,6 @@ final class FakeIdentityProvider: Sendable {
     /// What happens to refresh tokens rotated from now on (see `SupersededRefreshTokenPolicy`).
     func setSupersededRefreshTokens(_ policy: SupersededRefreshTokenPolicy) {
         self.state.mutate { $0.supersededRefreshTokens = policy }
-    }
-
-    /// The `scope` value to echo for requests that include every scope in `scope` (e.g. to answer with fewer or
-    /// differently spelled scopes than asked); nil restores the default echo (the requested resource scopes).
-    func setScopeEcho(_ echo: String?, forScope scope: String) {
-        self.state.mutate { data in
-            data.scopeEchoes.removeAll { $0.scope == scope }
-            if let echo { data.scopeEchoes.append((scope: scope, echo: echo)) }
-        }
     }
 
     // MARK: - Observations
@@ -296,24 +243,9 @@ final class FakeIdentityProvider: Sendable {
         self.state.read { $0.discoveryRequests.count }
     }
 
-    /// The paths of the discovery requests, in order.
-    var discoveryRequests: [String] {
-        self.state.read { $0.discoveryRequests }
-    }
-
     /// The users known (configured, registered, plus those refresh tokens were issued for).
     var users: [User] {
         self.state.read { $0.users }
-    }
-
-    /// Waits until at least `n` token requests have arrived (and been recorded).
-    func waitForTokenRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
-        try await self.state.wait(for: .tokenRequests(n), timeout: timeout)
-    }
-
-    /// Waits until at least `n` discovery requests have arrived.
-    func waitForDiscoveryRequests(_ n: Int, timeout: Duration = .seconds(30)) async throws {
-        try await self.state.wait(for: .discoveryRequests(n), timeout: timeout)
     }
 
     /// Waits until the latch holds at least `n` token responses.
@@ -334,13 +266,44 @@ final class FakeIdentityProvider: Sendable {
         FakeIdentityJWT.split(token)?.claims
     }
 
-    /// Whether `token` carries a valid signature by the fake's HS256 key.
-    static func isFakeSigned(_ token: String) -> Bool {
-        FakeIdentityJWT.hasValidSignature(token)
+}
+
+extension FakeIdentityProvider {
+    /// What the fake knows at start: its tenant, the registered clients and users, token lifetimes and the refresh
+    /// token rotation rules. Lifetimes and rotation can be changed later through the provider's knobs.
+    struct Configuration: Sendable {
+        /// The directory (tenant) id: the `tid` of every token and the `utid` of `client_info`.
+        var tenantID: String = FakeIdentityProvider.defaultTenantID
+        /// The registered applications. Default: `Client.publicClient` and `Client.confidentialClient` (secret
+        /// `Client.confidentialClientSecret` plus the fixture certificate `CertificateFixtures.client`).
+        var clients: [Client] = [.publicClient, .confidentialClient]
+        /// The users known up front (`issueRefreshToken(for:)` adds others as they are used).
+        var users: [User] = [.alice, .bob]
+        /// `expires_in` of every access token (seconds) unless a per-scope value is set.
+        var expiresIn: Int = 3599
+        /// `refresh_in` (seconds) to include in token responses; nil: the field is left out.
+        var refreshIn: Int?
+        /// Whether a successful refresh_token grant returns a new refresh token. When off, the response carries
+        /// no `refresh_token` at all (the client keeps the one it has).
+        var rotateRefreshTokens = true
+        /// What happens to a refresh token once a newer one has been issued in its place.
+        var supersededRefreshTokens: SupersededRefreshTokenPolicy = .remainValid
+        /// How far in the future a client assertion's `nbf`/`iat` may be (clock skew), in seconds.
+        var assertionClockSkew = 300
+        /// How far in the future a client assertion's `exp` may be, in seconds.
+        var maximumAssertionLifetime = 3600
     }
 
-    /// The decoded `client_info` of a token response (`uid`, `utid`).
-    static func decodeClientInfo(_ clientInfo: String) -> [String: String]? {
-        FakeIdentityJWT.decodeBase64URL(clientInfo).flatMap { FakeIdentityJWT.object($0) as? [String: String] }
+    /// What happens to a refresh token after it has been rotated (a newer one was issued when it was redeemed).
+    enum SupersededRefreshTokenPolicy: Sendable, Equatable {
+        /// It stays valid (what Microsoft Entra does).
+        case remainValid
+        /// It may be redeemed this many more times, then it is rejected (`invalid_grant` 70000).
+        case graceUses(Int)
+        /// It is rejected at once (`invalid_grant` 70000), as with strict rotation (OAuth 2.1 style).
+        case invalid
+        /// As `invalid`, and redeeming it revokes every refresh token of its user and client — the whole family
+        /// (Auth0's and Okta's reuse detection; OAuth 2.0 Security BCP §4.14.2): one reuse signs every process out.
+        case invalidRevokingFamily
     }
 }

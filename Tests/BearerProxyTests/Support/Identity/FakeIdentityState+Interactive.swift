@@ -50,8 +50,6 @@ extension FakeIdentityState {
             data.authorizeRequests.append(query)
             return Self.play(data.takeFailure(at: .authorize), baseURL: baseURL) {
                 switch self.grants.authorize(query, data: &data, now: now) {
-                case .hang:
-                    return .hang
                 case .redirect(let location):
                     let response = FakeIdentityResponse(
                         status: 302,
@@ -60,7 +58,7 @@ extension FakeIdentityState {
                             ("content-type", "text/html; charset=utf-8"),
                         ],
                         body: Array("<html><body>Redirecting…</body></html>".utf8))
-                    return .respond(response, delay: nil, holdable: false)
+                    return .respond(response, holdable: false)
                 case .page(let status, let message):
                     let escaped = message.replacingOccurrences(of: "&", with: "&amp;")
                         .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
@@ -69,7 +67,7 @@ extension FakeIdentityState {
                         body: Array(
                             "<html><body><h1>Sorry, but we're having trouble signing you in.</h1><p>\(escaped)</p></body></html>"
                                 .utf8))
-                    return .respond(response, delay: nil, holdable: false)
+                    return .respond(response, holdable: false)
                 }
             }
         }
@@ -84,11 +82,10 @@ extension FakeIdentityState {
             Self.play(data.takeFailure(at: .revocation), baseURL: baseURL) {
                 if let error = self.grants.revoke(parameters, data: &data) {
                     return .respond(
-                        error.response(baseURL: baseURL, correlationID: correlationID, now: now), delay: nil,
-                        holdable: false)
+                        error.response(baseURL: baseURL, correlationID: correlationID, now: now), holdable: false)
                 }
                 return .respond(
-                    FakeIdentityResponse(status: 200, headers: [("cache-control", "no-store")], body: []), delay: nil,
+                    FakeIdentityResponse(status: 200, headers: [("cache-control", "no-store")], body: []),
                     holdable: false)
             }
         }
@@ -96,26 +93,18 @@ extension FakeIdentityState {
 
     // MARK: - Helpers
 
-    /// The reply for an injected `failure`, or `normal()` (delayed for `.delay`) when there is none.
+    /// The reply for an injected `failure`, or `normal()` when there is none.
     private static func play(
         _ failure: FakeIdentityProvider.Failure?, baseURL: String, normal: () -> FakeIdentityReply
     ) -> FakeIdentityReply {
         switch failure {
         case nil:
             return normal()
-        case .hang?:
-            return .hang
-        case .dropConnection?:
-            return .drop
         case .raw(let status, let headers, let body)?:
-            return .respond(.raw(status: status, headers: headers, body: body), delay: nil, holdable: false)
-        case .delay(let duration)?:
-            let reply = normal()
-            guard case .respond(let response, _, let holdable) = reply else { return reply }
-            return .respond(response, delay: duration, holdable: holdable)
+            return .respond(.raw(status: status, headers: headers, body: body), holdable: false)
         case .error?, .throttle?, .unavailable?, .unavailableRetryAfter?:
             return .respond(
-                failure!.entraError!.response(baseURL: baseURL, correlationID: nil), delay: nil, holdable: false)
+                failure!.entraError!.response(baseURL: baseURL, correlationID: nil), holdable: false)
         }
     }
 
@@ -127,10 +116,10 @@ extension FakeIdentityState {
         case .success(let body):
             var headers: [(String, String)] = [("x-ms-request-id", UUID().uuidString.lowercased())]
             if let correlationID { headers.append(("client-request-id", correlationID)) }
-            return .respond(.json(body, headers: headers), delay: nil, holdable: false)
+            return .respond(.json(body, headers: headers), holdable: false)
         case .failure(let error):
             return .respond(
-                error.response(baseURL: baseURL, correlationID: correlationID, now: now), delay: nil, holdable: false)
+                error.response(baseURL: baseURL, correlationID: correlationID, now: now), holdable: false)
         }
     }
 }

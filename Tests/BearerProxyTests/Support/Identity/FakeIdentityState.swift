@@ -64,12 +64,9 @@ final class FakeIdentityState: Sendable {
 
     // MARK: - Requests
 
-    /// Counts a discovery request; returns the discovery failure to play, if one is set.
-    func discoveryRequested(path: String) -> FakeIdentityProvider.Failure? {
-        self.mutate { data in
-            data.discoveryRequests.append(path)
-            return data.discoveryFailure
-        }
+    /// Counts a discovery request.
+    func discoveryRequested(path: String) {
+        self.mutate { $0.discoveryRequests.append(path) }
     }
 
     /// Records a token request and decides its reply: an injected failure, or the grant's answer.
@@ -90,27 +87,16 @@ final class FakeIdentityState: Sendable {
             let failure = data.takeFailure(for: request.scopes)
             record.injected = failure?.label
             if let failure { native?.settle(injected: failure) }
-            var delay: Duration?
             let reply: FakeIdentityReply
             switch failure {
-            case .hang?:
-                record.outcome = .hung
-                reply = .hang
-            case .dropConnection?:
-                record.outcome = .dropped
-                reply = .drop
             case .raw(let status, let headers, let body)?:
                 record.outcome = .raw(status: status)
-                reply = .respond(.raw(status: status, headers: headers, body: body), delay: nil, holdable: true)
+                reply = .respond(.raw(status: status, headers: headers, body: body), holdable: true)
             case .error?, .throttle?, .unavailable?, .unavailableRetryAfter?:
                 let error = failure!.entraError!
                 record.outcome = .rejected(error: error.error, codes: error.codes, status: error.status)
                 reply = .respond(
-                    error.response(baseURL: baseURL, correlationID: request.correlationID, now: now), delay: nil,
-                    holdable: true)
-            case .delay(let duration)?:
-                delay = duration
-                fallthrough
+                    error.response(baseURL: baseURL, correlationID: request.correlationID, now: now), holdable: true)
             case nil:
                 switch self.grants.answer(request, verdict: verdict, record: &record, data: &data, now: now) {
                 case .success(let body):
@@ -120,13 +106,13 @@ final class FakeIdentityState: Sendable {
                     if let correlationID = request.correlationID {
                         headers.append(("client-request-id", correlationID))
                     }
-                    reply = .respond(.json(body, headers: headers), delay: delay, holdable: true)
+                    reply = .respond(.json(body, headers: headers), holdable: true)
                 case .failure(let error):
                     record.outcome = .rejected(error: error.error, codes: error.codes, status: error.status)
                     native?.settle(.failure(error))
                     reply = .respond(
                         error.response(baseURL: baseURL, correlationID: request.correlationID, now: now),
-                        delay: delay, holdable: true)
+                        holdable: true)
                 }
             }
             if let native { data.nativeRequests.append(native) }

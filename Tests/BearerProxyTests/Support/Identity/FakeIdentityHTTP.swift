@@ -1,5 +1,75 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
+
+/// The last handler of each `FakeIdentityProvider` connection: collects a request (head and body), asks
+/// `FakeIdentityEndpoints` for the reply, and plays it — at once, or when the latch is released. Confined to its channel's event loop (it is not `Sendable`); it sits after NIO's
+/// `configureHTTPServerPipeline(withPipeliningAssistance: true)`, which queues pipelined requests until the current
+/// response has ended.
+final class FakeIdentityHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let endpoints: FakeIdentityEndpoints
+    private var collector = RequestCollector()
+    private var isActive = true
+
+    init(endpoints: FakeIdentityEndpoints) {
+        self.endpoints = endpoints
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let request = self.collector.collect(self.unwrapInboundIn(data)) else { return }
+        self.handle(request, context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.isActive = false
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func handle(_ request: RequestCollector.Request, context: ChannelHandlerContext) {
+        let (head, body) = (request.head, request.body)
+        let keepAlive = head.isKeepAlive
+        if request.bodyTooLarge {
+            let response = FakeIdentityResponse.json(status: 413, ["error": "request_too_large"])
+            context.writeFakeResponse(response, keepAlive: false)
+            return
+        }
+        let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
+        switch self.endpoints.reply(to: request) {
+        case .respond(let response, let holdable):
+            self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
+        }
+    }
+
+    /// Writes now, or parks the write with the provider's latch if it is on.
+    private func deliver(
+        _ response: FakeIdentityResponse, keepAlive: Bool, holdable: Bool, context: ChannelHandlerContext
+    ) {
+        if holdable {
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+            let held = self.endpoints.state.holdIfLatched {
+                loop.execute {
+                    bound.value.handler.write(response, keepAlive: keepAlive, context: bound.value.context)
+                }
+            }
+            if held { return }
+        }
+        self.write(response, keepAlive: keepAlive, context: context)
+    }
+
+    /// Writes `response` unless the client has gone meanwhile (a held answer).
+    private func write(_ response: FakeIdentityResponse, keepAlive: Bool, context: ChannelHandlerContext) {
+        guard self.isActive else { return }
+        context.writeFakeResponse(response, keepAlive: keepAlive)
+    }
+}
 
 /// The fake identity provider's routes: which request gets which reply. Called on the connection's event loop
 /// once a request has fully arrived; the lock-guarded work happens in `FakeIdentityState`.
@@ -39,7 +109,7 @@ struct FakeIdentityEndpoints: Sendable {
         case Self.entraTokenPath, Self.oidcTokenPath:
             guard request.method == .POST else {
                 let error = FakeIdentityError.invalidRequest(900561)
-                return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
+                return .respond(error.response(baseURL: base, correlationID: nil), holdable: false)
             }
             return self.token(request, base: base)
         case Self.initiatePath, Self.challengePath:
@@ -64,39 +134,27 @@ struct FakeIdentityEndpoints: Sendable {
                 "<html><body><h1>Enter code</h1><p>FakeIdentityProvider: tests approve device codes.</p></body></html>"
             let response = FakeIdentityResponse(
                 status: 200, headers: [("content-type", "text/html; charset=utf-8")], body: Array(page.utf8))
-            return .respond(response, delay: nil, holdable: false)
+            return .respond(response, holdable: false)
         case "/contoso/discovery/v2.0/keys", "/oidc/jwks":
             // The fake signs with HS256 and publishes no key; tests verify with FakeIdentityJWT.signingKey.
-            return .respond(.json(["keys": [Any]()]), delay: nil, holdable: false)
+            return .respond(.json(["keys": [Any]()]), holdable: false)
         default:
             let body: [String: Any] = [
                 "error": "not_found", "error_description": "FakeIdentityProvider serves no \(request.path)",
             ]
-            return .respond(.json(status: 404, body), delay: nil, holdable: false)
+            return .respond(.json(status: 404, body), holdable: false)
         }
     }
 
     /// `invalid_request` 900561: the endpoint only accepts POST.
     private static func postOnly(base: String) -> FakeIdentityReply {
         let error = FakeIdentityError.invalidRequest(900561)
-        return .respond(error.response(baseURL: base, correlationID: nil), delay: nil, holdable: false)
+        return .respond(error.response(baseURL: base, correlationID: nil), holdable: false)
     }
 
     private func discovery(_ request: Request, base: String) -> FakeIdentityReply {
-        if let failure = self.state.discoveryRequested(path: request.path) {
-            switch failure {
-            case .hang: return .hang
-            case .dropConnection: return .drop
-            case .raw(let status, let headers, let body):
-                return .respond(.raw(status: status, headers: headers, body: body), delay: nil, holdable: false)
-            case .delay(let duration):
-                return .respond(.json(self.document(for: request.path, base: base)), delay: duration, holdable: false)
-            case .error, .throttle, .unavailable, .unavailableRetryAfter:
-                let response = failure.entraError!.response(baseURL: base, correlationID: nil)
-                return .respond(response, delay: nil, holdable: false)
-            }
-        }
-        return .respond(.json(self.document(for: request.path, base: base)), delay: nil, holdable: false)
+        self.state.discoveryRequested(path: request.path)
+        return .respond(.json(self.document(for: request.path, base: base)), holdable: false)
     }
 
     /// The OpenID Connect discovery document of the Entra-style tenant or of the generic issuer.
@@ -149,5 +207,87 @@ struct FakeIdentityEndpoints: Sendable {
                 now: Int(Date().timeIntervalSince1970))
         }
         return self.state.tokenRequested(parsed, verdict: verdict, baseURL: base)
+    }
+}
+
+/// What `FakeIdentityHandler` does with one request, as decided when the request has fully arrived.
+enum FakeIdentityReply: Sendable {
+    /// Write `response`. `holdable` responses wait while the provider's latch is on
+    /// (`FakeIdentityProvider.holdTokenResponses()`): every token-endpoint response is holdable.
+    case respond(FakeIdentityResponse, holdable: Bool)
+}
+
+/// A complete HTTP response the fake identity provider writes: status, headers (without framing; the handler adds
+/// `content-length`) and body.
+struct FakeIdentityResponse: FakeHTTPResponse, Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    /// A JSON response: `application/json; charset=utf-8`, `cache-control: no-store` and `pragma: no-cache`, as
+    /// RFC 6749 §5.1 asks of token responses.
+    static func json(status: Int = 200, _ object: [String: Any], headers: [(String, String)] = []) -> Self {
+        Self(
+            status: status,
+            headers: [
+                ("content-type", "application/json; charset=utf-8"), ("cache-control", "no-store"),
+                ("pragma", "no-cache"),
+            ] + headers,
+            body: FakeIdentityJWT.json(object))
+    }
+
+    /// A response with a body as given (for `.raw` failures).
+    static func raw(status: Int, headers: [(String, String)], body: String) -> Self {
+        Self(status: status, headers: headers, body: Array(body.utf8))
+    }
+}
+
+/// `application/x-www-form-urlencoded` as the fake identity provider reads it (and as tests may write it).
+enum FakeIdentityForm {
+    /// The `name=value` pairs of a form body, in order, decoded (`+` is a space, `%XX` an octet of UTF-8).
+    /// A pair without `=` has an empty value; empty pairs (`&&`) are skipped.
+    static func decode(_ body: [UInt8]) -> [(name: String, value: String)] {
+        self.decode(String(decoding: body, as: UTF8.self))
+    }
+
+    /// `decode(_:)` for a body given as text.
+    static func decode(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&").map { pair in
+            if let equals = pair.firstIndex(of: "=") {
+                return (self.decodeComponent(pair[..<equals]), self.decodeComponent(pair[pair.index(after: equals)...]))
+            }
+            return (self.decodeComponent(pair), "")
+        }
+    }
+
+    /// One decoded component: `+` becomes a space, then percent-decoding (left as it is if that fails).
+    static func decodeComponent(_ component: some StringProtocol) -> String {
+        let spaced = component.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    /// A form body for `pairs`: every byte but the unreserved set (`A-Z a-z 0-9 - . _ ~`) percent-encoded, spaces
+    /// as `+` (what an OAuth client sends).
+    static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\(self.encodeComponent($0.0))=\(self.encodeComponent($0.1))" }.joined(separator: "&")
+    }
+
+    /// One encoded component (see `encode(_:)`).
+    static func encodeComponent(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                out += "+"
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += byte < 16 ? "%0\(hex)" : "%\(hex)"
+            }
+        }
+        return out
     }
 }

@@ -1,4 +1,19 @@
 extension FakeFirebase {
+    /// What the fake Microsoft authorization endpoint does with a valid request (`setAuthorizeOutcome(_:)`).
+    enum AuthorizeOutcome: Sendable, Equatable {
+        /// The Microsoft user (`setMicrosoftUser(_:)`) signs in: `302 Location: <redirect_uri>?code=CODE&state=STATE`
+        /// with a single-use code.
+        case signIn
+        /// The sign-in fails: `302 Location: <redirect_uri>?error=ERROR&error_description=DESCRIPTION&state=STATE`.
+        case error(String, description: String)
+        /// A code is issued, but the redirect carries another `state` (`<state>-tampered`): a stale or forged
+        /// callback the client must ignore (signInWithIdp would answer `INVALID_IDP_RESPONSE`).
+        case wrongState
+
+    }
+}
+
+extension FakeFirebase {
     /// A misbehaviour to inject, queued per endpoint with `enqueue(_:at:times:)` (securetoken:
     /// `enqueueSecureToken(_:times:)`). It replaces the endpoint's answer (after the API key check); nothing is
     /// consumed (codes, sessions, refresh tokens stay as they were). Requests are still recorded.
@@ -9,15 +24,8 @@ extension FakeFirebase {
         case throttle(retryAfter: Int)
         /// `503` `The service is currently unavailable.` (status `UNAVAILABLE`), no `Retry-After`.
         case unavailable
-        /// signInWithIdp only: `200` with `errorMessage` (and the IdP credential) when the request had
-        /// `returnIdpCredential:true`, else the `400` error envelope with that message. Elsewhere: the 400 envelope.
-        case errorMessage(String)
         /// Answer with exactly this (e.g. a 200 whose body is not JSON).
         case raw(status: Int, headers: [String: String] = [:], body: String)
-        /// Close the connection without answering.
-        case dropConnection
-        /// Never answer; the connection stays open until the client or `shutdown()` closes it.
-        case hang
 
         /// A short label for records (`RecordedFirebaseRequest.injected`).
         var label: String {
@@ -25,10 +33,7 @@ extension FakeFirebase {
             case .error(let message, let status): return "error \(status) \(message)"
             case .throttle(let retryAfter): return "throttle(retryAfter: \(retryAfter))"
             case .unavailable: return "unavailable"
-            case .errorMessage(let message): return "errorMessage \(message)"
             case .raw(let status, _, _): return "raw(\(status))"
-            case .dropConnection: return "dropConnection"
-            case .hang: return "hang"
             }
         }
 
@@ -36,11 +41,36 @@ extension FakeFirebase {
         var envelope: FakeFirebaseError? {
             switch self {
             case .error(let message, let status): return FakeFirebaseError(status: status, message: message)
-            case .errorMessage(let message): return FakeFirebaseError(status: 400, message: message)
             case .throttle(let retryAfter):
                 return FakeFirebaseError(status: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", retryAfter: retryAfter)
             case .unavailable: return FakeFirebaseError(status: 503, message: "The service is currently unavailable.")
-            case .raw, .dropConnection, .hang: return nil
+            case .raw: return nil
+            }
+        }
+    }
+}
+
+extension FakeFirebase {
+    /// How `signInWithIdp` reports the Microsoft access token's lifetime in `oauthExpireIn`. The API spec says
+    /// int32; the iOS SDK reads a string; the emulator leaves it out.
+    enum OAuthExpireIn: Sendable, Equatable {
+        /// A JSON number: `"oauthExpireIn":3599`.
+        case int(Int)
+        /// A JSON string: `"oauthExpireIn":"3599"`.
+        case string(Int)
+
+        /// The lifetime the Graph token gets (seconds).
+        var seconds: Int {
+            switch self {
+            case .int(let seconds), .string(let seconds): return seconds
+            }
+        }
+
+        /// The JSON value to send.
+        var jsonValue: any Sendable {
+            switch self {
+            case .int(let seconds): return seconds
+            case .string(let seconds): return String(seconds)
             }
         }
     }

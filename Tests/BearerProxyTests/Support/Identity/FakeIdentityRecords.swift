@@ -35,18 +35,12 @@ struct RecordedTokenRequest: Sendable, CustomStringConvertible {
         case rejected(error: String, codes: [Int], status: Int)
         /// An injected non-error answer (`.raw`), with its status.
         case raw(status: Int)
-        /// Injected `.hang`: no answer.
-        case hung
-        /// Injected `.dropConnection`: the connection was closed.
-        case dropped
 
         var description: String {
             switch self {
             case .issued: return "issued"
             case .rejected(let error, let codes, let status): return "\(status) \(error) \(codes)"
             case .raw(let status): return "raw \(status)"
-            case .hung: return "hung"
-            case .dropped: return "dropped"
             }
         }
     }
@@ -75,7 +69,7 @@ struct RecordedTokenRequest: Sendable, CustomStringConvertible {
     var issuedRefreshTokenID: String?
     /// The client assertion check that failed, if an assertion was sent and failed.
     var assertionFailure: FakeIdentityProvider.AssertionCheck?
-    /// The injected failure that answered (or delayed) this request, if any (`Failure.label`).
+    /// The injected failure that answered this request, if any (`Failure.label`).
     var injected: String?
     /// Every form parameter (the last value of repeated ones), secrets redacted as `"<redacted>"`.
     var parameters: [String: String]
@@ -108,4 +102,92 @@ struct RecordedTokenRequest: Sendable, CustomStringConvertible {
         "client_secret", "client_assertion", "refresh_token", "code", "password", "device_code", "code_verifier",
         "continuation_token", "oob",
     ]
+}
+
+/// One native-authentication request to a `FakeIdentityProvider` (`/initiate`, `/challenge`, or the token
+/// endpoint with `grant_type=password` or `oob`), as it arrived and what the fake answered.
+///
+/// The form is kept as sent (continuation tokens and one-time codes included, so tests can check the client sent
+/// the latest token) except `password`, which is `"<redacted>"`.
+struct RecordedNativeRequest: Sendable, CustomStringConvertible {
+    /// Which native-authentication endpoint.
+    enum Endpoint: String, Sendable, Equatable {
+        case initiate
+        case challenge
+        case token
+    }
+
+    /// 1-based arrival order among native-authentication requests.
+    var sequence: Int
+    /// Which endpoint.
+    var endpoint: Endpoint
+    /// Every form parameter (the last value of repeated ones); `password` redacted.
+    var parameters: [String: String]
+    /// The HTTP status answered; nil until the answer is known.
+    var status: Int?
+    /// The `error` answered, if any.
+    var error: String?
+    /// The `suberror` answered, if any.
+    var suberror: String?
+    /// The `challenge_type` answered (`redirect`, `password`, `oob`), if any.
+    var challengeType: String?
+    /// The `continuation_token` answered (in a success or an error body), if any.
+    var issuedContinuationToken: String?
+
+    /// A record of a request not yet answered (`password` redacted).
+    init(sequence: Int, endpoint: Endpoint, parameters: [String: String]) {
+        self.sequence = sequence
+        self.endpoint = endpoint
+        self.parameters = parameters
+        if self.parameters["password"] != nil { self.parameters["password"] = "<redacted>" }
+    }
+
+    /// Notes the fake's own answer.
+    mutating func settle(_ result: Result<[String: Any], FakeIdentityError>) {
+        switch result {
+        case .success(let body):
+            self.status = 200
+            self.challengeType = body["challenge_type"] as? String
+            self.issuedContinuationToken = body["continuation_token"] as? String
+        case .failure(let error):
+            self.status = error.status
+            self.error = error.error
+            self.suberror = error.suberror
+            self.issuedContinuationToken = error.continuationToken
+        }
+    }
+
+    /// Notes an injected failure's answer.
+    mutating func settle(injected failure: FakeIdentityProvider.Failure) {
+        switch failure {
+        case .raw(let status, _, _): self.status = status
+        case .error, .throttle, .unavailable, .unavailableRetryAfter:
+            self.status = failure.entraError?.status
+            self.error = failure.entraError?.error
+            self.suberror = failure.entraError?.suberror
+        }
+    }
+
+    var description: String {
+        var parts = ["#\(sequence)", endpoint.rawValue]
+        if let grant = parameters["grant_type"] { parts.append("grant=\(grant)") }
+        if let challenge = parameters["challenge_type"] { parts.append("challenge_type=\"\(challenge)\"") }
+        parts.append("→ \(status.map(String.init) ?? "no answer")")
+        if let error { parts.append(error + (suberror.map { "/\($0)" } ?? "")) }
+        if let challengeType { parts.append("challenge_type=\(challengeType)") }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// One revocation request (`POST /oidc/revoke`, RFC 7009) to a `FakeIdentityProvider`.
+struct RecordedRevocation: Sendable, Equatable {
+    /// `token_type_hint` as sent, if any.
+    var tokenTypeHint: String?
+    /// `client_id` as sent, if any.
+    var clientID: String?
+    /// The label of the refresh token revoked (`"rt1"`, ...); nil if the token was not a refresh token the fake
+    /// issued (an access token, or an unknown value: RFC 7009 answers 200 all the same).
+    var refreshTokenID: String?
+    /// The HTTP status answered (200; 400 for a missing `token` or a refresh token of another client).
+    var status: Int
 }
