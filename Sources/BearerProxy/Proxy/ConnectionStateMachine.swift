@@ -50,6 +50,13 @@ struct ConnectionStateMachine {
         return nil
     }
 
+    /// Whether response body parts go to the client now. Read in place: this runs for every body part, and going
+    /// through ``exchange`` would copy the exchange's state (and retain its buffers) each time.
+    var forwardsResponseBody: Bool {
+        guard case .busy(let exchange) = state else { return false }
+        return exchange.forwardsResponseBody
+    }
+
     /// Applies `event` to the exchange in progress, if there is one.
     mutating func withExchange<Result>(_ event: (inout ExchangeStateMachine) -> Result) -> Result? {
         guard case .busy(var exchange) = state else { return nil }

@@ -120,7 +120,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         case .head(let head):
             responseHead(head, exchange: exchange, upstream: upstream)
         case .body(let buffer):
-            guard connection.exchange?.forwardsResponseBody == true else { return }
+            guard connection.forwardsResponseBody else { return }
             exchange.bytesOut += buffer.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             clientNeedsFlush = true
