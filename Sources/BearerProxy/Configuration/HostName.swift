@@ -85,6 +85,4 @@ enum HostName {
         return false
     }
 
-    /// `host` as it appears before `:port`: IPv6 literals in brackets.
-    static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 }

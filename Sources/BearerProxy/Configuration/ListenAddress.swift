@@ -30,7 +30,7 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
             portText = text[text.index(after: colon)...]
             guard HostName.ipv4Octets(host) != nil || HostName.isValidName(host) else { return nil }
         }
-        guard let port = URLParts.port(portText) else { return nil }
+        guard let port = Authority.port(portText) else { return nil }
         self.init(host: host.lowercased(), port: port)
     }
 
@@ -38,5 +38,5 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     public var isLoopback: Bool { HostName.isLoopback(host) }
 
     /// `host:port`, with IPv6 hosts in brackets.
-    public var description: String { "\(HostName.bracketed(host)):\(port)" }
+    public var description: String { "\(Authority.bracketed(host)):\(port)" }
 }

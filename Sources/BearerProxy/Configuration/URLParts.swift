@@ -84,15 +84,7 @@ struct URLParts: Sendable, Hashable {
             guard HostName.ipv4Octets(hostText) != nil || HostName.isValidName(hostText) else { throw .invalidHost }
         }
         guard let portText else { return (hostText.lowercased(), nil) }
-        guard let port = Self.port(portText), port > 0 else { throw .invalidPort }
+        guard let port = Authority.port(portText), port > 0 else { throw .invalidPort }
         return (hostText.lowercased(), port)
-    }
-
-    /// Decimal digits only (no sign, no spaces) and at most 65535.
-    static func port(_ text: Substring) -> Int? {
-        guard (1...5).contains(text.utf8.count), text.utf8.allSatisfy(URICharacters.isDigit), let value = Int(text),
-            value <= 65535
-        else { return nil }
-        return value
     }
 }

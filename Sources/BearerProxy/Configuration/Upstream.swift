@@ -34,7 +34,7 @@ public struct Upstream: Sendable, Hashable {
         var path = Substring(basePath)
         while path.hasSuffix("/") { path.removeLast() }
         self.basePath = String(path)
-        let authority = HostName.bracketed(self.host)
+        let authority = Authority.bracketed(self.host)
         self.hostHeader = self.port == scheme.defaultPort ? authority : "\(authority):\(self.port)"
         self.isLoopback = HostName.isLoopback(self.host)
     }

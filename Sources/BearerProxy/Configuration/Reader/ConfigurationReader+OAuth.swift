@@ -72,7 +72,7 @@ extension ConfigurationReader {
         var path = Substring(url.path)
         while path.hasSuffix("/") { path.removeLast() }
         let port = url.port.flatMap { $0 == 443 && url.scheme == "https" ? nil : ":\($0)" } ?? ""
-        return .authority("\(url.scheme)://\(HostName.bracketed(url.host))\(port)\(path)")
+        return .authority("\(url.scheme)://\(Authority.bracketed(url.host))\(port)\(path)")
     }
 
     /// Any OpenID Connect issuer, kept exactly as written: it must equal the `iss` of the tokens it issues.

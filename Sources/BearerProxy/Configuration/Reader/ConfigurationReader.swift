@@ -89,7 +89,7 @@ extension ConfigurationReader {
             } else if HostName.isValid(host) {
                 if !hosts.contains(String(host)) { hosts.append(String(host)) }
             } else if let colon = host.lastIndex(of: ":"), HostName.isValid(host[..<colon]),
-                URLParts.port(host[host.index(after: colon)...]) != nil
+                Authority.port(host[host.index(after: colon)...]) != nil
             {
                 problems.report(path, "must be a host name without a port (every port is accepted)")
             } else {
@@ -135,6 +135,6 @@ extension ConfigurationReader {
             return .failure(OriginProblem(message: "must be only scheme://host[:port], without a path (RFC 6454)"))
         }
         let port = url.port.flatMap { $0 == scheme.defaultPort ? nil : ":\($0)" } ?? ""
-        return .success("\(scheme.rawValue)://\(HostName.bracketed(url.host))\(port)")
+        return .success("\(scheme.rawValue)://\(Authority.bracketed(url.host))\(port)")
     }
 }

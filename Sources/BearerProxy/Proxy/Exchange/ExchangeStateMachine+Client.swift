@@ -110,19 +110,7 @@ extension ExchangeStateMachine {
     /// as if its request had ended, and the connection closes after it.
     mutating func stopReading() {
         persistence = .close
-        switch state {
-        case .routing: state = .routing(.ended)
-        case .local: state = .local(.ended)
-        case .answered: state = .answered(.ended)
-        case .awaitingToken(var upload, let ticket, let due):
-            upload.progress = .ended
-            state = .awaitingToken(upload, ticket, due: due)
-        case .connecting(var upload, let ticket):
-            upload.progress = .ended
-            state = .connecting(upload, ticket)
-        case .streaming(_, let response): state = .streaming(.ended, response)
-        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying: break
-        }
+        state.setRequestProgress(.ended)
     }
 
     /// The server is shutting down gracefully: this exchange is finished, then the connection closes.

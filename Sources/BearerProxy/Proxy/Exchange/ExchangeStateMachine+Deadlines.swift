@@ -34,7 +34,7 @@ extension ExchangeStateMachine {
         guard let due = state.bodyDue, due <= now else { return .none }
         if readsWithheld || expectation == .awaitingContinue {
             // The client may be waiting for `100 Continue` (RFC 9110 §10.1.1) or for the proxy to read.
-            state.restartBodyDeadline(now + bodyStall)
+            state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
             return .none
         }
         return .fail(.bodyStalled)
@@ -67,8 +67,8 @@ extension ExchangeStateMachine.State {
         }
     }
 
-    fileprivate mutating func restartBodyDeadline(_ due: NIODeadline) {
-        let progress = ExchangeStateMachine.RequestProgress.streaming(bodyDue: due)
+    /// Sets the request's progress in whichever state carries it (a no-op in the others).
+    mutating func setRequestProgress(_ progress: ExchangeStateMachine.RequestProgress) {
         switch self {
         case .routing: self = .routing(progress)
         case .local: self = .local(progress)
