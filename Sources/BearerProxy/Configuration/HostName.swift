@@ -85,4 +85,27 @@ enum HostName {
         return false
     }
 
+    /// Why an authority is not one that routes.json or `--listen` may name.
+    enum AuthorityProblem: Error, Equatable {
+        case missingHost
+        case invalidHost
+        case invalidPort
+    }
+
+    /// `host[:port]` as routes.json and `--listen` write it, taken apart by ``Authority/split(_:)``: the host a DNS
+    /// name, an IPv4 address or an IPv6 address in brackets, lowercased and without its brackets; the port 0...65535,
+    /// nil when there is none (the caller says whether 0 or no port will do).
+    static func authority(_ text: Substring) throws(AuthorityProblem) -> (host: String, port: Int?) {
+        guard let (host, portText) = Authority.split(text) else { throw .invalidHost }
+        if host.utf8.first == UInt8(ascii: "[") {
+            guard ipv6Groups(Authority.unbracketed(host)) != nil else { throw .invalidHost }
+        } else {
+            guard !host.isEmpty else { throw .missingHost }
+            guard ipv4Octets(host) != nil || isValidName(host) else { throw .invalidHost }
+        }
+        let name = Authority.unbracketed(host).lowercased()
+        guard let portText else { return (name, nil) }
+        guard let port = Authority.port(portText) else { throw .invalidPort }
+        return (name, port)
+    }
 }

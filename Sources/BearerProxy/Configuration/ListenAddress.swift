@@ -15,23 +15,8 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `host:port`, with IPv6 hosts in brackets; `nil` if it is not one.
     public init?(parsing text: String) {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                return nil
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-            guard HostName.ipv6Groups(host) != nil else { return nil }
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            guard HostName.ipv4Octets(host) != nil || HostName.isValidName(host) else { return nil }
-        }
-        guard let port = Authority.port(portText) else { return nil }
-        self.init(host: host.lowercased(), port: port)
+        guard let (host, port) = try? HostName.authority(text[...]), let port else { return nil }
+        self.init(host: host, port: port)
     }
 
     /// Whether only this machine can connect: `localhost`, 127.0.0.0/8 or `::1`.

@@ -65,26 +65,19 @@ struct URLParts: Sendable, Hashable {
         }
     }
 
+    /// The host and port of `authority`, with a port of 0 refused: a URL names a port something listens on.
     private static func hostAndPort(_ authority: Substring) throws(Failure) -> (String, Int?) {
-        guard !authority.isEmpty else { throw .missingHost }
-        let hostText: Substring
-        let portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw .invalidHost }
-            hostText = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            guard after.isEmpty || after.hasPrefix(":") else { throw .invalidHost }
-            portText = after.isEmpty ? nil : after.dropFirst()
-            guard HostName.ipv6Groups(hostText) != nil else { throw .invalidHost }
-        } else {
-            let colon = authority.lastIndex(of: ":")
-            hostText = authority[..<(colon ?? authority.endIndex)]
-            portText = colon.map { authority[authority.index(after: $0)...] }
-            guard !hostText.isEmpty else { throw .missingHost }
-            guard HostName.ipv4Octets(hostText) != nil || HostName.isValidName(hostText) else { throw .invalidHost }
+        let parts: (host: String, port: Int?)
+        do {
+            parts = try HostName.authority(authority)
+        } catch {
+            switch error {
+            case .missingHost: throw .missingHost
+            case .invalidHost: throw .invalidHost
+            case .invalidPort: throw .invalidPort
+            }
         }
-        guard let portText else { return (hostText.lowercased(), nil) }
-        guard let port = Authority.port(portText), port > 0 else { throw .invalidPort }
-        return (hostText.lowercased(), port)
+        guard parts.port != 0 else { throw .invalidPort }
+        return parts
     }
 }

@@ -90,14 +90,12 @@ extension Upstream {
         guard parts.userinfo == nil else { throw .userinfo }
         guard parts.query == nil else { throw .query }
         guard parts.fragment == nil else { throw .fragment }
-        guard !Self.hasDotSegment(parts.path) else { throw .dotSegment }
+        // `.` and `..`, raw or percent-encoded: an upstream must name its path exactly (RFC 3986 §5.2.4).
+        do {
+            try RequestTarget.checkDotSegments(parts.path[...], .uriSyntax)
+        } catch {
+            throw .dotSegment
+        }
         self.init(scheme: scheme, host: parts.host, port: parts.port, basePath: parts.path)
     }
-
-    /// `.` and `..`, raw or percent-encoded: an upstream must name its path exactly (RFC 3986 §5.2.4).
-    static func hasDotSegment(_ path: String) -> Bool {
-        path.split(separator: "/").contains { dotSegments.contains($0.lowercased()) }
-    }
-
-    private static let dotSegments: Set<String> = [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
 }

@@ -73,7 +73,7 @@ public final class TerminalConsole: SignInConsole {
 
     public func openBrowser(_ url: String) async -> Bool {
         guard let command = BrowserCommand.find(environment: environment) else { return false }
-        return await CommandRunner.startDetached(command.arguments(for: url))
+        return await command.open(url)
     }
 
     private func endDots() {

@@ -1,5 +1,8 @@
 import Foundation
 
+// A file of its own although short: JOSE's encoding has no single owner — the bearer challenge here, `/-/echo`, and
+// the token, assertion and PKCE code in `SignIn/` all use it.
+
 /// Base64url without padding (RFC 4648 §5), as JOSE uses it (RFC 7515 §2).
 enum Base64URL {
     static func encode<Bytes: DataProtocol>(_ bytes: Bytes) -> String {

@@ -78,3 +78,14 @@ struct BearerChallenge: Equatable {
         return value.hasPrefix("{") ? value : nil
     }
 }
+
+/// `Authorization: Bearer <token>` (RFC 6750 §2.1), the request side of ``BearerChallenge``, taken apart in one
+/// place: the client key check and the `/-/echo` mirror read it the same way.
+enum BearerCredentials {
+    /// The token of a `Bearer <token>` value (the scheme is case-insensitive, RFC 9110 §11.1); nil for any other.
+    static func token(in value: String) -> Substring? {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1]
+    }
+}

@@ -41,13 +41,61 @@ struct RequestTarget: Equatable {
             query = nil
         }
         for byte in uri.utf8 where byte < 0x20 || byte == 0x7F { throw .forbiddenCharacter }
-        try checkSegments(path)
+        try checkDotSegments(path, .everySpelling)
         return RequestTarget(path: path, query: query)
+    }
+
+    /// Which spellings of `.` and `..` a path is refused for. Two rules, because two different parties write paths:
+    /// the person who configures the proxy, and any client that can reach it.
+    enum DotSegmentRule {
+        /// The dot segments of RFC 3986 itself: a segment (between `/`s) of one or two dots, each raw or as `%2E`
+        /// in either case — a percent-encoded unreserved character is that character (§6.2.2.2), so every server
+        /// that normalises a path removes both spellings (§5.2.4). For a path written in routes.json (an upstream's
+        /// base path, a route's prefix): it must name its path exactly, and it comes from whoever configures the
+        /// proxy, not from a client trying to slip past a prefix; refusing more would turn away URLs that are
+        /// accepted today.
+        case uriSyntax
+        /// Also every spelling a lenient or buggy server may read as one (see ``RequestTarget/parse(_:)``), and
+        /// encodings that only such a server could make sense of. For a client's request target.
+        case everySpelling
+    }
+
+    /// Throws ``Rejection/dotSegment`` when `path` has a `.` or `..` segment under `rule`; under `.everySpelling`
+    /// also ``Rejection/forbiddenCharacter`` and ``Rejection/ambiguousEncoding`` for what decoding turns up.
+    static func checkDotSegments(_ path: Substring, _ rule: DotSegmentRule) throws(Rejection) {
+        switch rule {
+        case .uriSyntax:
+            for segment in path.utf8.split(separator: UInt8(ascii: "/")) where isURIDotSegment(segment) {
+                throw .dotSegment
+            }
+        case .everySpelling:
+            try checkEverySpelling(path)
+        }
+    }
+
+    /// Whether `segment` is one or two dots, each `.` or `%2E` (any case).
+    private static func isURIDotSegment(_ segment: Substring.UTF8View.SubSequence) -> Bool {
+        var dots = 0
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            if segment[index] == UInt8(ascii: ".") {
+                index = segment.index(after: index)
+            } else if segment[index...].starts(with: "%2".utf8),
+                segment.index(index, offsetBy: 2) < segment.endIndex,
+                segment[segment.index(index, offsetBy: 2)] | 0x20 == UInt8(ascii: "e")
+            {
+                index = segment.index(index, offsetBy: 3)
+            } else {
+                return false
+            }
+            dots += 1
+        }
+        return dots == 1 || dots == 2
     }
 
     /// Checks the path as it is and after each round of percent-decoding. Most paths have no `%`: one scan of
     /// their bytes, no allocation.
-    private static func checkSegments(_ path: Substring) throws(Rejection) {
+    private static func checkEverySpelling(_ path: Substring) throws(Rejection) {
         guard path.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) else {
             return try checkDecodedSegments(path.utf8)
         }

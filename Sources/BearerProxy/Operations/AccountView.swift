@@ -1,3 +1,6 @@
+// A file of its own although short: this protocol is the boundary between `Admin/` and `Operations/` above and
+// `Runtime/` (whose `AccountRuntime` conforms) — what those folders may know of the account, and nothing more.
+
 /// What the proxy's own endpoints and `status` need to know of the account — its configuration, its tokens,
 /// whether someone is signed in — without reaching into the composition root (``AccountRuntime`` conforms).
 public protocol AccountView: Sendable {

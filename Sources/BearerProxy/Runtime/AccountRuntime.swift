@@ -53,6 +53,18 @@ public struct AccountRuntime: Sendable {
                 logger: logger, now: now)
         }
         var provider: IdentityProviderClient?
+        /// The account's one client for its identity provider (`shutdown` closes it).
+        func providerClient() -> IdentityProviderClient {
+            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            provider = client
+            return client
+        }
+        /// Access tokens from the account's refresh token: every flow that has one gets them this way.
+        func refreshTokenGrant(_ client: OAuthClient, _ providerClient: IdentityProviderClient) -> RefreshTokenGrant {
+            RefreshTokenGrant(
+                name: settings.flow.rawValue, client: client, provider: providerClient, session: session,
+                sharing: sharing, now: now)
+        }
         var devIssuer: DevIssuer?
         var interactive: (any InteractiveSignIn)?
         let flow: any SignInFlow
@@ -65,18 +77,13 @@ public struct AccountRuntime: Sendable {
                 tenantID: DevIdentity.tenantID)
             flow = issuer
         case .clientCredentials(let account):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
             snapshot.identity = AccountIdentity(name: "application", username: account.client.clientId)
-            flow = try ClientCredentialsFlow(account: account, environment: environment, provider: client, now: now)
+            flow = try ClientCredentialsFlow(
+                account: account, environment: environment, provider: providerClient(), now: now)
         case .refreshToken(let account):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
             // A refresh token in the cache file is newer than the one in the environment (it rotates on use).
             if snapshot.refreshToken == nil { snapshot.refreshToken = environment[account.refreshTokenEnv] }
-            flow = RefreshTokenGrant(
-                name: "refresh-token", client: account.client, provider: client, session: session, sharing: sharing,
-                now: now)
+            flow = refreshTokenGrant(account.client, providerClient())
         case .command(let account):
             snapshot.identity = AccountIdentity(name: "command", username: account.argv.first)
             flow = CommandFlow(account: account, now: now)
@@ -84,33 +91,22 @@ public struct AccountRuntime: Sendable {
             snapshot.identity = AccountIdentity(name: "static token", username: account.tokenEnv)
             flow = try StaticTokenFlow(account: account, environment: environment)
         case .native(let account):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
+            let client = providerClient()
             interactive = NativeSignIn(account: account, provider: client, environment: environment)
-            flow = RefreshTokenGrant(
-                name: "native", client: account.client, provider: client, session: session, sharing: sharing,
-                now: now)
+            flow = refreshTokenGrant(account.client, client)
         case .deviceCode(let oauthClient):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
+            let client = providerClient()
             interactive = DeviceCodeSignIn(client: oauthClient, provider: client, sleep: signInTiming.sleep, now: now)
-            flow = RefreshTokenGrant(
-                name: "device-code", client: oauthClient, provider: client, session: session, sharing: sharing,
-                now: now)
+            flow = refreshTokenGrant(oauthClient, client)
         case .browser(let account):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
+            let client = providerClient()
             interactive = BrowserSignIn(
                 account: account, provider: client, eventLoopGroup: eventLoopGroup,
                 timeout: signInTiming.browserTimeout)
-            flow = RefreshTokenGrant(
-                name: "browser", client: account.client, provider: client, session: session, sharing: sharing,
-                now: now)
+            flow = refreshTokenGrant(account.client, client)
         case .firebase(let account):
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
-            provider = client
             let firebase = FirebaseClient(
-                provider: client,
+                provider: providerClient(),
                 endpoints: FirebaseEndpoints(emulator: account.emulatorHost, base: account.apiBaseURL),
                 apiKey: environment[account.apiKeyEnv] ?? "")
             interactive = FirebaseSignIn(

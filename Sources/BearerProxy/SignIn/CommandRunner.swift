@@ -67,21 +67,3 @@ enum CommandRunner {
         }
     }
 }
-
-extension CommandRunner {
-    /// Starts `arguments` and returns without waiting for it, its output discarded: through `sh -c '… &'`, so
-    /// a program that runs on (a browser) belongs to no one here, and as a background job of a non-interactive
-    /// shell it ignores the Ctrl-C meant for us. Returns whether the shell started it.
-    static func startDetached(_ arguments: [String]) async -> Bool {
-        guard !arguments.isEmpty else { return false }
-        let script = "\"$@\" </dev/null >/dev/null 2>&1 &"
-        do {
-            let result = try await Subprocess.run(
-                .path(FilePath("/bin/sh")), arguments: Arguments(["-c", script, "sh"] + arguments), input: .none,
-                output: .discarded, error: .discarded)
-            return result.terminationStatus.isSuccess
-        } catch {
-            return false
-        }
-    }
-}

@@ -258,3 +258,9 @@ public struct TokenStatus: Sendable, Equatable {
     public var refreshOn: Date?
     public var lastError: String?
 }
+
+/// Told about every token request the cache makes — for logs and metrics, never holding on to the token.
+public protocol TokenCacheObserver: Sendable {
+    func tokenFetched(
+        _ request: TokenRequest, outcome: Result<AccessToken, TokenError>, duration: Duration, background: Bool)
+}

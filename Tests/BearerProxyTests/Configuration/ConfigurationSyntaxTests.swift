@@ -63,4 +63,28 @@ import Testing
             #expect(!HostName.isValidName(Substring(invalid)), "\(invalid)")
         }
     }
+
+    @Test(
+        "an authority's host is checked and lowercased without brackets, its port read by Authority.port",
+        arguments: [
+            ("Example.COM", "example.com", nil), ("example.com:8080", "example.com", 8080),
+            ("127.0.0.1:0", "127.0.0.1", 0), ("[::1]", "::1", nil), ("[2001:DB8::1]:443", "2001:db8::1", 443),
+        ] as [(String, String, Int?)])
+    func takesAuthoritiesApart(text: String, host: String, port: Int?) throws {
+        let parts = try HostName.authority(Substring(text))
+        #expect(parts.host == host)
+        #expect(parts.port == port)
+    }
+
+    @Test(
+        "an authority names what is wrong with it: the host missing, the host invalid, or the port invalid",
+        arguments: [
+            ("", HostName.AuthorityProblem.missingHost), (":80", .missingHost), ("::1:80", .invalidHost),
+            ("[::1", .invalidHost), ("[::1]x", .invalidHost), ("[localhost]:80", .invalidHost),
+            ("127.1:80", .invalidHost), ("bad_host!", .invalidHost), ("x.example:", .invalidPort),
+            ("x.example:65536", .invalidPort), ("[::1]:+80", .invalidPort),
+        ])
+    func refusesAuthorities(text: String, problem: HostName.AuthorityProblem) {
+        #expect(throws: problem) { try HostName.authority(Substring(text)) }
+    }
 }

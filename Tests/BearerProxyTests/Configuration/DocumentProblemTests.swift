@@ -50,6 +50,9 @@ import Testing
             F.document(#""allowedHosts": ["ok.local", "dev.local:8080"]"#), "allowedHosts[1]",
             "must be a host name without a port (every port is accepted)"),
         ProblemCase(
+            F.document(#""allowedHosts": ["[::1]:8080"]"#), "allowedHosts[0]",
+            "must be a host name without a port (every port is accepted)"),
+        ProblemCase(
             F.document(#""allowedHosts": ["*.dev.local"]"#), "allowedHosts[0]",
             "must be an exact host name (wildcards are not supported)"),
         ProblemCase(

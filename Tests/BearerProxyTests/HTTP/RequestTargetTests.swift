@@ -65,4 +65,29 @@ struct RequestTargetTests {
     func refusesOtherForms(_ uri: String) {
         #expect(throws: RequestTarget.Rejection.notOriginForm) { try RequestTarget.parse(uri) }
     }
+
+    @Test(
+        "a configured path is refused for RFC 3986's dot segments: one or two dots, raw or %2E in any case",
+        arguments: ["/.", "/..", "/a/./b", "/a/../b", "/a/%2e", "/a/%2E%2e/b", "/a/.%2E", "/a/%2e./b", "..", "/a/../"])
+    func refusesURIDotSegments(_ path: String) {
+        #expect(throws: RequestTarget.Rejection.dotSegment) {
+            try RequestTarget.checkDotSegments(path[...], .uriSyntax)
+        }
+    }
+
+    @Test(
+        "a configured path may hold what only a lenient server reads as a dot segment; a client's target may not",
+        arguments: [
+            "/a/...", "/a/%2e%2e%2e", "/v1.0", "/a/..;x", "/a/%252e%252e", "/a/..%2Fb", "/a/..%5Cb", "/a/.%2", "/a/%2",
+            "/a/%2f", "/a/%2e%2", "/", "",
+        ])
+    func allowsWhatOnlyLenientServersReadAsDots(_ path: String) throws {
+        try RequestTarget.checkDotSegments(path[...], .uriSyntax)
+        let lenient = ["/a/..;x", "/a/%252e%252e", "/a/..%2Fb", "/a/..%5Cb"]
+        if lenient.contains(path) {
+            #expect(throws: RequestTarget.Rejection.dotSegment) {
+                try RequestTarget.checkDotSegments(path[...], .everySpelling)
+            }
+        }
+    }
 }

@@ -194,7 +194,9 @@ enum RoutePrefix {
         }
         let segments = prefix.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         if prefix != "/", segments.contains(where: \.isEmpty) { return "must not contain an empty segment (\"//\")" }
-        if segments.contains(where: { $0 == "." || $0 == ".." }) { return "must not contain \".\" or \"..\" segments" }
+        if (try? RequestTarget.checkDotSegments(prefix[...], .uriSyntax)) == nil {
+            return "must not contain \".\" or \"..\" segments"
+        }
         if prefix == "/-" || prefix.hasPrefix("/-/") {
             return "\"/-\" and everything under \"/-/\" are reserved for the proxy's own endpoints"
         }

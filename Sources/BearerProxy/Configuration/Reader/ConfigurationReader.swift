@@ -88,9 +88,7 @@ extension ConfigurationReader {
                 problems.report(path, "must be an exact host name (wildcards are not supported)")
             } else if HostName.isValid(host) {
                 if !hosts.contains(String(host)) { hosts.append(String(host)) }
-            } else if let colon = host.lastIndex(of: ":"), HostName.isValid(host[..<colon]),
-                Authority.port(host[host.index(after: colon)...]) != nil
-            {
+            } else if let (_, port) = try? HostName.authority(host), port != nil {
                 problems.report(path, "must be a host name without a port (every port is accepted)")
             } else {
                 problems.report(path, "is not a valid host name or IP address")

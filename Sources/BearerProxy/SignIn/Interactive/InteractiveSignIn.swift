@@ -22,3 +22,14 @@ public struct SignInOptions: Sendable {
         self.link = link
     }
 }
+
+extension IdentityProviderClient {
+    /// The provider's endpoints, for a sign-in: a failure to find them is the sign-in's failure.
+    func signInEndpoints(for endpoint: IdentityEndpoint) async throws(SignInFailure) -> ProviderEndpoints {
+        do {
+            return try await endpoints(for: endpoint)
+        } catch {
+            throw SignInFailure(error)
+        }
+    }
+}

@@ -73,7 +73,7 @@ final class FakeFirebase: Sendable {
                 state: state, canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeFirebaseHandler(endpoints: endpoints))
+            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: endpoints))
         }
         return FakeFirebase(configuration: configuration, server: server, state: state)
     }

@@ -2,59 +2,14 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of each `FakeFirebase` connection: collects a request (head and body), asks
-/// `FakeFirebaseEndpoints` for the reply, and writes it (or drops the connection, or never answers). Confined to
-/// its channel's event loop; it sits after NIO's `configureHTTPServerPipeline(withPipeliningAssistance: true)`.
-final class FakeFirebaseHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let endpoints: FakeFirebaseEndpoints
-    private var collector = RequestCollector()
-    private var isActive = true
-
-    init(endpoints: FakeFirebaseEndpoints) {
-        self.endpoints = endpoints
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let request = self.collector.collect(self.unwrapInboundIn(data)) else { return }
-        self.handle(request, context: context)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        self.isActive = false
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-
-    private func handle(_ request: RequestCollector.Request, context: ChannelHandlerContext) {
-        let (head, body) = (request.head, request.body)
-        let keepAlive = head.isKeepAlive
-        if request.bodyTooLarge {
-            context.writeFakeResponse(
-                FakeFirebaseError(status: 413, message: "Request Entity Too Large").response(), keepAlive: false)
-            return
-        }
-        let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
-        switch self.endpoints.reply(to: request) {
-        case .respond(let response):
-            if self.isActive { context.writeFakeResponse(response, keepAlive: keepAlive) }
-        }
-    }
-}
-
-/// `FakeFirebase`'s routes: which request goes to which endpoint. Called on the connection's event loop once a
+/// `FakeFirebase`'s routes (served by ``FakeHTTPHandler``): which request goes to which endpoint. Called on the connection's event loop once a
 /// request has fully arrived; the lock-guarded work happens in `FakeFirebaseState`.
 ///
 /// Paths are the Auth emulator's (`/<host>/<path>`), so a client pointed at an emulator host talks to the fake
 /// unchanged; the legacy v3 names (`verifyAssertion`, `verifyPassword`, `createAuthUri` under
 /// `/www.googleapis.com/identitytoolkit/v3/relyingparty/`) are accepted too. URLs in answers (the `authUri`)
 /// follow the `Host` the client used.
-struct FakeFirebaseEndpoints: Sendable {
+struct FakeFirebaseEndpoints: FakeHTTPEndpoints {
     static let identityToolkitPrefix = "/identitytoolkit.googleapis.com/v1/accounts:"
     static let legacyPrefix = "/www.googleapis.com/identitytoolkit/v3/relyingparty/"
     static let secureTokenPath = "/securetoken.googleapis.com/v1/token"
@@ -92,12 +47,23 @@ struct FakeFirebaseEndpoints: Sendable {
         }
     }
 
+    /// Google's 413.
+    var bodyTooLarge: FakeFirebaseResponse {
+        FakeFirebaseError(status: 413, message: "Request Entity Too Large").response()
+    }
+
+    func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeFirebaseResponse) -> Void) {
+        switch self.reply(to: request) {
+        case .respond(let response): respond(response)
+        }
+    }
+
     /// Google's 404 (also for a known path with the wrong method).
     private static let notFound = FakeFirebaseReply.respond(
         FakeFirebaseError(status: 404, message: "Not Found").response())
 }
 
-/// One request as `FakeFirebaseHandler` collected it.
+/// One request as `FakeHTTPHandler` collected it.
 typealias FakeFirebaseRequest = FakeHTTPRequest
 
 /// The views of a request that only Google's endpoints need.
@@ -121,7 +87,7 @@ extension FakeHTTPRequest {
     }
 }
 
-/// What `FakeFirebaseHandler` does with one request, as decided when it has fully arrived.
+/// What `FakeFirebase` does with one request, as decided when it has fully arrived.
 enum FakeFirebaseReply: Sendable {
     /// Write this response.
     case respond(FakeFirebaseResponse)

@@ -2,81 +2,12 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of each `FakeIdentityProvider` connection: collects a request (head and body), asks
-/// `FakeIdentityEndpoints` for the reply, and plays it — at once, or when the latch is released. Confined to its channel's event loop (it is not `Sendable`); it sits after NIO's
-/// `configureHTTPServerPipeline(withPipeliningAssistance: true)`, which queues pipelined requests until the current
-/// response has ended.
-final class FakeIdentityHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let endpoints: FakeIdentityEndpoints
-    private var collector = RequestCollector()
-    private var isActive = true
-
-    init(endpoints: FakeIdentityEndpoints) {
-        self.endpoints = endpoints
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let request = self.collector.collect(self.unwrapInboundIn(data)) else { return }
-        self.handle(request, context: context)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        self.isActive = false
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-
-    private func handle(_ request: RequestCollector.Request, context: ChannelHandlerContext) {
-        let (head, body) = (request.head, request.body)
-        let keepAlive = head.isKeepAlive
-        if request.bodyTooLarge {
-            let response = FakeIdentityResponse.json(status: 413, ["error": "request_too_large"])
-            context.writeFakeResponse(response, keepAlive: false)
-            return
-        }
-        let request = FakeHTTPRequest(method: head.method, uri: head.uri, headers: head.headers, body: body)
-        switch self.endpoints.reply(to: request) {
-        case .respond(let response, let holdable):
-            self.deliver(response, keepAlive: keepAlive, holdable: holdable, context: context)
-        }
-    }
-
-    /// Writes now, or parks the write with the provider's latch if it is on.
-    private func deliver(
-        _ response: FakeIdentityResponse, keepAlive: Bool, holdable: Bool, context: ChannelHandlerContext
-    ) {
-        if holdable {
-            let loop = context.eventLoop
-            let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
-            let held = self.endpoints.state.holdIfLatched {
-                loop.execute {
-                    bound.value.handler.write(response, keepAlive: keepAlive, context: bound.value.context)
-                }
-            }
-            if held { return }
-        }
-        self.write(response, keepAlive: keepAlive, context: context)
-    }
-
-    /// Writes `response` unless the client has gone meanwhile (a held answer).
-    private func write(_ response: FakeIdentityResponse, keepAlive: Bool, context: ChannelHandlerContext) {
-        guard self.isActive else { return }
-        context.writeFakeResponse(response, keepAlive: keepAlive)
-    }
-}
-
-/// The fake identity provider's routes: which request gets which reply. Called on the connection's event loop
+/// The fake identity provider's routes (served by ``FakeHTTPHandler``): which request gets which reply. Called on the connection's event loop
 /// once a request has fully arrived; the lock-guarded work happens in `FakeIdentityState`.
 ///
 /// URLs in documents and the audiences accepted in client assertions follow the `Host` the client used
 /// (`127.0.0.1:PORT` or `localhost:PORT`), as a real server's own URL would.
-struct FakeIdentityEndpoints: Sendable {
+struct FakeIdentityEndpoints: FakeHTTPEndpoints {
     /// Paths (the tenant segment is fixed: `contoso`).
     static let entraDiscoveryPath = "/contoso/v2.0/.well-known/openid-configuration"
     static let entraTokenPath = "/contoso/oauth2/v2.0/token"
@@ -146,6 +77,17 @@ struct FakeIdentityEndpoints: Sendable {
         }
     }
 
+    var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
+
+    func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeIdentityResponse) -> Void) {
+        switch self.reply(to: request) {
+        case .respond(let response, let holdable):
+            // A holdable answer waits while the provider's latch is on; `release()` then sends it.
+            if holdable, self.state.holdIfLatched({ respond(response) }) { return }
+            respond(response)
+        }
+    }
+
     /// `invalid_request` 900561: the endpoint only accepts POST.
     private static func postOnly(base: String) -> FakeIdentityReply {
         let error = FakeIdentityError.invalidRequest(900561)
@@ -210,7 +152,7 @@ struct FakeIdentityEndpoints: Sendable {
     }
 }
 
-/// What `FakeIdentityHandler` does with one request, as decided when the request has fully arrived.
+/// What the fake identity provider does with one request, as decided when the request has fully arrived.
 enum FakeIdentityReply: Sendable {
     /// Write `response`. `holdable` responses wait while the provider's latch is on
     /// (`FakeIdentityProvider.holdTokenResponses()`): every token-endpoint response is holdable.

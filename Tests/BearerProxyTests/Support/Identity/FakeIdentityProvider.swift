@@ -77,7 +77,7 @@ final class FakeIdentityProvider: Sendable {
                 canonicalBaseURL: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeIdentityHandler(endpoints: endpoints))
+            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: endpoints))
         }
         return FakeIdentityProvider(configuration: configuration, server: server, state: state)
     }
