@@ -1,5 +1,7 @@
 import NIOCore
 
+// A file of its own although short: the public value the `serve` command fills in from its options.
+
 /// The data plane's time limits (SPEC §8). `serve` sets the client-side ones from its options.
 public struct ProxyTimeouts: Sendable, Hashable {
     /// From the first byte of a request head to its end: a client trickling header bytes holds its connection no
