@@ -8,7 +8,6 @@ public struct RouteTable: Sendable {
     /// A route's prefix as bytes, longest first; the root route's prefix is empty so it matches every path.
     private struct Entry: Sendable {
         let prefix: [UInt8]
-        let route: Route
         /// The route's index in ``routes``.
         let position: Int
     }
@@ -23,7 +22,7 @@ public struct RouteTable: Sendable {
                 ? lhs.element.prefix.utf8.count > rhs.element.prefix.utf8.count : lhs.offset < rhs.offset
         }
         self.entries = ordered.map { position, route in
-            Entry(prefix: route.prefix == "/" ? [] : Array(route.prefix.utf8), route: route, position: position)
+            Entry(prefix: route.prefix == "/" ? [] : Array(route.prefix.utf8), position: position)
         }
     }
 
@@ -41,7 +40,7 @@ public struct RouteTable: Sendable {
         }
         guard let (index, length) = found else { return nil }
         let start = path.utf8.index(path.startIndex, offsetBy: length)
-        return RouteMatch(route: entries[index].route, position: entries[index].position, remainder: path[start...])
+        return RouteMatch(position: entries[index].position, remainder: path[start...])
     }
 
     /// The index of the first (longest) entry matching, and how many bytes of the path its prefix covers.
@@ -59,16 +58,15 @@ public struct RouteTable: Sendable {
     }
 }
 
-/// The route a request path matched, and the part of the path after the route's prefix.
+/// The route a request path matched, and the part of the path after the route's prefix. The route itself is
+/// `routes[position]`: a copy of it here would cost a retain of each of its fields on every request.
 public struct RouteMatch: Sendable {
-    public let route: Route
     /// The route's index in ``RouteTable/routes`` (routes.json order).
     public let position: Int
     /// The raw bytes after the prefix: `""` or starting with `/` (the whole path for the root route).
     public let remainder: Substring
 
-    public init(route: Route, position: Int, remainder: Substring) {
-        self.route = route
+    public init(position: Int, remainder: Substring) {
         self.position = position
         self.remainder = remainder
     }

@@ -29,19 +29,23 @@ enum Forwarding {
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
     /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
+    ///
+    /// Takes the route's binding rather than a `Route`: passing a class's stored struct copies it (a retain of each
+    /// of its dozen fields, per request), while reading fields through the reference retains only what is read.
     static func upstreamRequest(
-        client: HTTPRequestHead, route: Route, remainder: Substring, query: Substring?, authorization: String?,
+        client: HTTPRequestHead, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false
     ) -> HTTPRequestHead {
-        var uri = route.upstream.basePath + remainder
+        let upstream = binding.upstream
+        var uri = upstream.basePath + remainder
         if uri.isEmpty { uri = "/" }
         if let query { uri += "?" + query }
 
         let options = HopByHop.connectionOptions(in: client.headers)
         var headers = HTTPHeaders()
         headers.reserveCapacity(client.headers.count + 4)
-        headers.add(name: "host", value: route.upstream.hostHeader)
-        let removals = route.headers.remove
+        headers.add(name: "host", value: upstream.hostHeader)
+        let removals = binding.route.headers.remove
         for (name, value) in client.headers {
             if HopByHop.isHopByHop(name, options: options) { continue }
             if HeaderName.equals(name, "host") || HeaderName.equals(name, "authorization")
@@ -67,13 +71,13 @@ enum Forwarding {
         case .none, .untilClose, .contentLength:
             break
         }
-        for field in route.headers.set {
+        for field in binding.route.headers.set {
             headers.replaceOrAdd(name: field.name, value: field.value)
         }
         if webSocket { WebSocketUpgrade.addHandshake(to: &headers) }
         if let authorization { headers.add(name: "authorization", value: authorization) }
         headers.add(name: "x-request-id", value: requestID)
-        if route.forwardedHeaders {
+        if binding.route.forwardedHeaders {
             if let clientAddress { headers.add(name: "x-forwarded-for", value: clientAddress) }
             headers.add(name: "x-forwarded-proto", value: "http")
             if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
@@ -100,7 +104,7 @@ enum Forwarding {
     /// into the route's upstream is rewritten to the local prefix (so following it stays on the proxy); framing is
     /// re-derived for the client's HTTP version; `X-Request-Id` is the proxy's.
     static func clientResponse(
-        upstream: HTTPResponseHead, request: HTTPRequestHead, route: Route, requestID: String, keepAlive: Bool
+        upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String, keepAlive: Bool
     ) -> (head: HTTPResponseHead, framing: Framing) {
         let options = HopByHop.connectionOptions(in: upstream.headers)
         var headers = HTTPHeaders()
@@ -113,7 +117,7 @@ enum Forwarding {
             }
             if HeaderName.equals(name, "x-request-id") { continue }
             if HeaderName.equals(name, "location") {
-                headers.add(name: name, value: rewriteLocation(value, route: route))
+                headers.add(name: name, value: rewriteLocation(value, binding: binding))
                 continue
             }
             headers.add(name: name, value: value)
@@ -146,8 +150,8 @@ enum Forwarding {
 
     /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)
     /// to the same resource under the route's local prefix; any other value is returned unchanged.
-    static func rewriteLocation(_ location: String, route: Route) -> String {
-        let upstream = route.upstream
+    static func rewriteLocation(_ location: String, binding: RouteBinding) -> String {
+        let upstream = binding.upstream
         var pathAndQuery: Substring
         if location.hasPrefix("/") && !location.hasPrefix("//") {
             pathAndQuery = location[...]
@@ -166,7 +170,8 @@ enum Forwarding {
         let path = pathAndQuery[..<pathEnd]
         let base = upstream.basePath
         guard path == base || path.hasPrefix(base + "/") || base.isEmpty else { return location }
-        var local = route.prefix == "/" ? "" : route.prefix
+        let prefix = binding.route.prefix
+        var local = prefix == "/" ? "" : prefix
         local += path.dropFirst(base.count)
         if local.isEmpty { local = "/" }
         return local + pathAndQuery[pathEnd...]

@@ -151,7 +151,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
         case .forwardResponseHead(let keepAlive):
             var (clientHead, framing) = Forwarding.clientResponse(
-                upstream: head, request: exchange.request, route: leg.binding.route, requestID: exchange.id,
+                upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
                 keepAlive: keepAlive)
             if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
             if framing == .untilClose { _ = connection.withExchange { $0.responseEndsWithConnection() } }

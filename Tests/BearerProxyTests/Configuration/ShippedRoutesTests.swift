@@ -27,7 +27,7 @@ import Testing
         #expect(routes[1].auth.scopes?.resource == "api://api2")
 
         let match = try #require(configuration.routes.match(path: "/api2/items/7"))
-        #expect(match.route.prefix == "/api2")
+        #expect(routes[match.position].prefix == "/api2")
         #expect(match.remainder == "/items/7")
     }
 }

@@ -5,11 +5,16 @@ import Testing
 
 @Suite("Forwarding: the pure request and response rewrite")
 struct ForwardingTests {
-    let route: Route
+    let route: RouteBinding
 
     init() throws {
-        route = try TestConfigurations.route(
+        route = try Self.binding(
             #"{ "prefix": "/graph", "upstream": "https://graph.example.com:8443/v1.0", "scopes": ["api://g/Read"] }"#)
+    }
+
+    /// The route of `json` as the data plane holds it.
+    static func binding(_ json: String) throws -> RouteBinding {
+        try RouteBinding(TestConfigurations.route(json), timeouts: ProxyTimeouts()) { try UpstreamTLS(caFile: $0) }
     }
 
     private func forward(_ headers: [(String, String)], method: HTTPMethod = .GET, remainder: Substring = "/me")
@@ -19,7 +24,7 @@ struct ForwardingTests {
             version: .http1_1, method: method, uri: "/graph/me", headers: HTTPHeaders(headers))
         // The framing the head announces is the one the proxy will use for the body (`requestFraming`).
         let head = Forwarding.upstreamRequest(
-            client: client, route: route, remainder: remainder, query: "a=%2F&b", authorization: "Bearer TOKEN",
+            client: client, binding: route, remainder: remainder, query: "a=%2F&b", authorization: "Bearer TOKEN",
             requestID: "rid",
             clientAddress: "127.0.0.1")
         return (head, Forwarding.requestFraming(client.headers))
@@ -106,13 +111,13 @@ struct ForwardingTests {
 
     @Test("route header rules remove and set headers")
     func headerRules() throws {
-        let route = try TestConfigurations.route(
+        let route = try Self.binding(
             #"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"], "#
                 + #""headers": { "set": { "X-Api-Version": "2" }, "remove": ["Cookie"] } }"#)
         let client = HTTPRequestHead(
             version: .http1_1, method: .GET, uri: "/a", headers: ["Cookie": "c", "X-Api-Version": "1"])
         let head = Forwarding.upstreamRequest(
-            client: client, route: route, remainder: "", query: nil, authorization: nil, requestID: "r",
+            client: client, binding: route, remainder: "", query: nil, authorization: nil, requestID: "r",
             clientAddress: nil)
         #expect(!head.headers.contains(name: "cookie"))
         #expect(head.headers[canonicalForm: "x-api-version"] == ["2"])
@@ -126,7 +131,7 @@ struct ForwardingTests {
             headers: ["Transfer-Encoding": "chunked", "Connection": "close, x-hop", "X-Hop": "1", "X-Keep": "2"])
         let request11 = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
         let (head, framing) = Forwarding.clientResponse(
-            upstream: upstream, request: request11, route: route, requestID: "rid", keepAlive: true)
+            upstream: upstream, request: request11, binding: route, requestID: "rid", keepAlive: true)
         #expect(head.status == .imATeapot)
         #expect(framing == .chunked)
         #expect(!head.headers.contains(name: "x-hop"))
@@ -136,7 +141,7 @@ struct ForwardingTests {
 
         let request10 = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/graph")
         let old = Forwarding.clientResponse(
-            upstream: upstream, request: request10, route: route, requestID: "rid", keepAlive: true)
+            upstream: upstream, request: request10, binding: route, requestID: "rid", keepAlive: true)
         #expect(old.framing == .untilClose)
         #expect(old.head.headers[canonicalForm: "connection"] == ["close"])
         #expect(!old.head.headers.contains(name: "transfer-encoding"))
@@ -147,7 +152,7 @@ struct ForwardingTests {
         let upstream = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "42"])
         let request = HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/graph")
         let (head, framing) = Forwarding.clientResponse(
-            upstream: upstream, request: request, route: route, requestID: "r", keepAlive: true)
+            upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
         #expect(framing == .none)
         #expect(head.headers[canonicalForm: "content-length"] == ["42"])
     }
@@ -168,6 +173,6 @@ struct ForwardingTests {
             ("relative/path", "relative/path"),
         ])
     func rewritesLocation(_ location: String, _ expected: String) {
-        #expect(Forwarding.rewriteLocation(location, route: route) == expected)
+        #expect(Forwarding.rewriteLocation(location, binding: route) == expected)
     }
 }

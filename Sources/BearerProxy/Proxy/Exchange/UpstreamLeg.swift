@@ -28,7 +28,7 @@ final class UpstreamLeg {
     func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
         self.token = token?.value
         head = Forwarding.upstreamRequest(
-            client: exchange.request, route: binding.route, remainder: remainder, query: query,
+            client: exchange.request, binding: binding, remainder: remainder, query: query,
             authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
             webSocket: webSocket)
     }
