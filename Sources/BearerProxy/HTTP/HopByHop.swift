@@ -33,7 +33,9 @@ enum HopByHop {
     /// out, so the usual `Connection: keep-alive` gives an empty list (and no allocation), as does no `Connection`.
     static func connectionOptions(in headers: HTTPHeaders) -> [String] {
         var options: [String] = []
-        for (name, value) in headers where HeaderName.equals(name, "connection") {
+        // Looked up by name rather than by iterating: iterating `HTTPHeaders` copies every name and value out (a
+        // retain each), and this runs twice per proxied request. The lookup is ASCII case-insensitive, like ours.
+        for value in headers["connection"] {
             forEachOption(in: value) { option in
                 if !isListed(bytes: option) {
                     options.append(String(decoding: option, as: UTF8.self).lowercased())

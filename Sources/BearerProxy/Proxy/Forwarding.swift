@@ -89,13 +89,12 @@ enum Forwarding {
     /// `Connection` option would leave of it (RFC 9112 §6.3: `Transfer-Encoding` wins, then `Content-Length`, else
     /// no body). `RequestGuard` has already refused every ambiguous combination, and a `Content-Length` that is not
     /// a plain decimal number.
+    ///
+    /// Looks the two fields up by name: iterating `HTTPHeaders` would copy every name and value out (a retain each).
     static func requestFraming(_ headers: HTTPHeaders) -> Framing {
-        var length: Int?
-        for (name, value) in headers {
-            if HeaderName.equals(name, "transfer-encoding") { return .chunked }
-            if length == nil, HeaderName.equals(name, "content-length") { length = Int(value) }
-        }
-        return length.map { .length($0) } ?? .none
+        if headers.contains(name: "transfer-encoding") { return .chunked }
+        guard let value = headers.first(name: "content-length"), let length = Int(value) else { return .none }
+        return .length(length)
     }
 
     /// The response the client receives for `upstream`'s answer to `request`.

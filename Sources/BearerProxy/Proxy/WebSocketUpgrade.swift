@@ -19,6 +19,9 @@ enum WebSocketUpgrade {
 
     /// Whether `head` asks to switch protocols, and to which.
     static func requested(_ head: HTTPRequestHead) -> Requested {
+        // Nearly every request has no `Upgrade`: one lookup by name, instead of the loop below, which copies every
+        // name and value out of the headers (a retain each).
+        guard head.headers.contains(name: "upgrade") else { return .none }
         var connectionUpgrade = false
         var upgrade = false
         var webSocket = false

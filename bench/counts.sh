@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Counts what one proxied request costs in calls that do not depend on how busy the machine is: swift_retain,
+# swift_release, swift_allocObject and malloc, per request, over COUNTS_REQUESTS sequential keep-alive requests
+# through a release build of bearer-proxy (one event loop) to a local nginx. Unlike req/s and CPU time, these
+# counts are exact and repeatable on a shared machine, so each change of the hot path can be measured on its own.
+#
+#   bash bench/counts.sh                       build (release) and count
+#   COUNTS_BINARY=/path/to/bearer-proxy bash bench/counts.sh   count another build (e.g. an older commit's)
+#   COUNTS_REQUESTS=2000                       how many requests are counted (after a warm-up)
+#
+# Needs perf with uprobes (root), nginx, curl and python3; listens on 127.0.0.1:18091 (nginx) and :18093 only.
+set -euo pipefail
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd)
+REQUESTS=${COUNTS_REQUESTS:-2000}
+UP_PORT=18091
+BP_PORT=18093
+
+die() { echo "counts.sh: $*" >&2; exit 1; }
+for tool in perf nginx curl python3; do command -v "$tool" >/dev/null || die "$tool not found"; done
+
+if [[ -n ${COUNTS_BINARY:-} ]]; then
+    BIN=$COUNTS_BINARY
+else
+    (cd "$REPO_ROOT" && swift build -c release --product bearer-proxy) >&2 || die "swift build failed"
+    BIN="$(cd "$REPO_ROOT" && swift build -c release --show-bin-path)/bearer-proxy"
+fi
+[[ -x $BIN ]] || die "no binary at $BIN"
+
+# The probes: libc's malloc and the Swift runtime's entry points, wherever this machine has them.
+LIBC=$(ldconfig -p | awk '/libc\.so\.6 .*x86-64|libc\.so\.6 .*aarch64/{print $NF; exit}')
+SWIFT_CORE=$(ldd "$BIN" | awk '/libswiftCore\.so/{print $3}')
+[[ -n $SWIFT_CORE ]] || die "$BIN does not link libswiftCore.so dynamically (a static build): no probe point"
+EVENTS=()
+add_probe() { # library symbol
+    perf probe -q -x "$1" "$2" 2>/dev/null || true
+    local group
+    group=probe_$(basename "$1" | sed 's/\.so.*//; s/[^A-Za-z0-9_]/_/g')
+    perf probe -l 2>/dev/null | grep -q "$group:$2 " && EVENTS+=("$group:$2") || die "could not probe $2 in $1"
+}
+add_probe "$SWIFT_CORE" swift_retain
+add_probe "$SWIFT_CORE" swift_release
+add_probe "$SWIFT_CORE" swift_allocObject
+add_probe "$LIBC" malloc
+
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+cat >"$TMP/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx-error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    server { listen 127.0.0.1:$UP_PORT; location / { default_type application/json; return 200 '{"ok":true}'; } }
+}
+EOF
+cat >"$TMP/routes.json" <<EOF
+{ "listen": "127.0.0.1:$BP_PORT", "account": { "flow": "dev" },
+  "routes": [ { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["api://bench/.default"] } ] }
+EOF
+mkdir -m 0700 "$TMP/state"
+nginx -c "$TMP/nginx.conf" -p "$TMP" &
+PIDS+=($!)
+XDG_STATE_HOME=$TMP/state "$BIN" serve --config "$TMP/routes.json" --log-level warning --threads 1 \
+    </dev/null >"$TMP/bearer-proxy.log" 2>&1 &
+BP=$!
+PIDS+=("$BP")
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BP_PORT/bench/x" && break; sleep 0.1; done
+curl -sf -o /dev/null "http://127.0.0.1:$BP_PORT/bench/x" || die "bearer-proxy did not answer: $(cat "$TMP/bearer-proxy.log")"
+
+# One client, one keep-alive connection, one request at a time: the counts are per request, not per batch.
+cat >"$TMP/client.py" <<'EOF'
+import socket, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+request = b"GET /bench/x HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: counts\r\nAccept: */*\r\n\r\n"
+buffer = b""
+for _ in range(n):
+    s.sendall(request)
+    while True:
+        end = buffer.find(b"\r\n\r\n")
+        if end >= 0:
+            lines = buffer[:end].decode().split("\r\n")
+            length = int(next(l.split(":")[1] for l in lines if l.lower().startswith("content-length")))
+            if len(buffer) >= end + 4 + length:
+                buffer = buffer[end + 4 + length:]
+                break
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit("connection closed")
+        buffer += chunk
+EOF
+python3 "$TMP/client.py" "$BP_PORT" 200 # warm-up: pools, caches, lazily built tables
+EVENT_LIST=$(IFS=,; echo "${EVENTS[*]}")
+perf stat -e "$EVENT_LIST" -p "$BP" -x, -o "$TMP/stat.txt" &
+STAT=$!
+sleep 0.5
+python3 "$TMP/client.py" "$BP_PORT" "$REQUESTS"
+sleep 0.3
+kill -INT "$STAT"
+wait "$STAT" || true
+
+echo "| call | per request |"
+echo "|---|---|"
+awk -F, -v n="$REQUESTS" '/probe_/{split($3, e, ":"); printf "| %s | %.1f |\n", e[2], $1 / n}' "$TMP/stat.txt"
+echo
+echo "binary: $BIN; $REQUESTS sequential keep-alive GETs, one event loop, counted with perf uprobes"
