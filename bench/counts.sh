@@ -41,6 +41,7 @@ add_probe() { # library symbol
 add_probe "$SWIFT_CORE" swift_retain
 add_probe "$SWIFT_CORE" swift_release
 add_probe "$SWIFT_CORE" swift_allocObject
+add_probe "$SWIFT_CORE" swift_beginAccess
 add_probe "$LIBC" malloc
 
 TMP=$(mktemp -d)
