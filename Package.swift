@@ -65,6 +65,24 @@ let package = Package(
             ],
             path: "Tests/StressTool"
         ),
+        // The benchmark's floor and prototype (bench/floor, issue #15 items 3-4), in no product: a strict RFC 9112
+        // head parser, a pass-through proxy on NIOHTTP1's codecs or on that parser, and the parser's differential
+        // fuzz tests against NIOHTTP1's decoder. Nothing in the product depends on them.
+        .target(
+            name: "BenchHeadParser",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            path: "bench/floor/HeadParser"
+        ),
+        .testTarget(
+            name: "BenchHeadParserTests",
+            dependencies: [
+                "BenchHeadParser",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "bench/floor/Tests"
+        ),
         .testTarget(
             name: "BearerProxyTests",
             dependencies: [
