@@ -73,6 +73,17 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             path: "bench/floor/HeadParser"
         ),
+        .executableTarget(
+            name: "bench-floor-proxy",
+            dependencies: [
+                "BenchHeadParser",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "bench/floor/Proxy"
+        ),
         .testTarget(
             name: "BenchHeadParserTests",
             dependencies: [
