@@ -80,10 +80,10 @@ final class StrictClientHandler: ChannelDuplexHandler {
     {
         while buffer.readableBytes > 0 {
             switch state {
-            case .head(var partial):
-                if partial != nil {
-                    partial!.writeBuffer(&buffer)
-                    buffer = partial!
+            case .head(let partial):
+                guard HeadAccumulator.append(&buffer, to: partial) else {
+                    state = .head(buffer)
+                    return
                 }
                 let parsed = buffer.withUnsafeReadableBytes { bytes in
                     Result { () throws(HeadError) in try RequestHead.parse(bytes) }

@@ -57,10 +57,10 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
     {
         while buffer.readableBytes > 0 {
             switch state {
-            case .head(var partial):
-                if partial != nil {
-                    partial!.writeBuffer(&buffer)
-                    buffer = partial!
+            case .head(let partial):
+                guard HeadAccumulator.append(&buffer, to: partial) else {
+                    state = .head(buffer)
+                    return
                 }
                 guard let request = client.pending.first else { throw .malformed(.statusLine) }  // unsolicited
                 let parsed = buffer.withUnsafeReadableBytes { bytes in

@@ -19,6 +19,8 @@ struct DifferentialFuzzTests {
         var refusedByOursOnly = 0
         var oursIncompleteNIORefused = 0
         var refusedByOursOnlyReasons: [String: Int] = [:]
+        /// One input per reason refused by ours only, for the report (what NIO accepts that ours refuses).
+        var refusedByOursOnlyExamples: [String: String] = [:]
         /// Inputs ours still waited on while NIO had refused them: not accepted by ours, kept for the report.
         var oursIncompleteNIORefusedExamples: [String] = []
         var mismatches: [String] = []
@@ -30,6 +32,7 @@ struct DifferentialFuzzTests {
             case (.refused(let why), _):
                 refusedByOursOnly += 1
                 refusedByOursOnlyReasons[why, default: 0] += 1
+                if refusedByOursOnlyExamples[why] == nil { refusedByOursOnlyExamples[why] = Self.show(input) }
             case (.incomplete, .incomplete): bothIncomplete += 1
             case (.incomplete, .refused(let why)):
                 oursIncompleteNIORefused += 1
@@ -48,7 +51,8 @@ struct DifferentialFuzzTests {
 
         var description: String {
             let reasons = refusedByOursOnlyReasons.sorted { $0.value > $1.value }.prefix(12)
-                .map { "\($0.value)× \($0.key)" }.joined(separator: "; ")
+                .map { "\($0.value)× \($0.key), e.g. \(refusedByOursOnlyExamples[$0.key] ?? "")" }
+                .joined(separator: "; ")
             return "\(inputs) inputs: \(bothAccepted) parsed alike, \(bothRefused) refused by both, "
                 + "\(bothIncomplete) incomplete for both, \(refusedByOursOnly) refused by ours only, "
                 + "\(oursIncompleteNIORefused) incomplete for ours and refused by NIO, \(mismatches.count) mismatches. "
