@@ -88,7 +88,9 @@ let package = Package(
             name: "BenchHeadParserTests",
             dependencies: [
                 "BenchHeadParser",
+                "bench-floor-proxy",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

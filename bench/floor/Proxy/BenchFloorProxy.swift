@@ -52,22 +52,10 @@ struct BenchFloorProxy: ParsableCommand {
             upstream: upstreamAddress, stripPrefix: stripPrefix,
             authorization: "Bearer " + (ProcessEnvironment.token ?? ""))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        let codec = self.codec
-        let channel = try ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.maxMessagesPerRead, value: 16)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    switch codec {
-                    case .nio: try CodecClientHandler.install(on: channel, configuration: configuration)
-                    case .strict: try StrictClientHandler.install(on: channel, configuration: configuration)
-                    }
-                }
-            }
-            .bind(host: listenAddress.host, port: listenAddress.port)
-            .wait()
+        let channel = try FloorServer.bind(
+            codec: codec, host: listenAddress.host, port: listenAddress.port, configuration: configuration,
+            group: group
+        ).wait()
         print("bench-floor-proxy (\(codec.rawValue)) listening on \(listen), upstream \(upstream)")
         try channel.closeFuture.wait()
         try group.syncShutdownGracefully()
