@@ -77,6 +77,37 @@ let package = Package(
             ],
             path: "Tests/StressTool"
         ),
+        // The benchmark's floor and prototype (bench/floor, issue #15 items 3-4), in no product: a strict RFC 9112
+        // head parser, a pass-through proxy on NIOHTTP1's codecs or on that parser, and the parser's differential
+        // fuzz tests against NIOHTTP1's decoder. Nothing in the product depends on them.
+        .target(
+            name: "BenchHeadParser",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            path: "bench/floor/HeadParser"
+        ),
+        .executableTarget(
+            name: "bench-floor-proxy",
+            dependencies: [
+                "BenchHeadParser",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "bench/floor/Proxy"
+        ),
+        .testTarget(
+            name: "BenchHeadParserTests",
+            dependencies: [
+                "BenchHeadParser",
+                "bench-floor-proxy",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "bench/floor/Tests"
+        ),
         .testTarget(
             name: "BearerProxyTests",
             dependencies: [

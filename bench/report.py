@@ -45,6 +45,12 @@ PEERS = {  # name -> (label, how it runs)
     "caddy": ("Caddy", "`GOMAXPROCS=1`, `reverse_proxy` in `handle_path /bench/*`"),
     "go-httputil": ("Go `net/http/httputil.ReverseProxy`", "`GOMAXPROCS=1`, `bench/go_httputil_proxy.go`"),
 }
+FLOOR = {  # name -> (label, what it is); bench-floor-proxy, bench/floor (issue #15 items 3-4)
+    "floor-nio": ("floor: NIOHTTP1 codecs both sides", "`bench-floor-proxy --codec nio`: the floor of bearer-proxy's "
+                  "design, a pass-through on the codecs bearer-proxy uses"),
+    "floor-strict": ("prototype: strict byte parser", "`bench-floor-proxy --codec strict`: heads read by "
+                     "`BenchHeadParser` and written on without `HTTPHeaders`, bodies passed through as bytes"),
+}
 BUSY_OTHER_LOAD = 10  # % of one core used by the rest of the machine that makes a run noisy
 
 
@@ -275,6 +281,36 @@ def peers_section(facts, runs, nginx):
     return "\n".join(out) + "\n\n"
 
 
+def floor_section(facts, runs, nginx, bp):
+    """The floor of the current design and the prototype of the next, against nginx-proxy and bearer-proxy."""
+    out = ["## Floor and prototype (bench-floor-proxy, one event loop)\n"]
+    out.append(
+        "Each does bearer-proxy's job with nothing else: one upstream connection kept alive per client connection, "
+        "`/bench` stripped, `Host` set to the upstream, `Authorization: Bearer <nginx-proxy's static token>` put in, "
+        "the response streamed back; `--threads 1`. The ratios divide each one's median by nginx-proxy's, and by "
+        "bearer-proxy's (req/s: higher is better; CPU µs/req: lower is better).\n")
+    skipped = facts.get("floor_skipped")
+    if skipped:
+        out.append("Not measured: %s.\n" % skipped)
+        return "\n".join(out) + "\n"
+    out.append("| target | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ nginx | CPU ÷ nginx | CPU ÷ bearer-proxy | errors |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    rows = [("nginx-proxy", "nginx as reverse proxy"), ("bearer-proxy", "**bearer-proxy**")]
+    rows += [(name, FLOOR[name][0]) for name in facts.all("floor_target")]
+    for name, label in rows:
+        t = Target(runs, name)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
+            fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"),
+            fmt(ratio(t.cpu, bp.cpu), "%.3f"), t.errors))
+    out.append("")
+    out.extend("- %s: %s." % FLOOR[name] for name in facts.all("floor_target"))
+    lens = ", ".join("%s via %s" % (facts.get("auth_len:" + n), n) for n in facts.all("floor_target"))
+    out.append("\nChecked once before the load (`/auth-echo`): the upstream received nginx-proxy's `Authorization` "
+               "header byte for byte (chars: %s)." % lens)
+    return "\n".join(out) + "\n\n"
+
+
 def machine_section(facts):
     targets = facts.get("round_targets").split()
     return "".join([
@@ -386,6 +422,8 @@ def report(raw, out_path):
 
     w = ["# bearer-proxy benchmark, %s\n\n" % time.strftime("%Y-%m-%d %H:%M %Z"), machine_section(facts),
          small_responses_section(facts, runs, direct, nginx, bp)]
+    if facts.get("floor") == "1":
+        w.append(floor_section(facts, runs, nginx, bp))
     if facts.get("peers") == "1":
         w.append(peers_section(facts, runs, nginx))
     w.append(memory_section(facts, startup_ms, startup_median))

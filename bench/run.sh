@@ -30,6 +30,11 @@
 #   BENCH_PEERS=1            1: also measure HAProxy, Caddy and Go's httputil.ReverseProxy doing
 #                            nginx-proxy's job (installed with apt-get if missing, else skipped
 #                            with the reason in the report); 0: nginx and bearer-proxy only
+#   BENCH_FLOOR=1            1: also measure bench-floor-proxy (bench/floor, built with
+#                            `swift build -c release --product bench-floor-proxy`) doing the same job
+#                            with one event loop: `--codec nio` (NIOHTTP1's codecs both sides: the floor
+#                            of bearer-proxy's design) and `--codec strict` (the strict byte parser: the
+#                            prototype of the next one); 0: skip both
 
 # Backticks in the Markdown report and "$1" in `bash -c '...'` are meant literally:
 # shellcheck disable=SC2016
@@ -56,6 +61,7 @@ KEEP_TMP=${BENCH_KEEP_TMP:-0}
 STRICT=${BENCH_STRICT:-0}
 RESULTS_DIR=${BENCH_RESULTS_DIR:-$REPO_ROOT/bench/results}
 PEERS=${BENCH_PEERS:-1}
+FLOOR=${BENCH_FLOOR:-1}
 
 UP_PORT=18081   # nginx upstream answering {"ok":true}
 NGX_PORT=18082  # nginx as the reverse proxy
@@ -64,6 +70,8 @@ SINK_PORT=18084 # upload sink (BENCH_BIG=1 only)
 PEER_NAMES=(haproxy caddy go-httputil) # BENCH_PEERS=1: each does nginx-proxy's job
 declare -A PEER_PORT=([haproxy]=18085 [caddy]=18086 [go-httputil]=18087)
 declare -A PEER_PACKAGE=([haproxy]=haproxy [caddy]=caddy [go-httputil]=golang-go)
+FLOOR_NAMES=(floor-nio floor-strict) # BENCH_FLOOR=1: bench-floor-proxy --codec nio / strict
+declare -A FLOOR_PORT=([floor-nio]=18088 [floor-strict]=18089)
 SCOPE="api://bench/Data.Read"
 TOKEN_LEN=800 # length of nginx's static dummy token
 
@@ -263,6 +271,7 @@ for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_T
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got '$WARMUP')"
 [[ $PEERS =~ ^[01]$ ]] || die "BENCH_PEERS must be 0 or 1 (got '$PEERS')"
+[[ $FLOOR =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1 (got '$FLOOR')"
 [[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
 
 find_tool() { # NAME [DIR...] -> its path (PATH first, then the DIRs), or nothing
@@ -359,6 +368,21 @@ else
     (cd "$REPO_ROOT" && swift build -c release --product bearer-proxy) >&2 || die "swift build failed"
     BIN="$(cd "$REPO_ROOT" && swift build -c release --show-bin-path)/bearer-proxy"
 fi
+FLOOR_SKIPPED="" # why bench-floor-proxy is not measured (the report says so)
+FLOOR_BIN=$(dirname -- "$BIN")/bench-floor-proxy
+if [[ $FLOOR == 1 ]]; then
+    if [[ -z $BINARY && $SKIP_BUILD != 1 ]]; then
+        # Same scratch path and configuration as bearer-proxy's build, so NIO is compiled once.
+        log "building bench-floor-proxy (swift build -c release --product bench-floor-proxy)"
+        if ! (cd "$REPO_ROOT" && swift build -c release --product bench-floor-proxy) >&2; then
+            FLOOR_SKIPPED="swift build -c release --product bench-floor-proxy failed"
+        fi
+    fi
+    if [[ -z $FLOOR_SKIPPED && ! -x $FLOOR_BIN ]]; then
+        FLOOR_SKIPPED="no bench-floor-proxy beside the bearer-proxy binary ($FLOOR_BIN)"
+    fi
+    if [[ -n $FLOOR_SKIPPED ]]; then log "the floor will not be measured: $FLOOR_SKIPPED"; fi
+fi
 [[ -x $BIN ]] || die "bearer-proxy binary not found or not executable: $BIN (build it with
     swift build -c release --product bearer-proxy, or drop BENCH_SKIP_BUILD / BENCH_BINARY)"
 
@@ -368,6 +392,9 @@ if [[ $PEERS == 1 ]]; then
     for peer in "${PEER_NAMES[@]}"; do
         if [[ -z ${PEER_SKIPPED[$peer]:-} ]]; then ports+=("${PEER_PORT[$peer]}"); fi
     done
+fi
+if [[ $FLOOR == 1 && -z $FLOOR_SKIPPED ]]; then
+    for name in "${FLOOR_NAMES[@]}"; do ports+=("${FLOOR_PORT[$name]}"); done
 fi
 for port in "${ports[@]}"; do
     port_free "$port" || die "127.0.0.1:$port is already in use; stop whatever listens there"
@@ -391,6 +418,7 @@ fact big "$BIG"
 fact big_mb "$BIG_MB"
 fact strict "$STRICT"
 fact peers "$PEERS"
+fact floor "$FLOOR"
 
 # --- nginx upstream and nginx reverse proxy ----------------------------------------------------
 
@@ -654,6 +682,36 @@ EOF
     done
 fi
 
+# --- the floor and the prototype: bench-floor-proxy doing the same job ------------------------
+
+ACTIVE_FLOOR=() # the variants measured, in FLOOR_NAMES order
+if [[ $FLOOR == 1 ]]; then
+    if [[ -n $FLOOR_SKIPPED ]]; then
+        fact floor_skipped "$FLOOR_SKIPPED"
+    else
+        for name in "${FLOOR_NAMES[@]}"; do
+            port=${FLOOR_PORT[$name]}
+            mkdir -p "$TMP/$name"
+            LOGS[$name]=$TMP/$name/out.log
+            log "starting $name on 127.0.0.1:$port"
+            # The token in the environment, not on the command line; /bench stripped as bearer-proxy's route does.
+            BENCH_TOKEN=$DUMMY_TOKEN "$FLOOR_BIN" --codec "${name#floor-}" --listen "127.0.0.1:$port" \
+                --upstream "127.0.0.1:$UP_PORT" --threads 1 --strip-prefix /bench </dev/null >"${LOGS[$name]}" 2>&1 &
+            PROCS[$name]=$!
+            PEER_PORT[$name]=$port # peer_works checks it as it checks a peer
+            if ! http_ready "http://127.0.0.1:$port/bench/x" "$name" "${PROCS[$name]}" "${LOGS[$name]}" ||
+                ! peer_works "$name"; then
+                stop_proc "$name"
+                die "$name does not do nginx-proxy's job: $WHY"
+            fi
+            ACTIVE_FLOOR+=("$name")
+            fact floor_target "$name"
+            fact "auth_len:$name" "${PEER_AUTH_LEN[$name]}"
+            log "$name answers; the upstream gets nginx-proxy's Authorization header (${PEER_AUTH_LEN[$name]} chars)"
+        done
+    fi
+fi
+
 # --- bearer-proxy ------------------------------------------------------------------------------
 
 STATE_DIR=$TMP/state
@@ -781,7 +839,7 @@ measure() { # TARGET ROUND URL PID UPSTREAM_PID
     log "$line"
 }
 
-ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_PEERS[@]}")
+ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_FLOOR[@]}" "${ACTIVE_PEERS[@]}")
 fact round_targets "${ROUND_TARGETS[@]}"
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
 UP_PID=${PROCS[nginx-upstream]}
@@ -789,11 +847,14 @@ measure nginx-direct 1 "http://127.0.0.1:$UP_PORT/x" "$UP_PID" "$UP_PID"
 for ((r = 1; r <= ROUNDS; r++)); do
     measure nginx-proxy "$r" "http://127.0.0.1:$NGX_PORT/bench/x" "${PROCS[nginx-proxy]}" "$UP_PID"
     measure bearer-proxy "$r" "http://127.0.0.1:$BP_PORT/bench/x" "$BP_PID" "$UP_PID"
+    for name in "${ACTIVE_FLOOR[@]}"; do
+        measure "$name" "$r" "http://127.0.0.1:${FLOOR_PORT[$name]}/bench/x" "${PROCS[$name]}" "$UP_PID"
+    done
     for peer in "${ACTIVE_PEERS[@]}"; do
         measure "$peer" "$r" "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "${PROCS[$peer]}" "$UP_PID"
     done
 done
-for peer in "${ACTIVE_PEERS[@]}"; do stop_proc "$peer"; done
+for peer in "${ACTIVE_PEERS[@]}" "${ACTIVE_FLOOR[@]}"; do stop_proc "$peer"; done
 fact rss_after_load "$(vm_kib "$BP_PID" VmRSS)"
 fact hwm_after_load "$(vm_kib "$BP_PID" VmHWM)"
 

@@ -1,0 +1,91 @@
+import NIOCore
+
+/// Writes a validated head on to the next hop without building `HTTPHeaders`: the start line and the kept field
+/// lines are copied as they came, in runs; only the proxy's own lines are added.
+enum HeadWriter {
+    /// Copies the field lines of `bytes[fieldsStart..<length]` that `drop` does not reject, coalescing runs of
+    /// kept lines into one copy each.
+    static func copyFields(
+        _ bytes: UnsafeRawBufferPointer, fieldsStart: Int, length: Int, into out: inout ByteBuffer,
+        drop: (FieldLine) -> Bool
+    ) {
+        var runStart = fieldsStart
+        var runEnd = fieldsStart
+        for line in FieldLines(bytes, fieldsStart: fieldsStart, length: length) {
+            if drop(line.field) {
+                if runEnd > runStart { out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                runStart = line.line.upperBound
+            }
+            runEnd = line.line.upperBound
+        }
+        if runEnd > runStart { out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+    }
+
+    /// Whether a field must not cross the proxy: hop-by-hop (RFC 9110 §7.6.1), named by Connection, or — for a
+    /// message whose chunks pass through as they are — anything but the Transfer-Encoding line that says so.
+    static func isHopByHop(_ bytes: UnsafeRawBufferPointer, _ field: FieldLine, options: ConnectionOptions) -> Bool {
+        // Transfer-Encoding is hop-by-hop, but the chunks go on unchanged, so the line that frames them does too
+        // (the parser accepted it only as exactly `chunked`).
+        if FieldName.equals(bytes, field.name, "transfer-encoding") { return false }
+        if FieldName.isHopByHop(bytes, field.name) { return true }
+        for option in options.named where FieldName.equals(bytes, field.name, option) { return true }
+        return false
+    }
+}
+
+/// What the proxy changes in each request: a route prefix it strips, and the lines it adds.
+public struct RequestRewrite: Sendable {
+    /// Stripped from an origin-form target that starts with it followed by "/", "?" or nothing (e.g. `/bench`).
+    public var stripPrefix: [UInt8]
+    /// Field lines written after the client's, CRLF-terminated: `Host: …` and `Authorization: Bearer …`.
+    public var addedFields: [UInt8]
+
+    public init(stripPrefix: String, host: String, authorization: String) {
+        self.stripPrefix = Array(stripPrefix.utf8)
+        self.addedFields = Array("Host: \(host)\r\nAuthorization: \(authorization)\r\n".utf8)
+    }
+}
+
+extension RequestHead {
+    /// Writes the head the upstream gets: the request line (the prefix stripped from the target, the version
+    /// unchanged), the client's fields less hop-by-hop ones, Host and Authorization, then the proxy's.
+    public func writeForwarded(_ bytes: UnsafeRawBufferPointer, rewrite: RequestRewrite, into out: inout ByteBuffer) {
+        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[method.lowerBound..<target.lowerBound]))
+        var targetStart = target.lowerBound
+        let prefix = rewrite.stripPrefix
+        if !prefix.isEmpty, target.count >= prefix.count, bytes[targetStart] == ASCII.slash,
+            prefix.indices.allSatisfy({ bytes[targetStart + $0] == prefix[$0] })
+        {
+            let after = targetStart + prefix.count
+            if after == target.upperBound || bytes[after] == ASCII.slash || bytes[after] == UInt8(ascii: "?") {
+                targetStart = after
+                if after == target.upperBound || bytes[after] != ASCII.slash { out.writeInteger(ASCII.slash) }
+            }
+        }
+        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[targetStart..<fieldsStart]))
+        let options = connection
+        HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &out) { field in
+            switch field.name.count {
+            case 4 where FieldName.equals(bytes, field.name, "host"): true
+            case 13 where FieldName.equals(bytes, field.name, "authorization"): true
+            default: HeadWriter.isHopByHop(bytes, field, options: options)
+            }
+        }
+        out.writeBytes(rewrite.addedFields)
+        out.writeStaticString("\r\n")
+    }
+}
+
+extension ResponseHead {
+    /// Writes the head the client gets: the status line as it came, the fields less hop-by-hop ones, and
+    /// `Connection: close` when the proxy will close the client connection after this response.
+    public func writeForwarded(_ bytes: UnsafeRawBufferPointer, closing: Bool, into out: inout ByteBuffer) {
+        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<fieldsStart]))
+        let options = connection
+        HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &out) { field in
+            HeadWriter.isHopByHop(bytes, field, options: options)
+        }
+        if closing { out.writeStaticString("Connection: close\r\n") }
+        out.writeStaticString("\r\n")
+    }
+}

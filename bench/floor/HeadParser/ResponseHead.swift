@@ -1,0 +1,102 @@
+/// A response head (RFC 9112 §4, §5), validated, as offsets into the bytes it was parsed from.
+public struct ResponseHead: Sendable, Equatable {
+    public var status: Int
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: UInt8
+    /// Where the first field line starts (just after the status line's CRLF).
+    public var fieldsStart: Int
+    /// The head's length, the empty line included: the body starts here.
+    public var length: Int
+    public var framing: BodyFraming
+    public var connection: ConnectionOptions
+
+    /// 1xx other than 101: a final response follows for the same request (RFC 9110 §15.2).
+    public var isInformational: Bool { status < 200 }
+
+    /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
+    public var keepAlive: Bool {
+        guard framing != .untilClose else { return false }
+        return minorVersion == 1 ? !connection.close : connection.keepAlive && !connection.close
+    }
+
+    /// Parses the head at the start of `bytes`, the answer to a request whose method was HEAD or not: nil when
+    /// `bytes` is a valid beginning that needs more bytes.
+    public static func parse(
+        _ bytes: UnsafeRawBufferPointer, requestWasHead: Bool, limits: HeadLimits = HeadLimits()
+    ) throws(HeadError) -> ResponseHead? {
+        do throws(ScanStop) {
+            var scanner = HeadScanner(bytes, limits: limits)
+            let minor = try scanner.version(malformed: .statusLine)
+            let status = try scanner.statusCodeAndReason()
+            let fieldsStart = scanner.index
+            var framing = FramingFields()
+            var fields = 0
+            while let field = try scanner.fieldLine() {
+                fields += 1
+                guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
+                try framing.note(field, in: bytes)
+            }
+            let hasFraming = framing.chunked || framing.contentLength != nil
+            // RFC 9110 §8.6 and RFC 9112 §6.1: no Content-Length or Transfer-Encoding in 1xx or 204.
+            if status < 200 || status == 204, hasFraming {
+                throw ScanStop.refused(.malformed(.framingInInformational))
+            }
+            // A 1xx that would end the connection (HTTP/1.0, or `Connection: close`) leaves it unclear whether the
+            // final response follows on it; NIO refuses what follows, and so the 1xx is refused here.
+            if status < 200, minor == 0 || framing.connection.close {
+                throw ScanStop.refused(.malformed(.informationalClosing))
+            }
+            if framing.chunked {
+                guard minor == 1 else { throw ScanStop.refused(.malformed(.transferEncoding)) }
+                guard framing.contentLength == nil else {
+                    throw ScanStop.refused(.malformed(.contentLengthWithTransferEncoding))
+                }
+            }
+            let bodyFraming: BodyFraming
+            // RFC 9112 §6.3 rules 1–2: no body after HEAD, 1xx, 204 and 304, whatever the fields say.
+            if requestWasHead || status < 200 || status == 204 || status == 304 {
+                bodyFraming = .none
+            } else if framing.chunked {
+                bodyFraming = .chunked
+            } else if let length = framing.contentLength {
+                bodyFraming = length > 0 ? .length(length) : .none
+            } else {
+                bodyFraming = .untilClose
+            }
+            return ResponseHead(
+                status: status, minorVersion: minor, fieldsStart: fieldsStart, length: scanner.index,
+                framing: bodyFraming, connection: framing.connection)
+        } catch {
+            switch error {
+            case .incomplete: return nil
+            case .refused(let refusal): throw refusal
+            }
+        }
+    }
+}
+
+extension HeadScanner {
+    /// `SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4): a status from 100 to 599 other than 101 (the
+    /// proxy asks for no upgrade), a reason of visible ASCII, spaces and tabs.
+    mutating func statusCodeAndReason() throws(ScanStop) -> Int {
+        guard try byte(at: index) == ASCII.space else { throw .refused(.malformed(.statusLine)) }
+        var status = 0
+        for offset in 1...3 {
+            let digit = try byte(at: index + offset)
+            guard ByteClass.isDigit(digit) else { throw .refused(.malformed(.statusLine)) }
+            status = status * 10 + Int(digit &- UInt8(ascii: "0"))
+        }
+        index += 4
+        guard (100...599).contains(status), status != 101, try byte(at: index) == ASCII.space else {
+            throw .refused(.malformed(.statusLine))
+        }
+        index += 1
+        var byte = try self.byte(at: index)
+        while ByteClass.isVisible(byte) || byte == ASCII.space || byte == ASCII.tab {
+            index += 1
+            byte = try self.byte(at: index)
+        }
+        try lineEnd(malformed: .statusLine)
+        return status
+    }
+}

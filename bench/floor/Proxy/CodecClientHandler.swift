@@ -1,0 +1,136 @@
+import NIOCore
+import NIOHTTP1
+
+/// The floor's client side: NIOHTTP1's request decoder and response encoder, as the product configures them
+/// (framing set explicitly: data-plane pitfall 3), and a handler that forwards each request part to the client
+/// connection's own upstream connection with the head rewritten in `HTTPHeaders`.
+final class CodecClientHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static func install(on channel: Channel, configuration: ProxyConfiguration) throws {
+        var encoder = HTTPResponseEncoder.Configuration()
+        encoder.automaticallySetFramingHeaders = false
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try pipeline.addHandler(CodecClientHandler(configuration: configuration))
+    }
+
+    private let configuration: ProxyConfiguration
+    private var context: ChannelHandlerContext?
+    private var upstream: CodecUpstreamHandler?
+    /// Closed until the upstream connection is up.
+    private var gate = ReadGate(paused: true)
+    /// The requests forwarded whose responses have not ended, oldest first.
+    private(set) var pending = CircularBuffer<PendingResponse>(initialCapacity: 4)
+    private var closing = false
+
+    init(configuration: ProxyConfiguration) {
+        self.configuration = configuration
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let configuration = self.configuration
+        UpstreamConnector.connect(
+            on: context.eventLoop, to: configuration.upstream,
+            install: { channel in try CodecUpstreamHandler.install(on: channel) }, handler: CodecUpstreamHandler.self
+        ) { result in
+            switch result {
+            case .success(let upstream) where context.channel.isActive:
+                self.upstream = upstream
+                upstream.attach(client: self)
+                self.gate.set(paused: !upstream.isWritable, context)
+            case .success(let upstream):
+                upstream.close()
+            case .failure:
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let upstream, !closing else { return }
+        switch unwrapInboundIn(data) {
+        case .head(var head):
+            pending.append(
+                PendingResponse(
+                    keepAlive: head.isKeepAlive, isHead: head.method == .HEAD, isHTTP10: head.version.minor == 0))
+            HeaderRewrite.request(&head, configuration: configuration)
+            upstream.send(.head(head))
+        case .body(let body):
+            upstream.send(.body(.byteBuffer(body)))
+        case .end:
+            // Trailers are not forwarded (as the product does).
+            upstream.send(.end(nil))
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        upstream?.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        upstream?.setPaused(!context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        upstream?.close()
+        upstream = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A request NIO's decoder refused: no answer, the connection goes (the floor measures the good path).
+        context.close(promise: nil)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        gate.read(context)
+    }
+
+    // MARK: called by the upstream side, on the same event loop
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func send(_ part: HTTPServerResponsePart) {
+        context?.write(wrapOutboundOut(part), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func setPaused(_ paused: Bool) {
+        if let context { gate.set(paused: paused, context) }
+    }
+
+    /// The response to the oldest pending request has ended; closes the connection if it must.
+    func responseEnded(closing mustClose: Bool) {
+        guard let context, !pending.isEmpty else { return }
+        let request = pending.removeFirst()
+        if mustClose || !request.keepAlive {
+            closing = true
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        } else {
+            send(.end(nil))
+        }
+    }
+
+    /// The upstream connection went away.
+    func upstreamClosed() {
+        upstream = nil
+        context?.flush()
+        context?.close(promise: nil)
+    }
+}

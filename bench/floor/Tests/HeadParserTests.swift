@@ -1,0 +1,173 @@
+import NIOCore
+import Testing
+
+@testable import BenchHeadParser
+
+@Suite("BenchHeadParser: grammar, refusals and the forwarded head")
+struct HeadParserTests {
+    static func parse(_ text: String) throws(HeadError) -> RequestHead? {
+        try Array(text.utf8).parseRequest().get()
+    }
+
+    @Test("the byte classes are the grammar's")
+    func byteClasses() {
+        let alnum = Set(UInt8(ascii: "0")...UInt8(ascii: "9")).union(UInt8(ascii: "A")...UInt8(ascii: "Z"))
+            .union(UInt8(ascii: "a")...UInt8(ascii: "z"))
+        let tchar = alnum.union("!#$%&'*+-.^_`|~".utf8)
+        let unreservedAndSubDelims = alnum.union("-._~!$&'()*+,;=".utf8)
+        let target = unreservedAndSubDelims.union(":@/?%".utf8)
+        let host = unreservedAndSubDelims.union("%:[]".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(ByteClass.isTchar(byte) == tchar.contains(byte), "tchar \(byte)")
+            #expect(ByteClass.isTargetByte(byte) == target.contains(byte), "target \(byte)")
+            #expect(ByteClass.isHostByte(byte) == host.contains(byte), "host \(byte)")
+        }
+    }
+
+    @Test(
+        "refusals, each for its reason",
+        arguments: [
+            ("GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", HeadError.malformed(.obsFold)),
+            ("GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", .malformed(.bareLF)),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", .malformed(.bareCR)),
+            ("GET / HTTP/1.1\r\nHost : a\r\n\r\n", .malformed(.spaceBeforeColon)),
+            (
+                "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+                .malformed(.duplicateContentLength)
+            ),
+            (
+                "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                .malformed(.contentLengthWithTransferEncoding)
+            ),
+            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", .malformed(.transferEncoding)),
+            (
+                "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+                .malformed(.transferEncoding)
+            ),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX: \u{0}\r\n\r\n", .malformed(.fieldValue)),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX: \u{7F}\r\n\r\n", .malformed(.fieldValue)),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX\u{FF}: b\r\n\r\n", .malformed(.fieldName)),
+            ("GET /\u{80} HTTP/1.1\r\nHost: a\r\n\r\n", .malformed(.requestTarget)),
+            ("GET /a%2 HTTP/1.1\r\nHost: a\r\n\r\n", .malformed(.requestTarget)),
+            ("GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n", .malformed(.requestTarget)),
+            ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", .unsupportedVersion),
+            ("GET / HTTP/1.2\r\nHost: a\r\n\r\n", .unsupportedVersion),
+            ("GET / http/1.1\r\nHost: a\r\n\r\n", .malformed(.requestLine)),
+            ("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", .malformed(.requestTarget)),
+            ("FOO / HTTP/1.1\r\nHost: a\r\n\r\n", .unknownMethod),
+            ("\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", .malformed(.leadingEmptyLine)),
+            ("GET / HTTP/1.1\r\n\r\n", .malformed(.host)),
+        ] as [(String, HeadError)])
+    func refusals(_ input: String, _ expected: HeadError) {
+        #expect(throws: expected) { try Self.parse(input) }
+    }
+
+    @Test(
+        "invalid UTF-8 in a value is refused; well-formed UTF-8 passes",
+        arguments: [
+            ([0xC3, 0xA9], true), ([0xE2, 0x82, 0xAC], true), ([0xF0, 0x9F, 0x98, 0x80], true), ([0xC3], false),
+            ([0xC0, 0xAE], false), ([0xED, 0xA0, 0x80], false), ([0xFF, 0xFE], false), ([0x80, 0x41], false),
+            ([0xF4, 0x90, 0x80, 0x80], false),
+        ] as [([UInt8], Bool)])
+    func utf8(_ bytes: [UInt8], valid: Bool) {
+        let input = Array("GET / HTTP/1.1\r\nHost: a\r\nX: a".utf8) + bytes + Array("b\r\n\r\n".utf8)
+        let result = input.parseRequest()
+        if valid {
+            #expect((try? result.get()) != nil)
+        } else {
+            #expect(throws: HeadError.malformed(.invalidUTF8)) { try result.get() }
+        }
+    }
+
+    @Test("every prefix of a valid head is incomplete, never refused")
+    func prefixes() throws {
+        let text = "POST /a?b HTTP/1.1\r\nHost: a:1\r\nX-Y:  v w \r\nTransfer-Encoding: chunked\r\n\r\n"
+        for count in 0..<text.utf8.count {
+            #expect(try Self.parse(String(text.utf8.prefix(count))!) == nil, "prefix \(count)")
+        }
+        let head = try #require(try Self.parse(text))
+        #expect(head.framing == .chunked)
+        #expect(head.length == text.utf8.count)
+    }
+
+    @Test("the forwarded request: prefix stripped, hop-by-hop and named fields out, Host and Authorization ours")
+    func forwardedRequest() throws {
+        let text =
+            "GET /bench/x?q=1 HTTP/1.1\r\nHost: proxy:80\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
+            + "Authorization: Basic eA==\r\nAccept: */*\r\nKeep-Alive: 5\r\nUser-Agent: t\r\n\r\n"
+        let rewrite = RequestRewrite(stripPrefix: "/bench", host: "up:81", authorization: "Bearer tok")
+        let out = try Array(text.utf8).withUnsafeBytes { bytes in
+            let head = try #require(try RequestHead.parse(bytes))
+            var out = ByteBuffer()
+            head.writeForwarded(bytes, rewrite: rewrite, into: &out)
+            return String(buffer: out)
+        }
+        #expect(
+            out
+                == "GET /x?q=1 HTTP/1.1\r\nAccept: */*\r\nUser-Agent: t\r\nHost: up:81\r\nAuthorization: Bearer tok\r\n\r\n"
+        )
+    }
+
+    @Test(
+        "the prefix alone and with a query become /",
+        arguments: [("/bench", "/"), ("/bench?a", "/?a"), ("/benchx", "/benchx")])
+    func prefixStrip(_ target: String, _ expected: String) throws {
+        let text = "GET \(target) HTTP/1.1\r\nHost: a\r\n\r\n"
+        let rewrite = RequestRewrite(stripPrefix: "/bench", host: "u", authorization: "Bearer t")
+        let out = try Array(text.utf8).withUnsafeBytes { bytes in
+            let head = try #require(try RequestHead.parse(bytes))
+            var out = ByteBuffer()
+            head.writeForwarded(bytes, rewrite: rewrite, into: &out)
+            return String(buffer: out)
+        }
+        #expect(out.hasPrefix("GET \(expected) HTTP/1.1\r\n"))
+    }
+
+    @Test("the forwarded response keeps the chunked line, drops the rest of hop-by-hop, says close when closing")
+    func forwardedResponse() throws {
+        let text =
+            "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nKeep-Alive: timeout=5\r\n"
+            + "Content-Type: a/b\r\n\r\n"
+        let out = try Array(text.utf8).withUnsafeBytes { bytes in
+            let head = try #require(try ResponseHead.parse(bytes, requestWasHead: false))
+            #expect(head.framing == .chunked)
+            var out = ByteBuffer()
+            head.writeForwarded(bytes, closing: true, into: &out)
+            return String(buffer: out)
+        }
+        #expect(
+            out == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: a/b\r\nConnection: close\r\n\r\n")
+    }
+
+    @Test("chunked bodies split byte by byte end where they end, with data, framing and trailers apart")
+    func chunkedByteByByte() throws {
+        let body = Array("4;a=\"b\\\"c\"\r\nwiki\r\n5\r\npedia\r\n0\r\nX-T: 1\r\n\r\nNEXT".utf8)
+        var chunked = ChunkedBody()
+        var data: [UInt8] = []
+        var trailer: [UInt8] = []
+        var consumed = 0
+        for index in body.indices where !chunked.isComplete {
+            for span in try [body[index]].readChunks(&chunked).get() {
+                if span.kind == .data { data += span.bytes }
+                if span.kind == .trailer { trailer += span.bytes }
+                consumed += span.bytes.count
+            }
+        }
+        #expect(chunked.isComplete)
+        #expect(String(decoding: data, as: UTF8.self) == "wikipedia")
+        #expect(String(decoding: trailer, as: UTF8.self) == "X-T: 1\r\n")
+        #expect(consumed == body.count - 4)
+    }
+
+    @Test(
+        "chunked framing refusals",
+        arguments: [
+            "5 \r\nhello\r\n0\r\n\r\n", "5;\r\nhello\r\n0\r\n\r\n", "5; a=b\r\nhello\r\n0\r\n\r\n",
+            "5\nhello\r\n0\r\n\r\n", "5\r\nhelloX\r\n0\r\n\r\n", "1000000000000000\r\n", "-1\r\n", "0\r\n X: y\r\n\r\n",
+            "0\r\nX : y\r\n\r\n", "0\r\nX: \u{1}\r\n\r\n", "\r\n",
+        ])
+    func chunkedRefusals(_ text: String) {
+        var chunked = ChunkedBody()
+        #expect(throws: HeadError.self) { try Array(text.utf8).readChunks(&chunked).get() }
+    }
+}
