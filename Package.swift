@@ -3,6 +3,7 @@ import PackageDescription
 
 // Every dependency is a package the build machines carry (see the `env` entry of the tool library);
 // versions are the listed ones. Package.resolved is deliberately not committed.
+
 // Release builds of the product skip the runtime exclusivity check (swift_beginAccess on each access to a class's
 // stored property): 22 of the 242 checks a proxied request makes are in our code (bench/counts.sh; the other 220 are
 // SwiftNIO's, which a root-package setting cannot reach — docs/benchmarks.md, session 6). Nothing relies on it.
