@@ -36,7 +36,7 @@ enum Forwarding {
         client: HTTPRequestHead, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false
     ) -> HTTPRequestHead {
-        let upstream = binding.upstream
+        let upstream = binding.route.upstream
         var uri = upstream.basePath + remainder
         if uri.isEmpty { uri = "/" }
         if let query { uri += "?" + query }
@@ -150,7 +150,7 @@ enum Forwarding {
     /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)
     /// to the same resource under the route's local prefix; any other value is returned unchanged.
     static func rewriteLocation(_ location: String, binding: RouteBinding) -> String {
-        let upstream = binding.upstream
+        let upstream = binding.route.upstream
         var pathAndQuery: Substring
         if location.hasPrefix("/") && !location.hasPrefix("//") {
             pathAndQuery = location[...]

@@ -5,8 +5,6 @@ import NIOCore
 /// (its upstream origin with its TLS context, its response timeout, the key of its token).
 final class RouteBinding: Sendable {
     let route: Route
-    /// The route's upstream, kept apart because every request reads it (a copy of it is cheaper than of the route).
-    let upstream: Upstream
     let origin: UpstreamOrigin
     let responseTimeout: TimeAmount
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
@@ -15,7 +13,6 @@ final class RouteBinding: Sendable {
 
     init(_ route: Route, timeouts: ProxyTimeouts, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         self.route = route
-        upstream = route.upstream
         origin = try UpstreamOrigin(route, tls: tls)
         tokenKey = route.auth.tokenKey
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
