@@ -7,6 +7,9 @@
 #   bash bench/counts.sh                       build (release) and count
 #   COUNTS_BINARY=/path/to/bearer-proxy bash bench/counts.sh   count another build (e.g. an older commit's)
 #   COUNTS_REQUESTS=2000                       how many requests are counted (after a warm-up)
+#   COUNTS_CALLERS=swift_allocObject           also list who makes that call, per request (the nearest frame of
+#                                              ours or NIO's, from a perf call graph): which allocation to remove next
+#   COUNTS_DEPTH=3                             how many of those frames name a caller
 #
 # Needs perf with uprobes (root), nginx, curl and python3; listens on 127.0.0.1:18091 (nginx) and :18093 only.
 set -euo pipefail
@@ -116,3 +119,46 @@ echo "|---|---|"
 awk -F, -v n="$REQUESTS" '/probe_/{split($3, e, ":"); printf "| %s | %.1f |\n", e[2], $1 / n}' "$TMP/stat.txt"
 echo
 echo "binary: $BIN; $REQUESTS sequential keep-alive GETs, one event loop, counted with perf uprobes"
+
+if [[ -n ${COUNTS_CALLERS:-} ]]; then
+    CALLER_EVENT=$(printf '%s\n' "${EVENTS[@]}" | grep ":$COUNTS_CALLERS\$" || true)
+    [[ -n $CALLER_EVENT ]] || die "COUNTS_CALLERS names no probed call: $COUNTS_CALLERS"
+    perf record -q -e "$CALLER_EVENT" --call-graph dwarf,16384 -p "$BP" -o "$TMP/callers.data" 2>/dev/null &
+    RECORD=$!
+    sleep 0.5
+    python3 "$TMP/client.py" "$BP_PORT" "$REQUESTS"
+    sleep 0.3
+    kill -INT "$RECORD"
+    wait "$RECORD" || true
+    # The first frame that is not the runtime's or libc's says who asked; demangled so it reads as Swift.
+    perf script -i "$TMP/callers.data" -F ip,sym 2>/dev/null | python3 -c '
+import collections, subprocess, sys
+n, depth = int(sys.argv[1]), int(sys.argv[3])
+counts, stack = collections.Counter(), []
+def flush():
+    ours = [f for f in stack[1:] if not f.startswith(("swift_", "_swift", "malloc", "operator new", "[unknown]"))]
+    if stack:
+        counts[" <- ".join(ours[:depth]) or "(runtime only)"] += 1
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        flush(); stack.clear(); continue
+    parts = line.split(None, 1)
+    stack.append(parts[1].rsplit("+0x", 1)[0] if len(parts) > 1 else "[unknown]")
+flush()
+names = list(counts)
+def demangle(chain):
+    frames = chain.split(" <- ")
+    out = subprocess.run(["swift-demangle", "--simplified", "--compact"], input="\n".join(frames), capture_output=True, text=True).stdout.splitlines()
+    return " <- ".join(f.replace(" (inlined)", "").split("(")[0] for f in out) if len(out) == len(frames) else chain
+demangled = [demangle(name) for name in names]
+print()
+print("| caller of " + sys.argv[2] + " | per request |")
+print("|---|---|")
+for (name, count), pretty in sorted(zip(counts.items(), demangled or names), key=lambda item: -item[0][1]):
+    if count / n >= 0.05:
+        print("| `%s` | %.2f |" % (pretty[:1000].replace("|", "\\|"), count / n))
+print()
+print("(sampled with a call graph each: perf may drop some samples, so these can sum to less than the count above)")
+' "$REQUESTS" "$COUNTS_CALLERS" "${COUNTS_DEPTH:-3}"
+fi
