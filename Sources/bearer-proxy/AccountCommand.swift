@@ -1,8 +1,13 @@
 import ArgumentParser
 import BearerProxy
-import Foundation
 import Logging
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What `login`, `logout`, `status` and `token` share: the configuration, the account runtime built from it (no
 /// listener), and the mapping of token failures to one line and exit 1.

@@ -1,5 +1,16 @@
 import ArgumentParser
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `bearer-proxy`: a local reverse proxy that adds `Authorization: Bearer …` for each route's scope set.
 @main
@@ -21,15 +32,20 @@ struct BearerProxyCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let exit as ExitCode {
-            Foundation.exit(exit.rawValue)
+            exitProcess(exit.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))
-                Foundation.exit(0)
+                exitProcess(0)
             }
             Terminal.error(fullMessage(for: error))
-            Foundation.exit(code == .validationFailure ? 2 : code.rawValue == 64 ? 2 : 1)
+            exitProcess(code == .validationFailure ? 2 : code.rawValue == 64 ? 2 : 1)
         }
     }
+}
+
+/// The C library's `exit(3)` (which flushes stdout), named apart from `ParsableCommand.exit(withError:)`.
+private func exitProcess(_ code: Int32) -> Never {
+    exit(code)
 }

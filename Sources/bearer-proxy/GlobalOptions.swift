@@ -1,8 +1,13 @@
 import ArgumentParser
 import BearerProxy
-import Foundation
 import Logging
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
@@ -61,7 +66,7 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
 /// Output helpers: results on stdout, diagnostics on stderr.
 enum Terminal {
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     }
 }
 

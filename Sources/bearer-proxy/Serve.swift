@@ -1,10 +1,15 @@
 import ArgumentParser
 import BearerProxy
-import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `bearer-proxy serve`: validate the configuration, sign in, then proxy until SIGINT/SIGTERM (SPEC §5).
 struct Serve: AsyncParsableCommand {

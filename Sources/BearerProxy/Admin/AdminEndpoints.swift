@@ -1,6 +1,11 @@
-import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The proxy's own endpoints under the reserved prefix `/-/` (SPEC §9): liveness, the diagnostic echo upstream, and
 /// for the `dev` account the issuer's discovery document and keys.

@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `/-/echo`: a diagnostic upstream that answers with what it received — method, path, query, headers, body length
 /// and SHA-256 — and, in place of the `Authorization` value, the bearer token's decoded claims. The token itself is
@@ -7,7 +12,7 @@ import NIOHTTP1
 enum Echo {
     static func response(to request: LocalRequest) -> LocalResponse {
         var headers: [[String]] = []
-        var authorization: Any = NSNull()
+        var authorization: Any = JSONNull()
         for (name, value) in request.head.headers {
             switch name.lowercased() {
             case "authorization":
@@ -22,7 +27,7 @@ enum Echo {
         let echo: [String: Any] = [
             "method": request.head.method.rawValue,
             "path": String(request.path),
-            "query": request.query.map { String($0) } ?? NSNull(),
+            "query": request.query.map { String($0) } ?? JSONNull(),
             "version": "HTTP/\(request.head.version.major).\(request.head.version.minor)",
             "headers": headers,
             "authorization": authorization,
@@ -38,8 +43,8 @@ enum Echo {
         guard let token = BearerCredentials.token(in: value) else { return ["scheme": scheme] }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let payload = Base64URL.decode(segments[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
-        else { return ["scheme": scheme, "claims": NSNull(), "note": "not a JWT"] }
+            let claims = JSONObject.dictionary(payload)
+        else { return ["scheme": scheme, "claims": JSONNull(), "note": "not a JWT"] }
         return ["scheme": scheme, "claims": claims]
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A validated routes.json: where to listen, the account to sign in with, the routes, and the safety settings.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import Subprocess
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(System)
     import System
@@ -13,7 +18,7 @@ struct BrowserCommand: Sendable, Equatable {
     var words: [String]
 
     static func find(environment: [String: String]) -> BrowserCommand? {
-        if let browser = environment["BROWSER"]?.trimmingCharacters(in: .whitespaces), !browser.isEmpty {
+        if let browser = environment["BROWSER"]?.trimmingWhitespace(), !browser.isEmpty {
             // $BROWSER may list alternatives separated by colons; the first is used.
             let first = browser.split(separator: ":").first.map(String.init) ?? browser
             return BrowserCommand(words: first.split(separator: " ").map(String.init))

@@ -1,5 +1,11 @@
-import Foundation
+import Dispatch
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +14,7 @@ import Synchronization
 #endif
 
 /// Reads one line from a file descriptor without blocking the cooperative thread pool: the blocking `read(2)`
-/// runs on a thread of its own. A cancelled task gets its answer (nil) at once; the thread stays blocked until
+/// runs on a Dispatch worker thread (Dispatch adds workers when one blocks). A cancelled task gets its answer (nil) at once; the thread stays blocked until
 /// the next byte or the end of the process, which for a sign-in prompt comes right after.
 enum LineReader {
     /// The line without its ending, or nil at end of input or when the task is cancelled.
@@ -17,9 +23,9 @@ enum LineReader {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
                 delivery.install(continuation)
-                Thread {
+                DispatchQueue.global().async {
                     delivery.deliver(readLineBlocking(descriptor))
-                }.start()
+                }
             }
         } onCancel: {
             onCancel()

@@ -1,7 +1,12 @@
 import AsyncHTTPClient
-import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Calls to Firebase Auth's REST API (Identity Toolkit v1 and securetoken) on the control plane's HTTP client.
 /// The API key goes in the `x-goog-api-key` header, not the URL, so no log line or error ever shows it.
@@ -12,7 +17,7 @@ struct FirebaseClient: Sendable {
 
     /// POSTs JSON to an `accounts:` method; the JSON object answered, or the failure.
     func accounts(_ method: String, _ body: [String: Any]) async throws(FirebaseCallFailure) -> [String: Any] {
-        let data = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
+        let data = JSONObject.data(body) ?? Data()
         return try await post(endpoints.accounts(method), body: data, contentType: "application/json")
     }
 
@@ -38,7 +43,7 @@ struct FirebaseClient: Sendable {
         } catch {
             throw .unreachable(error)
         }
-        if answer.status == 200, let object = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any] {
+        if answer.status == 200, let object = JSONObject.dictionary(answer.body) {
             return object
         }
         let retryAfter = answer.headers.first(name: "retry-after").flatMap { Int($0) }

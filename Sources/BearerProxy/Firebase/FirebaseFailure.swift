@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An error answer of Firebase Auth: `{"error":{"code":400,"message":"EMAIL_NOT_FOUND",…}}`, where the message
 /// may read `CODE : detail` (docs/firebase.md §4). Branches on the code, never on the detail.
@@ -9,12 +13,12 @@ struct FirebaseFailure: Error, Sendable, Equatable {
     var retryAfter: Int?
 
     init(status: Int, json data: Data, retryAfter: Int?) {
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        let object = JSONObject.dictionary(data)
         let error = object?["error"] as? [String: Any]
         let message = (error?["message"] as? String) ?? "HTTP_\(status)"
-        if let colon = message.range(of: ":") {
-            code = message[..<colon.lowerBound].trimmingCharacters(in: .whitespaces)
-            detail = message[colon.upperBound...].trimmingCharacters(in: .whitespaces)
+        if let colon = message.firstRange(of: ":") {
+            code = message[..<colon.lowerBound].trimmingWhitespace()
+            detail = message[colon.upperBound...].trimmingWhitespace()
         } else {
             code = message
             detail = nil

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a Firebase sign-in answered (`signInWithIdp`'s VerifyAssertionResponse or `signInWithPassword`'s
 /// VerifyPasswordResponse — docs/firebase.md §1): the Firebase tokens, and for Microsoft the provider's tokens.

@@ -1,6 +1,11 @@
-import Foundation
 import NIOCore
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Signs a person in to Firebase Auth from a terminal (docs/firebase.md §1): with Microsoft through Firebase
 /// (`accounts:createAuthUri` → the browser → the loopback `http://localhost:PORT/callback` →
@@ -139,7 +144,7 @@ struct FirebaseSignIn: InteractiveSignIn {
         let claims: [String: Any] = [
             "sub": "emulator-" + email, "email": email, "email_verified": false, "name": email,
         ]
-        let json = String(decoding: (try? JSONSerialization.data(withJSONObject: claims)) ?? Data(), as: UTF8.self)
+        let json = String(decoding: JSONObject.data(claims) ?? Data(), as: UTF8.self)
         let body: [String: Any] = [
             "requestUri": "http://localhost",
             "postBody": FormEncoding.encode([("providerId", "microsoft.com"), ("id_token", json)]),
@@ -197,7 +202,7 @@ struct FirebaseSignIn: InteractiveSignIn {
 
     private static func noTokens(_ answer: [String: Any]) -> SignInFailure {
         if let message = answer["errorMessage"] as? String {
-            let code = message.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+            let code = message.split(separator: ":").first.map { $0.trimmingWhitespace() }
             return SignInFailure(.rejected, "Firebase refused the sign-in: \(code ?? message).")
         }
         return SignInFailure(.unavailable, "Firebase answered the sign-in without tokens.")

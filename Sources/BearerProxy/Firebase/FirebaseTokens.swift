@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The `firebase` flow's side of the token engine: the Firebase ID token comes from the refresh token through
 /// securetoken (docs/firebase.md §2); the Microsoft token cannot be renewed through Firebase, so once it expires

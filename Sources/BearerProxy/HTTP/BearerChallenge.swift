@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A `Bearer` challenge from a resource server's `WWW-Authenticate` (RFC 6750 §3, syntax RFC 9110 §11.6.1), as far
 /// as the proxy acts on it: the `error` code and, for a claims challenge, the decoded `claims` JSON.

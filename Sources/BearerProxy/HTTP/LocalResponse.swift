@@ -1,6 +1,11 @@
-import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A complete response the proxy produces itself: an error, or one of its `/-/` endpoints.
 struct LocalResponse: Sendable {
@@ -19,14 +24,11 @@ struct LocalResponse: Sendable {
         self.body = body
     }
 
-    /// JSON from a `JSONSerialization`-compatible object, pretty-printed so `curl` output reads well.
+    /// JSON from an untyped tree (``JSONObject``), pretty-printed so `curl` output reads well.
     static func json(_ object: Any, status: HTTPResponseStatus = .ok, contentType: String = "application/json")
         -> LocalResponse
     {
-        let data =
-            (try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        var buffer = ByteBuffer(bytes: data)
+        var buffer = ByteBuffer(bytes: JSONObject.data(object, pretty: true) ?? Data())
         buffer.writeStaticString("\n")
         return LocalResponse(status: status, contentType: contentType, body: buffer)
     }

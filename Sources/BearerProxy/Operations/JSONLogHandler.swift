@@ -1,5 +1,10 @@
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `--log-format json`: one JSON object per line on stderr — `time`, `level`, `message`, `label` and the metadata
 /// as top-level keys — for log shippers.
@@ -7,7 +12,6 @@ public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
     private let label: String
-    private static let output = FileHandle.standardError
 
     public init(label: String) {
         self.label = label
@@ -23,16 +27,14 @@ public struct JSONLogHandler: LogHandler {
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = Self.plain(value)
         }
-        object["time"] = ISO8601DateFormatter().string(from: Date())
+        object["time"] = Date().formatted(.iso8601)
         object["level"] = event.level.rawValue
         object["message"] = "\(event.message)"
         object["label"] = label
         guard
-            var line = try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            let line = JSONObject.data(object)
         else { return }
-        line.append(0x0A)
-        Self.output.write(line)
+        StandardError.write(String(decoding: line, as: UTF8.self) + "\n")
     }
 
     private static func plain(_ value: Logger.Metadata.Value) -> Any {

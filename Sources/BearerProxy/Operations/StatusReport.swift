@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What `bearer-proxy status` and `/-/status` show: the account's identity and, per route, its scope set
 /// and whether a token is cached and until when. Never a token, refresh token or secret (SPEC §9).
@@ -45,7 +49,6 @@ public struct StatusReport: Sendable {
 
     /// The JSON document (`status --json`), keys stable for scripts.
     public var json: Data {
-        let dates = ISO8601DateFormatter()
         var identity: [String: String] = [:]
         if let known = account.identity {
             identity["name"] = known.name
@@ -61,7 +64,7 @@ public struct StatusReport: Sendable {
             if let token = entry.token {
                 var tokenObject: [String: Any] = ["cached": token.cached]
                 if let expiresOn = token.expiresOn {
-                    tokenObject["expiresOn"] = dates.string(from: expiresOn)
+                    tokenObject["expiresOn"] = expiresOn.formatted(.iso8601)
                     tokenObject["expiresInSeconds"] = Int(expiresOn.timeIntervalSince(generatedAt))
                 }
                 if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
@@ -75,8 +78,7 @@ public struct StatusReport: Sendable {
             "routes": routeObjects,
         ]
         return
-            (try? JSONSerialization.data(
-                withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            JSONObject.data(document, pretty: true) ?? Data()
     }
 
     /// Lines for a person.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Everything persisted for one account: the token cache file `tokens-<accountKey>.json` holds exactly one.
 ///

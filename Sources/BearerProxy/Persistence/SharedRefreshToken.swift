@@ -1,5 +1,10 @@
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The account's refresh token as the processes sharing its token cache file use it (SPEC §7 "Several processes,
 /// one account"): redeeming it is a critical section across processes.

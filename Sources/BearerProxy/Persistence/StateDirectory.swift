@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +28,7 @@ public struct StateDirectory: Sendable, Hashable {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return StateDirectory(path: state + "/bearer-proxy")
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         return StateDirectory(path: home + "/.local/state/bearer-proxy")
     }
 
@@ -34,7 +38,7 @@ public struct StateDirectory: Sendable, Hashable {
             try FileManager.default.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .cannotCreate(path: path, reason: error.localizedDescription)
+            throw .cannotCreate(path: path, reason: "\(error)")
         }
         if chmod(path, 0o700) != 0 { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
     }

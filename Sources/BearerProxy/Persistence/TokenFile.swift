@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The token cache file's format: one JSON object, `"version"` first, then the fields of ``PersistedAccount`` (whose
 /// coding keys are this format's keys), sorted.

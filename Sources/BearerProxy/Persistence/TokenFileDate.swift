@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How the token cache file writes dates: ISO 8601 in UTC with exactly three fractional digits
 /// (`2025-11-22T05:39:00.123Z`), readable by a person inspecting the file and by any JSON tool.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a redemption under the ``RedemptionLock`` reads and writes. Both run on the writes' queue — never on an
 /// event loop or a cooperative thread, since the directory's lock may make them wait for another process's write —

@@ -1,7 +1,12 @@
 import Dispatch
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Keeps the account's token cache file in step with the in-memory state (SPEC §7 "Persistence").
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension AccountRuntime {
     /// Whether a person has to sign in before tokens can be had: an interactive flow with no account yet.

@@ -1,6 +1,11 @@
-import Foundation
 import Logging
 import NIOCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The token side of the composition root: the configured account's flow, its token cache, its session and the
 /// token cache file, wired together. `serve` and the `login`/`logout`/`status`/`token` commands all use it.

@@ -1,6 +1,11 @@
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The one owner of what is installed: the generation in force (``ProxyContext``) together with the account runtime
 /// behind it, replaced in one step by a reload, with what is needed to build the next one the same way as the first.

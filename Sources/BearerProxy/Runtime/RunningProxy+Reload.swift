@@ -1,7 +1,12 @@
-import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension RunningProxy {
     /// What a reload did.

@@ -1,7 +1,12 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The composition root: the one place that picks concrete implementations and wires a configuration into a
 /// listening proxy. `bearer-proxy serve` and the end-to-end tests both start the proxy through it, so the tests

@@ -14,7 +14,7 @@ enum MethodOverride {
     static func forbidden(headers: HTTPHeaders, query: Substring?, allowed: Set<String>) -> String? {
         for (name, value) in headers where headerNames.contains(where: { HeaderName.equals(name, $0) }) {
             for method in value.split(separator: ",") {
-                let method = method.trimmingCharacters(in: [" ", "\t"]).uppercased()
+                let method = method.trimmingOWS().uppercased()
                 if !method.isEmpty, !allowed.contains(method) { return method }
             }
         }

@@ -104,7 +104,7 @@ struct RequestGuard {
                                 + "forwarded unchanged."))
                 }
                 if name.utf8.contains(UInt8(ascii: "_")) {
-                    let normalized = name.lowercased().replacingOccurrences(of: "_", with: "-")
+                    let normalized = name.lowercased().replacing("_", with: "-")
                     if RequestGuard.protectedNames.contains(normalized) {
                         return .failure(
                             .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(normalized)."))
@@ -134,7 +134,7 @@ struct RequestGuard {
                     fields.fetchSite = value
                 case 17 where HeaderName.equals(name, "transfer-encoding"):
                     fields.transferCodings += value.split(separator: ",").map {
-                        $0.trimmingCharacters(in: .whitespaces).lowercased()
+                        $0.trimmingOWS().lowercased()
                     }
                 case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
                     if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }

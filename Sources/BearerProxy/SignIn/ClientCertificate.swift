@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import _CryptoExtras
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certificate and its private key, for signed client assertions (RFC 7523 §2.2; Microsoft's "certificate
 /// credentials"). Loaded once at start-up; the key never leaves this type.
@@ -50,15 +55,13 @@ struct ClientCertificate: Sendable {
     }
 
     private static func segment(_ object: [String: Any]) -> String {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-        return Base64URL.encode(data ?? Data())
+        Base64URL.encode(JSONObject.data(object) ?? Data())
     }
 
     /// The DER bytes of the first `-----BEGIN label-----` block (RFC 7468).
     static func firstDERBlock(in pem: String, label: String) -> Data? {
-        guard let begin = pem.range(of: "-----BEGIN \(label)-----"),
-            let end = pem.range(of: "-----END \(label)-----", range: begin.upperBound..<pem.endIndex)
+        guard let begin = pem.firstRange(of: "-----BEGIN \(label)-----"),
+            let end = pem[begin.upperBound...].firstRange(of: "-----END \(label)-----")
         else { return nil }
         let base64 = pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
         return Data(base64Encoded: String(base64))

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `client-credentials`: the application signs in as itself with a secret or a certificate (RFC 6749 §4.4;
 /// protocols.md §5). Each scope set is one `{resource}/.default` request; there is no refresh token, so a

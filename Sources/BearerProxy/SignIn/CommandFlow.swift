@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `command`: reuse a CLI that already has a session — `az account get-access-token --resource {resource}`,
 /// `gcloud auth print-access-token`, `gh auth token`. The program's stdout is the token, or JSON with
@@ -12,8 +22,8 @@ struct CommandFlow: SignInFlow {
 
     func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
         let arguments = account.argv.map { argument in
-            argument.replacingOccurrences(of: "{scopes}", with: request.scopes.description)
-                .replacingOccurrences(of: "{resource}", with: request.scopes.resource ?? ScopeSet.defaultResource)
+            argument.replacing("{scopes}", with: request.scopes.description)
+                .replacing("{resource}", with: request.scopes.resource ?? ScopeSet.defaultResource)
         }
         let program = arguments.first ?? ""
         let output: CommandRunner.Output
@@ -24,7 +34,7 @@ struct CommandFlow: SignInFlow {
             case .timedOut:
                 throw .providerUnavailable(
                     reason:
-                        "\(program) did not finish within \(account.timeout.formatted(.units(allowed: [.seconds, .milliseconds])))",
+                        "\(program) did not finish within \(account.timeout)",
                     retryAfterSeconds: 5)
             case .cannotStart(let reason):
                 throw .misconfigured(reason: "cannot run \(program): \(reason)")
@@ -45,10 +55,10 @@ struct CommandFlow: SignInFlow {
 
     /// The token and its expiry from the program's stdout.
     static func parse(_ stdout: String, now: Date) -> (token: String, expiresOn: Date)? {
-        let text = stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = stdout.trimmingWhitespace()
         guard !text.isEmpty else { return nil }
         if text.hasPrefix("{") {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            guard let object = JSONObject.dictionary(Data(text.utf8)),
                 let token = (object["accessToken"] as? String) ?? (object["access_token"] as? String), !token.isEmpty
             else { return nil }
             return (token, expiry(in: object, now: now) ?? JWTExpiry.expiry(of: token) ?? now + assumedLifetime)
@@ -62,12 +72,43 @@ struct CommandFlow: SignInFlow {
         if let lifetime = TokenResponse.seconds(object["expires_in"] ?? object["expiresIn"]) { return now + lifetime }
         if let text = object["expiresOn"] as? String {
             // `az` prints local time as "2026-11-22 07:00:00.000000"; ISO 8601 is accepted too.
-            if let date = ISO8601DateFormatter().date(from: text) { return date }
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSSSSS"
-            return formatter.date(from: text)
+            return (try? Date.ISO8601FormatStyle().parse(text)) ?? localTime(text)
         }
         return nil
+    }
+
+    /// `az`'s "2026-11-22 07:00:00.000000" (the fraction optional), in the machine's time zone as the C library
+    /// knows it (`TZ`, else /etc/localtime) — the zone `az` printed it in.
+    static func localTime(_ text: String) -> Date? {
+        let halves = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard halves.count == 2 else { return nil }
+        let clock = halves[1].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let day = halves[0].split(separator: "-", omittingEmptySubsequences: false)
+        let time = clock[0].split(separator: ":", omittingEmptySubsequences: false)
+        let fields = (day + time).map { field in field.allSatisfy({ ("0"..."9").contains($0) }) ? Int(field) : nil }
+        let values = fields.compactMap { $0 }
+        guard fields.count == 6, values.count == 6, (1...12).contains(values[1]), (1...31).contains(values[2]),
+            (0...23).contains(values[3]), (0...59).contains(values[4]), (0...60).contains(values[5])
+        else { return nil }
+        var fraction = 0.0
+        if clock.count == 2 {
+            guard !clock[1].isEmpty, clock[1].allSatisfy({ ("0"..."9").contains($0) }),
+                let value = Double("0." + clock[1])
+            else {
+                return nil
+            }
+            fraction = value
+        }
+        var parts = tm()
+        parts.tm_year = Int32(clamping: values[0] - 1900)
+        parts.tm_mon = Int32(clamping: values[1] - 1)
+        parts.tm_mday = Int32(clamping: values[2])
+        parts.tm_hour = Int32(clamping: values[3])
+        parts.tm_min = Int32(clamping: values[4])
+        parts.tm_sec = Int32(clamping: values[5])
+        parts.tm_isdst = -1  // let the C library say whether summer time applied then
+        let seconds = mktime(&parts)
+        guard seconds != -1 else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }

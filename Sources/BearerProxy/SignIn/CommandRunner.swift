@@ -1,5 +1,10 @@
-import Foundation
 import Subprocess
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(System)
     import System

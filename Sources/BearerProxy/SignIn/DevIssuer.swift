@@ -1,5 +1,10 @@
 import Crypto
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The embedded `dev` account: a local issuer that mints ES256 JWT access tokens, so the whole loop works offline.
 ///
@@ -138,9 +143,8 @@ public struct DevIssuer: SignInFlow {
     }
 
     private static func json(_ object: [String: Any], pretty: Bool = true) -> Data {
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if pretty { options.insert(.prettyPrinted) }
-        return try! JSONSerialization.data(withJSONObject: object, options: options)
+        // The issuer builds these objects from strings and numbers only: they always have a JSON form.
+        JSONObject.data(object, pretty: pretty) ?? Data()
     }
 }
 
@@ -149,7 +153,7 @@ public struct DevIdentity: Sendable, Hashable {
     public static let displayName = "Dev User"
     public static let userName = "dev@localhost"
     /// A fixed tenant id that cannot collide with a real Entra tenant's.
-    public static let tenantID = "00000000-0000-0000-0000-00000000d3v0".replacingOccurrences(of: "v", with: "e")
+    public static let tenantID = "00000000-0000-0000-0000-00000000d3v0".replacing("v", with: "e")
 
     public let subject: String
     public let objectID: String
@@ -157,7 +161,7 @@ public struct DevIdentity: Sendable, Hashable {
     init(thumbprint: SHA256.Digest) {
         let bytes = Array(thumbprint)
         subject = Base64URL.encode(bytes.prefix(24))
-        let hex = bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
+        let hex = bytes.prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         let parts = [
             hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
             hex.dropFirst(16).prefix(4), hex.dropFirst(20).prefix(12),

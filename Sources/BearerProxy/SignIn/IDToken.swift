@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads who signed in from an id token's claims (OpenID Connect Core §2) — for display only, so the token is
 /// not verified: it came straight from the token endpoint over TLS.
@@ -20,6 +24,6 @@ enum IDToken {
     private static func claims(of idToken: String) -> [String: Any]? {
         let segments = idToken.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count >= 2, let payload = Base64URL.decode(segments[1]) else { return nil }
-        return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        return JSONObject.dictionary(payload)
     }
 }

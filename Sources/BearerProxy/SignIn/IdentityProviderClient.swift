@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The control plane's HTTP client: token endpoint requests and OpenID Connect discovery, over AsyncHTTPClient on
 /// the proxy's event loops (SPEC §3).
@@ -90,7 +95,7 @@ public final class IdentityProviderClient: Sendable {
         status: Int, headers: HTTPHeaders, body: Data
     ) throws(TokenEndpointCallFailure) -> TokenResponse {
         if status == 200, let response = TokenResponse(json: body) { return response }
-        let retryAfter = headers.first(name: "retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let retryAfter = headers.first(name: "retry-after").flatMap { Int($0.trimmingWhitespace()) }
         throw .rejected(TokenEndpointFailure(status: status, json: body, retryAfter: retryAfter))
     }
 
@@ -154,7 +159,7 @@ extension Data {
 /// §9), as MSAL merges them.
 enum ClaimsRequest {
     static func merged(challenge: String?, capabilities: [String]) -> String? {
-        var root = challenge.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
+        var root = challenge.flatMap { JSONObject.dictionary(Data($0.utf8)) } ?? [:]
         if challenge != nil && root.isEmpty, let challenge { return challenge }  // not JSON: pass as received
         if !capabilities.isEmpty {
             var accessToken = root["access_token"] as? [String: Any] ?? [:]
@@ -162,8 +167,7 @@ enum ClaimsRequest {
             root["access_token"] = accessToken
         }
         guard !root.isEmpty,
-            let data = try? JSONSerialization.data(
-                withJSONObject: root, options: [.sortedKeys, .withoutEscapingSlashes])
+            let data = JSONObject.data(root)
         else { return nil }
         return String(decoding: data, as: UTF8.self)
     }

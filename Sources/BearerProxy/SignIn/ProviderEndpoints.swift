@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The endpoints of an identity provider that the flows use.
 struct ProviderEndpoints: Sendable, Hashable {
@@ -22,7 +26,7 @@ struct ProviderEndpoints: Sendable, Hashable {
 
     /// The endpoints named by a discovery document (OpenID Connect Discovery 1.0 §3).
     init?(discovery data: Data) {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let object = JSONObject.dictionary(data),
             let token = object["token_endpoint"] as? String
         else { return nil }
         self.token = token

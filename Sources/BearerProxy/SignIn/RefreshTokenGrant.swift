@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The refresh-token grant (RFC 6749 §6; protocols.md §2): how one signed-in account gets an access token for any
 /// scope set — the identity platform's refresh tokens are multi-resource. Shared by every flow that signs a person

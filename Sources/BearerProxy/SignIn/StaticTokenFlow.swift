@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `static`: a fixed token for one API (a personal access token) from an environment variable. It cannot be
 /// refreshed; if it is a JWT its `exp` is honoured, otherwise it is taken to be valid until the upstream says not.
@@ -27,8 +31,8 @@ enum JWTExpiry {
     static func expiry(of token: String) -> Date? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let payload = Base64URL.decode(segments[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
-            let exp = (claims["exp"] as? NSNumber)?.doubleValue
+            let claims = JSONObject.dictionary(payload),
+            let exp = JSONObject.number(claims["exp"])
         else { return nil }
         return Date(timeIntervalSince1970: exp)
     }

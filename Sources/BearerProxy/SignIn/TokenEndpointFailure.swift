@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An error answer from a token endpoint (RFC 6749 §5.2 plus Microsoft's `error_codes`, `suberror`, `claims`), and
 /// what the proxy should do about it — branching on `error` and the codes, never on the description
@@ -15,11 +19,11 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
     var continuationToken: String?
 
     init(status: Int, json data: Data, retryAfter: Int?) {
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        let object = JSONObject.dictionary(data) ?? [:]
         self.status = status
         error = object["error"] as? String ?? "http_\(status)"
         summary = (object["error_description"] as? String).map(Self.firstSentence)
-        codes = (object["error_codes"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
+        codes = (object["error_codes"] as? [Any] ?? []).compactMap { JSONObject.integer($0) }
         suberror = object["suberror"] as? String
         self.retryAfter = retryAfter
         continuationToken = object["continuation_token"] as? String
@@ -69,7 +73,7 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
 
     private static func firstSentence(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? text
-        if let stop = line.range(of: ". ") { return String(line[..<stop.lowerBound]) + "." }
+        if let stop = line.firstRange(of: ". ") { return String(line[..<stop.lowerBound]) + "." }
         return line.count > 300 ? String(line.prefix(300)) + "…" : line
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A successful token endpoint answer (RFC 6749 §5.1, with Microsoft's additions — protocols.md §2).
 struct TokenResponse: Sendable {
@@ -15,7 +19,7 @@ struct TokenResponse: Sendable {
 
     /// Parses the JSON body; nil when it is not a token response. `expires_in` may be a number or a string.
     init?(json data: Data) {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let object = JSONObject.dictionary(data),
             let accessToken = object["access_token"] as? String, !accessToken.isEmpty
         else { return nil }
         self.accessToken = accessToken
@@ -29,9 +33,8 @@ struct TokenResponse: Sendable {
 
     static func seconds(_ value: Any?) -> TimeInterval? {
         switch value {
-        case let number as NSNumber: number.doubleValue
         case let text as String: TimeInterval(text)
-        default: nil
+        default: JSONObject.number(value)
         }
     }
 

@@ -1,5 +1,10 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The one owner of the account's access tokens, keyed by scope set (SPEC §7).
 ///
@@ -238,7 +243,8 @@ public final class TokenCache: Sendable {
     /// How long a failure blocks new requests for the same scope set: the provider's `Retry-After` when it sent
     /// one, else an exponential backoff (2 s, 4 s, … 60 s).
     static func backoff(for error: TokenError, failures: Int) -> TimeInterval {
-        let exponential = min(baseBackoff * pow(2, Double(max(0, failures - 1))), maximumBackoff)
+        let exponential = min(
+            baseBackoff * Double(sign: .plus, exponent: max(0, failures - 1), significand: 1), maximumBackoff)
         if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }
         return exponential
     }

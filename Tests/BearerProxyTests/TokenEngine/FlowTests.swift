@@ -167,6 +167,32 @@ struct FlowTests {
         #expect(CommandFlow.parse("", now: now) == nil)
         #expect(CommandFlow.parse("two words", now: now) == nil)
         #expect(CommandFlow.parse(#"{"nothing":1}"#, now: now) == nil)
+        // Numbers as JSON numbers, integral or not; epoch seconds in `expires_on`.
+        #expect(CommandFlow.parse(#"{"access_token":"t","expires_in":90.5}"#, now: now)?.expiresOn == now + 90.5)
+        #expect(
+            CommandFlow.parse(#"{"accessToken":"t","expires_on":1800003600}"#, now: now)?.expiresOn
+                == Date(timeIntervalSince1970: 1_800_003_600))
+    }
+
+    @Test("command output parsing: az's expiresOn, as ISO 8601 or as local time with microseconds")
+    func commandExpiresOn() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let iso = CommandFlow.parse(#"{"accessToken":"t","expiresOn":"2027-01-15T08:00:00Z"}"#, now: now)
+        #expect(iso?.expiresOn == ISO8601DateFormatter().date(from: "2027-01-15T08:00:00Z"))
+        // Local time: the zone is the machine's, so compare two readings rather than pin an instant.
+        let later = try #require(CommandFlow.localTime("2026-11-22 07:00:00.250000"))
+        let earlier = try #require(CommandFlow.localTime("2026-11-22 06:00:00"))
+        #expect(later.timeIntervalSince(earlier) == 3600.25)
+        if TimeZone.current.secondsFromGMT(for: earlier) == 0 {
+            #expect(earlier == ISO8601DateFormatter().date(from: "2026-11-22T06:00:00Z"))
+        }
+        let viaJSON = CommandFlow.parse(#"{"accessToken":"t","expiresOn":"2026-11-22 07:00:00.250000"}"#, now: now)
+        #expect(viaJSON?.expiresOn == later)
+        for malformed in [
+            "2026-11-22", "2026-13-01 00:00:00", "2026-11-22 25:00:00", "2026-11-22 07:00:00.", "a-b-c d:e:f",
+        ] {
+            #expect(CommandFlow.localTime(malformed) == nil, "\(malformed)")
+        }
     }
 
     @Test("static: the token from the environment is sent as is")

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // What routes.json names outside itself: environment variables (…Env keys) and files (caFile, certFile,
 // keyFile, and routes.json itself).
@@ -46,12 +50,11 @@ extension ConfigurationReader {
         let base = URL(fileURLWithPath: baseDirectory, isDirectory: true)
         let resolved = URL(fileURLWithPath: name, relativeTo: base).standardizedFileURL.path
         let shown = name == resolved ? "\"\(name)\"" : "\"\(name)\" (\(resolved))"
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory) else {
+        guard let isDirectory = Self.existingIsDirectory(resolved) else {
             object.report(key, "file \(shown) does not exist")
             return nil
         }
-        guard !isDirectory.boolValue else {
+        guard !isDirectory else {
             object.report(key, "\(shown) is a directory, not a file")
             return nil
         }
@@ -67,14 +70,25 @@ extension ConfigurationReader {
         func failure(_ message: String) -> Result<Data, ConfigurationError> {
             .failure(ConfigurationError(problems: [ConfigurationProblem(path: "$", message: message)]))
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard let isDirectory = existingIsDirectory(path) else {
             return failure("file \"\(path)\" does not exist")
         }
-        guard !isDirectory.boolValue else { return failure("\"\(path)\" is a directory, not a file") }
+        guard !isDirectory else { return failure("\"\(path)\" is a directory, not a file") }
         guard let data = FileManager.default.contents(atPath: path) else {
             return failure("file \"\(path)\" is not readable")
         }
         return .success(data)
+    }
+
+    /// Whether something at `path` is a directory; nil when nothing is there. (FoundationEssentials reports it in a
+    /// `Bool`, Darwin's Foundation in an `ObjCBool`.)
+    static func existingIsDirectory(_ path: String) -> Bool? {
+        #if canImport(FoundationEssentials)
+            var isDirectory = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? isDirectory : nil
+        #else
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? isDirectory.boolValue : nil
+        #endif
     }
 }

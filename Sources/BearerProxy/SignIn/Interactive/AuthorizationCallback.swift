@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The query of the request the browser makes to the loopback redirect URI (RFC 6749 §4.1.2): a code, or an error.
 struct AuthorizationCallback: Sendable, Equatable {

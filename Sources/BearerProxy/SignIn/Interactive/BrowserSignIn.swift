@@ -1,5 +1,10 @@
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Authorization code + PKCE with a loopback redirect (RFC 6749 §4.1, RFC 7636, RFC 8252; protocols.md §4): open
 /// the authorization URL in the browser, wait on 127.0.0.1 for the redirect, check `state`, redeem the code with

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A device authorization response (RFC 8628 §3.2; Entra's adds `message` — protocols.md §3).
 struct DeviceAuthorization: Sendable, Equatable {
@@ -13,7 +17,7 @@ struct DeviceAuthorization: Sendable, Equatable {
 
     /// Decodes the JSON; nil when a required member is missing. Google spells the URI `verification_url`.
     init?(json data: Data) {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+        guard let object = JSONObject.dictionary(data),
             let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
             let uri = (object["verification_uri"] as? String) ?? (object["verification_url"] as? String)
         else { return nil }

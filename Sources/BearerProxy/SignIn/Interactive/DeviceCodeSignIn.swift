@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The device authorization grant (RFC 8628; protocols.md §3): show a code, let the person enter it on another
 /// device, poll the token endpoint until they have.

@@ -1,8 +1,13 @@
-import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The loopback redirect URI of a native app (RFC 8252 §7.3): a small HTTP server on 127.0.0.1 that waits for the
 /// browser to come back with the authorization response, answers it with a page the person can close, and hands

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A successful answer of native authentication's `initiate` or `challenge` endpoint (protocols.md §1.1).
 enum NativeAuthAnswer: Sendable, Equatable {
@@ -13,7 +17,7 @@ enum NativeAuthAnswer: Sendable, Equatable {
 
     /// Decodes a 200 answer; nil when it is none of the documented shapes.
     init?(json data: Data) {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        guard let object = JSONObject.dictionary(data) else { return nil }
         let token = object["continuation_token"] as? String
         switch object["challenge_type"] as? String {
         case "redirect":
@@ -25,7 +29,7 @@ enum NativeAuthAnswer: Sendable, Equatable {
             guard let token else { return nil }
             self = .oneTimePasscode(
                 continuationToken: token, target: object["challenge_target_label"] as? String,
-                length: (object["code_length"] as? NSNumber)?.intValue)
+                length: JSONObject.integer(object["code_length"]))
         case nil:
             guard let token else { return nil }
             self = .proceed(continuationToken: token)

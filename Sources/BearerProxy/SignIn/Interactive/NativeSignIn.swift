@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Microsoft Entra External ID native authentication, V1 (protocols.md §1): `initiate` → `challenge` → `token`,
 /// always offering `redirect` and always sending the latest continuation token — what the MSAL native-auth
@@ -117,7 +122,7 @@ struct NativeSignIn: InteractiveSignIn {
             console.show("A one-time passcode was sent to \(target ?? "your email address").")
             let answer = try await console.ask(
                 "Enter \(digits) (or \"resend\" for a new one): ", hidden: false
-            ).trimmingCharacters(in: .whitespaces)
+            ).trimmingWhitespace()
             if answer.isEmpty { continue }
             if answer.lowercased() == "resend" {
                 guard case .oneTimePasscode(let next, let newTarget, _) = try await challenge(continuationToken) else {

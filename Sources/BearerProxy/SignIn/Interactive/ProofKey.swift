@@ -1,5 +1,10 @@
 import Crypto
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Proof Key for Code Exchange (RFC 7636): the verifier stays here, its SHA-256 goes with the authorization
 /// request, and only the holder of the verifier can redeem the code.
