@@ -111,6 +111,11 @@ struct HostileRequestTests {
         HostileRequest(
             "Transfer-Encoding identity, chunked", 400,
             "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n"),
+        // Only spaces and tabs are whitespace around a list element (RFC 9110 §5.6.3): a no-break space after
+        // `chunked` makes an unknown coding, never `chunked`.
+        HostileRequest(
+            "Transfer-Encoding chunked with a no-break space", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding: chunked\u{A0}\r\n\r\n0\r\n\r\n"),
         HostileRequest(
             "Transfer-Encoding on HTTP/1.0", 400,
             "POST /api/x HTTP/1.0\r\n\(ourHost)\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
