@@ -15,7 +15,9 @@ struct FramingFields {
             // any value that is not plain digits (no sign, no list, no whitespace inside).
             guard contentLength == nil else { throw .refused(.malformed(.duplicateContentLength)) }
             let value = field.value
-            guard !value.isEmpty, value.count <= 15 else { throw .refused(.malformed(.contentLength)) }
+            guard !value.isEmpty, value.count <= 15, !Self.tabAround(value, in: bytes) else {
+                throw .refused(.malformed(.contentLength))
+            }
             var length = 0
             for index in value {
                 let byte = bytes[index]
@@ -27,13 +29,31 @@ struct FramingFields {
             // Only one field, holding exactly `chunked`: any other coding list is refused (RFC 9112 §6.1 lets a
             // server answer 501 for codings it does not know; a proxy that passed them on would leave the framing
             // to a second parser).
-            guard !chunked, FieldName.equals(bytes, field.value, "chunked") else {
+            guard !chunked, FieldName.equals(bytes, field.value, "chunked"), !Self.tabAround(field.value, in: bytes) else {
                 throw .refused(.malformed(.transferEncoding))
             }
             chunked = true
         default:
             break
         }
+    }
+
+    /// Whether a tab is part of the whitespace around a framing field's value. RFC 9110 §5.5 allows it (OWS), but
+    /// llhttp — NIOHTTP1's decoder, and so the product's — refuses `Content-Length: 3<HTAB>` and does not read
+    /// `Transfer-Encoding: chunked<HTAB>` as chunked: the proxy must never frame a message its own decoder would
+    /// not (found by the long differential fuzz, `bench/floor/fuzz.sh`, in session 7).
+    private static func tabAround(_ value: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = value.upperBound
+        while bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
+            if bytes[index] == ASCII.tab { return true }
+            index += 1
+        }
+        index = value.lowerBound - 1
+        while bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
+            if bytes[index] == ASCII.tab { return true }
+            index -= 1
+        }
+        return false
     }
 
     /// `Connection = #connection-option` (RFC 9110 §7.6.1, list syntax of §5.6.1: empty elements allowed, OWS

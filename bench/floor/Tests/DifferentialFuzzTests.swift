@@ -1,14 +1,20 @@
 import BenchHeadParser
+import Foundation
 import Testing
 
 /// Differential fuzzing of the prototype's parser against NIOHTTP1's decoder (issue #15 item 4): every input is
 /// either parsed to the same message by both — start line, fields in order, body, trailers — or refused by ours.
-/// Seeded and bounded, so it runs the same in CI in seconds.
+/// Seeded and bounded, so it runs the same in CI in seconds. `bench/floor/fuzz.sh` runs it long, with other seeds:
+/// `BENCH_FUZZ_SEED` and `BENCH_FUZZ_INPUTS` (requests; responses get two thirds as many) override the defaults.
 @Suite("BenchHeadParser: differential fuzz against NIOHTTP1")
 struct DifferentialFuzzTests {
-    static let seed: UInt64 = 0x6265_6172_6572_2D31  // "bearer-1"
-    static let requestInputs = 12_000
-    static let responseInputs = 8_000
+    static let seed: UInt64 = setting("BENCH_FUZZ_SEED").flatMap { UInt64($0) } ?? 0x6265_6172_6572_2D31  // "bearer-1"
+    static let requestInputs = setting("BENCH_FUZZ_INPUTS").flatMap { Int($0) } ?? 12_000
+    static let responseInputs = requestInputs * 2 / 3
+
+    private static func setting(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     /// The tally of one run; `mismatches` holds every input where ours accepted what NIO refused or parsed otherwise.
     struct Tally: CustomStringConvertible {
@@ -90,7 +96,7 @@ struct DifferentialFuzzTests {
             let pieces = mutator.split(input)
             tally.add(input: input, ours: StrictReference.request(pieces), nio: NIOReference.request(pieces))
         }
-        print("requests: \(tally)")
+        print("requests (seed \(Self.seed)): \(tally)")
         #expect(tally.mismatches.isEmpty, "\(tally.mismatches.prefix(20))")
         #expect(tally.bothAccepted > Self.requestInputs / 10, "too few inputs were valid to say anything")
     }
@@ -108,7 +114,7 @@ struct DifferentialFuzzTests {
                 input: input, ours: StrictReference.response(pieces, requestWasHead: head),
                 nio: NIOReference.response(pieces, requestWasHead: head))
         }
-        print("responses: \(tally)")
+        print("responses (seed \(Self.seed ^ 0xFF)): \(tally)")
         #expect(tally.mismatches.isEmpty, "\(tally.mismatches.prefix(20))")
         #expect(tally.bothAccepted > Self.responseInputs / 10, "too few inputs were valid to say anything")
     }

@@ -40,6 +40,10 @@ struct HeadParserTests {
                 .malformed(.contentLengthWithTransferEncoding)
             ),
             ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", .malformed(.transferEncoding)),
+            // A tab around a framing value: RFC 9110 allows it, llhttp does not (the long fuzz, session 7).
+            ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\t\r\n\r\n", .malformed(.contentLength)),
+            ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\t3\r\n\r\n", .malformed(.contentLength)),
+            ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked \t \r\n\r\n", .malformed(.transferEncoding)),
             (
                 "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
                 .malformed(.transferEncoding)
