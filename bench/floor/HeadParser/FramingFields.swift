@@ -29,7 +29,8 @@ struct FramingFields {
             // Only one field, holding exactly `chunked`: any other coding list is refused (RFC 9112 §6.1 lets a
             // server answer 501 for codings it does not know; a proxy that passed them on would leave the framing
             // to a second parser).
-            guard !chunked, FieldName.equals(bytes, field.value, "chunked"), !Self.tabAround(field.value, in: bytes) else {
+            guard !chunked, FieldName.equals(bytes, field.value, "chunked"), !Self.tabAround(field.value, in: bytes)
+            else {
                 throw .refused(.malformed(.transferEncoding))
             }
             chunked = true
