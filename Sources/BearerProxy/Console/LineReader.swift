@@ -14,7 +14,8 @@ import Synchronization
 #endif
 
 /// Reads one line from a file descriptor without blocking the cooperative thread pool: the blocking `read(2)`
-/// runs on a Dispatch worker thread (Dispatch adds workers when one blocks). A cancelled task gets its answer (nil) at once; the thread stays blocked until
+/// runs on a Dispatch worker thread (Dispatch adds workers when one blocks). A cancelled task gets its answer (nil)
+/// at once; the thread stays blocked until
 /// the next byte or the end of the process, which for a sign-in prompt comes right after.
 enum LineReader {
     /// The line without its ending, or nil at end of input or when the task is cancelled.

@@ -14,9 +14,9 @@
 /// blames a document the decoder reads. Iterative, so no nesting depth can exhaust the stack.
 enum JSONSyntax {
     static func firstError(in data: Data) -> String? {
+        guard data.contains(where: { !$0.isJSONWhitespace }) else { return "the document is empty" }
         var scanner = Scanner(bytes: Array(data))
         guard let (problem, offset) = scanner.firstError() else { return nil }
-        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return problem }
         let (line, column) = position(ofByte: offset, in: data)
         return "\(problem) at line \(line), column \(column)"
     }
@@ -32,12 +32,10 @@ enum JSONSyntax {
         var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
         mutating func skipWhitespace() {
-            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+            while current?.isJSONWhitespace == true { index += 1 }
         }
 
         mutating func firstError() -> (String, Int)? {
-            skipWhitespace()
-            if current == nil { return ("the document is empty", index) }
             var expectsValue = true
             while true {
                 skipWhitespace()
@@ -125,7 +123,7 @@ enum JSONSyntax {
                     guard let escaped = current else { return "unexpected end of the document" }
                     if escaped == UInt8(ascii: "u") {
                         let digits = bytes[(index + 1)...].prefix(4)
-                        guard digits.count == 4, digits.allSatisfy({ $0.isHexDigit }) else {
+                        guard digits.count == 4, digits.allSatisfy({ $0.hexDigitValue != nil }) else {
                             return "invalid \\u escape in a string"
                         }
                         index += 5
@@ -186,7 +184,6 @@ enum JSONSyntax {
 
 extension UInt8 {
     fileprivate var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
-    fileprivate var isHexDigit: Bool {
-        isDigit || (self | 0x20 >= UInt8(ascii: "a") && self | 0x20 <= UInt8(ascii: "f"))
-    }
+    /// RFC 8259 §2: space, tab, line feed, carriage return.
+    fileprivate var isJSONWhitespace: Bool { self == 0x20 || self == 0x09 || self == 0x0A || self == 0x0D }
 }

@@ -63,12 +63,8 @@ extension JSONValue {
     /// indented for people when `pretty`.
     func encoded(pretty: Bool = false) -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting =
-            pretty
-            ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
-            : [
-                .sortedKeys, .withoutEscapingSlashes,
-            ]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { encoder.outputFormatting.insert(.prettyPrinted) }
         // Cannot fail: every case encodes, and non-finite numbers never come out of a parse or ``JSONObject``.
         return (try? encoder.encode(self)) ?? Data("null".utf8)
     }

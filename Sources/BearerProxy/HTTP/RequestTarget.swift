@@ -151,7 +151,8 @@ struct RequestTarget: Equatable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                if index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                if index + 2 < bytes.count, let high = bytes[index + 1].hexDigitValue,
+                    let low = bytes[index + 2].hexDigitValue
                 {
                     let value = high << 4 | low
                     if value < 0x20 || value == 0x7F { throw .forbiddenCharacter }
@@ -161,7 +162,7 @@ struct RequestTarget: Equatable {
                     continue
                 }
                 if index + 5 < bytes.count, bytes[index + 1] | 0x20 == UInt8(ascii: "u"),
-                    bytes[(index + 2)...(index + 5)].allSatisfy({ hexValue($0) != nil })
+                    bytes[(index + 2)...(index + 5)].allSatisfy({ $0.hexDigitValue != nil })
                 {
                     throw .ambiguousEncoding
                 }
@@ -212,14 +213,5 @@ struct RequestTarget: Equatable {
             }
         }
         try endSegment()
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -34,7 +34,7 @@ public struct JSONLogHandler: LogHandler {
         guard
             let line = JSONObject.data(object)
         else { return }
-        StandardError.write(String(decoding: line, as: UTF8.self) + "\n")
+        StandardError.write(bytes: Array(line) + [0x0A])
     }
 
     private static func plain(_ value: Logger.Metadata.Value) -> Any {

@@ -10,7 +10,11 @@
 /// from several threads do not interleave mid-line (POSIX: a `write(2)` of up to `PIPE_BUF` bytes to a pipe is atomic).
 public enum StandardError {
     public static func write(_ text: String) {
-        var bytes = Array(text.utf8)[...]
+        write(bytes: Array(text.utf8))
+    }
+
+    public static func write(bytes: [UInt8]) {
+        var bytes = bytes[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { writeToDescriptor(2, $0.baseAddress, $0.count) }
             if written < 0 {

@@ -85,18 +85,16 @@ struct CommandFlow: SignInFlow {
         let clock = halves[1].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let day = halves[0].split(separator: "-", omittingEmptySubsequences: false)
         let time = clock[0].split(separator: ":", omittingEmptySubsequences: false)
-        let fields = (day + time).map { field in field.allSatisfy({ ("0"..."9").contains($0) }) ? Int(field) : nil }
-        let values = fields.compactMap { $0 }
+        let isDigits: (Substring) -> Bool = { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
+        let fields = day + time
+        // Int(_:) is nil for digits past Int.max: six values, or none.
+        let values = fields.compactMap { isDigits($0) ? Int($0) : nil }
         guard fields.count == 6, values.count == 6, (1...12).contains(values[1]), (1...31).contains(values[2]),
             (0...23).contains(values[3]), (0...59).contains(values[4]), (0...60).contains(values[5])
         else { return nil }
         var fraction = 0.0
         if clock.count == 2 {
-            guard !clock[1].isEmpty, clock[1].allSatisfy({ ("0"..."9").contains($0) }),
-                let value = Double("0." + clock[1])
-            else {
-                return nil
-            }
+            guard isDigits(clock[1]), let value = Double("0." + clock[1]) else { return nil }
             fraction = value
         }
         var parts = tm()

@@ -161,7 +161,7 @@ public struct DevIdentity: Sendable, Hashable {
     init(thumbprint: SHA256.Digest) {
         let bytes = Array(thumbprint)
         subject = Base64URL.encode(bytes.prefix(24))
-        let hex = bytes.prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let hex = bytes.prefix(16).lowercaseHex
         let parts = [
             hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
             hex.dropFirst(16).prefix(4), hex.dropFirst(20).prefix(12),

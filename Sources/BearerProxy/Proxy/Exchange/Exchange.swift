@@ -63,9 +63,6 @@ final class LocalBody {
     }
 
     var sha256Hex: String {
-        hasher.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        hasher.finalize().lowercaseHex
     }
 }
