@@ -23,7 +23,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         let pool = loop.pool
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(leg.proxy.timeouts.connect)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
@@ -63,7 +63,8 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                     self.attach(upstream, ticket: ticket, reused: false)
                 case .failure(let error):
                     guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
-                    self.reject(.upstreamUnreachable(upstream: origin.display, reason: Self.describe(error)))
+                    self.reject(
+                        .upstreamUnreachable(upstream: origin.display, reason: ConnectionFailure(error).explanation))
                 }
             }
     }
@@ -239,17 +240,6 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             fail(.upstreamClosed, upstreamError: error)
         } else {
             perform(action)
-        }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case let error as IOError: error.description
-        case let error as ChannelError where error == .connectTimeout(.zero): "connect timed out"
-        case let error as NIOConnectionError:
-            error.connectionErrors.first.map { "\($0.error)" } ?? "connection failed"
-        case let error as NIOSSLError: "TLS: \(error)"
-        default: "\(error)"
         }
     }
 }

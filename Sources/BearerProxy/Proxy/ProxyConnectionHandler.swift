@@ -245,11 +245,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             let stall = server.timeouts.bodyStall.nanoseconds / 1_000_000_000
             answerAndClose(.requestTimeout(detail: "The request body stopped arriving for \(stall) s."))
         case .upstreamClosed:
-            if let upstreamError, !(upstreamError is IOError), !(upstreamError is ChannelError) {
-                reject(.upstreamProtocolError(upstream: display, reason: Self.describe(upstreamError)))
-            } else {
-                reject(.upstreamReset(upstream: display))
+            guard let upstreamError, !(upstreamError is IOError), !(upstreamError is ChannelError) else {
+                return reject(.upstreamReset(upstream: display))
             }
+            // The TLS handshake runs once the TCP connection is up, so its failures arrive here; they are the
+            // upstream's identity, not its answer (issue #27).
+            let failure = ConnectionFailure(upstreamError)
+            reject(
+                failure.isTLS
+                    ? .upstreamUnreachable(upstream: display, reason: failure.explanation)
+                    : .upstreamProtocolError(upstream: display, reason: failure.explanation))
         case .unexpectedSwitch:
             reject(.upstreamProtocolError(upstream: display, reason: "unexpected 101 response"))
         case .responseWithoutHead:

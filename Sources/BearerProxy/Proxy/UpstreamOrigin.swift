@@ -46,8 +46,9 @@ final class UpstreamTLS: Hashable, Sendable {
 
     init(caFile: String?) throws {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here.
-        if let caFile { configuration.trustRoots = .file(caFile) }
+        // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here. It is
+        // trusted beside the system's roots, as docs/configuration.md says, not instead of them.
+        if let caFile { configuration.additionalTrustRoots = [.file(caFile)] }
         context = try NIOSSLContext(configuration: configuration)
     }
 

@@ -60,7 +60,8 @@ public struct AccountRuntime: Sendable {
         var provider: IdentityProviderClient?
         /// The account's one client for its identity provider (`shutdown` closes it).
         func providerClient() -> IdentityProviderClient {
-            let client = IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger)
+            let client = IdentityProviderClient(
+                eventLoopGroup: eventLoopGroup, logger: logger, caFile: configuration.tls.caFile)
             provider = client
             return client
         }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -25,8 +26,15 @@ public final class IdentityProviderClient: Sendable {
     /// Token endpoint answers larger than this are refused (a real one is a few KiB).
     static let maximumResponseBytes = 1 << 20
 
-    public init(eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    /// - Parameter caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
+    ///   provider behind a private CA).
+    public init(eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil) {
         var configuration = HTTPClient.Configuration()
+        if let caFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.file(caFile)]
+            configuration.tlsConfiguration = tls
+        }
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -127,10 +135,22 @@ public final class IdentityProviderClient: Sendable {
         switch error {
         case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:
             return "\(host) did not answer in time"
-        case is HTTPClientError:
-            return "\(host): \(error)"
+        case let error as HTTPClientError:
+            return "\(host): \(Self.describe(error))"
         default:
-            return "cannot reach \(host) (\(error))"
+            // Never the library's own description: BoringSSL's carries its build path (issue #27).
+            return "cannot reach \(host): \(ConnectionFailure(error).explanation)"
+        }
+    }
+
+    /// AsyncHTTPClient's own errors: the connection ones in ``ConnectionFailure``'s words; the rest by their case
+    /// name, which is all their description holds ("HTTPClientError.bodyLengthMismatch").
+    private static func describe(_ error: HTTPClientError) -> String {
+        switch error {
+        case .connectTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout, .tlsHandshakeTimeout:
+            ConnectionFailure.timedOut.explanation
+        case .remoteConnectionClosed, .cancelled: ConnectionFailure.reset.explanation
+        default: "\(error)"
         }
     }
 }

@@ -99,10 +99,11 @@ func closedPort() async throws -> Int {
 
 /// Runs `body` with a fake upstream, shutting it down afterwards whatever happens.
 func withUpstream<T>(
-    tls: Bool = false, _ behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour,
+    tls: Bool = false, host: String = "127.0.0.1",
+    _ behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour,
     _ body: (FakeUpstream) async throws -> T
 ) async throws -> T {
-    let upstream = try await FakeUpstream.start(tls: tls, behaviour: behaviour)
+    let upstream = try await FakeUpstream.start(tls: tls, host: host, behaviour: behaviour)
     do {
         let result = try await body(upstream)
         try await upstream.shutdown()

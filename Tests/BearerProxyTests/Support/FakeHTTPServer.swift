@@ -3,7 +3,7 @@ import NIOHTTP1
 import NIOPosix
 
 /// The listening half every fake server shares (`FakeUpstream`, `FakeIdentityProvider`, `FakeFirebase`): a socket
-/// on 127.0.0.1 with a port the OS chooses, each accepted connection registered with the fake's state so that
+/// on 127.0.0.1 (or another loopback address) with a port the OS chooses, each accepted connection registered with the fake's state so that
 /// shutdown can close the ones still open (hanging or held ones included).
 struct FakeHTTPServer: Sendable {
     /// The port it listens on (127.0.0.1).
@@ -13,6 +13,7 @@ struct FakeHTTPServer: Sendable {
     /// Starts listening. For every accepted connection `opened` returns its id — nil while the fake is shutting
     /// down, and the connection is closed — `closed` hears when it closes, and `configure` builds its pipeline.
     static func start(
+        host: String = "127.0.0.1",
         opened: @escaping @Sendable (any Channel) -> Int?,
         closed: @escaping @Sendable (Int) -> Void,
         configure: @escaping @Sendable (any Channel, Int) throws -> Void
@@ -31,7 +32,7 @@ struct FakeHTTPServer: Sendable {
                     try configure(channel, id)
                 }
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        let channel = try await bootstrap.bind(host: host, port: 0).get()
         guard let port = channel.localAddress?.port else {
             try? await channel.close()
             throw TestSupportError.shutDown

@@ -19,28 +19,32 @@ final class FakeUpstream: Sendable {
 
     /// Whether it speaks TLS.
     let tls: Bool
+    /// The loopback address it listens on.
+    let host: String
     private let server: FakeHTTPServer
     private let state: FakeUpstreamState
 
     /// The port the upstream listens on (127.0.0.1).
     var port: Int { self.server.port }
 
-    private init(tls: Bool, server: FakeHTTPServer, state: FakeUpstreamState) {
+    private init(tls: Bool, host: String, server: FakeHTTPServer, state: FakeUpstreamState) {
         self.tls = tls
+        self.host = host
         self.server = server
         self.state = state
     }
 
-    /// Starts an upstream on 127.0.0.1:0. `behaviour` is called on the connection's event loop for every request
-    /// head (keep it quick and non-blocking).
+    /// Starts an upstream on 127.0.0.1:0 (or another loopback `host`: the fixture certificate names 127.0.0.1 only,
+    /// so one on 127.0.0.2 presents a certificate for another name). `behaviour` is called on the connection's event
+    /// loop for every request head (keep it quick and non-blocking).
     static func start(
-        tls: Bool = false,
+        tls: Bool = false, host: String = "127.0.0.1",
         behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour
     ) async throws -> FakeUpstream {
         let sslContext = tls ? try TLSFixtures.serverContext() : nil
         let state = FakeUpstreamState(timerLoop: MultiThreadedEventLoopGroup.singleton.any())
         let server = try await FakeHTTPServer.start(
-            opened: state.connectionAccepted, closed: state.connectionClosed
+            host: host, opened: state.connectionAccepted, closed: state.connectionClosed
         ) { channel, connectionID in
             let pipeline = channel.pipeline.syncOperations
             if let sslContext {
@@ -49,12 +53,12 @@ final class FakeUpstream: Sendable {
             try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
             try pipeline.addHandler(FakeUpstreamHandler(state: state, connectionID: connectionID, behaviour: behaviour))
         }
-        return FakeUpstream(tls: tls, server: server, state: state)
+        return FakeUpstream(tls: tls, host: host, server: server, state: state)
     }
 
-    /// `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT` (no trailing slash).
+    /// `http://HOST:PORT` or `https://HOST:PORT` (no trailing slash).
     var baseURL: String {
-        "\(self.tls ? "https" : "http")://127.0.0.1:\(self.port)"
+        "\(self.tls ? "https" : "http")://\(self.host):\(self.port)"
     }
 
     /// Every request received so far, in arrival order (see `RecordedRequest` for when body fields settle).

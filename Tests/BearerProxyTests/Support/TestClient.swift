@@ -94,7 +94,7 @@ enum TestClient {
         let methods = requestMethods.map { HTTPMethod(rawValue: $0) }
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(timeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations

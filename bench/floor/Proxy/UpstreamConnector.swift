@@ -10,7 +10,7 @@ enum UpstreamConnector {
         completion: @escaping (Result<Handler, Error>) -> Void
     ) {
         ClientBootstrap(group: loop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.maxMessagesPerRead, value: 16)
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try install(channel) } }
             .connect(host: upstream.host, port: upstream.port)
