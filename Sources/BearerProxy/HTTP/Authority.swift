@@ -25,6 +25,51 @@ enum Authority {
     /// `host` as an authority writes it: an IPv6 literal in brackets.
     static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
+    /// Whether `text` is an authority as `Host` and an absolute-form target carry it (RFC 9110 §7.2, RFC 3986
+    /// §3.2): a non-empty host — an IPv6 literal in brackets (hex digits, `:` and `.`), or a reg-name or IPv4
+    /// address (unreserved characters, sub-delims but `,`, and `%HH`) — then nothing or `:` and a port. `127.0?0.1`
+    /// is not one; nor is `a b`, `host:`, `host:x` or `[::1`.
+    static func isValid(_ text: Substring) -> Bool {
+        guard let (host, port) = split(text), !host.isEmpty else { return false }
+        if let port, Self.port(port) == nil { return false }
+        let bytes = host.utf8
+        if bytes.first == UInt8(ascii: "[") {
+            let inner = unbracketed(host).utf8
+            return !inner.isEmpty
+                && inner.allSatisfy { $0.hexDigitValue != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }
+        }
+        var hexDigitsDue = 0
+        for byte in bytes {
+            if hexDigitsDue > 0 {
+                guard byte.hexDigitValue != nil else { return false }
+                hexDigitsDue -= 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                continue
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                continue
+            case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+                UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "="):
+                continue
+            case UInt8(ascii: "%"):
+                hexDigitsDue = 2
+            default:
+                return false
+            }
+        }
+        return hexDigitsDue == 0
+    }
+
+    /// Whether two valid authorities name the same host and port: the host compared without case (RFC 3986
+    /// §6.2.2.1), a missing port equal only to a missing port.
+    static func same(_ first: Substring, _ second: Substring) -> Bool {
+        guard let a = split(first), let b = split(second) else { return false }
+        return a.host.lowercased() == b.host.lowercased() && a.port.flatMap(port) == b.port.flatMap(port)
+    }
+
     /// A port: decimal digits only (no sign, no spaces), at most 65535 (RFC 3986 §3.2.3).
     static func port(_ text: Substring) -> Int? {
         guard (1...5).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),

@@ -16,6 +16,10 @@ struct RequestTarget: Equatable {
         /// Encoded more times than anyone does, in IIS's `%uXXXX`, or as an overlong UTF-8 sequence: spellings a
         /// lenient decoder upstream could read as `.` or `/` (CVE-2000-0884, Tomcat CVE-2008-2938).
         case ambiguousEncoding
+        /// A `%` not followed by two hexadecimal digits (RFC 3986 §2.1), in the path or the query: upstreams decode
+        /// it differently (Go refuses it, others keep or drop it), so the path the proxy checked is not the one
+        /// they would serve.
+        case malformedPercentEncoding
     }
 
     /// How many rounds of percent-decoding a path may need before it reads as plain bytes; a path still encoded
@@ -40,7 +44,18 @@ struct RequestTarget: Equatable {
             path = uri[...]
             query = nil
         }
-        for byte in uri.utf8 where byte < 0x20 || byte == 0x7F { throw .forbiddenCharacter }
+        // One pass over the target: control characters, and every `%` followed by two hexadecimal digits.
+        var hexDigitsDue = 0
+        for byte in uri.utf8 {
+            if byte < 0x20 || byte == 0x7F { throw .forbiddenCharacter }
+            if hexDigitsDue > 0 {
+                guard byte.hexDigitValue != nil else { throw .malformedPercentEncoding }
+                hexDigitsDue -= 1
+            } else if byte == UInt8(ascii: "%") {
+                hexDigitsDue = 2
+            }
+        }
+        if hexDigitsDue > 0 { throw .malformedPercentEncoding }
         try checkDotSegments(path, .everySpelling)
         return RequestTarget(path: path, query: query)
     }

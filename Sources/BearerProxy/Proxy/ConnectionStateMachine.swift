@@ -37,6 +37,16 @@ struct ConnectionStateMachine {
     private(set) var mode = Mode.serving
     /// Parts of pipelined requests that arrived while an exchange was in progress.
     private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
+    /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
+    /// HTTP/1.0 without keep-alive, an upgrade), or one refused for its head — so nothing after it is read: its
+    /// bytes are dropped unparsed, and a malformed message among them is no one's (RFC 9112 §9.6: a client that
+    /// sends `close` sends no further requests; §9.3.2: whatever follows is not a request the server took).
+    private(set) var readingEnded = false
+    /// A pipelined request after the one in progress could not be parsed: it is answered in its own slot, once
+    /// every request before it has had its answer (RFC 9112 §9.3.2), and the connection then closes. The parser
+    /// reads nothing after a malformed message, so nothing follows it in ``queued``; what was queued of the failed
+    /// request itself (a valid head before a malformed body) is dropped, so no part of it reaches an upstream.
+    private var deferredFailure: ProxyError?
     private var exchanges: UInt64 = 0
     /// The exchange in progress: set exactly while the state is `.busy`. It sits beside the state rather than in
     /// `.busy`'s payload so that events change it in place: a payload is moved out of the enum and back for every
@@ -73,6 +83,7 @@ struct ConnectionStateMachine {
     }
 
     mutating func received(_ part: HTTPServerRequestPart) -> Delivery {
+        if readingEnded { return .drop }
         switch state {
         case .closed, .tunnelled:
             return .drop
@@ -127,6 +138,59 @@ struct ConnectionStateMachine {
         case awaitRequest
     }
 
+    /// The request in progress has ended; `event` tells its exchange. After a request that does not keep the
+    /// connection, reading ends (``readingEnded``).
+    mutating func requestEnded(
+        _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
+    ) -> ExchangeStateMachine.Action? {
+        guard exchange != nil else { return nil }
+        let action = event(&exchange!)
+        if exchange?.persistence == .close { endReading() }
+        return action
+    }
+
+    /// Nothing more is read from this connection: what is queued is dropped, and so is a later request's failure.
+    private mutating func endReading() {
+        readingEnded = true
+        queued.removeAll()
+        deferredFailure = nil
+    }
+
+    /// How to treat a message the parser could not read.
+    enum ParseFailure: Equatable {
+        /// It came after the connection's last request: it is nobody's request, and the connection is closing.
+        case ignore
+        /// It is a later pipelined request: kept for its slot (``takeDeferredFailure()``).
+        case deferred
+        /// It is the request in progress, or the next one with nothing before it: answer it now, then close.
+        case answerNow
+    }
+
+    /// The parser could not read a message, which `problem` answers.
+    mutating func parseFailed(_ problem: ProxyError) -> ParseFailure {
+        if readingEnded { return .ignore }
+        if let last = queued.last {
+            // Queued parts belong to later requests, none of which has begun. Unless the last one is complete, the
+            // failure is in its body: its parts go, and the failure takes its slot.
+            if !last.isEnd {
+                while let part = queued.popLast(), !part.isHead {}
+            }
+        } else if exchange == nil || exchange?.state.bodyDue != nil {
+            // The next request with nothing before it, or the body of the one in progress.
+            return .answerNow
+        }
+        deferredFailure = problem
+        return .deferred
+    }
+
+    /// The failure of a later pipelined request, once it is its turn — every request before it has been answered —
+    /// to be answered, after which the connection closes.
+    mutating func takeDeferredFailure() -> ProxyError? {
+        guard case .idle = state, queued.isEmpty, !readingEnded, let failure = deferredFailure else { return nil }
+        deferredFailure = nil
+        return failure
+    }
+
     /// The exchange in progress is over; `close` whether it wants the connection closed.
     mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Next {
         guard case .busy = state else { return .close }
@@ -156,7 +220,7 @@ struct ConnectionStateMachine {
     /// arriving — then close. Begins an exchange to answer when there is none. Returns whether there is an exchange
     /// to answer (not when the connection has closed already).
     mutating func stopReading(now: NIODeadline) -> Bool {
-        queued.removeAll()
+        endReading()
         if case .idle = state {
             begin(ExchangeStateMachine.Request(method: .GET), now: now)
         }
@@ -235,6 +299,11 @@ struct ConnectionStateMachine {
 extension HTTPServerRequestPart {
     var isHead: Bool {
         if case .head = self { return true }
+        return false
+    }
+
+    var isEnd: Bool {
+        if case .end = self { return true }
         return false
     }
 }

@@ -4,7 +4,10 @@ import NIOHTTP1
 /// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
 /// its token (SPEC §8, §9).
 extension ProxyConnectionHandler {
-    func begin(_ head: HTTPRequestHead) {
+    func begin(_ received: HTTPRequestHead) {
+        var head = received
+        // Only M-SEARCH is renamed by NIOHTTP1 (HTTPMethod+Wire.swift); any other head is used as it is, uncopied.
+        if head.method == .MSEARCH { head.method = head.method.asReceived }
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
         let exchange = Exchange(id: id, request: head, proxy: installed)
@@ -19,6 +22,10 @@ extension ProxyConnectionHandler {
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {
         case .refuse(let error):
+            // Refused for its syntax, framing, Host or origin: answer and close, reading nothing after it (RFC 9112
+            // §6.3; #28) — a front proxy that framed this request differently would have a second request hidden in
+            // what follows.
+            _ = connection.stopReading(now: context.eventLoop.now)
             return reject(error)
         case .preflight(let origin, let method, let requestedHeaders):
             return respond(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))
@@ -39,6 +46,16 @@ extension ProxyConnectionHandler {
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
+        let rules = binding.route.headers
+        if !rules.set.isEmpty || !rules.remove.isEmpty,
+            let imitated = RequestGuard.imitatedName(
+                in: head.headers, among: rules.set.lazy.map { $0.name.lowercased() } + rules.remove)
+        {
+            // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
+            _ = connection.stopReading(now: context.eventLoop.now)
+            return reject(
+                .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides."))
+        }
         if let methods = binding.route.methods {
             if !methods.contains(head.method.rawValue) {
                 return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))

@@ -111,11 +111,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.close(promise: nil)
             return
         }
-        // A request we cannot parse: answer it if nothing has been answered yet, then close (the byte stream can
-        // no longer be trusted to find the next request).
-        answerAndClose(
+        // A request we cannot parse: answer it in its own slot, then close (the byte stream can no longer be trusted
+        // to find the next request) — now if it is the request in progress, after the requests before it if it is
+        // a later pipelined one, never if it came after the connection's last request (RFC 9112 §9.3.2, #21, #28).
+        let problem: ProxyError =
             parserError == .headerOverflow
-                ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError))."))
+            ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
+        switch connection.parseFailed(problem) {
+        case .answerNow: answerAndClose(problem)
+        case .deferred, .ignore: break
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -186,7 +191,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
     private func requestEnd() {
         let now = context.eventLoop.now
-        if let action = connection.withExchange({ $0.requestEnd(now: now) }) { perform(action) }
+        if let action = connection.requestEnded({ $0.requestEnd(now: now) }) { perform(action) }
     }
 
     // MARK: Performing actions
@@ -326,6 +331,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         case .awaitRequest:
             while let part = connection.nextQueuedPart() { dispatch(part) }
+            if let failure = connection.takeDeferredFailure() { return answerAndClose(failure) }
             updateReading()
         }
     }

@@ -58,6 +58,16 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Stops reading from the upstream until ``resumeReads()`` (the client is not draining what we send it).
     func pauseReads() { readsPaused = true }
 
+    /// Makes the connection ready for the next exchange before it is pooled, or says it cannot be (closed). Reads
+    /// resume: a response large enough to pause them toward a slow client may end while they are paused, and a
+    /// connection pooled that way would send the next request and never read its answer (#21 item 2). While pooled,
+    /// anything it reads closes it (``channelRead(context:data:)``), so nothing stays buffered or half-read.
+    func prepareForReuse() -> Bool {
+        guard isActive, owner == nil else { return false }
+        resumeReads()
+        return true
+    }
+
     func resumeReads() {
         guard readsPaused else { return }
         readsPaused = false

@@ -23,9 +23,10 @@ final class UpstreamPool {
         return nil
     }
 
-    /// Keeps `handler` for reuse, or closes it when the pool for its origin is full.
+    /// Keeps `handler` for reuse — only in a state where it can serve the next request — or closes it when it
+    /// cannot, or when the pool for its origin is full.
     func park(_ handler: UpstreamHandler, now: NIODeadline) {
-        guard handler.isActive, idle[handler.origin, default: []].count < maximumIdlePerOrigin else {
+        guard idle[handler.origin, default: []].count < maximumIdlePerOrigin, handler.prepareForReuse() else {
             handler.close()
             return
         }

@@ -10,13 +10,41 @@ import NIOHTTP1
 struct RequestGuard {
     let policy: SafetyPolicy
 
-    /// Header names whose spelling with `_` instead of `-` is refused: a backend that normalises `_` to `-` (as
-    /// CGI-style servers do) would otherwise see a header we meant to strip or replace (CVE-2025-64484).
-    static let protectedNames: Set<String> = [
-        "authorization", "proxy-authorization", "connection", "proxy-connection", "keep-alive", "transfer-encoding",
-        "content-length", "host", "te", "trailer", "upgrade", "forwarded", "x-bearer-proxy-key", "x-request-id",
-        "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+    /// The fields the guard itself decides on (besides framing and `Host`): a request that repeats one of them is
+    /// refused, since "the last one wins" and "the first one wins" are both someone's reading (#21 item 5).
+    static let decidingNames: [StaticString] = [
+        "origin", "sec-fetch-site", "access-control-request-method", "access-control-request-headers",
     ]
+
+    /// Every header name the proxy checks, sets or removes by itself, lowercased — derived from the lists that
+    /// decide it, not kept beside them: hop-by-hop fields, the fields the proxy controls, the method overrides, the
+    /// fields the guard decides on, and the forwarding fields it drops (`Forwarded`, and every `X-Forwarded-*`,
+    /// matched by prefix in ``imitatesProtectedName(_:)``). A client field that spells one of them with `_` for `-`
+    /// is refused: a backend that folds `_` into `-` (CGI, WSGI) would read it as the field the proxy meant to
+    /// strip, replace or check (oauth2-proxy CVE-2025-64484). A route's own `headers` rules are checked the same
+    /// way once the route is known (``imitatedName(in:among:)``).
+    static let protectedNames: Set<String> = HopByHop.names
+        .union(proxyControlledNames.map(\.description))
+        .union(MethodOverride.headerNames.map(\.description))
+        .union(decidingNames.map(\.description))
+        .union(["forwarded"])
+
+    /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
+    static func imitatesProtectedName(_ name: String) -> String? {
+        guard name.utf8.contains(UInt8(ascii: "_")) else { return nil }
+        let normalized = name.lowercased().replacing("_", with: "-")
+        return protectedNames.contains(normalized) || normalized.hasPrefix("x-forwarded-") ? normalized : nil
+    }
+
+    /// The first field of `headers` that spells one of `names` (lowercased) with `_` for `-`, as it reads
+    /// normalised: a route's `headers.set`/`remove` names, which the proxy sets or removes for that route.
+    static func imitatedName(in headers: HTTPHeaders, among names: some Sequence<String>) -> String? {
+        for (name, _) in headers where name.utf8.contains(UInt8(ascii: "_")) {
+            let normalized = name.lowercased().replacing("_", with: "-")
+            if names.contains(normalized) { return normalized }
+        }
+        return nil
+    }
 
     /// Headers the proxy decides itself (SPEC §8): a client's `Connection` may not name them, or its own framing,
     /// `Host`, token, request id or client key would be removed from the message the proxy checked (RFC 9110
@@ -42,18 +70,33 @@ struct RequestGuard {
         }
         if let problem = checkFraming(fields, version: head.version) { return .refuse(problem) }
 
-        // Host (RFC 9112 §3.2): exactly one, and one of ours. An absolute-form target's authority takes its place.
+        // Host (RFC 9112 §3.2): exactly one, a valid authority, and one of ours — in every form of the target. An
+        // HTTP/1.1 request without one is refused even in absolute-form ("A server MUST respond with a 400 … to
+        // any HTTP/1.1 request message that lacks a Host header field"); beside an absolute-form target it must
+        // name the same authority. RFC 9112 §3.2.2 lets the target win instead, but two authorities in one request
+        // are two answers to "which host is this for" — one for the proxy's check, one for whoever reads the
+        // other — so the proxy takes neither (docs/security.md).
         if fields.hostCount > 1 { return .refuse(.badRequest(detail: "The request has more than one Host header.")) }
+        if let host = fields.host, !Authority.isValid(Substring(host)) {
+            return .refuse(.badRequest(detail: "The Host header is not a valid host[:port]."))
+        }
+        if fields.host == nil && (head.version.minor >= 1 || head.version.major > 1) {
+            return .refuse(.badRequest(detail: "HTTP/1.1 requests must carry a Host header."))
+        }
         var uri = Substring(head.uri)
         if let authorityAndPath = Self.absoluteForm(uri) {
-            guard isAllowed(host: authorityAndPath.authority) else {
-                return .refuse(.forbiddenHost(host: String(authorityAndPath.authority)))
+            let authority = authorityAndPath.authority
+            guard Authority.isValid(authority) else {
+                return .refuse(.badRequest(detail: "The request target's authority is not a valid host[:port]."))
+            }
+            guard isAllowed(host: authority) else { return .refuse(.forbiddenHost(host: String(authority))) }
+            if let host = fields.host, !Authority.same(Substring(host), authority) {
+                return .refuse(
+                    .badRequest(detail: "The Host header and the request target name different hosts."))
             }
             uri = authorityAndPath.path
         } else if let host = fields.host {
             guard isAllowed(host: Substring(host)) else { return .refuse(.forbiddenHost(host: host)) }
-        } else if head.version.minor >= 1 || head.version.major > 1 {
-            return .refuse(.badRequest(detail: "HTTP/1.1 requests must carry a Host header."))
         }
         let target: RequestTarget
         do {
@@ -86,6 +129,9 @@ struct RequestGuard {
         var origin: String?
         var fetchSite: String?
         var transferCodings: [String] = []
+        /// How many `Transfer-Encoding` fields there are, empty ones included.
+        var transferEncodingFields = 0
+        var hasContentLength = false
         var preflightMethod: String?
         var preflightHeaders: String?
         var presentedKey = false
@@ -103,12 +149,9 @@ struct RequestGuard {
                             detail: "The header \"\(name)\" contains bytes that are not valid UTF-8; they cannot be "
                                 + "forwarded unchanged."))
                 }
-                if name.utf8.contains(UInt8(ascii: "_")) {
-                    let normalized = name.lowercased().replacing("_", with: "-")
-                    if RequestGuard.protectedNames.contains(normalized) {
-                        return .failure(
-                            .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(normalized)."))
-                    }
+                if let imitated = RequestGuard.imitatesProtectedName(name) {
+                    return .failure(
+                        .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(imitated)."))
                 }
                 switch name.utf8.count {
                 case 10 where HeaderName.equals(name, "connection"):
@@ -118,6 +161,7 @@ struct RequestGuard {
                                 detail: "Connection may not name \(named): the proxy decides that header itself."))
                     }
                 case 14 where HeaderName.equals(name, "content-length"):
+                    fields.hasContentLength = true
                     // NIO's parser has checked it; the proxy re-writes it from its value, so it must be a number.
                     if value.isEmpty || !value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
                         || value.utf8.count > 18
@@ -129,10 +173,14 @@ struct RequestGuard {
                     fields.hostCount += value.utf8.contains(UInt8(ascii: ",")) ? 2 : 1
                     fields.host = value
                 case 6 where HeaderName.equals(name, "origin"):
+                    if fields.origin != nil { return .failure(Self.repeated(name)) }
                     fields.origin = value
                 case 14 where HeaderName.equals(name, "sec-fetch-site"):
+                    if fields.fetchSite != nil { return .failure(Self.repeated(name)) }
                     fields.fetchSite = value
                 case 17 where HeaderName.equals(name, "transfer-encoding"):
+                    // A field counts even when empty: its presence alone makes CL + TE (RFC 9112 §6.1).
+                    fields.transferEncodingFields += 1
                     fields.transferCodings += value.split(separator: ",").map {
                         $0.trimmingOWS().lowercased()
                     }
@@ -145,8 +193,10 @@ struct RequestGuard {
                         fields.presentedKey = true
                     }
                 case 29 where HeaderName.equals(name, "access-control-request-method"):
+                    if fields.preflightMethod != nil { return .failure(Self.repeated(name)) }
                     fields.preflightMethod = value
                 case 30 where HeaderName.equals(name, "access-control-request-headers"):
+                    if fields.preflightHeaders != nil { return .failure(Self.repeated(name)) }
                     fields.preflightHeaders = value
                 default:
                     break
@@ -156,6 +206,11 @@ struct RequestGuard {
                 return .failure(.headersTooLarge)
             }
             return .success(fields)
+        }
+
+        private static func repeated(_ name: String) -> ProxyError {
+            .badRequest(
+                detail: "The request has more than one \(name) header; the proxy decides on it, so it must be one.")
         }
     }
 
@@ -173,7 +228,13 @@ struct RequestGuard {
     /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line
     /// folding, bare LF and control characters).
     private func checkFraming(_ fields: Fields, version: HTTPVersion) -> ProxyError? {
-        guard !fields.transferCodings.isEmpty else { return nil }
+        guard fields.transferEncodingFields > 0 else { return nil }
+        // RFC 9112 §6.1: a sender MUST NOT send Content-Length with Transfer-Encoding. NIO's parser refuses the pair
+        // when the coding is named; an empty Transfer-Encoding field beside a Content-Length is the same pair
+        // (#21 item 6), and the proxy would re-frame it as chunked.
+        if fields.hasContentLength {
+            return .badRequest(detail: "A request cannot carry both Content-Length and Transfer-Encoding.")
+        }
         // RFC 9112 §6.1: HTTP/1.0 has no Transfer-Encoding; such a message's framing is faulty.
         if version.major == 1 && version.minor == 0 {
             return .badRequest(detail: "An HTTP/1.0 request cannot use Transfer-Encoding.")
@@ -234,6 +295,8 @@ struct RequestGuard {
         case .ambiguousEncoding:
             "The path is encoded in a way an upstream could read as \".\" or \"/\" (encoded more than "
                 + "\(RequestTarget.maximumDecodingRounds) times, %u, or overlong UTF-8); it is refused."
+        case .malformedPercentEncoding:
+            "The request target has a \"%\" that is not followed by two hexadecimal digits; it is refused."
         }
     }
 }

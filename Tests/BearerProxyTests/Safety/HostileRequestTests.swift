@@ -42,7 +42,7 @@ struct HostileRequestTests {
         .get("long form of ::1", 403, "Host: [0:0:0:0:0:0:0:1]:8080"),
         .get("short IPv4", 403, "Host: 127.1"),
         .get("decimal IPv4", 403, "Host: 2130706433"),
-        .get("userinfo in Host", 403, "Host: localhost@evil.example"),
+        .get("userinfo in Host", 400, "Host: localhost@evil.example"),
         .get("two Hosts in one field", 400, "Host: localhost, evil.example"),
         .get("two Host fields", 400, "Host: localhost", "Host: evil.example"),
         .get("no Host on HTTP/1.1", 400, "Accept: */*"),
@@ -140,6 +140,45 @@ struct HostileRequestTests {
         .get(
             "authorization_ in upper case", 400, ourHost, "AUTHORIZATION_: x".replacingOccurrences(of: "_:", with: ":"),
             "Proxy_Connection: close"),
+        // Every field the proxy checks, sets or removes, spelled with `_` (#21 item 4): not only a fixed list.
+        .get("X_HTTP_Method_Override", 400, ourHost, "X_HTTP_Method_Override: DELETE"),
+        .get("x_http_method", 400, ourHost, "x_http_method: DELETE"),
+        .get("X_Method_Override", 400, ourHost, "X_Method_Override: DELETE"),
+        .get("Sec_Fetch_Site", 400, ourHost, "Sec_Fetch_Site: cross-site"),
+        .get("Access_Control_Request_Method", 400, ourHost, "Access_Control_Request_Method: PUT"),
+        .get("Keep_Alive", 400, ourHost, "Keep_Alive: timeout=5"),
+        .get("X_Request_Id", 400, ourHost, "X_Request_Id: forged"),
+        .get("X_Forwarded_Prefix (any X-Forwarded-*)", 400, ourHost, "X_FORWARDED_PREFIX: /admin"),
+        .get("x_forwarded_host", 400, ourHost, "x_forwarded_host: evil.example"),
+        // A field the guard decides on, repeated (#21 item 5): neither "first wins" nor "last wins" is safe.
+        .get(
+            "two Origins, foreign first", 400, ourHost, "Origin: https://evil.example", "Origin: http://localhost:3000"),
+        .get(
+            "two Origins, allowed first", 400, ourHost, "Origin: http://localhost:3000", "Origin: https://evil.example"),
+        .get("two equal Origins", 400, ourHost, "Origin: http://localhost:3000", "Origin: http://localhost:3000"),
+        .get("two Sec-Fetch-Site", 400, ourHost, "Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-origin"),
+        .get("two Sec-Fetch-Site, benign first", 400, ourHost, "sec-fetch-site: none", "Sec-Fetch-Site: cross-site"),
+        HostileRequest(
+            "preflight with two request methods", 400,
+            "OPTIONS /api/x HTTP/1.1\r\n\(ourHost)\r\nOrigin: http://localhost:3000\r\n"
+                + "Access-Control-Request-Method: GET\r\nAccess-Control-Request-Method: DELETE\r\n\r\n",
+            method: "OPTIONS"),
+        // Any Transfer-Encoding field counts, empty or not (#21 item 6).
+        HostileRequest(
+            "empty Transfer-Encoding beside Content-Length", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nContent-Length: 5\r\nTransfer-Encoding: \r\n\r\nhello",
+            method: "POST"),
+        HostileRequest(
+            "blank Transfer-Encoding before Content-Length", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding:  \t \r\nContent-Length: 5\r\n\r\nhello",
+            method: "POST"),
+        HostileRequest(
+            "empty Transfer-Encoding alone", 400,
+            "POST /api/x HTTP/1.1\r\n\(ourHost)\r\nTransfer-Encoding:\r\n\r\n", method: "POST"),
+        HostileRequest(
+            "empty Transfer-Encoding on HTTP/1.0", 400,
+            "POST /api/x HTTP/1.0\r\n\(ourHost)\r\nTransfer-Encoding: \r\nContent-Length: 5\r\n\r\nhello",
+            method: "POST"),
         // Size limits.
         .get("request target over 8 KiB", 414, target: "/api/" + String(repeating: "a", count: 9000), ourHost),
         HostileRequest(
@@ -169,6 +208,20 @@ struct HostileRequestTests {
             }
             #expect(upstream.requests.isEmpty, "the upstream was reached")
             #expect(proxy.proxy.tokens.cachedToken(for: ScopeSet(["api://api/Read"])) == nil, "a token was obtained")
+        }
+    }
+
+    @Test(
+        "a field spelled with `_` for one the route sets or removes is refused; other `_` names pass (#21 item 4)",
+        arguments: [("X_Tenant: evil", 400), ("x_debug_token: 1", 400), ("X_TENANT: evil", 400), ("X_Other: 1", 200)])
+    func routeHeaderSpellings(field: String, status: Int) async throws {
+        try await ProxyHarness.with(
+            upstream: { _ in .echo }, route: #""headers": {"set": {"X-Tenant": "t1"}, "remove": ["X-Debug-Token"]}"#
+        ) { proxy, upstream in
+            let raw = "GET /api/x HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\(field)\r\n\r\n"
+            let responses = try await TestClient.raw(port: proxy.port, text: raw, expectedResponses: 1)
+            #expect(responses.first.map { Int($0.status.code) } == status, "\(field)")
+            #expect(upstream.requests.count == (status == 200 ? 1 : 0), "\(field)")
         }
     }
 
