@@ -216,6 +216,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             fetchToken(ticket, claims: claims)
         case .connect(let ticket):
             connect(ticket)
+        case .sendContinue:
+            guard let exchange else { return }
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: exchange.request.version, status: .continue))),
+                promise: nil)
         case .parkConnection, .sendRequest, .forwardInformational, .forwardResponseHead, .finishResponse,
             .replayWithNewToken, .answer, .switchProtocols:
             // Only returned by the events whose handlers perform them in place (they need the connection or the

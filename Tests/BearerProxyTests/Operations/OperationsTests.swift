@@ -201,8 +201,13 @@ struct OperationsTests {
         try await withUpstream(slow.behaviour) { upstream in
             let configuration = try TestConfigurations.make(
                 routes: "[" + route(to: upstream, scopes: ["api://a/Read"]) + "]")
+            // The grace period is what the test is not about: long enough that a machine busy with the whole suite
+            // cannot run it out between the shutdown and the upstream's answers (the default 10 s once did).
+            var timeouts = ProxyTimeouts()
+            timeouts.shutdownGrace = .seconds(50)
             let proxy = try await RunningProxy.start(
-                configuration: configuration, stateDirectory: nil, threads: 2, logger: ProxyHarness.silentLogger)
+                configuration: configuration, stateDirectory: nil, timeouts: timeouts, threads: 2,
+                logger: ProxyHarness.silentLogger)
             let port = proxy.server.localAddress.port
             try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for _ in 0..<200 {

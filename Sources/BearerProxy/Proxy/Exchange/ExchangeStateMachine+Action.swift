@@ -24,6 +24,8 @@ extension ExchangeStateMachine {
         case parkConnection
         /// Relay a 1xx response to the client.
         case forwardInformational
+        /// Send `100 Continue` to the client on the proxy's own account: the wait for one is over.
+        case sendContinue
         /// Write the response head to the client, announcing `Connection: close` unless `keepAlive`.
         case forwardResponseHead(keepAlive: Bool)
         /// The response ended: release the upstream connection, write the end to the client, then go on.

@@ -158,9 +158,11 @@ extension ExchangeStateMachine {
             return .none
         }
         if progress != .ended && expectation == .awaitingContinue {
-            // RFC 9110 §10.1.1: the client may never send the body it announced, so the connection cannot be
-            // reused safely after a final answer to a request with `Expect: 100-continue`.
+            // RFC 9110 §10.1.1: the client, told no `100`, may never send the body it announced. The connection
+            // cannot be reused, and nothing is left to wait for: it closes once this answer is written (#21 item 3).
             persistence = .close
+            state = .finished
+            return .answer(keepAlive: false, closeUpstream: closeUpstream, then: .finished(close: true))
         }
         if progress == .ended {
             state = .finished

@@ -32,10 +32,19 @@ extension ExchangeStateMachine {
             break
         }
         guard let due = state.bodyDue, due <= now else { return .none }
-        if readsWithheld || expectation == .awaitingContinue {
-            // The client may be waiting for `100 Continue` (RFC 9110 §10.1.1) or for the proxy to read.
+        if readsWithheld {
+            // The proxy is not reading: a body that does not flow is not the client's stall.
             state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
             return .none
+        }
+        if expectation == .awaitingContinue {
+            // The client waits for `100 Continue` (RFC 9110 §10.1.1), which nobody sent within the body-stall limit
+            // (an upstream that answers neither 100 nor a final status, or a local endpoint). The wait is bounded:
+            // the proxy sends 100 itself — §10.1.1 lets a server do so at any time — and from then on the client may
+            // send, so the body-stall limit applies as to any body (#21 item 3).
+            expectation = .continued
+            state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
+            return request.forwardsInformational ? .sendContinue : .none
         }
         return .fail(.bodyStalled)
     }

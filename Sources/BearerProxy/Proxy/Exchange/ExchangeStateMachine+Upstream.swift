@@ -76,6 +76,12 @@ extension ExchangeStateMachine {
                 state = .finished
                 return .finishResponse(release: release, then: .finished(close: persistence == .close))
             }
+            if expectation == .awaitingContinue {
+                // An early final answer to a client still waiting for `100`: its body may never come, so nothing
+                // is read after this answer and the connection closes (RFC 9110 §10.1.1; #21 item 3).
+                state = .finished
+                return .finishResponse(release: release, then: .finished(close: true))
+            }
             state = .answered(progress)
             return .finishResponse(release: release, then: .awaitingRequestEnd)
         case .streaming(_, .awaitingHead):

@@ -50,14 +50,24 @@ struct ExchangeDeadlineTests {
         #expect(script.timer() == .fail(.bodyStalled))
     }
 
-    @Test("a client waiting for 100 Continue is not stalling")
+    @Test("a client waiting for 100 Continue is not stalling; after the upstream's 100 the body-stall limit applies")
     func waitingForContinue() throws {
         var script = ExchangeScript(.init(method: .POST, expectsContinue: true))
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.connected(ticket)
-        script.advance(ExchangeScript.bodyStall)
-        #expect(script.timer() == .none)
         _ = script.head(.continue)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer() == .fail(.bodyStalled))
+    }
+
+    @Test("the wait for 100 Continue is bounded: at the body-stall limit the proxy sends 100, then the limit applies")
+    func continueWaitIsBounded() throws {
+        var script = ExchangeScript(.init(method: .POST, expectsContinue: true))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer() == .sendContinue)
+        #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
         script.advance(ExchangeScript.bodyStall)
         #expect(script.timer() == .fail(.bodyStalled))
     }
