@@ -4,12 +4,18 @@
 Every YAML file under docker/ is parsed (duplicate keys are errors) and validated against the hand-written schemas
 in Tests/docker/schemas/, then checked for the rules the proxy's safety model depends on: loopback or client key,
 Host allowlist, probes that can pass the Host check, non-root and read-only containers, a state directory the proxy
-can own, placeholder-only Secrets. The Dockerfile gets a small rule checker (and hadolint too when it is on PATH).
+can own, placeholder-only Secrets. The Dockerfile gets a small rule checker (and hadolint too when it is on PATH),
+which also reads Package.swift: its build stage must COPY every target's directory (`path:`, or the default
+Sources/<name>, Tests/<name>) before `swift build`, since SwiftPM stops at the first one missing, and strip the
+binary's debug info only; dockerignore.example must leave all of them in the build context.
 The routes.json files (docker/routes*.json and those inside ConfigMaps) may only use keys documented in
 docs/configuration.md, and must pass docs/routes.schema.json when the repository has it.
 
 Prints one line per file checked and closes with "N passed, M failed". Exit status 0 when all pass, 1 otherwise,
 2 when a Python module is missing. Needs python3 with PyYAML and jsonschema only.
+
+`lint.py --stage-build-context DIR` instead copies what the Dockerfile's build stage COPYs into DIR, laid out as in
+the image (docker/check-image.sh builds the binary there).
 """
 
 from __future__ import annotations
@@ -303,6 +309,196 @@ def listen_from_args(args: list[str] | None, default: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Package.swift: where its targets live (what the image's build stage must copy)
+# ----------------------------------------------------------------------------------------------------------------
+
+PACKAGE_MANIFEST = ROOT / "Package.swift"
+# Target declarations and the directory SwiftPM looks in when a target has no `path:` (its predefined directories,
+# first existing one wins; `Sources/` when none exists).
+TARGET_DEFAULT_DIRS = {
+    "target": ("Sources", "Source", "src", "srcs"),
+    "executableTarget": ("Sources", "Source", "src", "srcs"),
+    "macro": ("Sources", "Source", "src", "srcs"),
+    "systemLibrary": ("Sources", "Source", "src", "srcs"),
+    "testTarget": ("Tests",),
+    "plugin": ("Plugins",),
+    "binaryTarget": (),  # path: or url: only
+}
+
+
+@dataclass
+class PackageTarget:
+    kind: str
+    name: str
+    path: str  # relative to the package root, POSIX, no trailing slash
+    explicit: bool  # from `path:`, not SwiftPM's default location
+    line: int
+
+
+_SWIFT_TOKEN = re.compile(r"""
+    (?P<space>\s+)
+  | (?P<comment>//[^\n]*)
+  | (?P<block>/\*)
+  | (?P<string>(?P<hashes>\#*)(?P<quote>\"\"\"|\"))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>.)
+""", re.VERBOSE | re.DOTALL)
+
+
+def swift_tokens(text: str) -> list[tuple[str, str, int]]:
+    """(kind, value, line) for each identifier ("ident"), string literal ("string", its text with escapes undone;
+    "dynamic-string" when it interpolates) and punctuation character ("punct") of a Swift source. Comments,
+    nested block comments included, and whitespace are dropped; raw (#"..."#) and multi-line strings are read."""
+    tokens: list[tuple[str, str, int]] = []
+    index, line = 0, 1
+    while index < len(text):
+        match = _SWIFT_TOKEN.match(text, index)
+        assert match is not None  # (?P<punct>.) matches any character
+        kind = "string" if match.group("string") is not None else str(match.lastgroup)
+        start_line = line
+        cursor = match.end()
+        if kind == "block":
+            depth = 1
+            while depth and cursor < len(text):
+                step = text[cursor:cursor + 2]
+                depth += 1 if step == "/*" else -1 if step == "*/" else 0
+                cursor += 2 if step in ("/*", "*/") else 1
+        elif kind == "string":
+            hashes, quote = match.group("hashes"), match.group("quote")
+            escape, closing, value = "\\" + hashes, quote + hashes, []
+            while cursor < len(text) and not text.startswith(closing, cursor):
+                if text.startswith(escape, cursor):
+                    escaped = text[cursor + len(escape):cursor + len(escape) + 1]
+                    kind = "dynamic-string" if escaped == "(" else kind
+                    value.append({"n": "\n", "t": "\t", "0": "\0"}.get(escaped, escaped))
+                    cursor += len(escape) + 1
+                else:
+                    value.append(text[cursor])
+                    cursor += 1
+            cursor += len(closing)
+            literal = "".join(value)
+            tokens.append((kind, literal.strip("\n") if len(quote) == 3 else literal, start_line))
+        elif kind in ("ident", "punct"):
+            tokens.append((kind, match.group(), start_line))
+        line += text.count("\n", index, cursor)
+        index = cursor
+    return tokens
+
+
+def package_targets(manifest: Path, problems: list[str]) -> list[PackageTarget]:
+    """The targets Package.swift declares, each with the directory SwiftPM reads it from.
+
+    A target declaration is `.target(`, `.executableTarget(`, `.testTarget(`, `.macro(`, `.systemLibrary(`,
+    `.binaryTarget(` or `.plugin(` with a `capability:` (a plugin product has none) that is not nested in another
+    declaration (`.target(name:)` is also how a dependency on a target is spelled). `name:` and `path:` are read at
+    the declaration's own level, never from the `.product(name:...)`s inside it; a `path:` that is not a plain
+    string literal is reported, not guessed."""
+    tokens = swift_tokens(manifest.read_text(encoding="utf-8"))
+    targets: list[PackageTarget] = []
+    index = 0
+    while index < len(tokens) - 2:
+        kind, value, line = tokens[index + 1]
+        if not (tokens[index][:2] == ("punct", ".") and kind == "ident" and value in TARGET_DEFAULT_DIRS
+                and tokens[index + 2][:2] == ("punct", "(")):
+            index += 1
+            continue
+        depth, cursor, labels = 0, index + 2, {}
+        while cursor < len(tokens):
+            token = tokens[cursor]
+            if token[0] == "punct" and token[1] in "([{":
+                depth += 1
+            elif token[0] == "punct" and token[1] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif (depth == 1 and token[0] == "ident" and cursor + 1 < len(tokens)
+                  and tokens[cursor + 1][:2] == ("punct", ":") and token[1] not in labels):
+                labels[token[1]] = tokens[cursor + 2] if cursor + 2 < len(tokens) else ("", "", token[2])
+            cursor += 1
+        index = cursor + 1  # declarations inside this one are dependencies, not targets
+        if value == "plugin" and "capability" not in labels:
+            continue  # a plugin product
+        name_token = labels.get("name")
+        if name_token is None or name_token[0] != "string":
+            problems.append(f"Package.swift:{line}: .{value}( without a literal name: cannot tell where it lives")
+            continue
+        name = name_token[1]
+        path_token = labels.get("path")
+        if path_token is not None:
+            if path_token[0] != "string":
+                problems.append(f"Package.swift:{line}: target {name}: path: is not a string literal; "
+                                "write it as one so that the build stage's COPYs can be checked")
+                continue
+            path = str(PurePosixPath(path_token[1].strip("/") or "."))
+            targets.append(PackageTarget(value, name, path, True, line))
+        elif value == "binaryTarget":
+            continue  # url: — downloaded, nothing to copy
+        else:
+            candidates = TARGET_DEFAULT_DIRS[value]
+            base = next((d for d in candidates if (manifest.parent / d).is_dir()), candidates[0])
+            targets.append(PackageTarget(value, name, f"{base}/{name}", False, line))
+    return targets
+
+
+def package_paths(manifest: Path, problems: list[str]) -> list[tuple[str, str]]:
+    """(path, why) for everything `swift build` needs from the build context: the manifest and each target."""
+    paths = [("Package.swift", "the manifest")]
+    for target in package_targets(manifest, problems):
+        where = f"path: at Package.swift:{target.line}" if target.explicit else "its default location"
+        paths.append((target.path, f"target {target.name}, {where}"))
+    return paths
+
+
+def dockerignore_regex(pattern: str) -> re.Pattern[str]:
+    """A .dockerignore pattern (Go filepath.Match plus `**`) as a regex over a cleaned, relative path."""
+    pattern = str(PurePosixPath("/" + pattern.strip())).lstrip("/") or "."
+    out, index = [], 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**", index):
+            index += 2
+            if pattern.startswith("/", index):
+                out.append("(?:.*/)?")
+                index += 1
+            else:
+                out.append(".*")
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", index + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[index + 1:end]
+                out.append("[" + ("^" + body[1:] if body.startswith("^") else body) + "]")
+                index = end
+        elif char == "\\" and index + 1 < len(pattern):
+            index += 1
+            out.append(re.escape(pattern[index]))
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def dockerignore_excludes(patterns: list[str], path: str) -> str | None:
+    """The pattern that leaves `path` out of the build context, or None when it is sent. As Docker decides: the last
+    pattern matching the path or one of its parent directories wins, and `!pattern` takes it back in."""
+    parts = PurePosixPath(path).parts
+    candidates = ["/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+    verdict = None
+    for pattern in patterns:
+        negated = pattern.startswith("!")
+        regex = dockerignore_regex(pattern[1:] if negated else pattern)
+        if any(regex.match(candidate) for candidate in candidates):
+            verdict = None if negated else pattern
+    return verdict
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # Dockerfile
 # ----------------------------------------------------------------------------------------------------------------
 
@@ -507,6 +703,8 @@ def check_dockerfile(path: Path, result: Result) -> ImageFacts:
     if not resolve or (copy_sources and min(copy_sources) < min(resolve)):
         result.fail("build stage: run `swift package resolve` after copying Package.* and before copying Sources/")
 
+    check_build_context(stages, result)
+
     hadolint = shutil.which("hadolint")
     if hadolint:
         version = subprocess.run([hadolint, "--version"], capture_output=True, text=True).stdout.strip()
@@ -521,15 +719,181 @@ def check_dockerfile(path: Path, result: Result) -> ImageFacts:
     return facts
 
 
+def copy_operands(args: str) -> tuple[list[str], str] | None:
+    """The sources and destination of a COPY from the build context (None for COPY --from)."""
+    words = exec_form(args)
+    if words is None:
+        words = shlex.split(args, posix=True)
+    if any(w.startswith("--from=") for w in words):
+        return None
+    words = [w for w in words if not w.startswith("--")]
+    if len(words) < 2:
+        return None
+    return words[:-1], words[-1]
+
+
+@dataclass
+class ContextCopy:
+    line: int
+    source: str  # relative to the build context, cleaned; "." for all of it; may be a glob
+    destination: PurePosixPath  # absolute, WORKDIR applied
+    into_directory: bool  # the destination is a directory (ends with "/", or several sources)
+
+    def lands_at(self, path: str) -> PurePosixPath | None:
+        """Where this COPY puts `path` of the context, if it copies it: a directory's contents go into the
+        destination; a file goes into it when it is a directory and becomes it otherwise."""
+        if self.source == ".":
+            return self.destination / path
+        regex = dockerignore_regex(self.source)
+        parts = PurePosixPath(path).parts
+        for count in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:count])
+            if regex.match(prefix):
+                if (ROOT / prefix).is_dir():
+                    return self.destination.joinpath(*parts[count:])
+                return self.destination / parts[-1] if self.into_directory else self.destination
+        return None
+
+
+@dataclass
+class BuildStage:
+    """What the stage that runs `swift build` gets from the build context."""
+
+    lineage: list[Stage]  # the build stage and the stages it starts FROM, outermost first
+    copies: list[ContextCopy]
+    swift_build_line: int
+    root: PurePosixPath | None  # where Package.swift lands: the package root inside the image
+
+
+def build_stage(stages: list[Stage]) -> BuildStage | None:
+    by_name = {s.name: s for s in stages if s.name}
+    build = next((s for s in stages[:-1] if any(i.keyword == "RUN" and "swift build" in i.args
+                                                 for i in s.instructions)), None)
+    if build is None:
+        return None
+    lineage = [build]
+    while lineage[0].image in by_name and by_name[lineage[0].image] not in lineage:
+        lineage.insert(0, by_name[lineage[0].image])
+    workdir = PurePosixPath("/")  # WORKDIR carries over from a parent stage
+    copies: list[ContextCopy] = []
+    swift_build_line = None
+    for stage in lineage:
+        for instruction in stage.instructions:
+            if instruction.keyword == "WORKDIR":
+                workdir = workdir / instruction.args.strip()
+            elif instruction.keyword == "COPY":
+                operands = copy_operands(instruction.args)
+                if operands is None:
+                    continue
+                sources, destination = operands
+                into = destination.endswith("/") or destination in (".", "..") or len(sources) > 1
+                for source in sources:
+                    copies.append(ContextCopy(instruction.line, str(PurePosixPath("/" + source)).lstrip("/") or ".",
+                                              workdir / destination, into))
+            elif instruction.keyword == "RUN" and "swift build" in instruction.args and stage is build:
+                swift_build_line = swift_build_line or instruction.line
+    landed = [where for copy in copies if (where := copy.lands_at("Package.swift")) is not None]
+    return BuildStage(lineage, copies, swift_build_line or 10**9, landed[0].parent if landed else None)
+
+
+def check_build_context(stages: list[Stage], result: Result) -> None:
+    """Every file `swift build` needs reaches the build stage: Package.swift and every target's directory (its
+    `path:` or SwiftPM's default Sources/<name>, Tests/<name>), copied to the same place relative to Package.swift
+    before the first `swift build`. SwiftPM loads the whole package graph even for one product, so a missing
+    directory of a target nothing in the product uses still stops the build ("invalid custom path")."""
+    if not PACKAGE_MANIFEST.is_file():
+        result.fail("Package.swift not found: cannot check the build stage's COPYs")
+        return
+    problems: list[str] = []
+    needed = package_paths(PACKAGE_MANIFEST, problems)
+    for problem in problems:
+        result.fail(problem)
+    build = build_stage(stages)
+    if build is None:
+        result.fail("build stage: no stage runs `swift build`")
+        return
+    if build.root is None:
+        result.fail("build stage: Package.swift is never copied (COPY Package.* ./)")
+        return
+    for path, why in needed:
+        lines = [copy.line for copy in build.copies if copy.lands_at(path) == build.root / path]
+        if not lines:
+            hint = "COPY Package.* ./" if path == "Package.swift" else f"COPY {path}/ {path}/"
+            result.fail(f"build stage: {path} ({why}) is not copied to {build.root / path}: swift build loads every "
+                        f"target and fails without it (\"invalid custom path\"); add `{hint}` or copy a directory "
+                        "that holds it")
+        elif min(lines) > build.swift_build_line:
+            result.fail(f"build stage: {path} ({why}) is copied only after `swift build` "
+                        f"(line {build.swift_build_line})")
+
+    # Debug info is half the binary: the build stage strips it, keeping the symbol table for backtraces.
+    runs = " ".join(i.args for s in build.lineage for i in s.instructions if i.keyword == "RUN")
+    strips = re.findall(r"\bstrip\b((?:\s+-[-\w]+)*)", runs)
+    if not any(re.search(r"(--strip-debug|\s-[gSd]\b)", options) for options in strips):
+        result.fail("build stage: strip --strip-debug the binary (debug info is over half of it; the symbol table "
+                    "stays for backtraces)")
+    if any(re.search(r"(--strip-all|--strip-unneeded|\s-s\b)", options) for options in strips):
+        result.fail("build stage: strip --strip-debug only: --strip-all/-s removes the symbols backtraces need")
+
+
+def stage_build_context(dockerfile: Path, target: Path) -> int:
+    """Copies into `target` what the Dockerfile's build stage COPYs from the build context, laid out as under its
+    package root (where Package.swift lands), leaving out what the context's .dockerignore does (the repository's
+    .dockerignore, else docker/dockerignore.example, which the docs say to copy there). File times are kept, so
+    an incremental `swift build` of the copy stays incremental. For docker/check-image.sh, which builds the binary
+    from exactly these files. Returns the number of files copied; raises SystemExit when the stage cannot be read."""
+    stages: list[Stage] = []
+    for instruction in parse_dockerfile(dockerfile.read_text(encoding="utf-8")):
+        if instruction.keyword == "FROM":
+            words = [w for w in instruction.args.split() if not w.startswith("--")]
+            stages.append(Stage(words[0], words[2] if len(words) >= 3 and words[1].lower() == "as" else None))
+        elif stages:
+            stages[-1].instructions.append(instruction)
+    build = build_stage(stages)
+    if build is None or build.root is None:
+        raise SystemExit(f"lint: {rel(dockerfile)}: no build stage that copies Package.swift and runs swift build")
+    ignore_file = ROOT / ".dockerignore" if (ROOT / ".dockerignore").is_file() else DOCKER / "dockerignore.example"
+    patterns = [line.strip() for line in ignore_file.read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.strip().startswith("#")]
+    if target.exists():
+        shutil.rmtree(target)
+    copied = 0
+    for copy in build.copies:
+        if copy.line > build.swift_build_line:
+            continue
+        matches = [ROOT] if copy.source == "." else sorted(
+            p for p in ROOT.glob(copy.source) if dockerignore_excludes(patterns, rel(p)) is None)
+        if not matches:
+            raise SystemExit(f"lint: {rel(dockerfile)}:{copy.line}: COPY {copy.source}: no such file in the context")
+        for match in matches:
+            files = [match] if match.is_file() else sorted(f for f in match.rglob("*") if f.is_file())
+            for file in files:
+                relative = rel(file)
+                if dockerignore_excludes(patterns, relative) is not None:
+                    continue
+                landed = copy.lands_at(relative)
+                if landed is None or build.root not in landed.parents:
+                    continue
+                destination = target / landed.relative_to(build.root)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(file, destination)
+                copied += 1
+    return copied
+
+
 def check_dockerignore(path: Path, result: Result) -> None:
     patterns = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
                 if line.strip() and not line.strip().startswith("#")]
     for needed in (".build", ".build-*", "bench/results"):
         if needed not in patterns:
             result.fail(f"should ignore {needed}")
-    for kept in ("Package.swift", "Package.resolved", "Sources", "Tests"):
-        if any(p.rstrip("/") in (kept, kept + "/**", "*") for p in patterns):
-            result.fail(f"must not ignore {kept}: the image is built from it")
+    problems: list[str] = []
+    needed = package_paths(PACKAGE_MANIFEST, problems) if PACKAGE_MANIFEST.is_file() else []
+    needed.append(("Package.resolved", "the pinned dependency versions, when there is one"))
+    for kept, why in needed:
+        pattern = dockerignore_excludes(patterns, kept)
+        if pattern is not None:
+            result.fail(f"must not ignore {kept} ({why}): \"{pattern}\" leaves it out of the build context")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -926,6 +1290,13 @@ def check_kubernetes(objects: list[K8sObject], results: dict[Path, Result], fact
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--stage-build-context"] and len(sys.argv) == 3:
+        count = stage_build_context(DOCKER / "Dockerfile", Path(sys.argv[2]))
+        print(f"staged {count} files of the build stage's context in {sys.argv[2]}")
+        return 0
+    if sys.argv[1:]:
+        print("usage: lint.py [--stage-build-context DIR]", file=sys.stderr)
+        return 2
     results: dict[Path, Result] = {}
 
     def result_for(path: Path) -> Result:
