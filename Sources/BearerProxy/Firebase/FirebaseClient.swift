@@ -46,7 +46,7 @@ struct FirebaseClient: Sendable {
         if answer.status == 200, let object = JSONObject.dictionary(answer.body) {
             return object
         }
-        let retryAfter = answer.headers.first(name: "retry-after").flatMap { Int($0) }
+        let retryAfter = RetryAfter.seconds(answer.headers.first(name: "retry-after"))
         throw .rejected(FirebaseFailure(status: answer.status, json: answer.body, retryAfter: retryAfter))
     }
 }

@@ -65,7 +65,7 @@ public struct StatusReport: Sendable {
                 var tokenObject: [String: Any] = ["cached": token.cached]
                 if let expiresOn = token.expiresOn {
                     tokenObject["expiresOn"] = expiresOn.formatted(.iso8601)
-                    tokenObject["expiresInSeconds"] = Int(expiresOn.timeIntervalSince(generatedAt))
+                    tokenObject["expiresInSeconds"] = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt))
                 }
                 if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
                 object["token"] = tokenObject
@@ -101,7 +101,7 @@ public struct StatusReport: Sendable {
             }
             if let token = entry.token {
                 if token.cached, let expiresOn = token.expiresOn {
-                    let minutes = Int(expiresOn.timeIntervalSince(generatedAt) / 60)
+                    let minutes = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt)) / 60
                     line += "  token: cached, expires in \(minutes) min"
                     if entry.kind == .providerAccess { line += " (not refreshable: run bearer-proxy login after)" }
                 } else {
@@ -114,5 +114,14 @@ public struct StatusReport: Sendable {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension StatusReport {
+    /// Whole seconds of `interval`, within a century either way: an expiry read from a token file, a JWT's `exp` or
+    /// a provider's number cannot reach a trapping conversion here (#22 item 7).
+    static func wholeSeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite else { return 0 }
+        return Int(min(max(interval, -3_153_600_000), 3_153_600_000))
     }
 }

@@ -68,7 +68,10 @@ struct CommandFlow: SignInFlow {
     }
 
     private static func expiry(in object: [String: Any], now: Date) -> Date? {
-        if let epoch = TokenResponse.seconds(object["expires_on"]) { return Date(timeIntervalSince1970: epoch) }
+        // An epoch: clamped at the end of year 9999 rather than at a duration's ten years.
+        if let epoch = TokenResponse.seconds(object["expires_on"], atMost: 253_402_300_799) {
+            return Date(timeIntervalSince1970: epoch)
+        }
         if let lifetime = TokenResponse.seconds(object["expires_in"] ?? object["expiresIn"]) { return now + lifetime }
         if let text = object["expiresOn"] as? String {
             // `az` prints local time as "2026-11-22 07:00:00.000000"; ISO 8601 is accepted too.

@@ -103,7 +103,7 @@ public final class IdentityProviderClient: Sendable {
         status: Int, headers: HTTPHeaders, body: Data
     ) throws(TokenEndpointCallFailure) -> TokenResponse {
         if status == 200, let response = TokenResponse(json: body) { return response }
-        let retryAfter = headers.first(name: "retry-after").flatMap { Int($0.trimmingWhitespace()) }
+        let retryAfter = RetryAfter.seconds(headers.first(name: "retry-after"))
         throw .rejected(TokenEndpointFailure(status: status, json: body, retryAfter: retryAfter))
     }
 

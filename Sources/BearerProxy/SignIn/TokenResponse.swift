@@ -31,11 +31,25 @@ struct TokenResponse: Sendable {
         idToken = object["id_token"] as? String
     }
 
-    static func seconds(_ value: Any?) -> TimeInterval? {
+    /// The longest lifetime a provider's number is taken at: ten years. Longer (or `inf`) is read as this.
+    static let maximumSeconds: TimeInterval = 10 * 365 * 86_400
+
+    /// A number of seconds from a provider's JSON (`expires_in`, `refresh_in`, `interval`): a JSON number or a
+    /// decimal string, finite, clamped to 0…`maximum` (``maximumSeconds`` for a duration) — so that no later date arithmetic or integer
+    /// conversion of it can trap (#22 item 7); nil when absent or not a number (`NaN`, `"soon"`).
+    static func seconds(_ value: Any?, atMost maximum: TimeInterval = maximumSeconds) -> TimeInterval? {
+        let number: TimeInterval?
         switch value {
-        case let text as String: TimeInterval(text)
-        default: JSONObject.number(value)
+        case let text as String:
+            let digits = text.utf8.allSatisfy {
+                ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".")
+                    || $0 == UInt8(ascii: "-")
+            }
+            number = digits ? TimeInterval(text) : nil
+        default: number = JSONObject.number(value)
         }
+        guard let number, !number.isNaN else { return nil }
+        return min(max(number, 0), maximum)
     }
 
     /// The access token for `request`, received at `now`.

@@ -253,7 +253,14 @@ public final class TokenCache: Sendable {
     private static func remaining(_ throttle: Throttle, at now: Date) -> TokenError {
         guard case .providerUnavailable(let reason, _) = throttle.error else { return throttle.error }
         return .providerUnavailable(
-            reason: reason, retryAfterSeconds: max(1, Int(throttle.until.timeIntervalSince(now).rounded(.up))))
+            reason: reason, retryAfterSeconds: wholeSeconds(throttle.until.timeIntervalSince(now)))
+    }
+
+    /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no
+    /// stored time (a clock that stepped, a provider's number) can reach a trapping conversion (#22 item 7).
+    static func wholeSeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite, interval > 1 else { return 1 }
+        return interval >= 86_400 ? 86_400 : Int(interval.rounded(.up))
     }
 }
 

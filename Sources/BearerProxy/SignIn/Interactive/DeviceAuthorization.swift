@@ -26,8 +26,10 @@ struct DeviceAuthorization: Sendable, Equatable {
         verificationURI = uri
         message = object["message"] as? String
         // MSAL Python's defaults when absent: 1800 s to finish, polls every 5 s.
-        expiresIn = TokenResponse.seconds(object["expires_in"]).map { Int($0) } ?? 1800
-        interval = TokenResponse.seconds(object["interval"]).map { Int($0) } ?? 5
+        // Clamped before any conversion (#22 item 7): the code lives between a minute and a day, and polling waits
+        // 1–60 s whatever the provider says (RFC 8628 §3.2's default is 5; `slow_down` still adds 5 each time).
+        expiresIn = Int(min(max(TokenResponse.seconds(object["expires_in"]) ?? 1800, 60), 86_400))
+        interval = Int(min(max(TokenResponse.seconds(object["interval"]) ?? 5, 1), 60))
     }
 
     /// What the person has to do, in one line.

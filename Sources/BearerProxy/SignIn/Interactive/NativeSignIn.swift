@@ -203,7 +203,7 @@ struct NativeSignIn: InteractiveSignIn {
             if case .redirect(let reason) = decoded { throw messages.redirect(reason: reason) }
             return decoded
         }
-        let retryAfter = answer.headers.first(name: "retry-after").flatMap { Int($0) }
+        let retryAfter = RetryAfter.seconds(answer.headers.first(name: "retry-after"))
         throw messages.failure(TokenEndpointFailure(status: answer.status, json: answer.body, retryAfter: retryAfter))
     }
 }
