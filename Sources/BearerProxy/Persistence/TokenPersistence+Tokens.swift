@@ -20,7 +20,10 @@ extension TokenPersistence {
     static func accessToken(_ persisted: PersistedAccessToken) -> AccessToken {
         AccessToken(
             value: persisted.value, scopes: ScopeSet(persisted.scopes), grantedScopes: persisted.grantedScopes,
-            expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn, issuedAt: persisted.refreshOn)
+            expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn,
+            // The file keeps no issue time: the refresh point is the half-life unless the provider said otherwise.
+            issuedAt: persisted.refreshOn.addingTimeInterval(
+                -persisted.expiresOn.timeIntervalSince(persisted.refreshOn)))
     }
 
     static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {

@@ -27,7 +27,7 @@ extension AccountRuntime {
 
     /// Gets every route's token (for `login`, after its sign-in) and returns what the person should know.
     ///
-    /// A token the flow cannot renew that arrived with the sign-in already inside the five-minute margin —
+    /// A token the flow cannot renew that arrived with the sign-in already unusable (expired, or inside its margin) —
     /// Firebase's Microsoft token, when the Microsoft side hands out short-lived ones — is no reason to fail the
     /// sign-in, which worked and is stored: its routes answer 401, as they do once such a token expires.
     public func fetchRouteTokens() async throws -> [String] {
@@ -41,7 +41,7 @@ extension AccountRuntime {
                 }
                 let prefixes = configuration.routes.routes.filter { $0.auth.tokenKey == scopes }.map(\.prefix)
                 notes.append(
-                    "The Microsoft access token from Firebase is short-lived: it had less than 5 minutes left when it "
+                    "The Microsoft access token from Firebase is short-lived: it could no longer be used when it "
                         + "arrived, so the provider-access routes (\(prefixes.joined(separator: ", "))) answer 401 "
                         + "until a sign-in brings a longer-lived one.")
             }

@@ -22,6 +22,9 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     public let expiresOn: Date
     /// When to refresh it proactively (`refresh_in` if the provider sent it, else the half-life).
     public let refreshOn: Date
+    /// When this process received it (for a token read back from the token cache file: estimated from its
+    /// half-life). Its lifetime, `expiresOn - issuedAt`, sets its margin (``margin``).
+    public let issuedAt: Date
 
     public init(
         value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,
@@ -33,15 +36,39 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
         self.grantedScopes = Set(grantedScopes ?? scopes.scopes)
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2)
+        self.issuedAt = issuedAt
     }
 
     /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
     /// that carries it is still on its way (envoy #45749 is the bug this margin avoids).
     public static let minimumRemainingLifetime: TimeInterval = 5 * 60
 
-    /// Whether the token may still be sent at `now`.
+    /// A token obtained this recently is sent while it is valid at all, even inside its margin: however short the
+    /// lifetimes a provider hands out, a scope set costs at most one token request per this interval (#22 item 6).
+    public static let minimumFetchInterval: TimeInterval = 10
+
+    /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
+    /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would
+    /// cost a token request (#22 item 6; docs/tokens.md).
+    public var margin: TimeInterval {
+        let lifetime = expiresOn.timeIntervalSince(issuedAt)
+        guard lifetime.isFinite, lifetime > 0 else { return 0 }
+        return min(Self.minimumRemainingLifetime, lifetime / 4)
+    }
+
+    /// Whether the token has not expired at `now`.
+    public func isValid(at now: Date) -> Bool {
+        expiresOn.timeIntervalSince(now) > 0
+    }
+
+    /// Whether the token may be sent at `now`: it has more than its ``margin`` left — or it is still valid and was
+    /// obtained less than ``minimumFetchInterval`` ago (a clock that stepped back makes it old, never new).
     public func isUsable(at now: Date) -> Bool {
-        expiresOn.timeIntervalSince(now) >= Self.minimumRemainingLifetime
+        let left = expiresOn.timeIntervalSince(now)
+        guard left > 0 else { return false }
+        if left >= margin { return true }
+        let age = now.timeIntervalSince(issuedAt)
+        return age >= 0 && age < Self.minimumFetchInterval
     }
 
     /// Whether this token may serve a request for `requested` (every requested scope was granted).

@@ -88,6 +88,11 @@ public final class TokenCache: Sendable {
                 if let throttle = state.throttles[scopes], throttle.until > now, state.waiters[request] == nil {
                     return .fail(Self.remaining(throttle, at: now))
                 }
+                if claims == nil, state.waiters[request] == nil,
+                    let wait = Self.fetchTooSoon(state.tokens[scopes], at: now)
+                {
+                    return .fail(wait)
+                }
                 if state.waiters[request] == nil {
                     state.waiters[request] = []
                     return .lead
@@ -209,12 +214,20 @@ public final class TokenCache: Sendable {
 
     /// Asks the flow, as the single leader for `request`, then hands the outcome to everyone waiting.
     private func fetch(_ request: TokenRequest, background: Bool) async -> Result<AccessToken, TokenError> {
-        let result: Result<AccessToken, TokenError>
+        var result: Result<AccessToken, TokenError>
         let started = ContinuousClock.now
         do {
             result = .success(try await flow.acquireToken(request))
         } catch {
             result = .failure(error)
+        }
+        if case .success(let token) = result, !token.isValid(at: self.now()) {
+            // `expires_in` 0 or negative: sending it would hand the upstream an expired token, and keeping it would
+            // make every request ask again. A failure instead, so the back-off paces the next attempt (#22 item 6).
+            result = .failure(
+                .providerUnavailable(
+                    reason: "the identity provider issued an access token that had already expired (expires_in ≤ 0)",
+                    retryAfterSeconds: Int(Self.baseBackoff)))
         }
         observer?.tokenFetched(
             request, outcome: result, duration: ContinuousClock.now - started, background: background)
@@ -247,6 +260,19 @@ public final class TokenCache: Sendable {
             baseBackoff * Double(sign: .plus, exponent: max(0, failures - 1), significand: 1), maximumBackoff)
         if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }
         return exponential
+    }
+
+    /// The answer instead of a token request when the last token for the scope set expired less than
+    /// ``AccessToken/minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
+    /// would otherwise be asked once per token lifetime, however short (#22 item 6).
+    private static func fetchTooSoon(_ token: AccessToken?, at now: Date) -> TokenError? {
+        guard let token, !token.isValid(at: now) else { return nil }
+        let age = now.timeIntervalSince(token.issuedAt)
+        guard age >= 0, age < AccessToken.minimumFetchInterval else { return nil }
+        return .providerUnavailable(
+            reason: "the identity provider's tokens for this scope set expire within seconds; asking again at most "
+                + "every \(Int(AccessToken.minimumFetchInterval)) s",
+            retryAfterSeconds: wholeSeconds(AccessToken.minimumFetchInterval - age))
     }
 
     /// The stored failure, with `Retry-After` counting down to the end of the block.

@@ -134,3 +134,44 @@ struct ProviderNumberTests {
         }
     }
 }
+
+/// Token lifetimes a provider hands out, end to end (issue #22 item 6): no expired token reaches an upstream, and
+/// no lifetime makes every request cost a token request.
+@Suite("Token lifetimes from the provider: no expired token upstream, no token storm")
+struct TokenLifetimeEndToEndTests {
+    @Test(
+        "ten requests with the provider's expires_in: how many token requests, and what the upstream gets",
+        arguments: [
+            // Keycloak's default: each request used to fetch a token (inside the fixed 5-minute margin).
+            (300, 1, 10),
+            // Expired on arrival: never forwarded, and the back-off spares the provider.
+            (0, 1, 0), (-60, 1, 0),
+            (3600, 1, 10),
+        ])
+    func lifetimes(expiresIn: Int, tokenRequests: Int, forwarded: Int) async throws {
+        var configuration = FakeIdentityProvider.Configuration()
+        configuration.expiresIn = expiresIn
+        try await withIdentityProvider(configuration) { provider in
+            try await withUpstream({ _ in .echo }) { upstream in
+                try await ProxyHarness.with(
+                    routes: "[" + route(to: upstream, scopes: ["api://todo/.default"]) + "]",
+                    account: TestAccounts.clientSecret(provider), environment: TestAccounts.environment(provider)
+                ) { proxy in
+                    for _ in 0..<10 {
+                        let response = try await TestClient.send(port: proxy.port, uri: "/api/x")
+                        #expect(
+                            response.status == (forwarded > 0 ? .ok : .serviceUnavailable), "expires_in \(expiresIn)")
+                    }
+                    if forwarded > 0 {
+                        #expect(provider.tokenRequestCount == tokenRequests, "expires_in \(expiresIn)")
+                    } else {
+                        // Each failure backs off 2 s, 4 s, 8 s, …: a machine slow enough to stretch the ten requests
+                        // may see the back-off end, but never a request per request (before: ten).
+                        #expect(provider.tokenRequestCount <= 4, "expires_in \(expiresIn)")
+                    }
+                    #expect(upstream.requests.count == forwarded, "expires_in \(expiresIn)")
+                }
+            }
+        }
+    }
+}

@@ -117,16 +117,71 @@ struct TokenCacheTests {
     @Test("a token with less than five minutes left is not used")
     func fiveMinuteMargin() async throws {
         let clock = TestClock()
-        let flow = CountingFlow(lifetime: 600, now: { clock.now })
+        let flow = CountingFlow(lifetime: 3600, now: { clock.now })
         let cache = TokenCache(flow: flow, now: { clock.now })
         flow.open()
         _ = try await cache.accessTokenWithinLimit(for: scopes)
-        clock.advance(299)
+        clock.advance(3299)
         #expect(cache.cachedToken(for: scopes) != nil)
         clock.advance(2)
         #expect(cache.cachedToken(for: scopes) == nil)
         flow.open()
         #expect(try await cache.accessTokenWithinLimit(for: scopes).value == "token-2")
+    }
+
+    @Test(
+        "a short-lived token's margin is a quarter of its lifetime: Keycloak's 300 s tokens serve 225 s (#22 item 6)",
+        arguments: [(300.0, 225.0), (600.0, 450.0), (1200.0, 900.0), (3600.0, 3300.0)])
+    func shortLivedMargin(lifetime: TimeInterval, usableFor: TimeInterval) async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(lifetime: lifetime, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        flow.open()
+        _ = try await cache.accessTokenWithinLimit(for: scopes)
+        clock.advance(usableFor - 1)
+        #expect(cache.cachedToken(for: scopes) != nil, "\(lifetime)")
+        clock.advance(2)
+        #expect(cache.cachedToken(for: scopes) == nil, "\(lifetime)")
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("a token that arrives expired is never handed out; the back-off paces the next request (#22 item 6)")
+    func expiredOnArrival() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(lifetime: 0, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        flow.open()
+        await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
+        for _ in 0..<20 {
+            await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
+        }
+        #expect(flow.requests.load(ordering: .relaxed) == 1, "a storm of token requests")
+        #expect(cache.cachedToken(for: scopes) == nil)
+    }
+
+    @Test("tokens that live seconds cost at most one token request per 10 s, and are used while valid (#22 item 6)")
+    func tinyLifetimes() async throws {
+        let clock = TestClock()
+        let flow = CountingFlow(lifetime: 2, gated: false, now: { clock.now })
+        let cache = TokenCache(flow: flow, now: { clock.now })
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
+        clock.advance(1)
+        // Inside its margin but still valid, and obtained a second ago: used.
+        #expect(cache.cachedToken(for: scopes)?.value == first.value)
+        #expect(try await cache.accessTokenWithinLimit(for: scopes).value == first.value)
+        clock.advance(2)
+        // Expired 3 s after it was obtained: no new request before 10 s, a 503 with the wait instead.
+        do {
+            _ = try await cache.accessTokenWithinLimit(for: scopes)
+            Issue.record("a token request 3 s after the last one")
+        } catch let error as TokenError {
+            guard case .providerUnavailable(_, let retryAfter) = error else { throw error }
+            #expect(retryAfter == 7)
+        }
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+        clock.advance(7)
+        #expect(try await cache.accessTokenWithinLimit(for: scopes).value != first.value)
+        #expect(flow.requests.load(ordering: .relaxed) == 2)
     }
 
     @Test("a failure reaches every waiter and nothing is cached")
