@@ -31,8 +31,13 @@ public struct AccountRuntime: Sendable {
     public static func make(
         configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
         eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger, metrics: ProxyMetrics? = nil,
-        signInTiming: SignInTiming = SignInTiming(), now: @escaping @Sendable () -> Date = { Date() }
+        signInTiming: SignInTiming = SignInTiming(), now injected: (@Sendable () -> Date)? = nil
     ) throws -> AccountRuntime {
+        // Durations (back-offs, the token-request interval) run on the monotonic clock: a wall clock that steps
+        // must not stretch a 3 s back-off into an hour (#22 item 1). A test that injects its wall clock drives
+        // both, as before.
+        let now = injected ?? { Date() }
+        let uptime = injected == nil ? TokenCache.systemUptime : nil
         let settings = configuration.account.settings
         let persistence = stateDirectory.map { directory in
             TokenPersistence(
@@ -122,7 +127,7 @@ public struct AccountRuntime: Sendable {
         }
         session.adopt(snapshot)
         let tokens = TokenCache(
-            flow: flow, now: now, onChange: saveTokens,
+            flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
         return AccountRuntime(

@@ -21,11 +21,12 @@ final class ReloadableState: GenerationSource {
     let stateDirectory: StateDirectory?
     let environment: [String: String]
     let logger: Logger
-    let now: @Sendable () -> Date
+    /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
+    let now: (@Sendable () -> Date)?
 
     init(
         stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
-        now: @escaping @Sendable () -> Date
+        now: (@Sendable () -> Date)?
     ) {
         self.stateDirectory = stateDirectory
         self.environment = environment

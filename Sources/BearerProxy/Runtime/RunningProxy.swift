@@ -35,7 +35,7 @@ public struct RunningProxy: Sendable {
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(),
-        threads: Int = System.coreCount, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+        threads: Int = System.coreCount, logger: Logger, now: (@Sendable () -> Date)? = nil,
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
         let address = listen ?? configuration.listen

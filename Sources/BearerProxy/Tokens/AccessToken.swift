@@ -43,10 +43,6 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// that carries it is still on its way (envoy #45749 is the bug this margin avoids).
     public static let minimumRemainingLifetime: TimeInterval = 5 * 60
 
-    /// A token obtained this recently is sent while it is valid at all, even inside its margin: however short the
-    /// lifetimes a provider hands out, a scope set costs at most one token request per this interval (#22 item 6).
-    public static let minimumFetchInterval: TimeInterval = 10
-
     /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
     /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would
     /// cost a token request (#22 item 6; docs/tokens.md).
@@ -61,14 +57,11 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
         expiresOn.timeIntervalSince(now) > 0
     }
 
-    /// Whether the token may be sent at `now`: it has more than its ``margin`` left — or it is still valid and was
-    /// obtained less than ``minimumFetchInterval`` ago (a clock that stepped back makes it old, never new).
+    /// Whether the token may be sent at `now`: it is valid and has at least its ``margin`` left. (The token cache
+    /// also sends a valid token it obtained moments ago: ``TokenCache/minimumFetchInterval``.)
     public func isUsable(at now: Date) -> Bool {
         let left = expiresOn.timeIntervalSince(now)
-        guard left > 0 else { return false }
-        if left >= margin { return true }
-        let age = now.timeIntervalSince(issuedAt)
-        return age >= 0 && age < Self.minimumFetchInterval
+        return left > 0 && left >= margin
     }
 
     /// Whether this token may serve a request for `requested` (every requested scope was granted).

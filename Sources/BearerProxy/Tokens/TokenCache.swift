@@ -18,7 +18,8 @@ import Synchronization
 ///   served; a failed refresh keeps the still-valid token and retries with backoff.
 public final class TokenCache: Sendable {
     private struct Throttle {
-        var until: Date
+        /// On the monotonic clock (``uptime``): a wall clock that steps back does not lengthen it.
+        var until: Duration
         var error: TokenError
         var failures: Int
     }
@@ -29,13 +30,25 @@ public final class TokenCache: Sendable {
         var waiters: [TokenRequest: [CheckedContinuation<Result<AccessToken, TokenError>?, Never>]] = [:]
         var throttles: [ScopeSet: Throttle] = [:]
         var lastRefreshError: [ScopeSet: TokenError] = [:]
+        /// When each scope set's current token was obtained, on the monotonic clock (``uptime``).
+        var fetchedAt: [ScopeSet: Duration] = [:]
     }
 
     private let flow: any SignInFlow
     private let now: @Sendable () -> Date
+    /// The monotonic clock every duration here is measured on (#22 item 1); only expiry, which the provider states
+    /// in wall time, is compared with ``now``.
+    private let uptime: @Sendable () -> Duration
     private let state = Mutex(State())
     private let onChange: (@Sendable (TokenCacheChange) -> Void)?
     private let observer: (any TokenCacheObserver)?
+    /// Time since an arbitrary start on the system's monotonic clock (`CLOCK_BOOTTIME` on Linux: it counts
+    /// suspend, and no one can set it).
+    public static let systemUptime: @Sendable () -> Duration = {
+        let start = ContinuousClock.now
+        return { ContinuousClock.now - start }
+    }()
+
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
     static let baseBackoff: TimeInterval = 2
     static let maximumBackoff: TimeInterval = 60
@@ -43,14 +56,18 @@ public final class TokenCache: Sendable {
     /// - Parameters:
     ///   - flow: where fresh tokens come from.
     ///   - now: the wall clock; tests pass their own so expiry and backoff are tested without sleeping.
+    ///   - uptime: the monotonic clock for back-offs and the token-request interval; nil derives it from `now`
+    ///     (tests that drive one clock), ``systemUptime`` in production.
     ///   - onChange: told each change (persistence).
     ///   - observer: told about each token request (logs, metrics).
     public init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
+        uptime: (@Sendable () -> Duration)? = nil,
         onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil
     ) {
         self.flow = flow
         self.now = now
+        self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
         self.onChange = onChange
         self.observer = observer
     }
@@ -62,12 +79,27 @@ public final class TokenCache: Sendable {
     /// scopes include all of them (MSAL's subset rule).
     public func cachedToken(for scopes: ScopeSet) -> AccessToken? {
         let now = self.now()
-        return state.withLock { Self.usable(in: $0, for: scopes, at: now) }
+        let uptime = self.uptime()
+        return state.withLock { Self.usable(in: $0, for: scopes, at: now, uptime: uptime) }
     }
 
-    private static func usable(in state: State, for scopes: ScopeSet, at now: Date) -> AccessToken? {
-        if let token = state.tokens[scopes], token.isUsable(at: now) { return token }
-        return state.tokens.values.first { $0.isUsable(at: now) && $0.covers(scopes) }
+    private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
+        func sendable(_ token: AccessToken) -> Bool {
+            token.isUsable(at: now) || recentlyFetched(token, in: state, at: now, uptime: uptime)
+        }
+        if let token = state.tokens[scopes], sendable(token) { return token }
+        return state.tokens.values.first { sendable($0) && $0.covers(scopes) }
+    }
+
+    /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
+    /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
+    /// interval (#22 item 6). Measured on the monotonic clock.
+    public static let minimumFetchInterval: TimeInterval = 10
+
+    private static func recentlyFetched(_ token: AccessToken, in state: State, at now: Date, uptime: Duration) -> Bool {
+        guard token.isValid(at: now), let fetched = state.fetchedAt[token.scopes] else { return false }
+        let age = uptime - fetched
+        return age >= .zero && age < .seconds(minimumFetchInterval)
     }
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
@@ -83,13 +115,16 @@ public final class TokenCache: Sendable {
                 case wait
             }
             let now = self.now()
+            let uptime = self.uptime()
             let decision: Decision = state.withLock { state in
-                if claims == nil, let token = Self.usable(in: state, for: scopes, at: now) { return .use(token) }
-                if let throttle = state.throttles[scopes], throttle.until > now, state.waiters[request] == nil {
-                    return .fail(Self.remaining(throttle, at: now))
+                if claims == nil, let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime) {
+                    return .use(token)
+                }
+                if let throttle = state.throttles[scopes], throttle.until > uptime, state.waiters[request] == nil {
+                    return .fail(Self.remaining(throttle, at: uptime))
                 }
                 if claims == nil, state.waiters[request] == nil,
-                    let wait = Self.fetchTooSoon(state.tokens[scopes], at: now)
+                    let wait = Self.fetchTooSoon(state.tokens[scopes], in: state, at: now, uptime: uptime)
                 {
                     return .fail(wait)
                 }
@@ -155,10 +190,12 @@ public final class TokenCache: Sendable {
             switch reason {
             case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
                 state.tokens = [:]
+                state.fetchedAt = [:]
                 state.throttles = [:]
                 state.lastRefreshError = [:]
             case .changedElsewhere(sameCredential: true):
                 state.tokens = [:]
+                state.fetchedAt = [:]
                 for token in usable {
                     state.throttles[token.scopes] = nil
                     state.lastRefreshError[token.scopes] = nil
@@ -181,10 +218,11 @@ public final class TokenCache: Sendable {
     @discardableResult
     public func refreshDueTokens() async -> Int {
         let now = self.now()
+        let uptime = self.uptime()
         let due: [ScopeSet] = state.withLock { state in
             state.tokens.values.filter { token in
                 token.refreshOn <= now && state.waiters[TokenRequest(scopes: token.scopes)] == nil
-                    && (state.throttles[token.scopes].map { $0.until <= now } ?? true)
+                    && (state.throttles[token.scopes].map { $0.until <= uptime } ?? true)
             }.map(\.scopes)
         }
         var refreshed = 0
@@ -204,8 +242,9 @@ public final class TokenCache: Sendable {
     /// What `status` shows per scope set: expiry, and the last refresh error — never the token.
     public func status(for scopes: ScopeSet) -> TokenStatus {
         let now = self.now()
+        let uptime = self.uptime()
         return state.withLock { state in
-            let token = Self.usable(in: state, for: scopes, at: now)
+            let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
             return TokenStatus(
                 cached: token != nil, expiresOn: token?.expiresOn, refreshOn: token?.refreshOn,
                 lastError: state.lastRefreshError[scopes].map { "\($0)" })
@@ -231,18 +270,19 @@ public final class TokenCache: Sendable {
         }
         observer?.tokenFetched(
             request, outcome: result, duration: ContinuousClock.now - started, background: background)
-        let now = self.now()
+        let uptime = self.uptime()
         let waiters = state.withLock { state in
             let scopes = request.scopes
             switch result {
             case .success(let token):
                 state.tokens[scopes] = token
+                state.fetchedAt[scopes] = uptime
                 state.throttles[scopes] = nil
                 state.lastRefreshError[scopes] = nil
             case .failure(let error):
                 let failures = (state.throttles[scopes]?.failures ?? 0) + 1
                 state.throttles[scopes] = Throttle(
-                    until: now.addingTimeInterval(Self.backoff(for: error, failures: failures)), error: error,
+                    until: uptime + .seconds(Self.backoff(for: error, failures: failures)), error: error,
                     failures: failures)
                 if background { state.lastRefreshError[scopes] = error }
             }
@@ -263,23 +303,29 @@ public final class TokenCache: Sendable {
     }
 
     /// The answer instead of a token request when the last token for the scope set expired less than
-    /// ``AccessToken/minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
+    /// ``minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
     /// would otherwise be asked once per token lifetime, however short (#22 item 6).
-    private static func fetchTooSoon(_ token: AccessToken?, at now: Date) -> TokenError? {
-        guard let token, !token.isValid(at: now) else { return nil }
-        let age = now.timeIntervalSince(token.issuedAt)
-        guard age >= 0, age < AccessToken.minimumFetchInterval else { return nil }
+    private static func fetchTooSoon(
+        _ token: AccessToken?, in state: State, at now: Date, uptime: Duration
+    ) -> TokenError? {
+        // A token that lived shorter than the interval, not one that a wall clock stepped forward past its expiry.
+        guard let token, !token.isValid(at: now),
+            token.expiresOn.timeIntervalSince(token.issuedAt) < minimumFetchInterval,
+            let fetched = state.fetchedAt[token.scopes]
+        else { return nil }
+        let age = (uptime - fetched) / .seconds(1)
+        guard age >= 0, age < minimumFetchInterval else { return nil }
         return .providerUnavailable(
             reason: "the identity provider's tokens for this scope set expire within seconds; asking again at most "
-                + "every \(Int(AccessToken.minimumFetchInterval)) s",
-            retryAfterSeconds: wholeSeconds(AccessToken.minimumFetchInterval - age))
+                + "every \(Int(minimumFetchInterval)) s",
+            retryAfterSeconds: wholeSeconds(minimumFetchInterval - age))
     }
 
     /// The stored failure, with `Retry-After` counting down to the end of the block.
-    private static func remaining(_ throttle: Throttle, at now: Date) -> TokenError {
+    private static func remaining(_ throttle: Throttle, at uptime: Duration) -> TokenError {
         guard case .providerUnavailable(let reason, _) = throttle.error else { return throttle.error }
         return .providerUnavailable(
-            reason: reason, retryAfterSeconds: wholeSeconds(throttle.until.timeIntervalSince(now)))
+            reason: reason, retryAfterSeconds: wholeSeconds((throttle.until - uptime) / .seconds(1)))
     }
 
     /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no

@@ -145,6 +145,41 @@ struct TokenCacheTests {
         #expect(flow.requests.load(ordering: .relaxed) == 1)
     }
 
+    @Test("a back-off runs on the monotonic clock: a wall clock stepped an hour does not stretch it (#22 item 1)")
+    func backoffSurvivesClockSteps() async throws {
+        let wall = TestClock()
+        let monotonic = TestClock()
+        let flow = CountingFlow(gated: false, now: { wall.now })
+        let cache = TokenCache(
+            flow: flow, now: { wall.now }, uptime: { .seconds(monotonic.now.timeIntervalSince1970) })
+        flow.fail(next: .providerUnavailable(reason: "down", retryAfterSeconds: 3))
+        await #expect(throws: TokenError.self) { try await cache.accessTokenWithinLimit(for: scopes) }
+        for step in [-3600.0, 7200, -86_400] {
+            wall.advance(step)
+            do {
+                _ = try await cache.accessTokenWithinLimit(for: scopes)
+                Issue.record("the back-off ended early")
+            } catch let error as TokenError {
+                guard case .providerUnavailable(_, let retryAfter) = error else { throw error }
+                #expect(retryAfter == 3, "after a wall-clock step of \(step) s")
+            }
+        }
+        #expect(flow.requests.load(ordering: .relaxed) == 1)
+        // Three seconds of real time later the provider (recovered) is asked again.
+        monotonic.advance(3)
+        let token = try await cache.accessTokenWithinLimit(for: scopes)
+        #expect(token.isUsable(at: wall.now))
+        #expect(flow.requests.load(ordering: .relaxed) == 2)
+        // A token obtained now survives steps of the wall clock either way without a request storm: forward past
+        // its expiry it is fetched once; back, it is still the same token.
+        wall.advance(-3600)
+        #expect(cache.cachedToken(for: scopes)?.value == token.value)
+        wall.advance(3600 + 7200)
+        _ = try await cache.accessTokenWithinLimit(for: scopes)
+        _ = try await cache.accessTokenWithinLimit(for: scopes)
+        #expect(flow.requests.load(ordering: .relaxed) == 3)
+    }
+
     @Test("a token that arrives expired is never handed out; the back-off paces the next request (#22 item 6)")
     func expiredOnArrival() async throws {
         let clock = TestClock()
