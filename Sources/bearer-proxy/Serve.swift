@@ -37,6 +37,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds an idle client keep-alive connection stays open (default 60).")
     var idleTimeout: Double = 60
 
+    @Option(
+        name: .long,
+        help: "Client connections served at once; more wait to be accepted (default: half the descriptor limit)."
+    )
+    var maxConnections: Int?
+
     /// The data plane's limits with this command's options applied.
     var timeouts: ProxyTimeouts {
         var timeouts = ProxyTimeouts()
@@ -60,6 +66,9 @@ struct Serve: AsyncParsableCommand {
         ] where !(value > 0 && value <= 86_400) {
             throw ValidationError("\(option): expected seconds greater than 0 and at most 86400, got \(value)")
         }
+        if let maxConnections, !(1...10_000_000).contains(maxConnections) {
+            throw ValidationError("--max-connections: expected 1 to 10000000, got \(maxConnections)")
+        }
         if let listen, ListenAddress(parsing: listen) == nil {
             throw ValidationError("--listen: expected HOST:PORT (for example 127.0.0.1:8080), got \"\(listen)\"")
         }
@@ -78,7 +87,7 @@ struct Serve: AsyncParsableCommand {
             proxy = try await RunningProxy.start(
                 configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
                 stateDirectory: state, environment: global.environment, timeouts: timeouts,
-                threads: threads ?? System.coreCount,
+                maximumConnections: maxConnections, threads: threads ?? System.coreCount,
                 logger: logger,
                 beforeServing: { [global] account in
                     try await Self.signInIfNeeded(

@@ -11,6 +11,7 @@ import Prometheus
 /// | `bearer_proxy_upstream_duration_seconds` | histogram | `route` (request sent → response head) |
 /// | `bearer_proxy_request_bytes_total`, `bearer_proxy_response_bytes_total` | counter | `route` (bodies) |
 /// | `bearer_proxy_active_connections` | gauge | — |
+/// | `bearer_proxy_accept_paused_total` | counter | `reason` (`connection_limit`, `accept_error`: out of descriptors) |
 /// | `bearer_proxy_token_requests_total` | counter | `flow`, `outcome` |
 /// | `bearer_proxy_token_cache_total` | counter | `result` (`hit`, `miss`) |
 /// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
@@ -43,6 +44,11 @@ public final class ProxyMetrics: Sendable {
     /// The Prometheus text exposition (format 0.0.4).
     public func render() -> [UInt8] {
         registry.emitToBuffer()
+    }
+
+    /// The counter of pauses in accepting connections for `reason` (``ConnectionLimiter``).
+    func acceptPaused(reason: String) -> Metrics.Counter {
+        Metrics.Counter(label: "bearer_proxy_accept_paused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
     /// Counts a token request and its outcome.

@@ -50,8 +50,12 @@ public final class ProxyServer: Service, Sendable {
     /// Opens the listening socket on `address`.
     static func bind(
         to address: ListenAddress, group: MultiThreadedEventLoopGroup, generations: any GenerationSource,
-        timeouts: ProxyTimeouts = ProxyTimeouts(), metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
+        timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
+        metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
     ) async throws -> ProxyServer {
+        let connectionCap =
+            maximumConnections ?? ConnectionLimiter.defaultMaximum(descriptorLimit: ConnectionLimiter.descriptorLimit())
+        let acceptErrors = metrics.acceptPaused(reason: "accept_error")
         var loops: [NIOLoopBound<EventLoopState>] = []
         var sweeps: [RepeatedTask] = []
         for loop in group.makeIterator() {
@@ -78,7 +82,15 @@ public final class ProxyServer: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                    // Out of descriptors, accept fails at once: back off a second instead of spinning (#22 item 2).
+                    try pipeline.addHandler(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in
+                            acceptErrors.increment()
+                            return .seconds(1)
+                        })
+                    try pipeline.addHandler(ConnectionLimiter(maximum: connectionCap, metrics: metrics))
                 }
             }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)

@@ -34,7 +34,7 @@ public struct RunningProxy: Sendable {
     ///   - beforeServing: runs once the account is ready and before requests are served (`serve`'s sign-in).
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
-        environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(),
+        environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
         threads: Int = System.coreCount, logger: Logger, now: (@Sendable () -> Date)? = nil,
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
@@ -52,7 +52,8 @@ public struct RunningProxy: Sendable {
         let server: ProxyServer
         do {
             server = try await ProxyServer.bind(
-                to: address, group: group, generations: state, timeouts: timeouts, metrics: metrics, logger: logger)
+                to: address, group: group, generations: state, timeouts: timeouts,
+                maximumConnections: maximumConnections, metrics: metrics, logger: logger)
         } catch {
             try? await group.shutdownGracefully()
             throw StartupError.cannotListen(address: address.description, reason: "\(error)")
