@@ -22,11 +22,7 @@ extension ProxyConnectionHandler {
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {
         case .refuse(let error):
-            // Refused for its syntax, framing, Host or origin: answer and close, reading nothing after it (RFC 9112
-            // §6.3; #28) — a front proxy that framed this request differently would have a second request hidden in
-            // what follows.
-            _ = connection.stopReading(now: context.eventLoop.now)
-            return reject(error)
+            return refuseHead(error)
         case .preflight(let origin, let method, let requestedHeaders):
             return respond(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))
         case .allow(let allowed, let corsOrigin):
@@ -41,7 +37,7 @@ extension ProxyConnectionHandler {
             return
         }
         guard let match = proxy.configuration.routes.match(path: target.path) else {
-            return reject(.noRoute(path: String(target.path)))
+            return refuseHead(.noRoute(path: String(target.path)))
         }
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
@@ -52,16 +48,15 @@ extension ProxyConnectionHandler {
                 in: head.headers, among: rules.set.lazy.map { $0.name.lowercased() } + rules.remove)
         {
             // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
-            _ = connection.stopReading(now: context.eventLoop.now)
-            return reject(
+            return refuseHead(
                 .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides."))
         }
         if let methods = binding.route.methods {
             if !methods.contains(head.method.rawValue) {
-                return reject(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+                return refuseHead(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
             }
             if let overridden = MethodOverride.forbidden(headers: head.headers, query: target.query, allowed: methods) {
-                return reject(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
+                return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
             }
         }
         let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
@@ -86,6 +81,15 @@ extension ProxyConnectionHandler {
         }) {
             perform(action)
         }
+    }
+
+    /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
+    /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3; #28). A front proxy that
+    /// framed the refused request differently would have a second request hidden in what follows; and nothing the
+    /// client sends after a refusal is worth the risk of reading it as a request.
+    func refuseHead(_ error: ProxyError) {
+        _ = connection.stopReading(now: context.eventLoop.now)
+        reject(error)
     }
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.

@@ -36,6 +36,8 @@ struct PipelineAndRefusalTests {
             "GET /api/" + String(repeating: "a", count: 20_000) + " HTTP/1.1\r\nHost: 127.0.0.1:{P}\r\n\r\n"
         ),
         ("an underscore Host", "GET /api/a HTTP/1.1\r\nHost: 127.0.0.1:{P}\r\nX_Forwarded_For: 1.2.3.4\r\n\r\n"),
+        ("no route", "POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1:{P}\r\nContent-Length: 3\r\n\r\nabc"),
+        ("a method the route refuses", "DELETE /api/a HTTP/1.1\r\nHost: 127.0.0.1:{P}\r\n\r\n"),
     ]
 
     @Test(
@@ -43,7 +45,7 @@ struct PipelineAndRefusalTests {
         arguments: refusedHeads.map(\.0), ["a second request", "a body holding a request", "nothing"])
     func refusalEndsTheConnection(refused: String, after: String) async throws {
         let head = try #require(Self.refusedHeads.first { $0.0 == refused }?.1)
-        try await RawUpstream.withProxy { proxy, upstream in
+        try await RawUpstream.withProxy(route: #""methods": ["GET", "POST"]"#) { proxy, upstream in
             let second = Self.request(proxy.port, "GET", "/api/second")
             let tail =
                 switch after {
