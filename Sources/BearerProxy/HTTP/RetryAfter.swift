@@ -29,18 +29,12 @@ enum RetryAfter {
         if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             // Ten digits are more than the upper bound already; only shorter strings are converted.
             guard text.utf8.count <= 9, let delta = Int(text) else { return range.upperBound }
-            return clamp(delta)
+            return Int(seconds: Double(delta), rounded: .towardZero, clampedTo: range)
         }
         guard let date = httpDate(String(text), now: now) else { return nil }
-        let delta = date.timeIntervalSince(now).rounded(.up)
+        let delta = date.timeIntervalSince(now)
         guard delta.isFinite else { return nil }
-        if delta >= Double(range.upperBound) { return range.upperBound }
-        if delta <= Double(range.lowerBound) { return range.lowerBound }
-        return Int(delta)
-    }
-
-    private static func clamp(_ seconds: Int) -> Int {
-        min(max(seconds, range.lowerBound), range.upperBound)
+        return Int(seconds: delta, rounded: .up, clampedTo: range)
     }
 
     static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]

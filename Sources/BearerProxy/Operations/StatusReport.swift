@@ -122,6 +122,6 @@ extension StatusReport {
     /// a provider's number cannot reach a trapping conversion here (#22 item 7).
     static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite else { return 0 }
-        return Int(min(max(interval, -3_153_600_000), 3_153_600_000))
+        return Int(seconds: interval, rounded: .towardZero, clampedTo: -3_153_600_000...3_153_600_000)
     }
 }

@@ -42,10 +42,8 @@ extension ProxyConnectionHandler {
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
-        let rules = binding.route.headers
-        if !rules.set.isEmpty || !rules.remove.isEmpty,
-            let imitated = RequestGuard.imitatedName(
-                in: head.headers, among: rules.set.lazy.map { $0.name.lowercased() } + rules.remove)
+        if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
+            let imitated = RequestGuard.imitatedName(in: head.headers, decidedBy: binding.route.headers)
         {
             // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
             return refuseHead(

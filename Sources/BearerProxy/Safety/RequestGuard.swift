@@ -22,7 +22,7 @@ struct RequestGuard {
     /// matched by prefix in ``imitatesProtectedName(_:)``). A client field that spells one of them with `_` for `-`
     /// is refused: a backend that folds `_` into `-` (CGI, WSGI) would read it as the field the proxy meant to
     /// strip, replace or check (oauth2-proxy CVE-2025-64484). A route's own `headers` rules are checked the same
-    /// way once the route is known (``imitatedName(in:among:)``).
+    /// way once the route is known (``imitatedName(in:decidedBy:)``).
     static let protectedNames: Set<String> = HopByHop.names
         .union(proxyControlledNames.map(\.description))
         .union(MethodOverride.headerNames.map(\.description))
@@ -31,19 +31,26 @@ struct RequestGuard {
 
     /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
     static func imitatesProtectedName(_ name: String) -> String? {
-        guard name.utf8.contains(UInt8(ascii: "_")) else { return nil }
-        let normalized = name.lowercased().replacing("_", with: "-")
+        guard let normalized = dashSpelling(name) else { return nil }
         return protectedNames.contains(normalized) || normalized.hasPrefix("x-forwarded-") ? normalized : nil
     }
 
-    /// The first field of `headers` that spells one of `names` (lowercased) with `_` for `-`, as it reads
-    /// normalised: a route's `headers.set`/`remove` names, which the proxy sets or removes for that route.
-    static func imitatedName(in headers: HTTPHeaders, among names: some Sequence<String>) -> String? {
-        for (name, _) in headers where name.utf8.contains(UInt8(ascii: "_")) {
-            let normalized = name.lowercased().replacing("_", with: "-")
-            if names.contains(normalized) { return normalized }
+    /// The first field of `headers` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
+    /// it reads normalised. Nothing is built for the common request, whose names have no `_`.
+    static func imitatedName(in headers: HTTPHeaders, decidedBy rules: HeaderRules) -> String? {
+        for (name, _) in headers {
+            guard let normalized = dashSpelling(name) else { continue }
+            if rules.remove.contains(normalized) || rules.set.contains(where: { $0.name.lowercased() == normalized }) {
+                return normalized
+            }
         }
         return nil
+    }
+
+    /// `name` lowercased with `_` read as `-`, as a CGI-style backend reads it; nil when it has no `_`.
+    private static func dashSpelling(_ name: String) -> String? {
+        guard name.utf8.contains(UInt8(ascii: "_")) else { return nil }
+        return name.lowercased().replacing("_", with: "-")
     }
 
     /// Headers the proxy decides itself (SPEC §8): a client's `Connection` may not name them, or its own framing,

@@ -97,9 +97,15 @@ public final class TokenCache: Sendable {
     public static let minimumFetchInterval: TimeInterval = 10
 
     private static func recentlyFetched(_ token: AccessToken, in state: State, at now: Date, uptime: Duration) -> Bool {
-        guard token.isValid(at: now), let fetched = state.fetchedAt[token.scopes] else { return false }
-        let age = uptime - fetched
-        return age >= .zero && age < .seconds(minimumFetchInterval)
+        token.isValid(at: now) && fetchAge(of: token, in: state, uptime: uptime) != nil
+    }
+
+    /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
+    /// ``minimumFetchInterval``; nil once it is not (or when this process did not fetch it).
+    private static func fetchAge(of token: AccessToken, in state: State, uptime: Duration) -> TimeInterval? {
+        guard let fetched = state.fetchedAt[token.scopes] else { return nil }
+        let age = (uptime - fetched) / .seconds(1)
+        return age >= 0 && age < minimumFetchInterval ? age : nil
     }
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
@@ -311,10 +317,8 @@ public final class TokenCache: Sendable {
         // A token that lived shorter than the interval, not one that a wall clock stepped forward past its expiry.
         guard let token, !token.isValid(at: now),
             token.expiresOn.timeIntervalSince(token.issuedAt) < minimumFetchInterval,
-            let fetched = state.fetchedAt[token.scopes]
+            let age = fetchAge(of: token, in: state, uptime: uptime)
         else { return nil }
-        let age = (uptime - fetched) / .seconds(1)
-        guard age >= 0, age < minimumFetchInterval else { return nil }
         return .providerUnavailable(
             reason: "the identity provider's tokens for this scope set expire within seconds; asking again at most "
                 + "every \(Int(minimumFetchInterval)) s",
@@ -331,8 +335,8 @@ public final class TokenCache: Sendable {
     /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no
     /// stored time (a clock that stepped, a provider's number) can reach a trapping conversion (#22 item 7).
     static func wholeSeconds(_ interval: TimeInterval) -> Int {
-        guard interval.isFinite, interval > 1 else { return 1 }
-        return interval >= 86_400 ? 86_400 : Int(interval.rounded(.up))
+        guard interval.isFinite else { return 1 }
+        return Int(seconds: interval, rounded: .up, clampedTo: 1...86_400)
     }
 }
 
