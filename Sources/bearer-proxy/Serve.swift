@@ -129,7 +129,7 @@ struct Serve: AsyncParsableCommand {
             try await services.run()
             group.cancelAll()
         }
-        await proxy.account.shutdown()
+        await proxy.shutdownAccounts()
         try await proxy.group.shutdownGracefully()
         logger.info("stopped")
     }

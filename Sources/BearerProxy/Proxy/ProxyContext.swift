@@ -6,7 +6,8 @@ import Synchronization
 /// TLS contexts, one per CA file: building a context parses the trust store, so it is done here, once, never per
 /// connection), tokens, the `/-/` endpoints and time limits. An exchange keeps the one it began with until it ends,
 /// replays included, whatever a reload installs meanwhile (SPEC §9); the generation counts its exchanges, so that a
-/// reload can release what only the old one uses (its account's HTTP client) once the last of them has ended.
+/// reload can release what only the old one uses (its account's HTTP client) once the last of them has ended
+/// (``RetiringGenerations``).
 final class ProxyContext: Sendable {
     let configuration: Configuration
     let tokens: TokenCache
@@ -17,9 +18,6 @@ final class ProxyContext: Sendable {
     let bindings: [RouteBinding]
     /// Exchanges that began with this generation and have not ended.
     private let inFlight = Atomic<Int>(0)
-    private let retired = Atomic<Bool>(false)
-    /// Who waits for the last exchange to end, once retired.
-    private let drainWaiters = Mutex<[Int: CheckedContinuation<Void, Never>]>([:])
 
     init(
         configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy,
@@ -42,50 +40,18 @@ final class ProxyContext: Sendable {
     }
 
     /// An exchange began with this generation (called while the installed generation is read, under the same lock as
-    /// an install, so a retired generation gains none).
+    /// an install, so a replaced generation gains none).
     func exchangeBegan() {
         inFlight.add(1, ordering: .relaxed)
     }
 
     /// An exchange that began with this generation has ended (its ``Exchange`` is gone).
     func exchangeEnded() {
-        let remaining = inFlight.subtract(1, ordering: .acquiringAndReleasing).newValue
-        if remaining == 0, retired.load(ordering: .acquiring) { wakeDrainWaiters() }
+        inFlight.subtract(1, ordering: .releasing)
     }
 
-    /// Marks this generation replaced and returns once its last exchange has ended, or after `limit` (a WebSocket
-    /// tunnel can last for hours; what is released after that only serves token requests).
-    func retire(within limit: Duration) async {
-        retired.store(true, ordering: .releasing)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.lastExchangeEnded() }
-            group.addTask { try? await Task.sleep(for: limit) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func lastExchangeEnded() async {
-        let id = Int.random(in: 0...Int.max)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = drainWaiters.withLock { waiters -> Bool in
-                    if inFlight.load(ordering: .acquiring) == 0 || Task.isCancelled { return true }
-                    waiters[id] = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            drainWaiters.withLock { $0.removeValue(forKey: id) }?.resume()
-        }
-    }
-
-    private func wakeDrainWaiters() {
-        let waiters = drainWaiters.withLock { waiters in
-            defer { waiters = [:] }
-            return Array(waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+    /// Whether an exchange that began with this generation has not ended yet (``RetiringGenerations``).
+    var hasExchanges: Bool {
+        inFlight.load(ordering: .acquiring) > 0
     }
 }

@@ -144,6 +144,10 @@ public struct AccountRuntime: Sendable {
             devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider)
     }
 
+    /// Which runtime this is: a reload that keeps the account makes another value of the same one
+    /// (``with(configuration:)``), sharing its token cache; one that changes the account makes a new one.
+    var instance: ObjectIdentifier { ObjectIdentifier(tokens) }
+
     /// The distinct scope sets the routes need tokens for.
     public var scopeSets: [ScopeSet] {
         var seen: Set<ScopeSet> = []

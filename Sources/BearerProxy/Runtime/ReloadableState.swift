@@ -8,8 +8,9 @@ import Synchronization
 #endif
 
 /// The one owner of what is installed: the generation in force (``ProxyContext``) together with the account runtime
-/// behind it, replaced in one step by a reload, with what is needed to build the next one the same way as the first.
-/// The data plane reads it once per exchange (``GenerationSource``).
+/// behind it, replaced in one step by a reload, the generations it replaced that still have exchanges
+/// (``RetiringGenerations``), and what is needed to build the next one the same way as the first. The data plane
+/// reads it once per exchange (``GenerationSource``).
 final class ReloadableState: GenerationSource {
     /// One installed generation: the data plane's view of a configuration and the account whose tokens it serves.
     struct Generation: Sendable {
@@ -17,17 +18,26 @@ final class ReloadableState: GenerationSource {
         let account: AccountRuntime
     }
 
-    private let slot = Mutex<Generation?>(nil)
+    private struct Installed: Sendable {
+        var current: Generation?
+        var retiring: RetiringGenerations
+    }
+
+    private let slot: Mutex<Installed>
     let stateDirectory: StateDirectory?
     let environment: [String: String]
     let logger: Logger
     /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
     let now: (@Sendable () -> Date)?
 
+    /// How long a replaced generation's exchanges keep its account alive after a reload.
+    static let retirementLimit: Duration = .seconds(60)
+
     init(
         stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
         now: (@Sendable () -> Date)?
     ) {
+        self.slot = Mutex(Installed(current: nil, retiring: RetiringGenerations(limit: Self.retirementLimit)))
         self.stateDirectory = stateDirectory
         self.environment = environment
         self.logger = logger
@@ -36,25 +46,46 @@ final class ReloadableState: GenerationSource {
 
     /// The account in force. A ``RunningProxy`` exists only once its first generation is installed.
     var account: AccountRuntime {
-        guard let account = slot.withLock({ $0?.account }) else {
+        guard let account = slot.withLock({ $0.current?.account }) else {
             preconditionFailure("RunningProxy.start installs a generation before returning")
         }
         return account
     }
 
     func beginExchange() -> ProxyContext? {
-        slot.withLock { generation in
-            generation?.context.exchangeBegan()
-            return generation?.context
+        slot.withLock { installed in
+            installed.current?.context.exchangeBegan()
+            return installed.current?.context
         }
     }
 
-    /// Puts `generation` in force for every exchange from now on and returns the one it replaces.
-    @discardableResult
-    func install(_ generation: Generation) -> Generation? {
-        slot.withLock { current in
-            defer { current = generation }
-            return current
+    /// Puts `generation` in force for every exchange from now on; the one it replaces is kept, with its account,
+    /// until its last exchange has ended (``releaseRetired()``).
+    func install(_ generation: Generation) {
+        slot.withLock { installed in
+            if let previous = installed.current { installed.retiring.add(previous, at: .now) }
+            installed.current = generation
+        }
+    }
+
+    /// How many replaced generations still have exchanges.
+    var retiringCount: Int { slot.withLock { $0.retiring.count } }
+
+    /// Lets go of the replaced generations that have drained (or outlived ``retirementLimit``) and returns the
+    /// accounts nothing holds any longer, for the caller to shut down.
+    func releaseRetired() -> [AccountRuntime] {
+        slot.withLock { installed in
+            guard let current = installed.current else { return [] }
+            return installed.retiring.release(keeping: current.account, at: .now)
+        }
+    }
+
+    /// Every account still alive — the installed one and those of replaced generations — for shutdown, once the
+    /// server has drained.
+    func releaseAll() -> [AccountRuntime] {
+        slot.withLock { installed in
+            guard let current = installed.current else { return [] }
+            return [current.account] + installed.retiring.releaseAll(keeping: current.account)
         }
     }
 }

@@ -17,15 +17,15 @@ extension RunningProxy {
         case rejected(problems: [String])
     }
 
-    /// How long a reload that changed the account waits for the old generation's exchanges before releasing the
-    /// old account's client anyway.
-    static let retirementLimit: Duration = .seconds(60)
-
     /// Re-reads `routes.json` (SIGHUP; SPEC §10). A valid file takes effect for new requests without touching
     /// in-flight ones; an invalid one is refused with every problem logged and the old one keeps serving. When the
     /// `account` section is unchanged the signed-in account and its cached tokens are kept.
+    ///
+    /// It never waits for the old generation's exchanges: they keep it, and its account, for as long as they last
+    /// (bounded; ``RetiringGenerations``), while the next reload or a shutdown goes ahead at once (#22 item 4).
     @discardableResult
     public func reload(from path: String) async -> ReloadOutcome {
+        await releaseRetiredAccounts()
         let state = current
         let logger = state.logger
         let configuration: Configuration
@@ -67,19 +67,23 @@ extension RunningProxy {
             logger.error("reload refused: \(error); the previous configuration keeps serving")
             return .rejected(problems: ["\(error)"])
         }
-        let previous = state.install(generation)
+        state.install(generation)
         for route in configuration.routes.routes {
             logger.info("route \(route.prefix) → \(route.upstream.url)")
         }
         let accountNote = accountChanged ? "new account (\(configuration.account.flow.rawValue))" : "same account"
         logger.info("reloaded \(path): \(configuration.routes.routes.count) routes, \(accountNote)")
-        if accountChanged, let previous {
-            // The old account's client still serves the old generation's exchanges (a token replay after a 401):
-            // it is shut down once the last of them has ended, or after the retirement limit.
-            await previous.context.retire(within: Self.retirementLimit)
-            await old.shutdown()
-        }
         return .applied(accountChanged: accountChanged)
+    }
+
+    /// Shuts down the accounts of replaced generations whose exchanges have all ended (or outlived the retirement
+    /// limit) and that no other generation uses. The token maintenance calls it once a second; a reload, before
+    /// its own work.
+    public func releaseRetiredAccounts() async {
+        for account in current.releaseRetired() {
+            current.logger.debug("released the account of a replaced configuration")
+            await account.shutdown()
+        }
     }
 }
 

@@ -95,7 +95,16 @@ public struct RunningProxy: Sendable {
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
         await server.shutdown()
-        await account.shutdown()
+        await shutdownAccounts()
         try await group.shutdownGracefully()
     }
+
+    /// Writes pending token changes and closes the identity provider clients of every account still alive: the one
+    /// in force and those that replaced generations kept (call it once the server has drained).
+    public func shutdownAccounts() async {
+        for account in current.releaseAll() { await account.shutdown() }
+    }
+
+    /// How many generations that a reload replaced are still kept for their exchanges.
+    var retiringGenerations: Int { current.retiringCount }
 }

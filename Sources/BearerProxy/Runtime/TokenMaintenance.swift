@@ -6,16 +6,20 @@ import ServiceLifecycle
 /// process made to the token cache file.
 public struct TokenMaintenance: Service {
     let account: @Sendable () -> AccountRuntime
+    /// Shuts down the accounts of replaced configurations once their exchanges have ended (a running proxy's).
+    let releaseRetired: @Sendable () async -> Void
     let interval: Duration
 
     /// Maintains whatever account `proxy` has at each round (a reload may replace it).
     public init(proxy: RunningProxy, interval: Duration = .seconds(1)) {
         self.account = { proxy.account }
+        self.releaseRetired = { await proxy.releaseRetiredAccounts() }
         self.interval = interval
     }
 
     public init(account: AccountRuntime, interval: Duration = .seconds(1)) {
         self.account = { account }
+        self.releaseRetired = {}
         self.interval = interval
     }
 
@@ -29,8 +33,10 @@ public struct TokenMaintenance: Service {
         }
     }
 
-    /// One round: pick up another process's sign-in or sign-out, then refresh what is due.
+    /// One round: release what replaced configurations no longer need, pick up another process's sign-in or
+    /// sign-out, then refresh what is due.
     public func tick() async {
+        await releaseRetired()
         let account = self.account()
         account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
         await account.tokens.refreshDueTokens()
