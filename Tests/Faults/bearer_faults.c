@@ -4,6 +4,8 @@
 //
 //   clock-offset   a decimal number of seconds (may be negative) added to CLOCK_REALTIME, gettimeofday and time;
 //                  CLOCK_MONOTONIC and CLOCK_BOOTTIME are left alone, as a real clock step leaves them.
+//   elapsed        a decimal number of seconds added to every clock, monotonic ones included: time passing
+//                  without the test waiting for it (only ever increase it, as time does).
 //   disk-full      while this file exists, write(2), pwrite(2) and writev(2) on regular files fail with ENOSPC
 //                  (sockets, pipes and terminals are unaffected).
 //
@@ -31,10 +33,11 @@ static int faults_path(char *buffer, size_t size, const char *name) {
     return 1;
 }
 
-// The offset in nanoseconds; 0 when there is no file. Reads with raw system calls, so it never re-enters itself.
-static long long clock_offset_nanoseconds(void) {
+// A control's number of seconds, in nanoseconds; 0 when there is no file. Reads with raw system calls, so it never
+// re-enters itself.
+static long long seconds_in(const char *name) {
     char path[4096];
-    if (!faults_path(path, sizeof path, "clock-offset")) return 0;
+    if (!faults_path(path, sizeof path, name)) return 0;
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     char text[64];
@@ -70,8 +73,12 @@ int clock_gettime(clockid_t clock, struct timespec *time) {
     static int (*real)(clockid_t, struct timespec *);
     if (real == NULL) real = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
     int result = real(clock, time);
-    if (result == 0 && (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE)) {
-        shift(time, clock_offset_nanoseconds());
+    if (result != 0) return result;
+    long long offset = seconds_in("elapsed");
+    if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE) offset += seconds_in("clock-offset");
+    if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE || clock == CLOCK_MONOTONIC
+        || clock == CLOCK_MONOTONIC_COARSE || clock == CLOCK_MONOTONIC_RAW || clock == CLOCK_BOOTTIME) {
+        shift(time, offset);
     }
     return result;
 }

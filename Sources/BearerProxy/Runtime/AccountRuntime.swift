@@ -107,7 +107,9 @@ public struct AccountRuntime: Sendable {
             flow = refreshTokenGrant(account.client, client)
         case .deviceCode(let oauthClient):
             let client = providerClient()
-            interactive = DeviceCodeSignIn(client: oauthClient, provider: client, sleep: signInTiming.sleep, now: now)
+            interactive = DeviceCodeSignIn(
+                client: oauthClient, provider: client, sleep: signInTiming.sleep,
+                uptime: uptime ?? { .seconds(now().timeIntervalSince1970) })
             flow = refreshTokenGrant(oauthClient, client)
         case .browser(let account):
             let client = providerClient()

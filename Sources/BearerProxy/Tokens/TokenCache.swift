@@ -32,6 +32,34 @@ public final class TokenCache: Sendable {
         var lastRefreshError: [ScopeSet: TokenError] = [:]
         /// When each scope set's current token was obtained, on the monotonic clock (``uptime``).
         var fetchedAt: [ScopeSet: Duration] = [:]
+        /// Each cached token's expiry and refresh time on the monotonic clock, from when it entered the cache.
+        var lifetimes: [ScopeSet: MonotonicLifetime] = [:]
+
+        /// Puts `token` in place for `scopes`, its times carried over to the monotonic clock.
+        mutating func store(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) {
+            tokens[scopes] = token
+            lifetimes[scopes] = MonotonicLifetime(token, now: now, uptime: uptime)
+        }
+
+        /// Forgets every token.
+        mutating func removeAllTokens() {
+            tokens = [:]
+            lifetimes = [:]
+            fetchedAt = [:]
+        }
+
+        /// Seconds of life `token` (cached for `scopes`) has left by both clocks: the wall clock against its
+        /// `expiresOn`, the monotonic clock against when it entered the cache (``MonotonicLifetime``).
+        func remaining(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> TimeInterval {
+            let wall = token.expiresOn.timeIntervalSince(now)
+            guard let lifetime = lifetimes[scopes] else { return wall }
+            return min(wall, lifetime.remaining(at: uptime))
+        }
+
+        /// Whether `token` is due for refresh by either clock.
+        func isDue(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> Bool {
+            token.refreshOn <= now || (lifetimes[scopes].map { $0.refreshAt <= uptime } ?? false)
+        }
     }
 
     private let flow: any SignInFlow
@@ -84,21 +112,18 @@ public final class TokenCache: Sendable {
     }
 
     private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
-        func sendable(_ token: AccessToken) -> Bool {
-            token.isUsable(at: now) || recentlyFetched(token, in: state, at: now, uptime: uptime)
+        func sendable(_ key: ScopeSet, _ token: AccessToken) -> Bool {
+            let left = state.remaining(token, for: key, at: now, uptime: uptime)
+            return left > 0 && (left >= token.margin || fetchAge(of: token, in: state, uptime: uptime) != nil)
         }
-        if let token = state.tokens[scopes], sendable(token) { return token }
-        return state.tokens.values.first { sendable($0) && $0.covers(scopes) }
+        if let token = state.tokens[scopes], sendable(scopes, token) { return token }
+        return state.tokens.first { sendable($0.key, $0.value) && $0.value.covers(scopes) }?.value
     }
 
     /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
     /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
     /// interval (#22 item 6). Measured on the monotonic clock.
     public static let minimumFetchInterval: TimeInterval = 10
-
-    private static func recentlyFetched(_ token: AccessToken, in state: State, at now: Date, uptime: Duration) -> Bool {
-        token.isValid(at: now) && fetchAge(of: token, in: state, uptime: uptime) != nil
-    }
 
     /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
     /// ``minimumFetchInterval``; nil once it is not (or when this process did not fetch it).
@@ -170,6 +195,7 @@ public final class TokenCache: Sendable {
             var removed = false
             for (key, token) in state.tokens where token.value == rejected {
                 state.tokens.removeValue(forKey: key)
+                state.lifetimes.removeValue(forKey: key)
                 removed = true
             }
             return removed
@@ -191,17 +217,16 @@ public final class TokenCache: Sendable {
     /// Requests already waiting for a token keep waiting for the fetch under way.
     public func replaceTokens(with tokens: [AccessToken], because reason: TokenReplacement) {
         let now = self.now()
+        let uptime = self.uptime()
         let usable = tokens.filter { $0.isUsable(at: now) }
         let current = state.withLock { state -> [AccessToken] in
             switch reason {
             case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
-                state.tokens = [:]
-                state.fetchedAt = [:]
+                state.removeAllTokens()
                 state.throttles = [:]
                 state.lastRefreshError = [:]
             case .changedElsewhere(sameCredential: true):
-                state.tokens = [:]
-                state.fetchedAt = [:]
+                state.removeAllTokens()
                 for token in usable {
                     state.throttles[token.scopes] = nil
                     state.lastRefreshError[token.scopes] = nil
@@ -209,7 +234,7 @@ public final class TokenCache: Sendable {
             case .restored:
                 break
             }
-            for token in usable { state.tokens[token.scopes] = token }
+            for token in usable { state.store(token, for: token.scopes, at: now, uptime: uptime) }
             return Array(state.tokens.values)
         }
         onChange?(.replacedAll(current, because: reason))
@@ -226,10 +251,11 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         let due: [ScopeSet] = state.withLock { state in
-            state.tokens.values.filter { token in
-                token.refreshOn <= now && state.waiters[TokenRequest(scopes: token.scopes)] == nil
+            state.tokens.filter { scopes, token in
+                state.isDue(token, for: scopes, at: now, uptime: uptime)
+                    && state.waiters[TokenRequest(scopes: token.scopes)] == nil
                     && (state.throttles[token.scopes].map { $0.until <= uptime } ?? true)
-            }.map(\.scopes)
+            }.map(\.value.scopes)
         }
         var refreshed = 0
         for scopes in due {
@@ -276,12 +302,13 @@ public final class TokenCache: Sendable {
         }
         observer?.tokenFetched(
             request, outcome: result, duration: ContinuousClock.now - started, background: background)
+        let now = self.now()
         let uptime = self.uptime()
         let waiters = state.withLock { state in
             let scopes = request.scopes
             switch result {
             case .success(let token):
-                state.tokens[scopes] = token
+                state.store(token, for: scopes, at: now, uptime: uptime)
                 state.fetchedAt[scopes] = uptime
                 state.throttles[scopes] = nil
                 state.lastRefreshError[scopes] = nil
@@ -315,7 +342,7 @@ public final class TokenCache: Sendable {
         _ token: AccessToken?, in state: State, at now: Date, uptime: Duration
     ) -> TokenError? {
         // A token that lived shorter than the interval, not one that a wall clock stepped forward past its expiry.
-        guard let token, !token.isValid(at: now),
+        guard let token, state.remaining(token, for: token.scopes, at: now, uptime: uptime) <= 0,
             token.expiresOn.timeIntervalSince(token.issuedAt) < minimumFetchInterval,
             let age = fetchAge(of: token, in: state, uptime: uptime)
         else { return nil }

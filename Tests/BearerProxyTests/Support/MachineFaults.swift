@@ -26,6 +26,12 @@ struct MachineFaults: Sendable {
         try Data("\(seconds)\n".utf8).write(to: URL(fileURLWithPath: directory + "/clock-offset"), options: .atomic)
     }
 
+    /// Lets `seconds` pass on every clock of the child, the monotonic ones included, at once — time passing
+    /// without the test waiting for it. Only ever increase it.
+    func setElapsed(seconds: Double) throws {
+        try Data("\(seconds)\n".utf8).write(to: URL(fileURLWithPath: directory + "/elapsed"), options: .atomic)
+    }
+
     /// Makes every write of the child to a regular file fail with ENOSPC (`true`) or succeed again (`false`).
     func setDiskFull(_ full: Bool) throws {
         let path = directory + "/disk-full"

@@ -180,6 +180,35 @@ struct TokenCacheTests {
         #expect(flow.requests.load(ordering: .relaxed) == 3)
     }
 
+    @Test("a wall clock stepped back does not keep an expired token in use or skip its refresh (#22 item 1)")
+    func tokenLifeRunsOnBothClocks() async throws {
+        let wall = TestClock()
+        let monotonic = TestClock()
+        let flow = CountingFlow(gated: false, now: { wall.now })
+        let cache = TokenCache(
+            flow: flow, now: { wall.now }, uptime: { .seconds(monotonic.now.timeIntervalSince1970) })
+        let first = try await cache.accessTokenWithinLimit(for: scopes)
+        // 50 min pass while the wall clock is stepped back an hour: by the wall clock the token has 70 min left, in
+        // truth 10 — past its refresh time (the half-life, 30 min).
+        monotonic.advance(3000)
+        wall.advance(3000 - 3600)
+        #expect(await cache.refreshDueTokens() == 1, "the refresh was skipped")
+        #expect(cache.cachedToken(for: scopes)?.value != first.value)
+        // 58 more minutes, nobody refreshing: 2 min of true life left is inside the margin (5 min): not sent.
+        let second = try #require(cache.cachedToken(for: scopes))
+        monotonic.advance(3480)
+        wall.advance(3480 - 3600)
+        #expect(cache.cachedToken(for: scopes) == nil, "a token with 2 min of true life left was sent")
+        let third = try await cache.accessTokenWithinLimit(for: scopes)
+        #expect(third.value != second.value)
+        #expect(flow.requests.load(ordering: .relaxed) == 3)
+        // And forward: a wall clock an hour ahead costs one token request, not one per request.
+        wall.advance(3600)
+        for _ in 0..<5 { _ = try await cache.accessTokenWithinLimit(for: scopes) }
+        #expect(await cache.refreshDueTokens() == 0)
+        #expect(flow.requests.load(ordering: .relaxed) == 4)
+    }
+
     @Test("a token that arrives expired is never handed out; the back-off paces the next request (#22 item 6)")
     func expiredOnArrival() async throws {
         let clock = TestClock()

@@ -15,7 +15,9 @@ struct DeviceCodeSignIn: InteractiveSignIn {
     let provider: IdentityProviderClient
     /// Waits between polls; tests pass one that records the interval and returns at once.
     let sleep: @Sendable (Duration) async throws -> Void
-    let now: @Sendable () -> Date
+    /// The monotonic clock the code's lifetime is measured on: a wall clock that steps must neither end the wait
+    /// early nor stretch it (#22 item 1).
+    let uptime: @Sendable () -> Duration
 
     var needsPerson: Bool { true }
 
@@ -32,7 +34,7 @@ struct DeviceCodeSignIn: InteractiveSignIn {
         console.show("")
         console.show(authorization.instructions)
         console.show("")
-        let deadline = now().addingTimeInterval(TimeInterval(authorization.expiresIn))
+        let deadline = uptime() + .seconds(authorization.expiresIn)
         var interval = max(1, authorization.interval)
         var reportedOutage = false
         while true {
@@ -41,7 +43,7 @@ struct DeviceCodeSignIn: InteractiveSignIn {
             } catch {
                 throw .cancelled
             }
-            guard now() < deadline else { throw expired(authorization) }
+            guard uptime() < deadline else { throw expired(authorization) }
             console.stillWaiting(
                 "Waiting for you to enter the code \(authorization.userCode) at \(authorization.verificationURI)")
             var form: [(String, String)] = [
