@@ -23,6 +23,9 @@ public struct Configuration: Sendable {
     public var allowRemote: Bool
     /// Default false: when true, every request must carry the client key, even on loopback.
     public var requireKey: Bool
+    /// Users of this machine, by uid (names are resolved when the file is read), who may connect over loopback
+    /// besides the proxy's own user (#26). Default none.
+    public var allowUsers: [UInt32]
 
     public init(
         listen: ListenAddress = .default,
@@ -32,7 +35,8 @@ public struct Configuration: Sendable {
         allowedHosts: [String] = [],
         allowedOrigins: [String] = [],
         allowRemote: Bool = false,
-        requireKey: Bool = false
+        requireKey: Bool = false,
+        allowUsers: [UInt32] = []
     ) {
         self.listen = listen
         self.account = account
@@ -42,6 +46,7 @@ public struct Configuration: Sendable {
         self.allowedOrigins = allowedOrigins
         self.allowRemote = allowRemote
         self.requireKey = requireKey
+        self.allowUsers = allowUsers
     }
 
     /// The environment variable holding the client key (`Proxy-Authorization: Bearer <key>`, SPEC §9).

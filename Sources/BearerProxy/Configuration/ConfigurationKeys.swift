@@ -10,7 +10,7 @@ public enum ConfigurationKeys {
     /// otherwise ignored.
     public static let topLevel: Set<String> = [
         "$schema", "listen", "account", "routes", "tls", "allowedHosts", "allowedOrigins", "allowRemote",
-        "requireKey",
+        "requireKey", "allowUsers",
     ]
 
     /// `account` for one flow, `flow` included; each flow accepts only its own keys.

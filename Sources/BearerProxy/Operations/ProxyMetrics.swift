@@ -46,6 +46,13 @@ public final class ProxyMetrics: Sendable {
         registry.emitToBuffer()
     }
 
+    /// The counter of connections closed at once, before anything was read, for `reason` (#26: `peer_user`,
+    /// `peer_unknown`).
+    func connectionsRefused(reason: String) -> Metrics.Counter {
+        Metrics.Counter(
+            label: "bearer_proxy_connections_refused_total", dimensions: [("reason", reason)], factory: factory)
+    }
+
     /// The counter of pauses in accepting connections for `reason` (``ConnectionLimiter``).
     func acceptPaused(reason: String) -> Metrics.Counter {
         Metrics.Counter(label: "bearer_proxy_accept_paused_total", dimensions: [("reason", reason)], factory: factory)

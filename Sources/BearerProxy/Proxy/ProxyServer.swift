@@ -56,6 +56,9 @@ public final class ProxyServer: Service, Sendable {
         let connectionCap =
             maximumConnections ?? ConnectionLimiter.defaultMaximum(descriptorLimit: ConnectionLimiter.descriptorLimit())
         let acceptErrors = metrics.acceptPaused(reason: "accept_error")
+        let peerCheck = PeerUserCheck(
+            generations: generations, logger: logger, refusedUser: metrics.connectionsRefused(reason: "peer_user"),
+            refusedUnknown: metrics.connectionsRefused(reason: "peer_unknown"))
         var loops: [NIOLoopBound<EventLoopState>] = []
         var sweeps: [RepeatedTask] = []
         for loop in group.makeIterator() {
@@ -96,7 +99,9 @@ public final class ProxyServer: Service, Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                // Another user's connection is closed before anything of it is read (#26).
+                guard peerCheck.admits(channel) else { return channel.close() }
+                return channel.eventLoop.makeCompletedFuture {
                     let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
                     let pipeline = channel.pipeline.syncOperations
                     var encoder = HTTPResponseEncoder.Configuration()
@@ -171,4 +176,6 @@ struct ProxyServerCore: Sendable {
 protocol GenerationSource: Sendable {
     /// The generation in force with one more exchange counted against it, or nil before the first install.
     func beginExchange() -> ProxyContext?
+    /// Who may connect, by the generation in force; nil before the first install (then nobody is served anyway).
+    var peerUsers: PeerUserPolicy? { get }
 }

@@ -29,19 +29,22 @@ final class ReloadableState: GenerationSource {
     let logger: Logger
     /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
     let now: (@Sendable () -> Date)?
+    /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
+    let peerLookup: PeerUserPolicy.Lookup
 
     /// How long a replaced generation's exchanges keep its account alive after a reload.
     static let retirementLimit: Duration = .seconds(60)
 
     init(
         stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
-        now: (@Sendable () -> Date)?
+        now: (@Sendable () -> Date)?, peerLookup: PeerUserPolicy.Lookup = .kernel
     ) {
         self.slot = Mutex(Installed(current: nil, retiring: RetiringGenerations(limit: Self.retirementLimit)))
         self.stateDirectory = stateDirectory
         self.environment = environment
         self.logger = logger
         self.now = now
+        self.peerLookup = peerLookup
     }
 
     /// The account in force. A ``RunningProxy`` exists only once its first generation is installed.
@@ -57,6 +60,10 @@ final class ReloadableState: GenerationSource {
             installed.current?.context.exchangeBegan()
             return installed.current?.context
         }
+    }
+
+    var peerUsers: PeerUserPolicy? {
+        slot.withLock { $0.current?.context.requestGuard.policy.peerUsers }
     }
 
     /// Puts `generation` in force for every exchange from now on; the one it replaces is kept, with its account,

@@ -46,7 +46,8 @@ extension RunningProxy {
         let account: AccountRuntime
         let generation: ReloadableState.Generation
         do {
-            let policy = try SafetyPolicy.make(for: configuration, listen: listen, environment: state.environment)
+            let policy = try SafetyPolicy.make(
+                for: configuration, listen: listen, environment: state.environment, peerLookup: state.peerLookup)
             if accountChanged {
                 account = try AccountRuntime.make(
                     configuration: configuration, stateDirectory: state.stateDirectory,

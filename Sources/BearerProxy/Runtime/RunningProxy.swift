@@ -31,15 +31,18 @@ public struct RunningProxy: Sendable {
     ///   - stateDirectory: where the token cache file and the dev issuer's key live; nil keeps everything in
     ///     memory (`--no-persist`).
     ///   - threads: event loops; defaults to one per core.
+    ///   - peerLookup: how the owner of a loopback peer's socket is found (#26); tests put a fixed or failing one in.
     ///   - beforeServing: runs once the account is ready and before requests are served (`serve`'s sign-in).
     public static func start(
         configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
         threads: Int = System.coreCount, logger: Logger, now: (@Sendable () -> Date)? = nil,
+        peerLookup: PeerUserPolicy.Lookup = .kernel,
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
         let address = listen ?? configuration.listen
-        let policy = try SafetyPolicy.make(for: configuration, listen: address, environment: environment)
+        let policy = try SafetyPolicy.make(
+            for: configuration, listen: address, environment: environment, peerLookup: peerLookup)
         if !address.isLoopback {
             logger.warning(
                 "listening on non-loopback address \(address): \(policy.clientKey == nil ? "allowRemote is set and no client key is required — anyone who can reach it acts as this account" : "every request must carry the client key")"
@@ -48,7 +51,8 @@ public struct RunningProxy: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let metrics = ProxyMetrics()
         let state = ReloadableState(
-            stateDirectory: stateDirectory, environment: environment, logger: logger, now: now)
+            stateDirectory: stateDirectory, environment: environment, logger: logger, now: now,
+            peerLookup: peerLookup)
         let server: ProxyServer
         do {
             server = try await ProxyServer.bind(

@@ -14,6 +14,8 @@ public struct SafetyPolicy: Sendable {
     public var maximumHeaderBytes = 32 * 1024
     /// Most header fields accepted (more → 431).
     public var maximumHeaderCount = 100
+    /// Who may connect over loopback: the proxy's own user and `allowUsers` (#26).
+    public var peerUsers = PeerUserPolicy()
 
     /// The names a `Host` may always have: the loopback interface (kubernetes #8871: anchored, exact names).
     static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
@@ -29,16 +31,19 @@ public struct SafetyPolicy: Sendable {
     /// A non-loopback listener needs a client key or `"allowRemote": true` — anyone who can reach it could
     /// otherwise act as the signed-in account — so that combination is refused here, before anything listens.
     public static func make(
-        for configuration: Configuration, listen: ListenAddress, environment: [String: String]
+        for configuration: Configuration, listen: ListenAddress, environment: [String: String],
+        peerLookup: PeerUserPolicy.Lookup = .kernel
     ) throws(StartupError) -> SafetyPolicy {
         let key = environment[Configuration.clientKeyVariable].flatMap { $0.isEmpty ? nil : ClientKey($0) }
         if !listen.isLoopback && key == nil && !configuration.allowRemote {
             throw .remoteWithoutKey(address: listen.description)
         }
         let required = configuration.requireKey || !listen.isLoopback
-        return SafetyPolicy(
+        var policy = SafetyPolicy(
             allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins,
             clientKey: required ? key : nil)
+        policy.peerUsers = PeerUserPolicy(allowUsers: configuration.allowUsers, lookup: peerLookup)
+        return policy
     }
 }
 

@@ -428,6 +428,9 @@ extension SchemaTests {
             #"["devbox.local"]"#, "[]", #"["[::1]", "::1", "10.0.0.5", "DevBox.Local"]"#, #"["*.x"]"#, #"["x:80"]"#,
             #"["http://x"]"#, #"[""]"#, #"["a b"]"#,
         ],
+        "allowUsers": [
+            #"["root", 1001]"#, "[]", "[0]", "[4294967294]", "[-1]", "[4294967295]", #"[""]"#, "[1.5]", "5",
+        ],
         "allowedOrigins": [
             #"["http://localhost:3000"]"#, "[]",
             #"["HTTP://X.example", "https://x.example:443", "http://[::1]:5173/"]"#,

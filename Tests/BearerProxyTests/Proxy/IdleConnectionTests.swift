@@ -79,4 +79,5 @@ struct IdleConnectionTests {
 /// A proxy before its first configuration: every request is answered 503 "starting".
 struct NothingInstalled: GenerationSource {
     func beginExchange() -> ProxyContext? { nil }
+    var peerUsers: PeerUserPolicy? { nil }
 }

@@ -28,6 +28,7 @@ struct ConfigurationReader {
         let allowedOrigins = readAllowedOrigins(root)
         let allowRemote = root.bool("allowRemote") ?? false
         let requireKey = root.bool("requireKey") ?? false
+        let allowUsers = readAllowUsers(root)
         if requireKey {
             // The key itself only ever comes from the environment (SPEC §9); without it nobody could connect.
             requireVariable(Configuration.clientKeyVariable, at: root.path("requireKey"))
@@ -42,7 +43,8 @@ struct ConfigurationReader {
             allowedHosts: allowedHosts ?? [],
             allowedOrigins: allowedOrigins ?? [],
             allowRemote: allowRemote,
-            requireKey: requireKey
+            requireKey: requireKey,
+            allowUsers: allowUsers ?? []
         )
     }
 
