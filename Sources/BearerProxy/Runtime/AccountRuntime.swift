@@ -207,4 +207,5 @@ public struct AccountRuntime: Sendable {
 extension AccountRuntime: AccountView {
     public var isSignedIn: Bool { session.isSignedIn }
     public var identity: AccountIdentity? { session.identity }
+    public var unsavedChanges: UnsavedChanges? { persistence?.unsavedChanges(of: session) }
 }

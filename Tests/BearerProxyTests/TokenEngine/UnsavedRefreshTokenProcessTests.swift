@@ -14,7 +14,7 @@ struct UnsavedRefreshTokenProcessTests {
     typealias Machine = SharedRefreshTokenProcessTests.Machine
 
     @Test(
-        "disk full during a rotation: requests keep working, the file catches up, a restart works")
+        "disk full during a rotation: requests keep working, status says unsaved, the file catches up, a restart works")
     func diskFullDuringRotation() async throws {
         let faults = try MachineFaults()
         try await withIdentityProvider(SharedRefreshTokenTests.strictProvider()) { provider in
@@ -35,6 +35,10 @@ struct UnsavedRefreshTokenProcessTests {
                     try #require(second.status.code == 200, "signed out by the stale refresh token in the file")
                     let stillOld = try Self.storedAccount(store).refreshToken == before.refreshToken
                     #expect(stillOld, "the disk was full, yet the file changed")
+                    let status = try await Self.tokenCacheStatus(port: port)
+                    #expect(status["unsavedChanges"] as? Bool == true)
+                    #expect(status["signInUnsaved"] as? Bool == true)
+                    #expect((status["lastWriteError"] as? String)?.contains("No space left on device") == true)
                     #expect(try await Self.metric("bearer_proxy_token_cache_unsaved", port: port) == 1)
                     #expect(try await Self.metric("bearer_proxy_token_cache_write_failures_total", port: port) ?? 0 > 0)
 
@@ -44,6 +48,8 @@ struct UnsavedRefreshTokenProcessTests {
                         account.refreshToken.map(provider.isRefreshTokenValid) == true
                     }
                     #expect(saved.refreshTokenGeneration ?? 0 > before.refreshTokenGeneration ?? 0)
+                    let recovered = try await Self.tokenCacheStatus(port: port)
+                    #expect(recovered["unsavedChanges"] as? Bool == false)
                     #expect(try await Self.metric("bearer_proxy_token_cache_unsaved", port: port) == 0)
                 }
                 #expect(first.map(\.status) == [0], "\(first.map(\.stderr))")
@@ -78,6 +84,13 @@ struct UnsavedRefreshTokenProcessTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw StressProcessError(description: "the token cache file never got the rotated refresh token")
+    }
+
+    /// `/-/status`'s `tokenCache` object.
+    static func tokenCacheStatus(port: Int) async throws -> [String: Any] {
+        let response = try await TestClient.send(port: port, uri: "/-/status")
+        let document = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try #require(document?["tokenCache"] as? [String: Any])
     }
 
     /// The value of an unlabelled metric on `/-/metrics`.
