@@ -164,6 +164,20 @@ public struct AccountRuntime: Sendable {
         try? await provider?.shutdown()
     }
 
+    /// Makes sure the sign-in is in the token cache file, for a command whose point is to write it (`login`,
+    /// `logout`) or that rotated it (`token`): waits for the queued writes, tries once more what failed, and throws
+    /// when the session is still unsaved — the command must not report success over a sign-in that is lost when it
+    /// exits (#22 item 3).
+    public func requireSaved() throws(UnsavedSignIn) {
+        guard let persistence else { return }
+        persistence.flush()
+        persistence.saveUnsavedChanges(tokens: tokens, session: session, force: true)
+        guard session.isUnsaved else { return }
+        throw UnsavedSignIn(
+            path: persistence.store.path, signedOut: !session.isSignedIn,
+            reason: persistence.unsavedChanges(of: session)?.lastError ?? "the write did not complete")
+    }
+
     /// The token cache file's name part for this account: what identifies it in `routes.json` — and for `dev`, the
     /// issuer URL, since its tokens carry it as `iss` (a proxy on another port must not reuse them).
     static func accountKey(for settings: AccountSettings, devIssuerURL: String) -> String {

@@ -66,6 +66,35 @@ struct UnsavedRefreshTokenProcessTests {
         }
     }
 
+    /// A sibling: `login` printed "Signed in" and exited 0 while the write of its rotated refresh token failed,
+    /// leaving a file whose refresh token its own redemption had retired — the next command was signed out.
+    @Test("login under a full disk exits 1 and says the sign-in could not be saved, never \"Signed in\"")
+    func loginUnderFullDisk() async throws {
+        let faults = try MachineFaults()
+        try await withIdentityProvider(SharedRefreshTokenTests.strictProvider()) { provider in
+            try await withUpstream({ _ in .echo }) { upstream in
+                var machine = try SharedRefreshTokenProcessTests.machine(provider, upstream: upstream)
+                for (key, value) in try await faults.environment() { machine.environment[key] = value }
+                // Every route but the last has its token in the file, as after an earlier login: this login makes
+                // one redemption, whose rotated refresh token cannot be written.
+                for route in 0..<(SharedRefreshTokenProcessTests.scopes.count - 1) {
+                    let token = try await CommandLineTests.run(
+                        ["token", "/r\(route)", "--config", machine.file], environment: machine.environment)
+                    #expect(token.status == 0, "\(token.stderr)")
+                }
+
+                try faults.setDiskFull(true)
+                let login = try await CommandLineTests.run(
+                    ["login", "--config", machine.file], environment: machine.environment)
+                #expect(login.status == 1)
+                #expect(login.stderr.contains("cannot save the sign-in to the token cache"), "\(login.stderr)")
+                #expect(login.stderr.contains("No space left on device"))
+                #expect(!login.stdout.contains("Signed in"))
+                try faults.setDiskFull(false)
+            }
+        }
+    }
+
     static func storedAccount(_ store: TokenStore) throws -> PersistedAccount {
         guard case .loaded(let account) = try store.load() else {
             throw StressProcessError(description: "no account in the token cache file")
