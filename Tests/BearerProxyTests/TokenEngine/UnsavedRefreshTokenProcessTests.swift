@@ -3,19 +3,47 @@ import Testing
 
 @testable import BearerProxy
 
-/// #22 item 3 with real `bearer-proxy` processes under a full disk (the fault preload, ``MachineFaults``), against
-/// a provider that rotates refresh tokens with no reuse grace and revokes the whole family on reuse.
+/// #22 item 3 with real `bearer-proxy` processes under a full disk or a read-only state directory (the fault
+/// preload, ``MachineFaults``), against a provider that rotates refresh tokens with no reuse grace and revokes the
+/// whole family on reuse.
 ///
-/// A refresh token rotated while the disk is full cannot be written; the file keeps the one the provider has just
+/// A refresh token rotated while the disk is full (or the directory read-only) cannot be written; the file keeps the one the provider has just
 /// retired. Before the fix the next redemption took that one for "another process rotated it", redeemed it, and the
 /// provider revoked the family: the account was signed out for good, a restart included.
 @Suite("A rotated refresh token that cannot be written is kept, retried and never lost (real processes)")
 struct UnsavedRefreshTokenProcessTests {
     typealias Machine = SharedRefreshTokenProcessTests.Machine
 
+    /// What keeps the rotated refresh token from the file.
+    enum StorageFault: String, Sendable, CaseIterable, CustomTestStringConvertible {
+        /// Every write(2) to a file fails with ENOSPC.
+        case diskFull
+        /// The state directory is read-only, as on a read-only mount: the write fails at its first open, the
+        /// directory's lock and the redemption lock cannot be taken, and chmod cannot lift it.
+        case readOnlyStateDirectory
+
+        var testDescription: String { rawValue }
+
+        /// The system's reason, as the status reports it.
+        var reason: String {
+            switch self {
+            case .diskFull: "No space left on device"
+            case .readOnlyStateDirectory: "Read-only file system"
+            }
+        }
+
+        func set(_ on: Bool, _ faults: MachineFaults, _ machine: Machine) throws {
+            switch self {
+            case .diskFull: try faults.setDiskFull(on)
+            case .readOnlyStateDirectory: try faults.setReadOnly(on ? machine.state.path : nil)
+            }
+        }
+    }
+
     @Test(
-        "disk full during a rotation: requests keep working, status says unsaved, the file catches up, a restart works")
-    func diskFullDuringRotation() async throws {
+        "a rotation that cannot be written: requests keep working, status says unsaved, the file catches up, a restart works",
+        arguments: StorageFault.allCases)
+    func unwritableRotation(_ fault: StorageFault) async throws {
         let faults = try MachineFaults()
         try await withIdentityProvider(SharedRefreshTokenTests.strictProvider()) { provider in
             try await withUpstream({ _ in .echo }) { upstream in
@@ -27,22 +55,22 @@ struct UnsavedRefreshTokenProcessTests {
                     // Signed in, and the file holds the account's current refresh token.
                     #expect(try await TestClient.send(port: port, uri: "/r0/x").status.code == 200)
                     let before = try Self.storedAccount(store)
-                    try faults.setDiskFull(true)
+                    try fault.set(true, faults, machine)
                     // No token for /r1: a redemption, whose rotated refresh token cannot be written.
                     #expect(try await TestClient.send(port: port, uri: "/r1/x").status.code == 200)
                     // Another redemption: it must use the rotated token in memory, not the retired one in the file.
                     let second = try await TestClient.send(port: port, uri: "/r2/x")
                     try #require(second.status.code == 200, "signed out by the stale refresh token in the file")
                     let stillOld = try Self.storedAccount(store).refreshToken == before.refreshToken
-                    #expect(stillOld, "the disk was full, yet the file changed")
+                    #expect(stillOld, "the file could not be written, yet it changed")
                     let status = try await Self.tokenCacheStatus(port: port)
                     #expect(status["unsavedChanges"] as? Bool == true)
                     #expect(status["signInUnsaved"] as? Bool == true)
-                    #expect((status["lastWriteError"] as? String)?.contains("No space left on device") == true)
+                    #expect((status["lastWriteError"] as? String)?.contains(fault.reason) == true)
                     #expect(try await Self.metric("bearer_proxy_token_cache_unsaved", port: port) == 1)
                     #expect(try await Self.metric("bearer_proxy_token_cache_write_failures_total", port: port) ?? 0 > 0)
 
-                    try faults.setDiskFull(false)
+                    try fault.set(false, faults, machine)
                     // The retry writes the rotated token (and its generation) once there is room again.
                     let saved = try await Self.waitForFile(store) { account in
                         account.refreshToken.map(provider.isRefreshTokenValid) == true
