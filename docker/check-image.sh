@@ -370,11 +370,15 @@ proxied() { # proxied NAME PATH AUDIENCE [curl options]: a route answers 200 wit
 phase "container as compose.yaml runs it"
 mkdir -p "$TMP/compose"
 cp "$TMP/tls/ca.crt" "$TMP/compose/test-ca.pem"
+# "allowUsers": [0]: the checks' curl runs as root in the containers' network namespace, sharing their loopback as
+# a second container of the Pod would; every other local user is refused (#26, checked below with uid 65534). The
+# app of deployment.yaml runs as the Pod's user, the proxy's own, and needs no entry.
 write_routes() { # write_routes FILE [EXTRA_ROUTE_JSON]: in place, so that a single-file bind mount sees it
     cat >"$1" <<EOF
 {
   "listen": "0.0.0.0:8080",
   "requireKey": true,
+  "allowUsers": [0],
   "account": { "flow": "dev" },
   "routes": [
     { "prefix": "/api1", "upstream": "http://127.0.0.1:$HTTP_PORT/api1", "scopes": ["api://api1/Data.Read"] },
@@ -474,6 +478,16 @@ fi
 
 code=$(http /-/health)
 expect "/-/health" "$code" 200 "200 without the client key"
+# Another local user (uid 65534, not in allowUsers) on the same loopback: closed before anything is read, even
+# with no capability in the container (the kernel's socket diagnostics need none).
+code=$(inns setpriv --reuid=65534 --regid=65534 --clear-groups curl -s --max-time 5 -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:8080/-/health" 2>/dev/null || true)
+refusal=$(podman logs "$COMPOSE" 2>&1 | grep -E 'closed a connection from uid 65534' | tail -1)
+if [ "$code" = 000 ] && [ -n "$refusal" ]; then
+    pass "another local user" "uid 65534's /-/health: no answer; log: ${refusal:0:160}"
+else
+    fail "another local user" "uid 65534's /-/health → $code; log: ${refusal:-nothing}"
+fi
 code=$(http /-/ready -H "@$TMP/key-header")
 expect "/-/ready" "$code" 200 "200 with the client key: signed in, tokens obtainable" \
     "$code $(head -c 300 "$TMP/body")"
@@ -570,6 +584,7 @@ fi
 cat >"$TMP/configmap/routes.json" <<EOF
 {
   "listen": "127.0.0.1:8080",
+  "allowUsers": [0],
   "account": { "flow": "dev" },
   "routes": [
     { "prefix": "/tls", "upstream": "https://localhost:$HTTPS_PORT/system-ca", "scopes": ["api://tls/Data.Read"] }

@@ -84,6 +84,8 @@ struct Login: AsyncParsableCommand {
                 }
                 return try await account.fetchRouteTokens()
             }
+            // A sign-in that did not reach the file is gone when this command exits: that is a failure (#22).
+            try account.requireSaved()
             let report = StatusReport(account: account)
             print("Signed in (\(account.configuration.account.flow.rawValue)).")
             for note in notes { print("Note: \(note)") }
@@ -104,6 +106,7 @@ struct Logout: AsyncParsableCommand {
     func run() async throws {
         try await options.withAccount { account in
             let notes = await account.signOut()
+            try account.requireSaved()
             let file = account.persistence.map { " (\($0.store.path) removed)" } ?? ""
             print("Signed out: the account and its cached tokens are forgotten\(file).")
             for note in notes { print(note) }
@@ -170,7 +173,11 @@ struct Token: AsyncParsableCommand {
                 }
                 wanted = routeScopes
             }
-            return try await account.tokens.accessToken(for: wanted).value
+            let token = try await account.tokens.accessToken(for: wanted).value
+            // A refresh token rotated for this token and not saved leaves the file with a retired one: say so now,
+            // not at the next command's "signed out".
+            try account.requireSaved()
+            return token
         }
         print(token)
     }

@@ -8,12 +8,17 @@
 //                  without the test waiting for it (only ever increase it, as time does).
 //   disk-full      while this file exists, write(2), pwrite(2) and writev(2) on regular files fail with ENOSPC
 //                  (sockets, pipes and terminals are unaffected).
+//   read-only      while this file exists, holding an absolute directory path, everything that would change that
+//                  directory or a file in it fails with EROFS, as on a read-only mount: open for writing or
+//                  creating, rename, unlink, mkdir, chmod. Reading it works. (A directory chmod-ed 0500 is no
+//                  substitute: its owner — the proxy — may chmod it back, and bearer-proxy does.)
 //
 // libfaketime is not used: it empties Swift's CommandLine.arguments. Only the test target builds this file (with
 // the system's C compiler, at test time); it is not part of the product.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +132,113 @@ ssize_t writev(int fd, const struct iovec *vector, int count) {
         return -1;
     }
     return real(fd, vector, count);
+}
+
+// Whether `path` is the directory named in the read-only control, or under it. Raw system calls, as above.
+static int is_read_only(const char *path) {
+    char control[4096];
+    if (path == NULL || path[0] != '/' || !faults_path(control, sizeof control, "read-only")) return 0;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, control, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char prefix[4096];
+    long count = syscall(SYS_read, fd, prefix, sizeof prefix - 1);
+    syscall(SYS_close, fd);
+    if (count <= 0) return 0;
+    prefix[count] = 0;
+    size_t length = strcspn(prefix, "\n");
+    while (length > 1 && prefix[length - 1] == '/') length--;
+    return strncmp(path, prefix, length) == 0 && (path[length] == 0 || path[length] == '/');
+}
+
+static int opens_for_change(int flags) {
+    return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
+}
+
+static int refused(void) {
+    errno = EROFS;
+    return -1;
+}
+
+#define OPEN_MODE(flags, mode)                                     \
+    mode_t mode = 0;                                               \
+    if ((flags) & (O_CREAT | O_TMPFILE)) {                         \
+        va_list arguments;                                         \
+        va_start(arguments, flags);                                \
+        mode = (mode_t)va_arg(arguments, int);                     \
+        va_end(arguments);                                         \
+    }
+
+int open(const char *path, int flags, ...) {
+    static int (*real)(const char *, int, ...);
+    if (real == NULL) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    OPEN_MODE(flags, mode)
+    if (opens_for_change(flags) && is_read_only(path)) return refused();
+    return real(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) {
+    static int (*real)(const char *, int, ...);
+    if (real == NULL) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
+    OPEN_MODE(flags, mode)
+    if (opens_for_change(flags) && is_read_only(path)) return refused();
+    return real(path, flags, mode);
+}
+
+int openat(int directory, const char *path, int flags, ...) {
+    static int (*real)(int, const char *, int, ...);
+    if (real == NULL) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+    OPEN_MODE(flags, mode)
+    if (opens_for_change(flags) && is_read_only(path)) return refused();
+    return real(directory, path, flags, mode);
+}
+
+int openat64(int directory, const char *path, int flags, ...) {
+    static int (*real)(int, const char *, int, ...);
+    if (real == NULL) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat64");
+    OPEN_MODE(flags, mode)
+    if (opens_for_change(flags) && is_read_only(path)) return refused();
+    return real(directory, path, flags, mode);
+}
+
+int rename(const char *from, const char *to) {
+    static int (*real)(const char *, const char *);
+    if (real == NULL) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+    if (is_read_only(from) || is_read_only(to)) return refused();
+    return real(from, to);
+}
+
+int unlink(const char *path) {
+    static int (*real)(const char *);
+    if (real == NULL) real = (int (*)(const char *))dlsym(RTLD_NEXT, "unlink");
+    if (is_read_only(path)) return refused();
+    return real(path);
+}
+
+int mkdir(const char *path, mode_t mode) {
+    static int (*real)(const char *, mode_t);
+    if (real == NULL) real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
+    if (is_read_only(path)) {
+        // An existing directory still answers EEXIST, as on a read-only mount, so "create if missing" works.
+        struct stat info;
+        if (stat(path, &info) == 0) {
+            errno = EEXIST;
+            return -1;
+        }
+        return refused();
+    }
+    return real(path, mode);
+}
+
+int chmod(const char *path, mode_t mode) {
+    static int (*real)(const char *, mode_t);
+    if (real == NULL) real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "chmod");
+    if (is_read_only(path)) return refused();
+    return real(path, mode);
+}
+
+int fchmodat(int directory, const char *path, mode_t mode, int flags) {
+    static int (*real)(int, const char *, mode_t, int);
+    if (real == NULL) real = (int (*)(int, const char *, mode_t, int))dlsym(RTLD_NEXT, "fchmodat");
+    if (is_read_only(path)) return refused();
+    return real(directory, path, mode, flags);
 }

@@ -10,6 +10,8 @@ public protocol AccountView: Sendable {
     var scopeSets: [ScopeSet] { get }
     var isSignedIn: Bool { get }
     var identity: AccountIdentity? { get }
+    /// Writes of the token cache file that failed and are not yet made good (#22 item 3); nil when there are none.
+    var unsavedChanges: UnsavedChanges? { get }
     /// The `dev` account's issuer, whose documents `/-/` serves.
     var devIssuer: DevIssuer? { get }
 }

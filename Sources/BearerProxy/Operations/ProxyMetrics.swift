@@ -15,6 +15,8 @@ import Prometheus
 /// | `bearer_proxy_token_requests_total` | counter | `flow`, `outcome` |
 /// | `bearer_proxy_token_cache_total` | counter | `result` (`hit`, `miss`) |
 /// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
+/// | `bearer_proxy_token_cache_write_failures_total` | counter | — (writes of the token cache file that failed) |
+/// | `bearer_proxy_token_cache_unsaved` | gauge | — (1 while memory holds changes the file lacks, #22 item 3) |
 ///
 /// Labels are bounded: routes are the configured prefixes (`-` for the proxy's own endpoints, `none` for
 /// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
@@ -24,6 +26,8 @@ public final class ProxyMetrics: Sendable {
     let activeConnections: Metrics.Meter
     let tokenCacheHits: Metrics.Counter
     let tokenCacheMisses: Metrics.Counter
+    let tokenCacheWriteFailures: Metrics.Counter
+    let tokenCacheUnsavedGauge: Metrics.Gauge
 
     public init() {
         registry = PrometheusCollectorRegistry()
@@ -39,6 +43,11 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_token_cache_total", dimensions: [("result", "hit")], factory: factory)
         tokenCacheMisses = Metrics.Counter(
             label: "bearer_proxy_token_cache_total", dimensions: [("result", "miss")], factory: factory)
+        // Made at start, so an alert on them sees 0 rather than no series until the first failure.
+        tokenCacheWriteFailures = Metrics.Counter(
+            label: "bearer_proxy_token_cache_write_failures_total", factory: factory)
+        tokenCacheUnsavedGauge = Metrics.Gauge(label: "bearer_proxy_token_cache_unsaved", factory: factory)
+        tokenCacheUnsavedGauge.record(0)
     }
 
     /// The Prometheus text exposition (format 0.0.4).
@@ -64,6 +73,16 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_token_requests_total", dimensions: [("flow", flow), ("outcome", outcome)],
             factory: factory
         ).increment()
+    }
+
+    /// Counts a write of the token cache file that failed.
+    func tokenCacheWriteFailed() {
+        tokenCacheWriteFailures.increment()
+    }
+
+    /// Whether memory holds changes the token cache file lacks (a failed write not yet made good).
+    func tokenCacheUnsaved(_ unsaved: Bool) {
+        tokenCacheUnsavedGauge.record(unsaved ? 1 : 0)
     }
 
     /// Counts a background refresh and its outcome.

@@ -27,6 +27,8 @@ public struct StatusReport: Sendable {
     public var generatedAt: Date
     /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
     public var requestCounts: [String: Int]?
+    /// Failed writes of the token cache file not yet made good (#22 item 3); nil when the file holds everything.
+    public var unsaved: UnsavedChanges?
 
     public init(account runtime: any AccountView, requestCounts: [String: Int]? = nil, now: Date = Date()) {
         self.requestCounts = requestCounts
@@ -45,6 +47,7 @@ public struct StatusReport: Sendable {
                 kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)))
         }
         generatedAt = now
+        unsaved = runtime.unsavedChanges
     }
 
     /// The JSON document (`status --json`), keys stable for scripts.
@@ -73,10 +76,20 @@ public struct StatusReport: Sendable {
             if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
             return object
         }
-        let document: [String: Any] = [
+        var document: [String: Any] = [
             "account": ["flow": account.flow, "signedIn": account.signedIn, "identity": identity],
             "routes": routeObjects,
         ]
+        if let unsaved {
+            document["tokenCache"] = [
+                "unsavedChanges": true, "unsavedSince": unsaved.since.formatted(.iso8601),
+                "unsavedForSeconds": Self.wholeSeconds(unsaved.duration / .seconds(1)),
+                "signInUnsaved": unsaved.includesSignIn, "failedWrites": unsaved.failedWrites,
+                "lastWriteError": unsaved.lastError,
+            ]
+        } else {
+            document["tokenCache"] = ["unsavedChanges": false]
+        }
         return
             JSONObject.data(document, pretty: true) ?? Data()
     }
@@ -93,6 +106,13 @@ public struct StatusReport: Sendable {
             if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
         }
         lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
+        if let unsaved {
+            let seconds = Self.wholeSeconds(unsaved.duration / .seconds(1))
+            let what = unsaved.includesSignIn ? "the sign-in (refresh token) is" : "some tokens are"
+            lines.append(
+                "token cache: \(what) not saved for \(seconds) s (\(unsaved.failedWrites) failed writes; last: "
+                    + "\(unsaved.lastError)); retrying")
+        }
         for entry in routes {
             var line = "  \(entry.prefix) → \(entry.upstream)"
             if let kind = entry.kind { line += "  \(kind.rawValue)" }

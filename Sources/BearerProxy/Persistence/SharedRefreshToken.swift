@@ -52,20 +52,22 @@ struct SharedRefreshToken: Sendable {
     private func underLock(
         _ request: TokenRequest, redeem: (String) async throws(TokenError) -> Redemption
     ) async throws(TokenError) -> AccessToken {
-        let stored = await persistence.storedAccount()
-        if let stored, let newer = stored.refreshToken, newer != session.refreshToken {
-            // Another process rotated it (or signed in again): the one in memory may already be retired.
-            session.adopt(refreshToken: newer, identity: stored.identity)
-        }
+        let (stored, file) = await persistence.storedAccount()
+        // Another process rotated it (or signed in or out): the one in memory may already be retired — unless it is
+        // the newer one, rotated here and not yet written (SessionAdoption; #22 item 3).
+        session.reconcile(with: file)
         if request.claims == nil, let stored, let token = Self.fresh(in: stored, for: request.scopes, at: now()) {
             return token
         }
         guard let refreshToken = session.refreshToken else { throw .signInRequired(reason: "Not signed in.") }
         let redemption = try await Redemption.redeemingLatest(
-            refreshToken, latest: { await persistence.storedAccount()?.refreshToken }, redeem: redeem)
-        session.adopt(refreshToken: redemption.refreshToken, identity: redemption.identity)
-        await persistence.recordRedemption(
-            refreshToken: redemption.refreshToken, identity: redemption.identity, token: redemption.accessToken)
+            refreshToken,
+            latest: {
+                session.reconcile(with: await persistence.storedAccount().session)
+                return session.refreshToken
+            }, redeem: redeem)
+        session.rotated(refreshToken: redemption.refreshToken, identity: redemption.identity)
+        await persistence.recordRedemption(of: session, token: redemption.accessToken)
         return redemption.accessToken
     }
 

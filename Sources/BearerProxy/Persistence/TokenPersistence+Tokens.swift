@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// How the in-memory token types map to the token cache file's, and how one stored token joins the others.
 extension TokenPersistence {
     /// Puts `token` in place of the file's token for its scope set — unless that one lasts longer (another process
@@ -28,5 +34,27 @@ extension TokenPersistence {
 
     static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
         AccountSession.Snapshot(refreshToken: account.refreshToken, identity: account.identity)
+    }
+
+    /// Puts memory's session into the file's account (an empty one — a sign-out — deletes the file) and returns
+    /// the refresh-token generation written: one above the file's when the token differs from the file's, never
+    /// below memory's (which already counts its own change), so the file's generation only grows (#22 item 3).
+    static func put(_ record: AccountSession.Record, into stored: inout PersistedAccount?, flowName: String) -> Int {
+        guard record.snapshot != AccountSession.Snapshot() else {
+            stored = nil
+            return record.generation
+        }
+        let before = stored
+        var account = stored ?? PersistedAccount(flow: flowName, updatedAt: Date())
+        let fileGeneration = account.refreshTokenGeneration ?? 0
+        let generation =
+            account.refreshToken == record.snapshot.refreshToken
+            ? max(fileGeneration, record.generation) : max(fileGeneration + 1, record.generation)
+        account.refreshToken = record.snapshot.refreshToken
+        account.identity = record.snapshot.identity
+        account.refreshTokenGeneration = generation > 0 ? generation : nil
+        if account != before { account.updatedAt = Date() }
+        stored = account
+        return generation
     }
 }

@@ -43,16 +43,17 @@ public struct AccountRuntime: Sendable {
             TokenPersistence(
                 store: TokenStore(
                     directory: directory, accountKey: accountKey(for: settings, devIssuerURL: devIssuerURL)),
-                flowName: configuration.account.flow.rawValue, logger: logger)
+                flowName: configuration.account.flow.rawValue, logger: logger, metrics: metrics,
+                uptime: uptime ?? { .seconds(now().timeIntervalSince1970) })
         }
-        let loaded = persistence?.load() ?? (tokens: [], session: AccountSession.Snapshot(), notice: nil)
+        let loaded = persistence?.load() ?? TokenPersistence.Loaded(tokens: [], stored: .noFile)
         var snapshot = loaded.session
         // The one session of the account; the flows that need it get it here. What the flow derives below (a fixed
         // identity, a refresh token from the environment) is put in place afterwards, without being written.
-        var saveSession: (@Sendable (AccountSession.Snapshot) -> Void)?
+        var saveSession: (@Sendable (AccountSession) -> Void)?
         var saveTokens: (@Sendable (TokenCacheChange) -> Void)?
         if let persistence {
-            saveSession = { persistence.saveSession($0) }
+            saveSession = { persistence.saveSession(of: $0) }
             saveTokens = { persistence.save($0) }
         }
         let session = AccountSession(snapshot, onChange: saveSession)
@@ -127,7 +128,10 @@ public struct AccountRuntime: Sendable {
                 timeout: signInTiming.browserTimeout, now: now)
             flow = FirebaseTokens(client: firebase, session: session, now: now)
         }
-        session.adopt(snapshot)
+        // The file holds the account only if nothing above replaced its refresh token; a refresh token from the
+        // environment, or a flow's own identity, was never written and is not lost when there is no file.
+        let inFile = snapshot.refreshToken != nil && snapshot == loaded.session
+        session.restore(snapshot, generation: loaded.generation, durability: inFile ? .saved : .configured)
         let tokens = TokenCache(
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
@@ -159,10 +163,25 @@ public struct AccountRuntime: Sendable {
         }
     }
 
-    /// Writes what is pending and closes the identity provider client.
+    /// Writes what is pending — one last try of a write that failed, logging an error if the sign-in is still
+    /// unsaved (it is lost with this process) — and closes the identity provider client.
     public func shutdown() async {
-        persistence?.flush()
+        persistence?.finish(tokens: tokens, session: session)
         try? await provider?.shutdown()
+    }
+
+    /// Makes sure the sign-in is in the token cache file, for a command whose point is to write it (`login`,
+    /// `logout`) or that rotated it (`token`): waits for the queued writes, tries once more what failed, and throws
+    /// when the session is still unsaved — the command must not report success over a sign-in that is lost when it
+    /// exits (#22 item 3).
+    public func requireSaved() throws(UnsavedSignIn) {
+        guard let persistence else { return }
+        persistence.flush()
+        persistence.saveUnsavedChanges(tokens: tokens, session: session, force: true)
+        guard session.isUnsaved else { return }
+        throw UnsavedSignIn(
+            path: persistence.store.path, signedOut: !session.isSignedIn,
+            reason: persistence.unsavedChanges(of: session)?.lastError ?? "the write did not complete")
     }
 
     /// The token cache file's name part for this account: what identifies it in `routes.json` — and for `dev`, the
@@ -208,4 +227,5 @@ public struct AccountRuntime: Sendable {
 extension AccountRuntime: AccountView {
     public var isSignedIn: Bool { session.isSignedIn }
     public var identity: AccountIdentity? { session.identity }
+    public var unsavedChanges: UnsavedChanges? { persistence?.unsavedChanges(of: session) }
 }

@@ -2,8 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// The background work of the token engine, as a `Service` next to the proxy: once a second it refreshes tokens
-/// past their `refreshOn` (the current ones keep being served meanwhile) and takes over changes that another
-/// process made to the token cache file.
+/// past their `refreshOn` (the current ones keep being served meanwhile), takes over changes that another process
+/// made to the token cache file, and writes again what a failed write left unsaved (#22 item 3).
 public struct TokenMaintenance: Service {
     let account: @Sendable () -> AccountRuntime
     /// Shuts down the accounts of replaced configurations once their exchanges have ended (a running proxy's).
@@ -34,11 +34,12 @@ public struct TokenMaintenance: Service {
     }
 
     /// One round: release what replaced configurations no longer need, pick up another process's sign-in or
-    /// sign-out, then refresh what is due.
+    /// sign-out, retry a write that failed, then refresh what is due.
     public func tick() async {
         await releaseRetired()
         let account = self.account()
         account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
+        account.persistence?.saveUnsavedChanges(tokens: account.tokens, session: account.session)
         await account.tokens.refreshDueTokens()
     }
 }

@@ -3,8 +3,8 @@ import Synchronization
 
 @testable import BearerProxy
 
-/// Faults of the machine under a real `bearer-proxy` process (#22): a wall clock that steps and a disk that is
-/// full, through the preload `Tests/Faults/bearer_faults.c`, which this builds once per test run with the system's C
+/// Faults of the machine under a real `bearer-proxy` process (#22): a wall clock that steps, a disk that is full
+/// and a directory that is read-only, through the preload `Tests/Faults/bearer_faults.c`, which this builds once per test run with the system's C
 /// compiler. A test makes one, adds ``environment`` to the child's, and flips the faults while the child runs.
 struct MachineFaults: Sendable {
     /// The directory the preload reads its controls from.
@@ -37,6 +37,18 @@ struct MachineFaults: Sendable {
         let path = directory + "/disk-full"
         if full {
             try Data().write(to: URL(fileURLWithPath: path))
+        } else if FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Makes `directory` (an absolute path) and everything in it read-only for the child, as on a read-only mount:
+    /// opening for writing, creating, renaming, deleting and chmod fail with EROFS (nil makes it writable again).
+    /// Unlike a chmod to 0500, which the owning process may undo, the child cannot lift it.
+    func setReadOnly(_ directory: String?) throws {
+        let path = self.directory + "/read-only"
+        if let directory {
+            try Data("\(directory)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } else if FileManager.default.fileExists(atPath: path) {
             try FileManager.default.removeItem(atPath: path)
         }
