@@ -645,6 +645,7 @@ fi
 cat >"$TMP/configmap/routes.json.new" <<EOF
 {
   "listen": "127.0.0.1:8080",
+  "allowUsers": [0],
   "account": { "flow": "dev" },
   "routes": [
     { "prefix": "/tls", "upstream": "https://localhost:$HTTPS_PORT/system-ca", "scopes": ["api://tls/Data.Read"] },

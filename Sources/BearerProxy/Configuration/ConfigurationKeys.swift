@@ -10,7 +10,7 @@ public enum ConfigurationKeys {
     /// otherwise ignored.
     public static let topLevel: Set<String> = [
         "$schema", "listen", "account", "routes", "tls", "allowedHosts", "allowedOrigins", "allowRemote",
-        "requireKey", "allowUsers",
+        "requireKey", "allowUsers", "requireHeader",
     ]
 
     /// `account` for one flow, `flow` included; each flow accepts only its own keys.
@@ -27,8 +27,11 @@ public enum ConfigurationKeys {
     /// Each element of `routes`.
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
-        "allowInsecureUpstream", "forwardedHeaders", "tls",
+        "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader",
     ]
+
+    /// `requireHeader`, at the top level or on a route.
+    public static let requireHeader: Set<String> = ["name", "value"]
 
     /// `tls`, at the top level or on a route.
     public static let tls: Set<String> = ["caFile"]

@@ -26,6 +26,9 @@ public struct Route: Sendable {
     public var forwardedHeaders: Bool
     /// The route's own `tls.caFile`, else the global one.
     public var tls: TLSSettings
+    /// Headers a request must carry to use the route (#26 item 3): the global `requireHeader` and the route's own,
+    /// both checked. Default none.
+    public var requiredHeaders: [RequiredHeader]
 
     public init(
         prefix: String,
@@ -37,7 +40,8 @@ public struct Route: Sendable {
         methods: Set<String>? = nil,
         allowInsecureUpstream: Bool = false,
         forwardedHeaders: Bool = false,
-        tls: TLSSettings = TLSSettings()
+        tls: TLSSettings = TLSSettings(),
+        requiredHeaders: [RequiredHeader] = []
     ) {
         self.prefix = prefix
         self.upstream = upstream
@@ -49,6 +53,7 @@ public struct Route: Sendable {
         self.allowInsecureUpstream = allowInsecureUpstream
         self.forwardedHeaders = forwardedHeaders
         self.tls = tls
+        self.requiredHeaders = requiredHeaders
     }
 }
 

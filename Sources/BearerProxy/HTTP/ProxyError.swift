@@ -14,6 +14,7 @@ enum ProxyError: Error, Equatable {
     case forbiddenOrigin(origin: String)
     case crossSiteRequest(site: String)
     case clientKeyRequired
+    case requiredHeaderMissing(name: String)
     case reservedEndpointNotFound(path: String)
     case upstreamUnreachable(upstream: String, reason: String)
     case upstreamReset(upstream: String)
@@ -33,7 +34,7 @@ enum ProxyError: Error, Equatable {
         case .uriTooLong: .uriTooLong
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .requestTimeout: .requestTimeout
-        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest: .forbidden
+        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest, .requiredHeaderMissing: .forbidden
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout: .gatewayTimeout
@@ -58,6 +59,7 @@ enum ProxyError: Error, Equatable {
         case .forbiddenOrigin: slug = "forbidden-origin"
         case .crossSiteRequest: slug = "cross-site-request"
         case .clientKeyRequired: slug = "client-key-required"
+        case .requiredHeaderMissing: slug = "required-header-missing"
         case .upstreamUnreachable: slug = "upstream-unreachable"
         case .upstreamReset: slug = "upstream-reset"
         case .upstreamTimeout: slug = "upstream-timeout"
@@ -83,6 +85,7 @@ enum ProxyError: Error, Equatable {
         case .forbiddenOrigin: "Origin not allowed"
         case .crossSiteRequest: "Cross-site request refused"
         case .clientKeyRequired: "Client key required"
+        case .requiredHeaderMissing: "Required header missing"
         case .upstreamUnreachable: "Upstream unreachable"
         case .upstreamReset: "Upstream closed the connection"
         case .upstreamTimeout: "Upstream timed out"
@@ -116,6 +119,9 @@ enum ProxyError: Error, Equatable {
         case .clientKeyRequired:
             "This proxy requires its client key: send \"Proxy-Authorization: Bearer <key>\" or "
                 + "\"X-Bearer-Proxy-Key: <key>\" (the value of BEARER_PROXY_KEY)."
+        case .requiredHeaderMissing(let name):
+            "This route requires the header \(name) (\"requireHeader\" in routes.json), sent once; nothing was "
+                + "forwarded and no token was used."
         case .upstreamUnreachable(let upstream, let reason): "Could not connect to \(upstream): \(reason)."
         case .upstreamReset(let upstream): "\(upstream) closed the connection before answering."
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."

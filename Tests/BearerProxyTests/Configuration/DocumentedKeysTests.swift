@@ -46,6 +46,7 @@ import Testing
     /// key the reader accepts as `"key"`.
     @Test(arguments: [
         ("Top-level keys", "tls", ConfigurationKeys.tls),
+        ("Top-level keys", "requireHeader", ConfigurationKeys.requireHeader),
         ("Routes", "tls", ConfigurationKeys.tls),
         ("Routes", "headers", ConfigurationKeys.headers),
         ("The account", "certificate", ConfigurationKeys.certificate),

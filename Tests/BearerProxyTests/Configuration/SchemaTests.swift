@@ -428,6 +428,11 @@ extension SchemaTests {
             #"["devbox.local"]"#, "[]", #"["[::1]", "::1", "10.0.0.5", "DevBox.Local"]"#, #"["*.x"]"#, #"["x:80"]"#,
             #"["http://x"]"#, #"[""]"#, #"["a b"]"#,
         ],
+        "requireHeader": [
+            #"{"name": "X-Requested-By"}"#, #"{"name": "X-Requested-By", "value": "cli"}"#, "{}", #"{"name": ""}"#,
+            #"{"name": "Authorization"}"#, #"{"name": "a b"}"#, #"{"name": "X", "value": ""}"#,
+            #"{"name": "X", "value": " x"}"#, #"{"name": "X", "extra": 1}"#, #""X-Requested-By""#,
+        ],
         "allowUsers": [
             #"["root", 1001]"#, "[]", "[0]", "[4294967294]", "[-1]", "[4294967295]", #"[""]"#, "[1.5]", "5",
         ],
@@ -505,6 +510,7 @@ extension SchemaTests {
     ]
 
     static let routeSamples: [String: [String]] = [
+        "requireHeader": [#"{"name": "X-Requested-By", "value": "cli"}"#, #"{"name": "Host"}"#, "[]"],
         "prefix": [
             #""/probe""#, #""/""#, #""/-x""#, #""/...""#, #""/.well-known""#, #""/a:b@c/~d""#, #""/-""#, #""/-/x""#,
             #""/.""#, #""/a/..""#, #""/a/""#, #""//""#, #""/a//b""#, #""/%41""#, #""/a?b""#, #""/a#b""#, #""/a b""#,

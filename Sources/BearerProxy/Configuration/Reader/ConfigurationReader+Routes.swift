@@ -39,6 +39,7 @@ extension ConfigurationReader {
         let methods = readMethods(route)
         let forwardedHeaders = route.bool("forwardedHeaders") ?? false
         let tls = route.object("tls").flatMap(readTLS)
+        let requiredHeader = route.object("requireHeader").flatMap(readRequiredHeader)
 
         guard let prefix, let upstream, let auth else { return nil }
         return Route(
@@ -51,7 +52,8 @@ extension ConfigurationReader {
             methods: methods,
             allowInsecureUpstream: allowInsecureUpstream,
             forwardedHeaders: forwardedHeaders,
-            tls: TLSSettings(caFile: tls?.caFile ?? context.globalTLS.caFile)
+            tls: TLSSettings(caFile: tls?.caFile ?? context.globalTLS.caFile),
+            requiredHeaders: [context.requiredHeader, requiredHeader].compactMap { $0 }
         )
     }
 
@@ -148,6 +150,21 @@ extension ConfigurationReader {
             removed.append(name)
         }
         return HeaderRules(set: fields, remove: removed)
+    }
+
+    /// `requireHeader`: `{"name": …, "value": …}`, the value optional; the name a header the proxy does not manage.
+    func readRequiredHeader(_ object: ObjectReader) -> RequiredHeader? {
+        object.rejectUnknownKeys(allowed: ConfigurationKeys.requireHeader)
+        guard let name = object.nonEmptyString("name", required: true),
+            isAllowedHeaderName(name, at: object.path("name"))
+        else { return nil }
+        guard object.contains("value") else { return RequiredHeader(name: name) }
+        guard let value = object.nonEmptyString("value") else { return nil }
+        if let problem = Self.headerValueProblem(value) {
+            object.report("value", problem)
+            return nil
+        }
+        return RequiredHeader(name: name, value: value)
     }
 
     /// A header name must be a token (RFC 9110 §5.1) and not one the proxy manages itself.

@@ -23,6 +23,7 @@ struct ConfigurationReader {
         var context = RouteContext()
         let account = readAccount(root, context: &context)
         context.globalTLS = root.object("tls").flatMap(readTLS) ?? TLSSettings()
+        context.requiredHeader = root.object("requireHeader").flatMap(readRequiredHeader)
         let routes = readRoutes(root, context: context)
         let allowedHosts = readAllowedHosts(root)
         let allowedOrigins = readAllowedOrigins(root)
@@ -76,6 +77,8 @@ struct RouteContext {
     var firebaseScopes: ScopeSet?
     /// Inherited by routes without their own `tls`.
     var globalTLS = TLSSettings()
+    /// The global `requireHeader`, which every route checks besides its own.
+    var requiredHeader: RequiredHeader?
 }
 
 extension ConfigurationReader {
