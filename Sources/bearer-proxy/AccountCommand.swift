@@ -126,7 +126,9 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withAccount { account in
-            let report = StatusReport(account: account)
+            let configuration = account.configuration
+            let report = StatusReport(
+                account: account, access: AccessSummary(configuration: configuration, listener: configuration.listen))
             if json {
                 print(String(decoding: report.json, as: UTF8.self))
             } else {

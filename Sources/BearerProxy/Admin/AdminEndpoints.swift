@@ -24,17 +24,20 @@ public struct AdminEndpoints: Sendable {
     let account: (any AccountView)?
     let metrics: ProxyMetrics?
     let requestCounts: (@Sendable () async -> [String: Int])?
+    /// The listener and the checks in force, for `/-/status`.
+    let access: AccessSummary?
 
     /// Endpoints for a running proxy: its account (for `status` and `ready`), its metrics, and how to count its
     /// requests per route (from every event loop).
     public init(
         account: (any AccountView)?, metrics: ProxyMetrics?,
-        requestCounts: (@Sendable () async -> [String: Int])?
+        requestCounts: (@Sendable () async -> [String: Int])?, access: AccessSummary? = nil
     ) {
         devIssuer = account?.devIssuer
         self.account = account
         self.metrics = metrics
         self.requestCounts = requestCounts
+        self.access = access
     }
 
     /// Only the dev issuer's documents (and health, echo).
@@ -43,6 +46,7 @@ public struct AdminEndpoints: Sendable {
         account = nil
         metrics = nil
         requestCounts = nil
+        access = nil
     }
 
     /// Whether `path` belongs to the proxy rather than to a route.
@@ -78,7 +82,7 @@ public struct AdminEndpoints: Sendable {
             guard let account else { break }
             let counts = requestCounts
             return .later {
-                let report = StatusReport(account: account, requestCounts: await counts?())
+                let report = StatusReport(account: account, requestCounts: await counts?(), access: access)
                 return LocalResponse(status: .ok, contentType: "application/json", body: ByteBuffer(bytes: report.json))
             }
         case "/-/metrics":

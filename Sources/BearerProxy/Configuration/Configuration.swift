@@ -26,6 +26,8 @@ public struct Configuration: Sendable {
     /// Users of this machine, by uid (names are resolved when the file is read), who may connect over loopback
     /// besides the proxy's own user (#26). Default none.
     public var allowUsers: [UInt32]
+    /// The global `requireHeader` (#26 item 3); every route's ``Route/requiredHeaders`` begins with it. Default none.
+    public var requireHeader: RequiredHeader?
 
     public init(
         listen: ListenAddress = .default,
@@ -36,7 +38,8 @@ public struct Configuration: Sendable {
         allowedOrigins: [String] = [],
         allowRemote: Bool = false,
         requireKey: Bool = false,
-        allowUsers: [UInt32] = []
+        allowUsers: [UInt32] = [],
+        requireHeader: RequiredHeader? = nil
     ) {
         self.listen = listen
         self.account = account
@@ -47,6 +50,7 @@ public struct Configuration: Sendable {
         self.allowRemote = allowRemote
         self.requireKey = requireKey
         self.allowUsers = allowUsers
+        self.requireHeader = requireHeader
     }
 
     /// The environment variable holding the client key (`Proxy-Authorization: Bearer <key>`, SPEC §9).

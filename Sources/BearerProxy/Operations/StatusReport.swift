@@ -20,6 +20,8 @@ public struct StatusReport: Sendable {
         public var token: TokenStatus?
         /// For the `firebase` flow: which of its tokens the route carries.
         public var kind: FirebaseTokenKind?
+        /// The headers a request must carry (`requireHeader`, global and the route's), by name.
+        public var requiredHeaders: [String] = []
     }
 
     public var account: Account
@@ -29,8 +31,14 @@ public struct StatusReport: Sendable {
     public var requestCounts: [String: Int]?
     /// Failed writes of the token cache file not yet made good (#22 item 3); nil when the file holds everything.
     public var unsaved: UnsavedChanges?
+    /// Who may use the proxy: the listener and the checks in force (#26).
+    public var access: AccessSummary?
 
-    public init(account runtime: any AccountView, requestCounts: [String: Int]? = nil, now: Date = Date()) {
+    public init(
+        account runtime: any AccountView, requestCounts: [String: Int]? = nil, access: AccessSummary? = nil,
+        now: Date = Date()
+    ) {
+        self.access = access
         self.requestCounts = requestCounts
         account = Account(
             flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.isSignedIn,
@@ -44,7 +52,8 @@ public struct StatusReport: Sendable {
             return RouteEntry(
                 prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
                 token: route.auth.tokenKey.map { runtime.tokens.status(for: $0) },
-                kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)))
+                kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)),
+                requiredHeaders: route.requiredHeaders.map(\.name))
         }
         generatedAt = now
         unsaved = runtime.unsavedChanges
@@ -74,12 +83,14 @@ public struct StatusReport: Sendable {
                 object["token"] = tokenObject
             }
             if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
+            if !entry.requiredHeaders.isEmpty { object["requiredHeaders"] = entry.requiredHeaders }
             return object
         }
         var document: [String: Any] = [
             "account": ["flow": account.flow, "signedIn": account.signedIn, "identity": identity],
             "routes": routeObjects,
         ]
+        if let access { document["access"] = access.jsonObject }
         if let unsaved {
             document["tokenCache"] = [
                 "unsavedChanges": true, "unsavedSince": unsaved.since.formatted(.iso8601),
@@ -106,6 +117,7 @@ public struct StatusReport: Sendable {
             if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
         }
         lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
+        if let access { lines.append(access.line) }
         if let unsaved {
             let seconds = Self.wholeSeconds(unsaved.duration / .seconds(1))
             let what = unsaved.includesSignIn ? "the sign-in (refresh token) is" : "some tokens are"

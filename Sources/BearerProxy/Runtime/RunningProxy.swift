@@ -90,7 +90,8 @@ public struct RunningProxy: Sendable {
         let context = try ProxyContext(
             configuration: configuration, tokens: account.tokens,
             admin: AdminEndpoints(
-                account: account, metrics: metrics, requestCounts: { await server.requestCounts() }),
+                account: account, metrics: metrics, requestCounts: { await server.requestCounts() },
+                access: AccessSummary(configuration: configuration, listener: server.localAddress)),
             policy: policy,
             timeouts: server.timeouts)
         return ReloadableState.Generation(context: context, account: account)

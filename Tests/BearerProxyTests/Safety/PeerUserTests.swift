@@ -194,4 +194,34 @@ struct PeerUserTests {
         #expect(problems.map(\.path) == ["allowUsers[0]", "allowUsers[1]", "allowUsers[2]", "allowUsers[3]"])
         #expect(problems.first?.message.contains("no user \"no-such-user-here\"") == true)
     }
+
+    @Test(
+        "/-/status says who may use the proxy: the listener, the peer user check, allowUsers, key, headers (#26 item 4)"
+    )
+    func statusShowsTheChecks() async throws {
+        try await withUpstream({ _ in .echo }) { upstream in
+            let configuration = try TestConfigurations.make(
+                routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#,
+                extra: #""allowUsers": [4242], "requireHeader": { "name": "X-Requested-By", "value": "not-shown" }"#)
+            let proxy = try await RunningProxy.start(
+                configuration: configuration, stateDirectory: nil, threads: 1, logger: ProxyHarness.silentLogger)
+            do {
+                let port = proxy.server.localAddress.port
+                let response = try await TestClient.send(port: port, uri: "/-/status")
+                #expect(!response.bodyText.contains("not-shown"), "the required header's value was shown")
+                let access = try #require(try response.jsonObject()["access"] as? [String: Any])
+                #expect(access["listener"] as? String == "127.0.0.1:\(port)")
+                #expect(access["peerUserCheck"] as? String == "on")
+                #expect(access["allowUsers"] as? [Int] == [4242])
+                #expect(access["clientKeyRequired"] as? Bool == false)
+                #expect(access["requireHeader"] as? String == "X-Requested-By")
+                let routes = try #require(try response.jsonObject()["routes"] as? [[String: Any]])
+                #expect(routes.first?["requiredHeaders"] as? [String] == ["X-Requested-By"])
+            } catch {
+                try? await proxy.shutdownWithinLimit()
+                throw error
+            }
+            try await proxy.shutdownWithinLimit()
+        }
+    }
 }

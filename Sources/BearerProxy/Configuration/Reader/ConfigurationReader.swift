@@ -45,7 +45,8 @@ struct ConfigurationReader {
             allowedOrigins: allowedOrigins ?? [],
             allowRemote: allowRemote,
             requireKey: requireKey,
-            allowUsers: allowUsers ?? []
+            allowUsers: allowUsers ?? [],
+            requireHeader: context.requiredHeader
         )
     }
 

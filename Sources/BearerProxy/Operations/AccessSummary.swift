@@ -1,0 +1,48 @@
+/// Who may use the proxy, as `status` and `/-/status` show it (#26 item 4): the listener and each check in force.
+/// Never a secret: whether a client key is required, not the key.
+public struct AccessSummary: Sendable, Equatable {
+    /// The listening address (the bound one for a running proxy, the configured one for `status`).
+    public var listener: String
+    /// Whether loopback connections from other local users are closed (Linux); false where it cannot be checked.
+    public var peerUserCheck: Bool
+    /// The uids let in besides the proxy's own.
+    public var allowUsers: [UInt32]
+    /// Whether every request must carry the client key (a non-loopback listener, or `requireKey`).
+    public var clientKeyRequired: Bool
+    /// The global `requireHeader`'s name, if any (a route's own shows in its entry).
+    public var requiredHeader: String?
+
+    public init(configuration: Configuration, listener: ListenAddress) {
+        self.listener = listener.description
+        peerUserCheck = PeerUserPolicy.isAvailable
+        allowUsers = configuration.allowUsers
+        clientKeyRequired = configuration.requireKey || !listener.isLoopback
+        requiredHeader = configuration.requireHeader?.name
+    }
+
+    /// The JSON object of `/-/status` and `status --json` (`"access"`).
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = [
+            "listener": listener,
+            "peerUserCheck": peerUserCheck ? "on" : "unavailable on this platform",
+            "allowUsers": allowUsers.map { Int($0) },
+            "clientKeyRequired": clientKeyRequired,
+        ]
+        if let requiredHeader { object["requireHeader"] = requiredHeader }
+        return object
+    }
+
+    /// The line of `status`'s text.
+    var line: String {
+        var parts = [
+            "listener \(listener)",
+            peerUserCheck
+                ? "other local users refused"
+                    + (allowUsers.isEmpty ? "" : " except uid \(allowUsers.map(String.init).joined(separator: ", "))")
+                : "other local users not checked (unavailable on this platform)",
+            clientKeyRequired ? "client key required" : "no client key",
+        ]
+        if let requiredHeader { parts.append("header \(requiredHeader) required") }
+        return "access: " + parts.joined(separator: "; ")
+    }
+}
