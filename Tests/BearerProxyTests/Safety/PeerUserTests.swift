@@ -11,23 +11,27 @@ import Testing
 @Suite("Only its owner: connections from other local users are closed")
 struct PeerUserTests {
     /// A loopback connection made here: the accepting side's view of it (peer, local), and the descriptors to close.
-    static func loopbackConnection(host: String = "127.0.0.1") throws -> (
-        remote: SocketAddress, local: SocketAddress, close: () -> Void
-    ) {
-        let family = host.contains(":") ? AF_INET6 : AF_INET
-        let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+    /// A listener on `::` reached at an IPv4 address sees the peer as IPv4-mapped (`::ffff:127.0.0.1`).
+    static func loopbackConnection(
+        host: String = "127.0.0.1", connectTo target: String? = nil
+    ) throws -> (remote: SocketAddress, local: SocketAddress, close: () -> Void) {
+        let target = target ?? host
+        let listener = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(listener >= 0)
-        var address = try SocketAddress(ipAddress: host, port: 0)
-        let bound = address.withSockAddr { bind(listener, $0, socklen_t($1)) }
+        let bound = try SocketAddress(ipAddress: host, port: 0).withSockAddr { bind(listener, $0, socklen_t($1)) }
         try #require(bound == 0 && listen(listener, 4) == 0)
-        address = try SocketAddress(ipAddress: host, port: Self.port(of: listener, peer: false))
-        let client = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        let connected = address.withSockAddr { connect(client, $0, socklen_t($1)) }
+        let port = try Self.port(of: listener, peer: false)
+        let client = socket(target.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let connected = try SocketAddress(ipAddress: target, port: port).withSockAddr {
+            connect(client, $0, socklen_t($1))
+        }
         try #require(connected == 0)
         let accepted = accept(listener, nil, nil)
         try #require(accepted >= 0)
-        let remote = try SocketAddress(ipAddress: host, port: Self.port(of: accepted, peer: true))
-        let local = try SocketAddress(ipAddress: host, port: Self.port(of: accepted, peer: false))
+        // The accepting socket's family decides how it sees both ends.
+        let seen = host.contains(":") && !target.contains(":") ? "::ffff:" + target : target
+        let remote = try SocketAddress(ipAddress: seen, port: Self.port(of: accepted, peer: true))
+        let local = try SocketAddress(ipAddress: seen, port: Self.port(of: accepted, peer: false))
         return (
             remote, local,
             {
@@ -84,6 +88,35 @@ struct PeerUserTests {
         #expect(
             PeerUserPolicy(owner: me &+ 1, allowUsers: [me]).decide(remote: connection.remote, local: connection.local)
                 == .admitted(uid: me))
+    }
+
+    @Test("a dual-stack listener sees an IPv4 peer as ::ffff:127.0.0.1: the kernel still names its owner")
+    func mappedPeer() throws {
+        let connection: (remote: SocketAddress, local: SocketAddress, close: () -> Void)
+        do {
+            connection = try Self.loopbackConnection(host: "::", connectTo: "127.0.0.1")
+        } catch {
+            return  // no IPv6 on this machine: nothing is IPv4-mapped
+        }
+        defer { connection.close() }
+        let ends = try #require(PeerUserPolicy.ends(remote: connection.remote, local: connection.local))
+        #expect(ends.family == .inet6 && ends.isLoopback)
+        let me = UInt32(geteuid())
+        #expect(SocketDiagnostics.owner(of: ends) == .success(me))
+        #expect(
+            PeerUserPolicy(owner: me &+ 1).decide(remote: connection.remote, local: connection.local)
+                == .refused(uid: me))
+    }
+
+    @Test("the log says so once a minute per user, with how many were refused; the rest are only counted")
+    func logThrottle() {
+        let throttle = LogThrottle(interval: .seconds(60))
+        let start = ContinuousClock.now
+        #expect(throttle.due("uid 7", now: start) == 1)
+        #expect(throttle.due("uid 7", now: start + .seconds(1)) == nil)
+        #expect(throttle.due("uid 7", now: start + .seconds(59)) == nil)
+        #expect(throttle.due("uid 8", now: start + .seconds(59)) == 1)
+        #expect(throttle.due("uid 7", now: start + .seconds(61)) == 3)
     }
 
     @Test("/proc/net/tcp lines are matched on the peer's end and the proxy's; the uid column is read")
@@ -152,7 +185,8 @@ struct PeerUserTests {
                 }
                 #expect(upstream.requests.isEmpty)
                 #expect(proxy.tokens.allTokens.isEmpty, "a token was fetched for another user")
-                #expect(logs.all.contains { $0.contains("closed a connection from uid \(stranger)") })
+                // Three refusals, one line: a stranger looping on connect cannot fill the owner's disk.
+                #expect(logs.all.filter { $0.contains("closed a connection from uid \(stranger)") }.count == 1)
             }
         }
     }

@@ -4,11 +4,26 @@ import NIOCore
 
 /// Applies the generation's ``PeerUserPolicy`` to each accepted connection, before its pipeline is built: a refused
 /// connection is closed with nothing of it read, so no request of it can reach a token or an upstream (#26).
+///
+/// Every refusal is counted; the log says so once a minute per user (and per failure) at most, with how many were
+/// refused since the last line: another user looping on connect must not be able to fill the owner's disk with log
+/// lines.
 struct PeerUserCheck: Sendable {
     let generations: any GenerationSource
     let logger: Logger
     let refusedUser: Metrics.Counter
     let refusedUnknown: Metrics.Counter
+    private let logged = LogThrottle(interval: .seconds(60))
+
+    init(
+        generations: any GenerationSource, logger: Logger, refusedUser: Metrics.Counter,
+        refusedUnknown: Metrics.Counter
+    ) {
+        self.generations = generations
+        self.logger = logger
+        self.refusedUser = refusedUser
+        self.refusedUnknown = refusedUnknown
+    }
 
     /// Whether `channel` may be served; when not, the reason is counted and logged.
     func admits(_ channel: any Channel) -> Bool {
@@ -18,15 +33,19 @@ struct PeerUserCheck: Sendable {
             return true
         case .refused(let uid):
             refusedUser.increment()
-            logger.warning(
-                "closed a connection from uid \(uid): not this proxy's user and not in \"allowUsers\"",
-                metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")"])
+            if let count = logged.due("uid \(uid)") {
+                logger.warning(
+                    "closed a connection from uid \(uid): not this proxy's user and not in \"allowUsers\"",
+                    metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "refused": "\(count)"])
+            }
             return false
         case .unknown(let reason):
             refusedUnknown.increment()
-            logger.error(
-                "closed a connection: cannot tell which user it comes from (\(reason)); refusing is the safe side",
-                metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")"])
+            if let count = logged.due(reason) {
+                logger.error(
+                    "closed a connection: cannot tell which user it comes from (\(reason)); refusing is the safe side",
+                    metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "refused": "\(count)"])
+            }
             return false
         }
     }
