@@ -55,6 +55,11 @@ public final class ProxyMetrics: Sendable {
         registry.emitToBuffer()
     }
 
+    /// Idle keep-alive client connections closed to make room at the connection cap (``ConnectionLimiter``).
+    var idleClosedAtLimit: Metrics.Counter {
+        Metrics.Counter(label: "bearer_proxy_idle_connections_closed_total", dimensions: [], factory: factory)
+    }
+
     /// The counter of connections closed at once, before anything was read, for `reason` (#26: `peer_user`,
     /// `peer_unknown`).
     func connectionsRefused(reason: String) -> Metrics.Counter {

@@ -16,7 +16,10 @@ import NIOCore
 ///   what remains after a reserve, since each client connection may hold an upstream connection too). At the cap
 ///   the listener stops accepting: new clients wait in the kernel's backlog — they are not refused — and accepting
 ///   resumes as soon as a connection closes. The reserve keeps descriptors for the token cache file and its lock,
-///   identity-provider calls, `/-/health` and logging.
+///   identity-provider calls, `/-/health` and logging. On reaching the cap, every idle keep-alive connection is
+///   asked to close (``RoomWanted``), as nginx drains its reusable connections: clients that hold connections open
+///   and send nothing — 1,000 idle keep-alives, a slowloris between requests — cannot keep a health probe or a new
+///   client out until their idle limit.
 /// - **A back-off on accept errors** (NIO's `AcceptBackoffHandler`): an `EMFILE`/`ENFILE` that happens anyway
 ///   (descriptors used elsewhere) pauses accepting for a second instead of spinning.
 ///
@@ -44,10 +47,15 @@ final class ConnectionLimiter: ChannelDuplexHandler {
         return limit.rlim_cur > 1 << 30 ? 1 << 30 : Int(limit.rlim_cur)
     }
 
+    /// Sent to every open client connection when the cap is reached: those idle between requests close.
+    struct RoomWanted: Sendable {}
+
     let maximum: Int
     private let pausedAtLimit: Metrics.Counter
     private var open = 0
     private var readPending = false
+    /// The open client connections, to ask for room at the cap.
+    private var children: [ObjectIdentifier: any Channel] = [:]
 
     init(maximum: Int, metrics: ProxyMetrics) {
         self.maximum = max(1, maximum)
@@ -57,9 +65,12 @@ final class ConnectionLimiter: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let child = unwrapInboundIn(data)
         open += 1
+        let key = ObjectIdentifier(child)
+        children[key] = child
         // Counted down on this (the listener's) event loop, whichever loop the connection lives on.
         child.closeFuture.hop(to: context.eventLoop).assumeIsolated().whenComplete { [self] _ in
             self.open -= 1
+            self.children.removeValue(forKey: key)
             if self.readPending && self.open < self.maximum {
                 self.readPending = false
                 context.read()
@@ -70,7 +81,11 @@ final class ConnectionLimiter: ChannelDuplexHandler {
 
     func read(context: ChannelHandlerContext) {
         guard open < maximum else {
-            if !readPending { pausedAtLimit.increment() }
+            if !readPending {
+                pausedAtLimit.increment()
+                // Each connection decides on its own loop; those idle close, and their close resumes accepting.
+                for child in children.values { child.pipeline.fireUserInboundEventTriggered(RoomWanted()) }
+            }
             readPending = true
             return
         }

@@ -236,6 +236,18 @@ struct ConnectionStateMachine {
 
     // MARK: Ending
 
+    /// The listener is at its connection cap and wants room: an idle keep-alive connection — one that has served a
+    /// request and holds no exchange and no byte of a next one — closes (RFC 9112 §9.3: either side may close an
+    /// idle persistent connection), as nginx closes its reusable connections when it runs out. A connection still
+    /// waiting for its first request is left alone: it may be the very client the room is for. Returns whether to
+    /// close now.
+    mutating func closeIfIdle() -> Bool {
+        guard exchanges > 0, case .idle(_, nil) = state, queued.isEmpty, exchange == nil, deferredFailure == nil
+        else { return false }
+        state = .closed
+        return true
+    }
+
     /// Graceful shutdown. Returns whether to close now (no exchange in progress).
     mutating func quiesce() -> Bool {
         mode = .quiescing

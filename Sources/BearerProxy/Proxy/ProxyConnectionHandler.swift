@@ -127,6 +127,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
             if connection.quiesce() { context.close(promise: nil) }
+        } else if event is ConnectionLimiter.RoomWanted {
+            if connection.closeIfIdle() {
+                server.metrics.idleClosedAtLimit.increment()
+                context.close(promise: nil)
+            }
         } else {
             context.fireUserInboundEventTriggered(event)
         }
