@@ -26,8 +26,9 @@ enum SessionAdoption: Sendable, Equatable {
     /// | unsaved | adopt (signed out elsewhere: never resurrect it) | adopt if its generation ≥ memory's | keep |
     static func decide(memory session: AccountSession.Record, file: StoredSession) -> SessionAdoption {
         switch file {
-        case .unreadable:
-            // A read that failed (EIO, EMFILE) says nothing about the account.
+        case .unreadable, .setAside:
+            // A read that failed (EIO, EMFILE), or a file that was not a token cache this build can use (corrupt,
+            // truncated, a newer format), says nothing about the account.
             return .keep
         case .noFile:
             switch session.durability {
@@ -53,12 +54,15 @@ enum SessionAdoption: Sendable, Equatable {
 
 /// What the token cache file says about the account, as ``SessionAdoption`` reads it.
 enum StoredSession: Sendable, Equatable {
-    /// No file: nobody signed in, or `logout` deleted it. (A corrupt file is set aside and reads as this too.)
+    /// No file: nobody signed in, or `logout` deleted it.
     case noFile
     /// The file's account and its refresh token's generation (0 when the file has none).
     case account(AccountSession.Snapshot, generation: Int)
     /// The file exists but could not be read: nothing is known.
     case unreadable
+    /// The file could not be used (corrupt, truncated, a format this build does not know) and was set aside: it
+    /// says nothing about who is signed in, and memory's account is written to a fresh file.
+    case setAside
 
     init(_ account: PersistedAccount?) {
         guard let account else {

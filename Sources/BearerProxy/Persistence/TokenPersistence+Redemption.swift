@@ -21,7 +21,7 @@ extension TokenPersistence {
                     logger.warning(
                         "the token cache \(original) was unreadable (\(reason)); it was kept as \(movedTo) and a fresh one started"
                     )
-                    return (nil, .noFile)
+                    return (nil, .setAside)
                 case .empty:
                     return (nil, .noFile)
                 }

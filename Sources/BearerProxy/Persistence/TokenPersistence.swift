@@ -82,7 +82,7 @@ public final class TokenPersistence: Sendable {
                 return Loaded(tokens: account.accessTokens.map(Self.accessToken), stored: StoredSession(account))
             case .setAside(let original, let movedTo, let reason):
                 return Loaded(
-                    tokens: [], stored: .noFile,
+                    tokens: [], stored: .setAside,
                     notice: "the token cache \(original) was unreadable (\(reason)); it was kept as \(movedTo) and a "
                         + "fresh one started")
             }
@@ -178,6 +178,14 @@ public final class TokenPersistence: Sendable {
                 )
                 return
             case .keep where loaded.stored == .unreadable:
+                return
+            case .keep where loaded.stored == .setAside:
+                // A corrupt file is no sign-out: memory's account, which was good a second ago, goes to a fresh
+                // file (it was set aside with its contents, for whoever wants to look).
+                if session.isSignedIn {
+                    logger.warning("the token cache was unusable and set aside; writing this process's sign-in again")
+                    saveSession(of: session)
+                }
                 return
             case .keep, .same, .adopt:
                 break

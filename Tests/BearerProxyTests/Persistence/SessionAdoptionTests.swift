@@ -81,6 +81,12 @@ struct SessionAdoptionTests {
             expected: .keep),
         Case(name: "saved, unreadable: keep", memory: memory("a", 3, .saved), file: .unreadable, expected: .keep),
         Case(name: "unsaved, unreadable: keep", memory: memory("b", 4, .unsaved), file: .unreadable, expected: .keep),
+        // A corrupt file, set aside, is no sign-out either (it used to read as "no file").
+        Case(
+            name: "configured, set aside: keep", memory: memory("env", 0, .configured), file: .setAside,
+            expected: .keep),
+        Case(name: "saved, set aside: keep", memory: memory("a", 3, .saved), file: .setAside, expected: .keep),
+        Case(name: "unsaved, set aside: keep", memory: memory("b", 4, .unsaved), file: .setAside, expected: .keep),
     ]
 
     @Test("the rule", arguments: cases)

@@ -43,6 +43,41 @@ struct PersistenceIntegrationTests {
         }
     }
 
+    @Test(
+        "a token cache file corrupted under a running proxy is set aside, not read as a sign-out; memory's is written")
+    func corruptFileIsNoSignOut() async throws {
+        let state = Self.temporaryState()
+        try await withIdentityProvider { provider in
+            try await withUpstream({ _ in .echo }) { upstream in
+                let routes = "[" + route(to: upstream, scopes: ["api://todo/Read"]) + "]"
+                try await ProxyHarness.with(
+                    routes: routes, account: TestAccounts.refreshToken(provider),
+                    environment: TestAccounts.environment(provider), stateDirectory: state
+                ) { proxy in
+                    #expect(try await TestClient.send(port: proxy.port, uri: "/api/x").status == .ok)
+                    let account = proxy.proxy.account
+                    let persistence = try #require(account.persistence)
+                    persistence.flush()
+                    // Truncated, as by a writer that is not bearer-proxy, or a disk that lost the tail.
+                    try Data("{\n  \"version\" : 1,\n  \"accessTo".utf8).write(
+                        to: URL(fileURLWithPath: persistence.store.path))
+                    await TokenMaintenance(account: account).tick()
+                    persistence.flush()
+                    #expect(account.session.isSignedIn, "a corrupt file signed the running proxy out")
+                    guard case .loaded(let written) = try persistence.store.load() else {
+                        Issue.record("the sign-in was not written to a fresh file")
+                        return
+                    }
+                    #expect(written.refreshToken != nil)
+                    let setAside = try FileManager.default.contentsOfDirectory(atPath: persistence.store.directory.path)
+                        .filter { $0.contains(".corrupt-") }
+                    #expect(setAside.count == 1, "the corrupt file was not kept aside")
+                    #expect(try await TestClient.send(port: proxy.port, uri: "/api/y").status == .ok)
+                }
+            }
+        }
+    }
+
     @Test("dev tokens are kept per issuer: a proxy on another port does not reuse a token with the old iss")
     func devTokensPerIssuer() async throws {
         let state = Self.temporaryState()
