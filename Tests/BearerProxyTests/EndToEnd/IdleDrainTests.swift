@@ -11,13 +11,9 @@ struct IdleDrainTests {
     @Test("two idle keep-alives fill a cap of 2: /-/health from a third client is answered, an idle one is closed")
     func healthGetsIn() async throws {
         try await withUpstream({ _ in .echo }) { upstream in
-            let configuration = try TestConfigurations.make(
-                routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#)
-            let proxy = try await RunningProxy.start(
-                configuration: configuration, stateDirectory: nil, maximumConnections: 2, threads: 1,
-                logger: ProxyHarness.silentLogger)
-            do {
-                let port = proxy.server.localAddress.port
+            let routes = #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#
+            try await ProxyHarness.with(routes: routes, maximumConnections: 2) { proxy in
+                let port = proxy.port
                 var idle: [TestConnection] = []
                 for _ in 0..<2 {
                     let connection = try await TestConnection.open(port: port)
@@ -31,24 +27,16 @@ struct IdleDrainTests {
                 try await idle[1].waitForClose()
                 // And the proxy goes on serving at its cap.
                 #expect(try await TestClient.send(port: port, uri: "/api/y").status == .ok)
-            } catch {
-                try? await proxy.shutdownWithinLimit()
-                throw error
             }
-            try await proxy.shutdownWithinLimit()
         }
     }
 
     @Test("a connection in the middle of an exchange is never closed to make room")
     func busyConnectionKept() async throws {
         try await RawUpstream.with(answer: GenerationTests.holdFirst) { upstream in
-            let configuration = try TestConfigurations.make(
-                routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#)
-            let proxy = try await RunningProxy.start(
-                configuration: configuration, stateDirectory: nil, maximumConnections: 1, threads: 1,
-                logger: ProxyHarness.silentLogger)
-            do {
-                let port = proxy.server.localAddress.port
+            let routes = #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#
+            try await ProxyHarness.with(routes: routes, maximumConnections: 1) { proxy in
+                let port = proxy.port
                 async let held = TestClient.send(port: port, uri: "/api/held")
                 try await upstream.waitForRequests(1)
                 // At the cap with one busy connection: a second client waits in the backlog, and the busy exchange
@@ -57,11 +45,7 @@ struct IdleDrainTests {
                 upstream.release(with: .respond(status: 200, body: "done"))
                 #expect(try await held.status == .ok)
                 #expect(try await probe.status == .ok)
-            } catch {
-                try? await proxy.shutdownWithinLimit()
-                throw error
             }
-            try await proxy.shutdownWithinLimit()
         }
     }
 }

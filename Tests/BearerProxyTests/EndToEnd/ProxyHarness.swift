@@ -17,14 +17,16 @@ struct ProxyHarness {
         routes: String, extra: String = "", account: String = #"{ "flow": "dev" }"#,
         environment: [String: String] = [:], stateDirectory: StateDirectory? = nil,
         timeouts: ProxyTimeouts = ProxyTimeouts(), logger: Logger = ProxyHarness.silentLogger,
-        now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = { Date() }, maximumConnections: Int? = nil,
+        peerLookup: PeerUserPolicy.Lookup = .kernel,
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
         let configuration = try TestConfigurations.make(
             routes: routes, extra: extra, account: account, environment: environment)
         let proxy = try await RunningProxy.start(
             configuration: configuration, stateDirectory: stateDirectory, environment: environment,
-            timeouts: timeouts, threads: 2, logger: logger, now: now)
+            timeouts: timeouts, maximumConnections: maximumConnections, threads: 2, logger: logger, now: now,
+            peerLookup: peerLookup)
         let harness = ProxyHarness(proxy: proxy)
         do {
             let result = try await body(harness)

@@ -155,18 +155,10 @@ struct PeerUserTests {
         lookup: PeerUserPolicy.Lookup, allowUsers: String = "", upstream: FakeUpstream,
         logger: Logger = ProxyHarness.silentLogger, _ body: (RunningProxy) async throws -> Void
     ) async throws {
-        let configuration = try TestConfigurations.make(
+        try await ProxyHarness.with(
             routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#,
-            extra: allowUsers.isEmpty ? "" : #""allowUsers": \#(allowUsers)"#)
-        let proxy = try await RunningProxy.start(
-            configuration: configuration, stateDirectory: nil, threads: 1, logger: logger, peerLookup: lookup)
-        do {
-            try await body(proxy)
-        } catch {
-            try? await proxy.shutdownWithinLimit()
-            throw error
-        }
-        try await proxy.shutdownWithinLimit()
+            extra: allowUsers.isEmpty ? "" : #""allowUsers": \#(allowUsers)"#, logger: logger, peerLookup: lookup
+        ) { try await body($0.proxy) }
     }
 
     @Test("another user's connection is closed with nothing read: no answer, no token, no upstream request")
@@ -234,12 +226,11 @@ struct PeerUserTests {
     )
     func statusShowsTheChecks() async throws {
         try await withUpstream({ _ in .echo }) { upstream in
-            let configuration = try TestConfigurations.make(
+            try await ProxyHarness.with(
                 routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#,
-                extra: #""allowUsers": [4242], "requireHeader": { "name": "X-Requested-By", "value": "not-shown" }"#)
-            let proxy = try await RunningProxy.start(
-                configuration: configuration, stateDirectory: nil, threads: 1, logger: ProxyHarness.silentLogger)
-            do {
+                extra: #""allowUsers": [4242], "requireHeader": { "name": "X-Requested-By", "value": "not-shown" }"#
+            ) { harness in
+                let proxy = harness.proxy
                 let port = proxy.server.localAddress.port
                 let response = try await TestClient.send(port: port, uri: "/-/status")
                 #expect(!response.bodyText.contains("not-shown"), "the required header's value was shown")
@@ -251,11 +242,7 @@ struct PeerUserTests {
                 #expect(access["requireHeader"] as? String == "X-Requested-By")
                 let routes = try #require(try response.jsonObject()["routes"] as? [[String: Any]])
                 #expect(routes.first?["requiredHeaders"] as? [String] == ["X-Requested-By"])
-            } catch {
-                try? await proxy.shutdownWithinLimit()
-                throw error
             }
-            try await proxy.shutdownWithinLimit()
         }
     }
 }
