@@ -108,6 +108,49 @@ struct PeerUserTests {
                 == .refused(uid: me))
     }
 
+    /// An IPv4 address of this machine that is not loopback (eth0's), if it has one.
+    static func nonLoopbackAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return nil }
+        defer { freeifaddrs(list) }
+        var entry = list
+        while let current = entry {
+            defer { entry = current.pointee.ifa_next }
+            guard let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET else { continue }
+            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            let bytes = withUnsafeBytes(of: ip) { Array($0) }
+            if bytes[0] != 127 { return bytes.map(String.init).joined(separator: ".") }
+        }
+        return nil
+    }
+
+    @Test("a local user who connects to one of the machine's other addresses is looked up too (listener on 0.0.0.0)")
+    func otherLocalAddress() throws {
+        guard let address = Self.nonLoopbackAddress() else { return }  // only loopback here: nothing to reach
+        let connection = try Self.loopbackConnection(host: "0.0.0.0", connectTo: address)
+        defer { connection.close() }
+        let ends = try #require(PeerUserPolicy.ends(remote: connection.remote, local: connection.local))
+        #expect(!ends.isLoopback)
+        let me = UInt32(geteuid())
+        #expect(SocketDiagnostics.owner(of: ends) == .success(me))
+        #expect(
+            PeerUserPolicy(owner: me &+ 1).decide(remote: connection.remote, local: connection.local)
+                == .refused(uid: me))
+    }
+
+    @Test("a peer the kernel holds no socket for is another machine's: admitted, the client key guards it")
+    func remotePeer() {
+        // 192.0.2.0/24 (TEST-NET-1, RFC 5737) to this machine: no such connection exists, so no local socket.
+        let ends = SocketEnds(
+            family: .inet, peerAddress: [192, 0, 2, 77], peerPort: 40_000, localAddress: [192, 0, 2, 2],
+            localPort: 8080)
+        #expect(SocketDiagnostics.owner(of: ends) == .failure(.notLocal))
+        let loopback = SocketEnds(
+            family: .inet, peerAddress: [127, 0, 0, 1], peerPort: 40_000, localAddress: [127, 0, 0, 1],
+            localPort: 1)
+        #expect(SocketDiagnostics.owner(of: loopback) == .failure(.notLocal))
+    }
+
     @Test("the log says so once a minute per user, with how many were refused; the rest are only counted")
     func logThrottle() {
         let throttle = LogThrottle(interval: .seconds(60))

@@ -5,8 +5,8 @@ import NIOCore
     import Glibc
 #endif
 
-/// Who may use the proxy from this machine (#26): on a loopback listener, a connection whose peer socket belongs to
-/// another user is closed before anything of it is read — unless `allowUsers` names that user.
+/// Who may use the proxy from this machine (#26): a connection whose peer socket belongs to another user of this
+/// machine is closed before anything of it is read — unless `allowUsers` names that user.
 ///
 /// On 127.0.0.1 every user of the machine can connect; the proxy acts as its owner, so without this check anyone
 /// on a shared build host, CI runner or jump host could use the owner's tokens. The kernel knows who owns the other
@@ -15,8 +15,8 @@ import NIOCore
 /// Root gets no exception: it could read the owner's token cache anyway, but the programs that run as root on a
 /// machine — a web server's fetcher, a monitoring agent — are exactly the ones that can be made to send requests
 /// for someone else. Name it in `allowUsers` to let it in. A lookup that fails refuses the connection (fail
-/// closed) and logs why. Connections from other machines (a non-loopback listener) are not looked up: there is no
-/// local user to ask about, and the client key guards them (SPEC §9).
+/// closed) and logs why. A peer on another machine (a non-loopback listener) has no socket here: it is admitted,
+/// and the client key guards it (SPEC §9).
 public struct PeerUserPolicy: Sendable, Equatable {
     /// The uids that may connect: the proxy's own, and `allowUsers`.
     let allowed: Set<UInt32>
@@ -72,34 +72,51 @@ public struct PeerUserPolicy: Sendable, Equatable {
         guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
             return .unknown(reason: "the connection's addresses are not known")
         }
-        guard ends.isLoopback, Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+        // Every peer is looked up, not only loopback ones: a local user who connects to one of the machine's other
+        // addresses (a listener on 0.0.0.0) is just as local. The kernel holds no socket for a peer on another
+        // machine; that peer is admitted here and the client key guards it.
         switch owner(of: ends) {
         case .success(let uid): return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
-        case .failure(let reason): return .unknown(reason: reason.description)
+        case .failure(.notLocal) where !ends.isLoopback: return .admitted(uid: nil)
+        case .failure(.notLocal): return .unknown(reason: "the kernel holds no socket for this loopback peer")
+        case .failure(.other(let reason)): return .unknown(reason: reason)
         }
     }
 
     private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
         switch lookup {
         case .fixed(let uid): return .success(uid)
-        case .failing: return .failure(LookupFailure("the lookup was made to fail"))
+        case .failing: return .failure(.other("the lookup was made to fail"))
         case .kernel:
             #if canImport(Glibc)
                 switch SocketDiagnostics.owner(of: ends) {
                 case .success(let uid): return .success(uid)
                 case .failure(.unsupported):
-                    return ProcNetTCP.owner(of: ends).mapError { LookupFailure("\($0)") }
-                case .failure(.failed(let reason)): return .failure(LookupFailure(reason))
+                    return ProcNetTCP.owner(of: ends).mapError(LookupFailure.init)
+                case .failure(let failure): return .failure(LookupFailure(failure))
                 }
             #else
-                return .failure(LookupFailure("this platform cannot tell who owns a socket"))
+                return .failure(.other("this platform cannot tell who owns a socket"))
             #endif
         }
     }
 
-    struct LookupFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+    /// Why no owner was found.
+    enum LookupFailure: Error {
+        /// The kernel holds no socket for the peer: it is on another machine.
+        case notLocal
+        case other(String)
+
+        #if canImport(Glibc)
+            init(_ failure: SocketDiagnostics.Failure) {
+                switch failure {
+                case .notLocal: self = .notLocal
+                case .failed(let reason): self = .other(reason)
+                case .unsupported(let code): self = .other("no socket diagnostics here (errno \(code))")
+                }
+            }
+        #endif
     }
 
     /// The kernel's view of the connection, for TCP over IPv4 or IPv6; nil for anything else.

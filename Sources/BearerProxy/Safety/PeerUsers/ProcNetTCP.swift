@@ -24,9 +24,7 @@ enum ProcNetTCP {
     static func owner(of ends: SocketEnds) -> Result<UInt32, SocketDiagnostics.Failure> {
         let path = ends.family == .inet ? "/proc/net/tcp" : "/proc/net/tcp6"
         guard let table = readWhole(path) else { return .failure(.failed("cannot read \(path)")) }
-        guard let uid = owner(of: ends, table: table) else {
-            return .failure(.failed("no socket for the peer in \(path)"))
-        }
+        guard let uid = owner(of: ends, table: table) else { return .failure(.notLocal) }
         return .success(uid)
     }
 

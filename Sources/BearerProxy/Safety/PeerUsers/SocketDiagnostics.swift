@@ -12,7 +12,9 @@
         enum Failure: Error, Equatable {
             /// The kernel has no such interface here (not Linux, or netlink sock_diag unavailable): use /proc.
             case unsupported(errno: Int32)
-            /// The lookup itself failed (no descriptor left, no such socket any more, a garbled reply).
+            /// The kernel holds no such socket: the peer is on another machine (or has just closed).
+            case notLocal
+            /// The lookup itself failed (no descriptor left, a garbled reply).
             case failed(String)
         }
 
@@ -97,7 +99,8 @@
                 // struct nlmsgerr: a negative errno first.
                 guard reply.count >= headerSize + 4 else { return .failure(.failed("a truncated error reply")) }
                 let code = -Int32(bitPattern: readNative(reply, at: headerSize))
-                return .failure(.failed("the kernel has no such socket: \(String(cString: strerror(code)))"))
+                if code == ENOENT { return .failure(.notLocal) }
+                return .failure(.failed("the socket lookup failed: \(String(cString: strerror(code)))"))
             }
             guard type == sockDiagByFamily, reply.count >= headerSize + uidOffset + 4 else {
                 return .failure(.failed("an unexpected reply (type \(type))"))

@@ -14,8 +14,8 @@ struct SocketEnds: Sendable, Equatable {
     let localAddress: [UInt8]
     let localPort: UInt16
 
-    /// Whether the peer is on this machine's loopback interface (127.0.0.0/8, ::1, or IPv4-mapped 127/8): only
-    /// then does the kernel hold the peer's socket, and only then is there a local user to ask about.
+    /// Whether the peer is on this machine's loopback interface (127.0.0.0/8, ::1, or IPv4-mapped 127/8): such a peer
+    /// is always a local socket, so a lookup that finds none fails closed rather than reading as "another machine".
     var isLoopback: Bool {
         switch family {
         case .inet: return peerAddress.first == 127
