@@ -128,7 +128,10 @@ struct Status: AsyncParsableCommand {
         try await options.withAccount { account in
             let configuration = account.configuration
             let report = StatusReport(
-                account: account, access: AccessSummary(configuration: configuration, listener: configuration.listen))
+                account: account,
+                access: AccessSummary(
+                    configuration: configuration, listener: configuration.listen,
+                    peerUserCheck: PeerUserPolicy.isAvailable))
             if json {
                 print(String(decoding: report.json, as: UTF8.self))
             } else {

@@ -12,9 +12,11 @@ public struct AccessSummary: Sendable, Equatable {
     /// The global `requireHeader`'s name, if any (a route's own shows in its entry).
     public var requiredHeader: String?
 
-    public init(configuration: Configuration, listener: ListenAddress) {
+    /// - Parameter peerUserCheck: whether this platform can tell who owns a peer socket (``PeerUserPolicy``, which
+    ///   this folder does not see: the composition root asks it).
+    public init(configuration: Configuration, listener: ListenAddress, peerUserCheck: Bool) {
         self.listener = listener.description
-        peerUserCheck = PeerUserPolicy.isAvailable
+        self.peerUserCheck = peerUserCheck
         allowUsers = configuration.allowUsers
         clientKeyRequired = configuration.requireKey || !listener.isLoopback
         requiredHeader = configuration.requireHeader?.name

@@ -43,7 +43,7 @@ extension ProxyConnectionHandler {
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
         // Before anything of the route is used — its token above all (#26 item 3).
-        if let missing = binding.route.requiredHeaders.first(where: { !$0.isSatisfied(by: head.headers) }) {
+        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: head.headers) }) {
             return refuseHead(.requiredHeaderMissing(name: missing.name))
         }
         if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,

@@ -10,6 +10,8 @@ final class RouteBinding: Sendable {
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
     let tunnelIdleTimeout: TimeAmount?
     let tokenKey: ScopeSet?
+    /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
+    let requiredHeaders: [RequiredHeaderCheck]
 
     init(_ route: Route, timeouts: ProxyTimeouts, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         self.route = route
@@ -17,6 +19,7 @@ final class RouteBinding: Sendable {
         tokenKey = route.auth.tokenKey
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
+        requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
     }
 
     private static func amount(_ duration: Duration) -> TimeAmount {

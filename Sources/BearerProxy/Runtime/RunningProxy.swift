@@ -91,7 +91,9 @@ public struct RunningProxy: Sendable {
             configuration: configuration, tokens: account.tokens,
             admin: AdminEndpoints(
                 account: account, metrics: metrics, requestCounts: { await server.requestCounts() },
-                access: AccessSummary(configuration: configuration, listener: server.localAddress)),
+                access: AccessSummary(
+                    configuration: configuration, listener: server.localAddress,
+                    peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
             timeouts: server.timeouts)
         return ReloadableState.Generation(context: context, account: account)
