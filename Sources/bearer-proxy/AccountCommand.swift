@@ -29,7 +29,7 @@ struct AccountOptions: ParsableArguments {
                 configuration: configuration,
                 stateDirectory: noPersist ? nil : StateDirectory.standard(environment: global.environment),
                 environment: global.environment, eventLoopGroup: group,
-                devIssuerURL: DevIssuer.issuerURL(listeningOn: configuration.listen),
+                devIssuerURL: DevIssuer.issuerURL(listeningOn: configuration.listeners),
                 logger: logger)
         } catch {
             try? await group.shutdownGracefully()
@@ -130,7 +130,7 @@ struct Status: AsyncParsableCommand {
             let report = StatusReport(
                 account: account,
                 access: AccessSummary(
-                    configuration: configuration, listener: configuration.listen,
+                    configuration: configuration, listeners: configuration.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable))
             if json {
                 print(String(decoding: report.json, as: UTF8.self))

@@ -12,7 +12,7 @@ struct Check: AsyncParsableCommand {
         let configuration = try global.loadConfiguration()
         let routes = configuration.routes.routes
         print(
-            "\(global.configPath): OK — listen \(configuration.listen), account flow \"\(configuration.account.flow.rawValue)\", \(routes.count) route\(routes.count == 1 ? "" : "s")"
+            "\(global.configPath): OK — listen \(configuration.listeners.map(\.description).joined(separator: ", ")), account flow \"\(configuration.account.flow.rawValue)\", \(routes.count) route\(routes.count == 1 ? "" : "s")"
         )
         for route in routes {
             print("  " + RouteSummary.line(for: route))

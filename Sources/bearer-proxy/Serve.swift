@@ -18,8 +18,12 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .long, help: "HOST:PORT to listen on, overriding routes.json's \"listen\".")
-    var listen: String?
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "HOST:PORT or unix:PATH to listen on (repeatable), instead of routes.json's \"listen\".",
+            discussion: "unix: alone means $XDG_RUNTIME_DIR/bearer-proxy/proxy.sock."))
+    var listen: [String] = []
 
     @Flag(name: .long, help: "Keep keys and tokens in memory only; write nothing to the state directory.")
     var noPersist = false
@@ -69,9 +73,25 @@ struct Serve: AsyncParsableCommand {
         if let maxConnections, !(1...10_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections: expected 1 to 10000000, got \(maxConnections)")
         }
-        if let listen, ListenAddress(parsing: listen) == nil {
-            throw ValidationError("--listen: expected HOST:PORT (for example 127.0.0.1:8080), got \"\(listen)\"")
+        _ = try listeners()
+    }
+
+    /// `--listen`, read as routes.json's `listen` is (relative socket paths against the working directory); nil
+    /// when not given.
+    func listeners() throws -> [Listener]? {
+        guard !listen.isEmpty else { return nil }
+        var listeners: [Listener] = []
+        for text in listen {
+            do {
+                let listener = try Listener.parse(
+                    text, runtimeDirectory: global.environment["XDG_RUNTIME_DIR"],
+                    relativeTo: FileManager.default.currentDirectoryPath)
+                if !listeners.contains(listener) { listeners.append(listener) }
+            } catch {
+                throw ValidationError("--listen \(text): \(error)")
+            }
         }
+        return listeners
     }
 
     func run() async throws {
@@ -85,7 +105,7 @@ struct Serve: AsyncParsableCommand {
         let proxy: RunningProxy
         do {
             proxy = try await RunningProxy.start(
-                configuration: configuration, listen: listen.flatMap(ListenAddress.init(parsing:)),
+                configuration: configuration, listeners: try listeners(),
                 stateDirectory: state, environment: global.environment, timeouts: timeouts,
                 maximumConnections: maxConnections, threads: threads ?? System.coreCount,
                 logger: logger,
@@ -109,8 +129,14 @@ struct Serve: AsyncParsableCommand {
         for route in configuration.routes.routes {
             logger.info("route \(RouteSummary.line(for: route))")
         }
-        logger.info(
-            "listening on http://\(proxy.server.localAddress) (account: \(configuration.account.flow.rawValue))")
+        for listener in proxy.server.listeners {
+            let reach =
+                switch listener {
+                case .tcp(let address): "http://\(address)"
+                case .unix(let path): "\(listener) (curl --unix-socket \(path.path) http://localhost/…)"
+                }
+            logger.info("listening on \(reach) (account: \(configuration.account.flow.rawValue))")
+        }
         let services = ServiceGroup(
             configuration: .init(
                 services: [

@@ -8,8 +8,8 @@
 ///
 /// Built only by `load`/`parse` (or in code from already-valid parts), so every value in it is valid.
 public struct Configuration: Sendable {
-    /// Default `127.0.0.1:8080`.
-    public var listen: ListenAddress
+    /// Where clients connect: TCP addresses and Unix-domain sockets, at least one. Default `127.0.0.1:8080`.
+    public var listeners: [Listener]
     public var account: AccountConfiguration
     public var routes: RouteTable
     /// The global CA settings (routes inherit them unless they set their own); default: system roots only.
@@ -30,7 +30,7 @@ public struct Configuration: Sendable {
     public var requireHeader: RequiredHeader?
 
     public init(
-        listen: ListenAddress = .default,
+        listeners: [Listener] = [.default],
         account: AccountConfiguration,
         routes: RouteTable,
         tls: TLSSettings = TLSSettings(),
@@ -41,7 +41,7 @@ public struct Configuration: Sendable {
         allowUsers: [UInt32] = [],
         requireHeader: RequiredHeader? = nil
     ) {
-        self.listen = listen
+        self.listeners = listeners
         self.account = account
         self.routes = routes
         self.tls = tls

@@ -25,10 +25,21 @@ struct PeerUserCheck: Sendable {
         self.refusedUnknown = refusedUnknown
     }
 
-    /// Whether `channel` may be served; when not, the reason is counted and logged.
-    func admits(_ channel: any Channel) -> Bool {
-        guard let policy = generations.peerUsers else { return true }
-        switch policy.decide(remote: channel.remoteAddress, local: channel.localAddress) {
+    /// Whether `channel` may be served; when not, the reason is counted and logged. A Unix-domain connection asks
+    /// the kernel for its peer's credentials first; a TCP one is decided at once.
+    func admits(_ channel: any Channel) -> EventLoopFuture<Bool> {
+        guard let policy = generations.peerUsers else { return channel.eventLoop.makeSucceededFuture(true) }
+        if case .unixDomainSocket = channel.localAddress {
+            return PeerCredentials.uid(of: channel).map { peer in
+                judge(policy.decide(unixPeer: peer), channel: channel)
+            }
+        }
+        return channel.eventLoop.makeSucceededFuture(
+            judge(policy.decide(remote: channel.remoteAddress, local: channel.localAddress), channel: channel))
+    }
+
+    private func judge(_ decision: PeerUserPolicy.Decision, channel: any Channel) -> Bool {
+        switch decision {
         case .admitted:
             return true
         case .refused(let uid):
@@ -36,7 +47,7 @@ struct PeerUserCheck: Sendable {
             if let count = logged.due("uid \(uid)") {
                 logger.warning(
                     "closed a connection from uid \(uid): not this proxy's user and not in \"allowUsers\"",
-                    metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "refused": "\(count)"])
+                    metadata: ["peer": "\(Self.peer(of: channel))", "refused": "\(count)"])
             }
             return false
         case .unknown(let reason):
@@ -44,9 +55,17 @@ struct PeerUserCheck: Sendable {
             if let count = logged.due(reason) {
                 logger.error(
                     "closed a connection: cannot tell which user it comes from (\(reason)); refusing is the safe side",
-                    metadata: ["peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "refused": "\(count)"])
+                    metadata: ["peer": "\(Self.peer(of: channel))", "refused": "\(count)"])
             }
             return false
         }
+    }
+
+    /// The peer as the log names it: its address, or the socket file it came through.
+    private static func peer(of channel: any Channel) -> String {
+        if case .unixDomainSocket = channel.localAddress, let path = channel.localAddress?.pathname {
+            return "unix:\(path)"
+        }
+        return channel.remoteAddress.map { "\($0)" } ?? "?"
     }
 }

@@ -6,36 +6,43 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
-/// The listening proxy: accepts client connections and runs one ``ProxyConnectionHandler`` per connection.
+/// The listening proxy: accepts client connections on every listener and runs one ``ProxyConnectionHandler`` per
+/// connection.
 ///
-/// Start-up is two steps so the dev issuer can know its URL: ``bind(to:group:generations:timeouts:metrics:logger:)``
-/// opens the socket (requests that arrive before step two get 503 "starting"), then the composition root installs
+/// Start-up is two steps so the dev issuer can know its URL: ``bind(to:group:generations:timeouts:maximumConnections:metrics:logger:)``
+/// opens the sockets (requests that arrive before step two get 503 "starting"), then the composition root installs
 /// the first generation in `generations`. As a `Service`, ``run()`` waits for graceful shutdown, then stops accepting and lets
 /// in-flight exchanges finish within ``ProxyTimeouts/shutdownGrace`` (SPEC §5 `serve`, §10).
 public final class ProxyServer: Service, Sendable {
-    /// The address actually bound (port 0 in the configuration becomes the kernel's choice).
-    public let localAddress: ListenAddress
+    /// The listeners actually bound, in the order given (port 0 becomes the kernel's choice).
+    public let listeners: [Listener]
     let logger: Logger
     let timeouts: ProxyTimeouts
-    private let channel: any Channel
-    /// Taken out by ``shutdown()``: the helper fails a promise in its `deinit`, so it must be released while the
+    private let channels: [any Channel]
+    /// Taken out by ``shutdown()``: each helper fails a promise in its `deinit`, so they must be released while the
     /// event loops still run, not whenever the last reference to the server happens to go.
-    private let quiescing: Mutex<ServerQuiescingHelper?>
+    private let quiescing: Mutex<[ServerQuiescingHelper]?>
+    /// The socket files to remove once their listeners are closed.
+    private let socketFiles: [UnixSocketFile]
     private let loops: [NIOLoopBound<EventLoopState>]
     private let sweeps: [RepeatedTask]
 
     private init(
-        localAddress: ListenAddress, channel: any Channel, quiescing: ServerQuiescingHelper,
-        loops: [NIOLoopBound<EventLoopState>], sweeps: [RepeatedTask], timeouts: ProxyTimeouts, logger: Logger
+        bound: [Acceptor.Bound], loops: [NIOLoopBound<EventLoopState>], sweeps: [RepeatedTask],
+        timeouts: ProxyTimeouts, logger: Logger
     ) {
-        self.localAddress = localAddress
-        self.channel = channel
-        self.quiescing = Mutex(quiescing)
+        self.listeners = bound.map(\.listener)
+        self.channels = bound.map(\.channel)
+        self.quiescing = Mutex(bound.map(\.quiescing))
+        self.socketFiles = bound.compactMap(\.socketFile)
         self.loops = loops
         self.sweeps = sweeps
         self.timeouts = timeouts
         self.logger = logger
     }
+
+    /// The first TCP listener's address, if the proxy has one.
+    public var localAddress: ListenAddress? { listeners.firstTCPAddress }
 
     /// Requests seen per route label, summed over the event loops (for `/-/status`).
     public func requestCounts() async -> [String: Int] {
@@ -47,18 +54,17 @@ public final class ProxyServer: Service, Sendable {
         return totals
     }
 
-    /// Opens the listening socket on `address`.
+    /// Opens a listening socket for each of `listeners`; if one fails, those already open are closed again.
+    ///
+    /// `maximumConnections` is shared out between the listeners (each gets its part, at least one), so that
+    /// together they stay inside the descriptor limit.
     static func bind(
-        to address: ListenAddress, group: MultiThreadedEventLoopGroup, generations: any GenerationSource,
+        to listeners: [Listener], group: MultiThreadedEventLoopGroup, generations: any GenerationSource,
         timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
         metrics: ProxyMetrics = ProxyMetrics(), logger: Logger
     ) async throws -> ProxyServer {
         let connectionCap =
             maximumConnections ?? ConnectionLimiter.defaultMaximum(descriptorLimit: ConnectionLimiter.descriptorLimit())
-        let acceptErrors = metrics.acceptPaused(reason: "accept_error")
-        let peerCheck = PeerUserCheck(
-            generations: generations, logger: logger, refusedUser: metrics.connectionsRefused(reason: "peer_user"),
-            refusedUnknown: metrics.connectionsRefused(reason: "peer_unknown"))
         var loops: [NIOLoopBound<EventLoopState>] = []
         var sweeps: [RepeatedTask] = []
         for loop in group.makeIterator() {
@@ -73,54 +79,26 @@ public final class ProxyServer: Service, Sendable {
                     state.value.pool.evictIdle(now: .now())
                 })
         }
-        let stateByLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) })
-        let quiescing = ServerQuiescingHelper(group: group)
-        let core = ProxyServerCore(
-            installed: generations, logger: logger, metrics: metrics, timeouts: timeouts)
-
-        let channel = try await ServerBootstrap(group: group)
-            // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
-            // client's kernel a second or more later (the kernel caps this at net.core.somaxconn).
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                    // Out of descriptors, accept fails at once: back off a second instead of spinning (#22 item 2).
-                    try pipeline.addHandler(
-                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in
-                            acceptErrors.increment()
-                            return .seconds(1)
-                        })
-                    try pipeline.addHandler(ConnectionLimiter(maximum: connectionCap, metrics: metrics))
-                }
+        let acceptor = Acceptor(
+            group: group,
+            core: ProxyServerCore(installed: generations, logger: logger, metrics: metrics, timeouts: timeouts),
+            stateByLoop: Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.eventLoop), $0) }),
+            peerCheck: PeerUserCheck(
+                generations: generations, logger: logger, refusedUser: metrics.connectionsRefused(reason: "peer_user"),
+                refusedUnknown: metrics.connectionsRefused(reason: "peer_unknown")),
+            maximumConnections: max(1, connectionCap / max(1, listeners.count)))
+        var bound: [Acceptor.Bound] = []
+        do {
+            for listener in listeners { bound.append(try await acceptor.bind(listener)) }
+        } catch {
+            for done in bound {
+                try? await done.channel.close()
+                done.socketFile?.remove()
             }
-            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.maxMessagesPerRead, value: 16)
-            .childChannelInitializer { channel in
-                // Another user's connection is closed before anything of it is read (#26).
-                guard peerCheck.admits(channel) else { return channel.close() }
-                return channel.eventLoop.makeCompletedFuture {
-                    let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
-                    let pipeline = channel.pipeline.syncOperations
-                    var encoder = HTTPResponseEncoder.Configuration()
-                    // Framing is set explicitly per response (data-plane pitfall 3).
-                    encoder.automaticallySetFramingHeaders = false
-                    try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
-                    // `.forwardBytes`: after a WebSocket handshake the bytes NIO holds go to the tunnel (RFC 6455 §4.1).
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-                    try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
-                }
-            }
-            .bind(host: address.host, port: address.port)
-            .get()
-
-        let port = channel.localAddress?.port ?? address.port
-        return ProxyServer(
-            localAddress: ListenAddress(host: address.host, port: port), channel: channel, quiescing: quiescing,
-            loops: loops, sweeps: sweeps, timeouts: timeouts, logger: logger)
+            for sweep in sweeps { sweep.cancel() }
+            throw error
+        }
+        return ProxyServer(bound: bound, loops: loops, sweeps: sweeps, timeouts: timeouts, logger: logger)
     }
 
     public func run() async throws {
@@ -131,10 +109,10 @@ public final class ProxyServer: Service, Sendable {
 
     /// Stops accepting, lets in-flight exchanges finish (bounded by the grace period), closes pooled connections.
     public func shutdown() async {
-        guard let quiescing = self.quiescing.withLock({ $0.take() }) else { return }
-        let loop = channel.eventLoop
+        guard let helpers = self.quiescing.withLock({ $0.take() }) else { return }
         let grace = timeouts.shutdownGrace
-        // Whichever comes first — every connection closed, or the grace period over — ends the wait.
+        // Whichever comes first — every connection of every listener closed, or the grace period over — ends the wait.
+        let loop = loops[0].eventLoop
         let finished = loop.flatSubmit {
             let finished = loop.makePromise(of: Void.self)
             let done = NIOLoopBoundBox(false, eventLoop: loop)
@@ -143,14 +121,20 @@ public final class ProxyServer: Service, Sendable {
                 done.value = true
                 finished.succeed()
             }
-            let drained = loop.makePromise(of: Void.self)
-            drained.futureResult.whenComplete { _ in finish() }
+            let drains = helpers.map { helper in
+                let drained = loop.makePromise(of: Void.self)
+                helper.initiateShutdown(promise: drained)
+                return drained.futureResult
+            }
+            EventLoopFuture.andAllComplete(drains, on: loop).whenComplete { _ in finish() }
             let deadline = loop.scheduleTask(in: grace) { finish() }
             finished.futureResult.whenComplete { _ in deadline.cancel() }
-            quiescing.initiateShutdown(promise: drained)
             return finished.futureResult
         }
         try? await finished.get()
+        // The listening sockets are closed by now (the helpers close them first); their files go with them.
+        for channel in channels { try? await channel.closeFuture.get() }
+        for file in socketFiles { file.remove() }
         for (sweep, state) in zip(sweeps, loops) {
             let cancelled = state.eventLoop.makePromise(of: Void.self)
             sweep.cancel(promise: cancelled)

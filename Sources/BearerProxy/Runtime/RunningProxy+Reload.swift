@@ -37,22 +37,23 @@ extension RunningProxy {
             logger.error("reload refused: \(problems.count) problem(s); the previous configuration keeps serving")
             return .rejected(problems: problems)
         }
-        let listen = server.localAddress
+        let listeners = server.listeners
         let old = state.account
-        if configuration.listen != old.configuration.listen {
-            logger.warning("reload: \"listen\" changed to \(configuration.listen); it takes effect after a restart")
+        if configuration.listeners != old.configuration.listeners {
+            let written = configuration.listeners.map(\.description).joined(separator: ", ")
+            logger.warning("reload: \"listen\" changed to \(written); it takes effect after a restart")
         }
         let accountChanged = configuration.account != old.configuration.account
         let account: AccountRuntime
         let generation: ReloadableState.Generation
         do {
             let policy = try SafetyPolicy.make(
-                for: configuration, listen: listen, environment: state.environment, peerLookup: state.peerLookup)
+                for: configuration, listeners: listeners, environment: state.environment, peerLookup: state.peerLookup)
             if accountChanged {
                 account = try AccountRuntime.make(
                     configuration: configuration, stateDirectory: state.stateDirectory,
                     environment: state.environment, eventLoopGroup: group,
-                    devIssuerURL: DevIssuer.issuerURL(listeningOn: listen), logger: logger,
+                    devIssuerURL: DevIssuer.issuerURL(listeningOn: listeners), logger: logger,
                     metrics: metrics, now: state.now)
             } else {
                 account = old.with(configuration: configuration)

@@ -25,7 +25,7 @@ public struct RunningProxy: Sendable {
     /// The embedded issuer, for the `dev` account.
     public var devIssuer: DevIssuer? { account.devIssuer }
 
-    /// Binds `listen` (or the configuration's address) and starts serving `configuration`.
+    /// Binds `listeners` (or the configuration's) and starts serving `configuration`.
     ///
     /// - Parameters:
     ///   - stateDirectory: where the token cache file and the dev issuer's key live; nil keeps everything in
@@ -34,18 +34,22 @@ public struct RunningProxy: Sendable {
     ///   - peerLookup: how the owner of a loopback peer's socket is found (#26); tests put a fixed or failing one in.
     ///   - beforeServing: runs once the account is ready and before requests are served (`serve`'s sign-in).
     public static func start(
-        configuration: Configuration, listen: ListenAddress? = nil, stateDirectory: StateDirectory?,
+        configuration: Configuration, listeners: [Listener]? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
         threads: Int = System.coreCount, logger: Logger, now: (@Sendable () -> Date)? = nil,
         peerLookup: PeerUserPolicy.Lookup = .kernel,
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
-        let address = listen ?? configuration.listen
+        let listeners = listeners ?? configuration.listeners
+        // The reader never makes an empty list; a configuration built in code could.
+        guard !listeners.isEmpty else {
+            throw StartupError.cannotListen(address: "listen", reason: "nothing to listen on")
+        }
         let policy = try SafetyPolicy.make(
-            for: configuration, listen: address, environment: environment, peerLookup: peerLookup)
-        if !address.isLoopback {
+            for: configuration, listeners: listeners, environment: environment, peerLookup: peerLookup)
+        for listener in listeners where !listener.isLocal {
             logger.warning(
-                "listening on non-loopback address \(address): \(policy.clientKey == nil ? "allowRemote is set and no client key is required — anyone who can reach it acts as this account" : "every request must carry the client key")"
+                "listening on non-loopback address \(listener): \(policy.clientKey == nil ? "allowRemote is set and no client key is required — anyone who can reach it acts as this account" : "every request must carry the client key")"
             )
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -56,13 +60,16 @@ public struct RunningProxy: Sendable {
         let server: ProxyServer
         do {
             server = try await ProxyServer.bind(
-                to: address, group: group, generations: state, timeouts: timeouts,
+                to: listeners, group: group, generations: state, timeouts: timeouts,
                 maximumConnections: maximumConnections, metrics: metrics, logger: logger)
+        } catch let failure as Acceptor.Failure {
+            try? await group.shutdownGracefully()
+            throw StartupError.cannotListen(address: failure.listener.description, reason: failure.reason)
         } catch {
             try? await group.shutdownGracefully()
-            throw StartupError.cannotListen(address: address.description, reason: "\(error)")
+            throw error
         }
-        let bound = server.localAddress
+        let bound = server.listeners
         do {
             let account = try AccountRuntime.make(
                 configuration: configuration, stateDirectory: stateDirectory, environment: environment,
@@ -92,7 +99,7 @@ public struct RunningProxy: Sendable {
             admin: AdminEndpoints(
                 account: account, metrics: metrics, requestCounts: { await server.requestCounts() },
                 access: AccessSummary(
-                    configuration: configuration, listener: server.localAddress,
+                    configuration: configuration, listeners: server.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
             timeouts: server.timeouts)

@@ -26,19 +26,22 @@ public struct SafetyPolicy: Sendable {
         self.clientKey = clientKey
     }
 
-    /// The policy for `configuration` served on `listen`, with `BEARER_PROXY_KEY` from `environment`.
+    /// The policy for `configuration` served on `listeners`, with `BEARER_PROXY_KEY` from `environment`.
     ///
     /// A non-loopback listener needs a client key or `"allowRemote": true` — anyone who can reach it could
     /// otherwise act as the signed-in account — so that combination is refused here, before anything listens.
+    /// The key, once required by one listener, is required on all of them: one rule per proxy, so that a socket
+    /// file or a loopback port next to a remote one is never the way around it.
     public static func make(
-        for configuration: Configuration, listen: ListenAddress, environment: [String: String],
+        for configuration: Configuration, listeners: [Listener], environment: [String: String],
         peerLookup: PeerUserPolicy.Lookup = .kernel
     ) throws(StartupError) -> SafetyPolicy {
         let key = environment[Configuration.clientKeyVariable].flatMap { $0.isEmpty ? nil : ClientKey($0) }
-        if !listen.isLoopback && key == nil && !configuration.allowRemote {
-            throw .remoteWithoutKey(address: listen.description)
+        let remote = listeners.filter { !$0.isLocal }
+        if let first = remote.first, key == nil, !configuration.allowRemote {
+            throw .remoteWithoutKey(address: first.description)
         }
-        let required = configuration.requireKey || !listen.isLoopback
+        let required = configuration.requireKey || !remote.isEmpty
         var policy = SafetyPolicy(
             allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins,
             clientKey: required ? key : nil)

@@ -45,10 +45,13 @@ public struct DevIssuer: SignInFlow {
         self.identity = DevIdentity(thumbprint: SHA256.hash(data: Data(canonical.utf8)))
     }
 
-    /// The issuer URL for a proxy listening on `address`. An unspecified address (`0.0.0.0`, `::`) is reached
-    /// locally as `127.0.0.1`, so that is what the tokens name.
-    public static func issuerURL(listeningOn address: ListenAddress) -> String {
-        issuerURL(host: ["0.0.0.0", "::"].contains(address.host) ? "127.0.0.1" : address.host, port: address.port)
+    /// The issuer URL for a proxy on `listeners`: its first TCP address, where an unspecified one (`0.0.0.0`, `::`)
+    /// is reached locally as `127.0.0.1`, so that is what the tokens name.
+    public static func issuerURL(listeningOn listeners: [Listener]) -> String {
+        // A proxy on socket files only is reached as `http://localhost` through one (curl --unix-socket).
+        guard let address = listeners.firstTCPAddress else { return "http://localhost/-" }
+        return issuerURL(
+            host: ["0.0.0.0", "::"].contains(address.host) ? "127.0.0.1" : address.host, port: address.port)
     }
 
     /// The issuer URL for a proxy listening on `host:port`.

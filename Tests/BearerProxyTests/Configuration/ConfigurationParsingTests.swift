@@ -9,7 +9,7 @@ import Testing
 
     @Test func minimalDocumentGetsTheDefaults() throws {
         let configuration = try F.parse(F.document())
-        #expect(configuration.listen == ListenAddress(host: "127.0.0.1", port: 8080))
+        #expect(configuration.listeners == [.tcp(ListenAddress(host: "127.0.0.1", port: 8080))])
         #expect(configuration.account.flow == .dev)
         #expect(configuration.account.settings == .dev)
         #expect(configuration.tls == TLSSettings(caFile: nil))
@@ -39,7 +39,7 @@ import Testing
                 "allowedOrigins": ["HTTP://LocalHost:3000/", "https://app.example.com:443", "http://[::1]:80"]
                 """#),
             environment: ["BEARER_PROXY_KEY": "k"])
-        #expect(configuration.listen == ListenAddress(host: "::1", port: 9000))
+        #expect(configuration.listeners == [.tcp(ListenAddress(host: "::1", port: 9000))])
         #expect(configuration.allowRemote)
         #expect(configuration.requireKey)
         #expect(configuration.allowedHosts == ["dev.local", "fe80::1", "10.0.0.5"])
@@ -128,7 +128,7 @@ import Testing
         #expect(
             problems == [
                 "acount: unknown key (did you mean \"account\"?)",
-                "listen: must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\")",
+                "listen: must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\") or \"unix:PATH\"",
                 "account.clientId: is required",
                 "routes[0].scope: unknown key (did you mean \"scopes\"?)",
                 "routes[0].prefix: must not end with \"/\" (write \"/graph\", not \"/graph/\")",

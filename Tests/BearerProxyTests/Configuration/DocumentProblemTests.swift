@@ -12,16 +12,21 @@ import Testing
         ProblemCase(F.document(#""listn": "127.0.0.1:8080""#), "listn", "unknown key (did you mean \"listen\"?)"),
         ProblemCase(F.document(#""colour": "blue""#), "colour", "unknown key"),
         // listen
-        ProblemCase(F.document(#""listen": 8080"#), "listen", "must be a string"),
+        ProblemCase(
+            F.document(#""listen": 8080"#), "listen",
+            "must be a string (\"host:port\" or \"unix:PATH\") or an array of them"),
+        ProblemCase(
+            F.document(#""listen": ["127.0.0.1:8080", "unix:/run/bp/"]"#), "listen[1]",
+            "a socket path must end in a file name, not \"/\", \".\" or \"..\""),
         ProblemCase(
             F.document(#""listen": "localhost""#), "listen",
-            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\")"),
+            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\") or \"unix:PATH\""),
         ProblemCase(
             F.document(#""listen": "::1:8080""#), "listen",
-            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\")"),
+            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\") or \"unix:PATH\""),
         ProblemCase(
             F.document(#""listen": "127.0.0.1:65536""#), "listen",
-            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\")"),
+            "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\") or \"unix:PATH\""),
         // account and routes, as wholes
         ProblemCase(#"{"routes": [\#(F.route)]}"#, "account", "is required"),
         ProblemCase(#"{"account": "dev", "routes": [\#(F.route)]}"#, "account", "must be an object"),

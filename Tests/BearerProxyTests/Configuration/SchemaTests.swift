@@ -422,6 +422,10 @@ extension SchemaTests {
         "listen": [
             #""localhost:0""#, #""[::1]:8080""#, #""0.0.0.0:80""#, #""127.0.0.1:08080""#, #""localhost""#,
             #"":8080""#, #""host:""#, #""host:65536""#, #""[::1]""#, #""::1:8080""#, #""[::1]:-1""#, #""a b:80""#,
+            // #26 item 2: socket files and lists ("unix:" alone needs XDG_RUNTIME_DIR, which the schema cannot see).
+            #""unix:/run/bp/proxy.sock""#, #""unix:relative.sock""#, #"["127.0.0.1:0", "unix:/run/bp/proxy.sock"]"#,
+            #""unix:/run/bp/""#, #""unix:/run/..""#, "[]", #"["127.0.0.1:1", "127.0.0.1:1"]"#, "8080", "[8080]",
+            #"["unix:/a/./"]"#,
         ],
         "tls": [#"{"caFile": "\#(F.existingFile)"}"#, "{}"],
         "allowedHosts": [

@@ -13,7 +13,7 @@ import Testing
     @Test func shippedRoutesLoadWithBothRoutes() throws {
         let path = Self.repositoryRoot.appendingPathComponent("routes.json").path
         let configuration = try Configuration.load(path: path, environment: [:])
-        #expect(configuration.listen == ListenAddress(host: "127.0.0.1", port: 8080))
+        #expect(configuration.listeners == [.tcp(ListenAddress(host: "127.0.0.1", port: 8080))])
         #expect(configuration.account.flow == .dev)
 
         let routes = configuration.routes.routes

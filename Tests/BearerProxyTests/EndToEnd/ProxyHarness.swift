@@ -10,7 +10,7 @@ import Testing
 struct ProxyHarness {
     let proxy: RunningProxy
 
-    var port: Int { proxy.server.localAddress.port }
+    var port: Int { proxy.server.port }
 
     /// Runs `body` against a proxy serving `routes` (a JSON array), then shuts the proxy down.
     static func with<T>(

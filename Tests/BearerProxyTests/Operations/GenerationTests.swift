@@ -72,7 +72,7 @@ struct GenerationTests {
                     configuration: try Configuration.load(path: file.path, environment: environment),
                     stateDirectory: nil, environment: environment, threads: 1, logger: ProxyHarness.silentLogger)
                 do {
-                    async let answer = TestClient.send(port: proxy.server.localAddress.port, uri: "/api/x")
+                    async let answer = TestClient.send(port: proxy.server.port, uri: "/api/x")
                     try await upstream.waitForRequests(1)
                     try Self.writeConfiguration(#"{ "flow": "dev" }"#, upstream: upstream, to: file)
                     async let reloaded = proxy.reload(from: file.path)
@@ -87,7 +87,7 @@ struct GenerationTests {
                     #expect(await reloaded == .applied(accountChanged: true))
                     #expect(provider.tokenRequests.count == 2, "the replay did not get its token from the old account")
                     // New requests belong to the new generation: dev tokens, no provider request.
-                    let after = try await TestClient.send(port: proxy.server.localAddress.port, uri: "/api/y")
+                    let after = try await TestClient.send(port: proxy.server.port, uri: "/api/y")
                     #expect(after.status == .ok)
                     #expect(provider.tokenRequests.count == 2)
                 } catch {
@@ -109,7 +109,7 @@ struct GenerationTests {
                 let account = TestAccounts.refreshToken(provider)
                 try Self.writeConfiguration(account, upstream: upstream, to: file)
                 try await Self.withProxy(file, provider: provider) { proxy in
-                    async let answer = TestClient.send(port: proxy.server.localAddress.port, uri: "/api/x")
+                    async let answer = TestClient.send(port: proxy.server.port, uri: "/api/x")
                     try await upstream.waitForRequests(1)
                     // Reload one keeps the account (a route added); reload two changes it. The held exchange belongs
                     // to the generation before both.
@@ -149,7 +149,7 @@ struct GenerationTests {
                 let file = directory.appendingPathComponent("routes.json")
                 try Self.writeConfiguration(TestAccounts.refreshToken(provider), upstream: upstream, to: file)
                 try await Self.withProxy(file, provider: provider) { proxy in
-                    let port = proxy.server.localAddress.port
+                    let port = proxy.server.port
                     async let answer = TestClient.send(port: port, uri: "/api/x")
                     try await upstream.waitForRequests(1)
                     // Before #22 the first reload waited for the held exchange (up to 60 s) before it returned, and

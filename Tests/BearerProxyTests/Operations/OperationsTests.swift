@@ -208,7 +208,7 @@ struct OperationsTests {
             let proxy = try await RunningProxy.start(
                 configuration: configuration, stateDirectory: nil, timeouts: timeouts, threads: 2,
                 logger: ProxyHarness.silentLogger)
-            let port = proxy.server.localAddress.port
+            let port = proxy.server.port
             try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for _ in 0..<200 {
                     group.addTask { try await TestClient.send(port: port, uri: "/api/slow") }

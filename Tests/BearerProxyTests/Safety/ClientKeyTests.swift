@@ -64,7 +64,8 @@ struct ClientKeyTests {
             routes: #"[ { "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"] } ]"#)
         await #expect {
             _ = try await RunningProxy.start(
-                configuration: configuration, listen: ListenAddress(host: "0.0.0.0", port: 0), stateDirectory: nil,
+                configuration: configuration, listeners: [.tcp(ListenAddress(host: "0.0.0.0", port: 0))],
+                stateDirectory: nil,
                 logger: ProxyHarness.silentLogger)
         } throws: { error in
             guard case StartupError.remoteWithoutKey = error else { return false }
@@ -78,16 +79,17 @@ struct ClientKeyTests {
         let store = CapturingLogHandler.Store()
         let keyed = try await RunningProxy.start(
             configuration: try TestConfigurations.make(routes: routes),
-            listen: ListenAddress(host: "0.0.0.0", port: 0), stateDirectory: nil, environment: Self.environment,
+            listeners: [.tcp(ListenAddress(host: "0.0.0.0", port: 0))], stateDirectory: nil,
+            environment: Self.environment,
             logger: CapturingLogHandler.logger(into: store))
-        let port = keyed.server.localAddress.port
+        let port = keyed.server.port
         let without = try await TestClient.send(port: port, uri: "/a/x")
         #expect(without.status == .unauthorized)
         try await keyed.shutdownWithinLimit()
 
         let open = try await RunningProxy.start(
             configuration: try TestConfigurations.make(routes: routes, extra: #""allowRemote": true"#),
-            listen: ListenAddress(host: "0.0.0.0", port: 0), stateDirectory: nil,
+            listeners: [.tcp(ListenAddress(host: "0.0.0.0", port: 0))], stateDirectory: nil,
             logger: CapturingLogHandler.logger(into: store))
         try await open.shutdownWithinLimit()
         #expect(store.all.filter { $0.hasPrefix("warning") && $0.contains("non-loopback") }.count == 2)

@@ -212,7 +212,7 @@ struct PeerUserTests {
             try await Self.withProxy(
                 lookup: .fixed(stranger), upstream: upstream, logger: CapturingLogHandler.logger(into: logs)
             ) { proxy in
-                let port = proxy.server.localAddress.port
+                let port = proxy.server.port
                 for uri in ["/api/x", "/-/health", "/-/status"] {
                     await #expect(throws: (any Error).self, "\(uri) was answered") {
                         try await TestClient.send(port: port, uri: uri)
@@ -232,7 +232,7 @@ struct PeerUserTests {
             let stranger = UInt32(geteuid()) &+ 1
             try await Self.withProxy(lookup: .fixed(stranger), allowUsers: "[\(stranger)]", upstream: upstream) {
                 proxy in
-                let response = try await TestClient.send(port: proxy.server.localAddress.port, uri: "/api/x")
+                let response = try await TestClient.send(port: proxy.server.port, uri: "/api/x")
                 #expect(response.status == .ok)
             }
         }
@@ -246,7 +246,7 @@ struct PeerUserTests {
                 lookup: .failing, upstream: upstream, logger: CapturingLogHandler.logger(into: logs)
             ) { proxy in
                 await #expect(throws: (any Error).self) {
-                    try await TestClient.send(port: proxy.server.localAddress.port, uri: "/api/x")
+                    try await TestClient.send(port: proxy.server.port, uri: "/api/x")
                 }
                 #expect(upstream.requests.isEmpty)
                 #expect(logs.all.contains { $0.contains("cannot tell which user it comes from") })
@@ -274,11 +274,11 @@ struct PeerUserTests {
                 extra: #""allowUsers": [4242], "requireHeader": { "name": "X-Requested-By", "value": "not-shown" }"#
             ) { harness in
                 let proxy = harness.proxy
-                let port = proxy.server.localAddress.port
+                let port = proxy.server.port
                 let response = try await TestClient.send(port: port, uri: "/-/status")
                 #expect(!response.bodyText.contains("not-shown"), "the required header's value was shown")
                 let access = try #require(try response.jsonObject()["access"] as? [String: Any])
-                #expect(access["listener"] as? String == "127.0.0.1:\(port)")
+                #expect(access["listeners"] as? [String] == ["127.0.0.1:\(port)"])
                 #expect(access["peerUserCheck"] as? String == "on")
                 #expect(access["allowUsers"] as? [Int] == [4242])
                 #expect(access["clientKeyRequired"] as? Bool == false)

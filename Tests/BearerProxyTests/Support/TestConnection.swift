@@ -20,14 +20,39 @@ import NIOSSL
 final class TestConnection: Sendable {
     /// The underlying channel (closed by `close()`).
     let channel: any Channel
-    /// The server port this connection talks to.
+    /// The server port this connection talks to (0 over a Unix-domain socket).
     let port: Int
+    /// The `Host` sent when the request names none: `127.0.0.1:PORT`, or `localhost` through a socket file (as
+    /// `curl --unix-socket` sends it).
+    private let defaultHost: String
     private let handler: NIOLoopBound<TestClientHandler>
 
-    private init(channel: any Channel, port: Int, handler: NIOLoopBound<TestClientHandler>) {
+    private init(channel: any Channel, port: Int, defaultHost: String, handler: NIOLoopBound<TestClientHandler>) {
         self.channel = channel
         self.port = port
+        self.defaultHost = defaultHost
         self.handler = handler
+    }
+
+    /// Connects to the Unix-domain socket at `path`.
+    static func open(unixSocket path: String, timeout: Duration = TestClient.defaultTimeout) async throws
+        -> TestConnection
+    {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(TimeAmount(timeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try Self.addHTTPHandlers(to: channel.pipeline.syncOperations) }
+            }
+            .connect(unixDomainSocketPath: path).get()
+        return try await TestConnection(channel: channel, port: 0, defaultHost: "localhost")
+    }
+
+    private convenience init(channel: any Channel, port: Int, defaultHost: String) async throws {
+        let handler = try await channel.eventLoop.submit {
+            NIOLoopBound(
+                try channel.pipeline.syncOperations.handler(type: TestClientHandler.self), eventLoop: channel.eventLoop)
+        }.get()
+        self.init(channel: channel, port: port, defaultHost: defaultHost, handler: handler)
     }
 
     /// Connects to 127.0.0.1:`port`. With `tls`, trusts only the fixture CA (`TLSFixtures.clientContext()`) and
@@ -50,11 +75,7 @@ final class TestConnection: Sendable {
                 }
             }
         let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(
-                try channel.pipeline.syncOperations.handler(type: TestClientHandler.self), eventLoop: channel.eventLoop)
-        }.get()
-        return TestConnection(channel: channel, port: port, handler: handler)
+        return try await TestConnection(channel: channel, port: port, defaultHost: "127.0.0.1:\(port)")
     }
 
     /// The client pipeline: NIO's request encoder (automatic framing off) and response decoder (1xx forwarded), then
@@ -180,7 +201,7 @@ final class TestConnection: Sendable {
     ) -> TestClientHandler.Request {
         var headers = HTTPHeaders()
         if !list.contains(where: { $0.0.lowercased() == "host" }) {
-            headers.add(name: "Host", value: "127.0.0.1:\(self.port)")
+            headers.add(name: "Host", value: self.defaultHost)
         }
         headers.add(contentsOf: list)
         let framed = headers.contains(name: "content-length") || headers.contains(name: "transfer-encoding")

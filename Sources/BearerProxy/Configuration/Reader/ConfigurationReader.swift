@@ -37,7 +37,7 @@ struct ConfigurationReader {
 
         guard let account, let routes else { return nil }
         return Configuration(
-            listen: listen ?? .default,
+            listeners: listen ?? [.default],
             account: account,
             routes: RouteTable(routes),
             tls: context.globalTLS,
@@ -50,13 +50,35 @@ struct ConfigurationReader {
         )
     }
 
-    private func readListen(_ root: ObjectReader) -> ListenAddress? {
-        guard let text = root.string("listen") else { return nil }
-        guard let address = ListenAddress(parsing: text) else {
-            root.report("listen", "must be \"host:port\" such as \"127.0.0.1:8080\" (IPv6 as \"[::1]:8080\")")
+    /// `listen`: one `host:port` or `unix:PATH`, or an array of them (#26 item 2).
+    private func readListen(_ root: ObjectReader) -> [Listener]? {
+        guard let value = root.value("listen") else { return nil }
+        let written: [(text: String, path: JSONPath)]
+        switch value {
+        case .array:
+            guard let elements = root.stringElements("listen") else { return nil }
+            written = elements.map { ($0.value, $0.path) }
+        case .string(let text):
+            written = [(text, root.path("listen"))]
+        default:
+            root.report("listen", "must be a string (\"host:port\" or \"unix:PATH\") or an array of them")
             return nil
         }
-        return address
+        var listeners: [Listener] = []
+        for (text, path) in written {
+            do {
+                let listener = try Listener.parse(
+                    text, runtimeDirectory: environment["XDG_RUNTIME_DIR"], relativeTo: baseDirectory)
+                if listeners.contains(listener) {
+                    problems.report(path, "\"\(listener)\" is listed twice")
+                    continue
+                }
+                listeners.append(listener)
+            } catch {
+                problems.report(path, "\(error)")
+            }
+        }
+        return listeners.count == written.count ? listeners : nil
     }
 
     /// `{"caFile": …}`, globally or on a route.

@@ -84,6 +84,22 @@ public struct PeerUserPolicy: Sendable, Equatable {
         }
     }
 
+    /// The decision for a connection accepted on a Unix-domain socket, whose peer the kernel named when asked
+    /// (`SO_PEERCRED`, unix(7)): `peer` is its uid, or why it could not be had. No "not local" here: a socket
+    /// file's peer is always on this machine.
+    func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
+        // Where the check is unavailable the socket file's mode (0600) is the only guard, as the docs say.
+        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+        let uid: UInt32
+        switch (lookup, peer) {
+        case (.fixed(let fixed), _): uid = fixed
+        case (.failing, _): return .unknown(reason: "the lookup was made to fail")
+        case (.kernel, .success(let peer)): uid = peer
+        case (.kernel, .failure(let failure)): return .unknown(reason: "\(failure)")
+        }
+        return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
+    }
+
     private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
         switch lookup {
         case .fixed(let uid): return .success(uid)

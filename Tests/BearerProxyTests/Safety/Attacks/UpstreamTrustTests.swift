@@ -70,7 +70,7 @@ struct UpstreamTrustTests {
     private func replay(
         through proxy: RunningProxy, upstream: RawUpstream, trigger: String, meanwhile: () async throws -> Void
     ) async throws {
-        let client = try await TestConnection.open(port: proxy.server.localAddress.port)
+        let client = try await TestConnection.open(port: proxy.server.port)
         let pooled = trigger == "pooled connection closed"
         // A pooled connection for the held request to go out on.
         if pooled { #expect(try await client.send(uri: "/api/warm").status == .ok) }
@@ -108,7 +108,7 @@ struct UpstreamTrustTests {
                 configuration: try Configuration.load(path: file.path, environment: [:]), stateDirectory: nil,
                 threads: 1, logger: ProxyHarness.silentLogger)
             do {
-                let client = try await TestConnection.open(port: proxy.server.localAddress.port)
+                let client = try await TestConnection.open(port: proxy.server.port)
                 #expect(try await client.send(uri: "/api/before").status == .ok)
                 #expect(try await client.send(uri: "/api/same").status == .ok)  // reuses the pooled connection
                 try Self.writeConfiguration(to: file, upstream: upstream, caFile: secondCA)
