@@ -26,7 +26,9 @@
 #     a dev-account token, TLS to a loopback upstream whose certificate a generated CA signed (trusted through
 #     "tls": {"caFile"}, refused with a 502 without it, trusted through the image's CA bundle once the CA is added
 #     the Debian way), SIGHUP reload (also of an invalid file, refused), SIGTERM with a request in flight (exit 0),
-#     the token cache file's owner and mode. It prints the image size and the proxy's idle RSS.
+#     the token cache file's owner and mode; then as docker/kubernetes/socket-sidecar.yaml runs it: a Unix socket
+#     on an emptyDir shared with an app container that has no network (its uid gets 200; another uid cannot
+#     connect), 0700/0600 modes, the socket removed at SIGTERM. It prints the image size and the proxy's idle RSS.
 #
 # Every container runs in a network namespace of its own that has only a loopback interface; the upstreams run
 # there too. No traffic leaves loopback except apt's (debootstrap, the runtime stage's apt-get).
@@ -660,6 +662,54 @@ proxied "k8s reload (kill -HUP 1)" "/api4/x" "api://api4"
 podman stop -t "$STOP_TIMEOUT" "$K8S" >/dev/null 2>&1
 exit_code=$(podman inspect -f '{{.State.ExitCode}}' "$K8S")
 expect "k8s stop" "$exit_code" 0 "exit code 0" "exit code $exit_code"
+
+# ---------------------------------------------------------------------------------------------------------------
+# 5c. As docker/kubernetes/socket-sidecar.yaml runs it: the socket shared through a volume (#26 item 2)
+# ---------------------------------------------------------------------------------------------------------------
+
+phase "socket shared through a volume (socket-sidecar.yaml)"
+SOCK=bearer-proxy-check-sock-$$
+containers+=("$SOCK")
+# Two emptyDirs as the kubelet makes them: root-owned 0777 directories. The proxy makes bearer-proxy/ (0700) in the
+# sockets one and its socket (0600) in that.
+mkdir -m 0777 "$TMP/emptydir-sock-state" "$TMP/emptydir-sockets"
+"${PODMAN[@]}" run -d --name "$SOCK" --network "ns:/run/netns/$NETNS" "${LIMITS[@]}" \
+    --read-only --read-only-tmpfs=false --user 10001:10001 --cap-drop=all --security-opt no-new-privileges \
+    -e XDG_STATE_HOME=/var/lib/bearer-proxy \
+    -v "$TMP/emptydir-sock-state:/var/lib/bearer-proxy" -v "$TMP/emptydir-sockets:/sockets" \
+    -v "$TMP/configmap:/etc/bearer-proxy:ro" \
+    "$CA_IMAGE" serve --listen 127.0.0.1:8080 --listen unix:/sockets/bearer-proxy/proxy.sock \
+    >/dev/null 2>"$TMP/run.err" ||
+    die "socket start" "podman run failed: $(grep -v systemd "$TMP/run.err" | tail -3)"
+if wait_healthy "$SOCK"; then
+    pass "socket start" "serve --listen 127.0.0.1:8080 --listen unix:/sockets/bearer-proxy/proxy.sock"
+else
+    container_log "$SOCK" 30
+    die "socket start" "no /-/health within 10 s; the last try: $last_health"
+fi
+modes=$(stat -c '%a %u' "$TMP/emptydir-sockets/bearer-proxy" "$TMP/emptydir-sockets/bearer-proxy/proxy.sock" |
+    tr '\n' ' ')
+expect "socket modes" "$modes" "700 10001 600 10001 " "directory 0700 and socket 0600, both uid 10001's" \
+    "got: $modes"
+# The app container: no network at all, only the volume; as the Pod's user (the proxy's own), then as another.
+app_call() { # app_call UID: the status code of /api4/x through the socket, from a container with no network
+    "${PODMAN[@]}" run --rm --network none "${LIMITS[@]}" --read-only --user "$1:$1" --cap-drop=all \
+        --security-opt no-new-privileges -v "$TMP/emptydir-sockets:/sockets" --entrypoint curl "$CA_IMAGE" \
+        -s --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket /sockets/bearer-proxy/proxy.sock \
+        http://localhost/api4/x 2>/dev/null || true
+}
+code=$(app_call 10001)
+expect "socket: the app (uid 10001, no network)" "$code" 200 "GET /api4/x through the socket → 200" "→ $code"
+code=$(app_call 10002)
+expect "socket: another uid (10002)" "$code" 000 "cannot connect: the directory is 0700" "→ $code"
+podman stop -t "$STOP_TIMEOUT" "$SOCK" >/dev/null 2>&1
+exit_code=$(podman inspect -f '{{.State.ExitCode}}' "$SOCK")
+expect "socket stop" "$exit_code" 0 "exit code 0" "exit code $exit_code"
+if [ -e "$TMP/emptydir-sockets/bearer-proxy/proxy.sock" ]; then
+    fail "socket removed" "the socket file outlived the proxy"
+else
+    pass "socket removed" "the socket file is gone after SIGTERM"
+fi
 
 # ---------------------------------------------------------------------------------------------------------------
 # Sizes
