@@ -124,20 +124,23 @@ public struct HeaderRules: Sendable, Hashable {
 
     public var isEmpty: Bool { self.set.isEmpty && remove.isEmpty }
 
-    /// Why a route may not set or remove `name`, or `nil` if it may.
+    /// Why a route may not set or remove `name`, or `nil` if it may: the fields ``HeaderPolicy`` gives to the proxy
+    /// (hop-by-hop, or written by the proxy itself).
     ///
     /// The proxy owns these headers: framing (RFC 9112 §6), hop-by-hop headers (RFC 9110 §7.6.1),
-    /// `Host` (derived from the upstream) and `Authorization` (the injected token).
+    /// `Host` (derived from the upstream), `Authorization` (the injected token) and `X-Request-Id` (the exchange's).
     static func reservation(of name: String) -> String? {
+        let rules = HeaderPolicy.rules(of: name)
         switch name.lowercased() {
-        case "authorization": "carries the injected token and cannot be set or removed here"
-        case "host": "is set from the upstream URL and cannot be set or removed here"
+        case "authorization": return "carries the injected token and cannot be set or removed here"
+        case "host": return "is set from the upstream URL and cannot be set or removed here"
         case "content-length", "transfer-encoding":
-            "describes the message framing and cannot be set or removed here"
-        case "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-            "trailer", "upgrade":
-            "is a hop-by-hop header (RFC 9110 §7.6.1) and cannot be set or removed here"
-        default: nil
+            return "describes the message framing and cannot be set or removed here"
+        case _ where rules.contains(.hopByHop):
+            return "is a hop-by-hop header (RFC 9110 §7.6.1) and cannot be set or removed here"
+        case _ where rules.contains(.setByProxy):
+            return "is set by the proxy itself and cannot be set or removed here"
+        default: return nil
         }
     }
 }

@@ -41,21 +41,15 @@ enum Forwarding {
         if uri.isEmpty { uri = "/" }
         if let query { uri += "?" + query }
 
-        let options = HopByHop.connectionOptions(in: client.headers)
+        let options = HeaderPolicy.connectionOptions(in: client.headers)
         var headers = HTTPHeaders()
         headers.reserveCapacity(client.headers.count + 4)
         headers.add(name: "host", value: upstream.hostHeader)
         let removals = binding.route.headers.remove
         for (name, value) in client.headers {
-            if HopByHop.isHopByHop(name, options: options) { continue }
-            if HeaderName.equals(name, "host") || HeaderName.equals(name, "authorization")
-                || HeaderName.equals(name, "content-length") || HeaderName.equals(name, "forwarded")
-                || HeaderName.equals(name, "x-request-id") || HeaderName.equals(name, "x-bearer-proxy-key")
-                || HeaderName.hasPrefix(name, "x-forwarded-")
-            {
-                continue
-            }
-            if !removals.isEmpty, removals.contains(name.lowercased()) { continue }
+            // Hop-by-hop, written by the proxy, or dropped from requests (HeaderPolicy), or named in Connection.
+            if HeaderPolicy.isDropped(name, .notForwardedUp, options: options) { continue }
+            if !removals.isEmpty, removals.contains(where: { HeaderName.equals(name, lowercased: $0) }) { continue }
             headers.add(name: name, value: value)
         }
         let framing = requestFraming(client.headers)
@@ -105,16 +99,15 @@ enum Forwarding {
     static func clientResponse(
         upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String, keepAlive: Bool
     ) -> (head: HTTPResponseHead, framing: Framing) {
-        let options = HopByHop.connectionOptions(in: upstream.headers)
+        let options = HeaderPolicy.connectionOptions(in: upstream.headers)
         var headers = HTTPHeaders()
         headers.reserveCapacity(upstream.headers.count + 2)
         var upstreamChunked = false
         for (name, value) in upstream.headers {
-            if HopByHop.isHopByHop(name, options: options) {
+            if HeaderPolicy.isDropped(name, .notForwardedDown, options: options) {
                 if HeaderName.equals(name, "transfer-encoding") { upstreamChunked = true }
                 continue
             }
-            if HeaderName.equals(name, "x-request-id") { continue }
             if HeaderName.equals(name, "location") {
                 headers.add(name: name, value: rewriteLocation(value, binding: binding))
                 continue

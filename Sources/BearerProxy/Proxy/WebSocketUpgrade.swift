@@ -61,10 +61,10 @@ enum WebSocketUpgrade {
     /// (`Sec-WebSocket-Accept`, `-Protocol`, `-Extensions`, …) unchanged, the handshake's own hop-by-hop ones, and
     /// the proxy's `X-Request-Id`.
     static func switchingProtocols(upstream: HTTPResponseHead, requestID: String) -> HTTPResponseHead {
-        let options = HopByHop.connectionOptions(in: upstream.headers)
+        let options = HeaderPolicy.connectionOptions(in: upstream.headers)
         var headers = HTTPHeaders()
         for (name, value) in upstream.headers
-        where !HopByHop.isHopByHop(name, options: options) && !HeaderName.equals(name, "x-request-id")
+        where !HeaderPolicy.isDropped(name, .notForwardedDown, options: options)
             && !HeaderName.equals(name, "content-length")
         {
             headers.add(name: name, value: value)

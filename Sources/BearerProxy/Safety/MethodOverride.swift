@@ -5,14 +5,12 @@ import NIOHTTP1
 /// on the request line. On a route whose `methods` list forbids a method, an override must not smuggle it in
 /// (CWE-650; SPEC §9).
 enum MethodOverride {
-    /// The header spellings frameworks honour.
-    static let headerNames: [StaticString] = ["x-http-method-override", "x-http-method", "x-method-override"]
-
     /// The first method a header or the query's `_method` asks for that `allowed` does not list, uppercased.
     /// `_method` in a form body cannot be seen without reading the body; the query form is what an API client
     /// can send on a GET.
     static func forbidden(headers: HTTPHeaders, query: Substring?, allowed: Set<String>) -> String? {
-        for (name, value) in headers where headerNames.contains(where: { HeaderName.equals(name, $0) }) {
+        // The header spellings frameworks honour: HeaderPolicy's `.methodOverride` rows.
+        for (name, value) in headers where HeaderPolicy.rules(of: name).contains(.methodOverride) {
             for method in value.split(separator: ",") {
                 let method = method.trimmingOWS().uppercased()
                 if !method.isEmpty, !allowed.contains(method) { return method }

@@ -10,29 +10,10 @@ import NIOHTTP1
 struct RequestGuard {
     let policy: SafetyPolicy
 
-    /// The fields the guard itself decides on (besides framing and `Host`): a request that repeats one of them is
-    /// refused, since "the last one wins" and "the first one wins" are both someone's reading (#21 item 5).
-    static let decidingNames: [StaticString] = [
-        "origin", "sec-fetch-site", "access-control-request-method", "access-control-request-headers",
-    ]
-
-    /// Every header name the proxy checks, sets or removes by itself, lowercased — derived from the lists that
-    /// decide it, not kept beside them: hop-by-hop fields, the fields the proxy controls, the method overrides, the
-    /// fields the guard decides on, and the forwarding fields it drops (`Forwarded`, and every `X-Forwarded-*`,
-    /// matched by prefix in ``imitatesProtectedName(_:)``). A client field that spells one of them with `_` for `-`
-    /// is refused: a backend that folds `_` into `-` (CGI, WSGI) would read it as the field the proxy meant to
-    /// strip, replace or check (oauth2-proxy CVE-2025-64484). A route's own `headers` rules are checked the same
-    /// way once the route is known (``imitatedName(in:decidedBy:)``).
-    static let protectedNames: Set<String> = HopByHop.names
-        .union(proxyControlledNames.map(\.description))
-        .union(MethodOverride.headerNames.map(\.description))
-        .union(decidingNames.map(\.description))
-        .union(["forwarded"])
-
     /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
     static func imitatesProtectedName(_ name: String) -> String? {
         guard let normalized = dashSpelling(name) else { return nil }
-        return protectedNames.contains(normalized) || normalized.hasPrefix("x-forwarded-") ? normalized : nil
+        return HeaderPolicy.rules(of: normalized).contains(.refusedWithUnderscore) ? normalized : nil
     }
 
     /// The first field of `headers` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
@@ -52,14 +33,6 @@ struct RequestGuard {
         guard name.utf8.contains(UInt8(ascii: "_")) else { return nil }
         return name.lowercased().replacing("_", with: "-")
     }
-
-    /// Headers the proxy decides itself (SPEC §8): a client's `Connection` may not name them, or its own framing,
-    /// `Host`, token, request id or client key would be removed from the message the proxy checked (RFC 9110
-    /// §7.6.1 lets a client name any field as hop-by-hop; a proxy that honours that for these is smuggled past).
-    static let proxyControlledNames: [StaticString] = [
-        "content-length", "transfer-encoding", "host", "authorization", "x-request-id", "x-bearer-proxy-key",
-        "proxy-authorization",
-    ]
 
     func check(_ head: HTTPRequestHead) -> GuardDecision {
         // RFC 9110 §9.3.6/§9.3.8: this is a reverse proxy, not a tunnel, and TRACE would reflect credentials.
@@ -225,9 +198,8 @@ struct RequestGuard {
     static func namedProxyControlledHeader(_ value: String) -> String? {
         var named: String?
         HopByHop.forEachOption(in: value) { option in
-            guard named == nil, let name = proxyControlledNames.first(where: { HeaderName.equals(bytes: option, $0) })
-            else { return }
-            named = name.description
+            guard named == nil, HeaderPolicy.rules(ofBytes: option).contains(.refusedInConnection) else { return }
+            named = String(decoding: option, as: UTF8.self).lowercased()
         }
         return named
     }

@@ -66,8 +66,8 @@ struct ForwardingTests {
     @Test("Connection options: any case, spaces and tabs around them, empty items; hop-by-hop names add nothing")
     func connectionOptions() {
         let headers: HTTPHeaders = ["Connection": " X-One ,\tx-TWO,, keep-alive", "connection": "Close,TE"]
-        #expect(HopByHop.connectionOptions(in: headers) == ["x-one", "x-two", "close"])
-        #expect(HopByHop.connectionOptions(in: ["Connection": "keep-alive"]).isEmpty)
+        #expect(HeaderPolicy.connectionOptions(in: headers) == ["x-one", "x-two", "close"])
+        #expect(HeaderPolicy.connectionOptions(in: ["Connection": "keep-alive"]).isEmpty)
         let head = forward([("X-One", "1"), ("x-two", "2"), ("X-Three", "3"), ("Connection", "x-one,\tX-Two")]).head
         #expect(!head.headers.contains(name: "x-one"))
         #expect(!head.headers.contains(name: "x-two"))
