@@ -60,6 +60,28 @@ public struct DiscoveryClient: DiscoveryTransport {
         }
     }
 
+    /// Registers a public native client (RFC 7591 §3) at `endpoint` — a registration endpoint that discovery
+    /// found and checked (``DiscoveredAuthorization/registrationEndpoint``), never one from elsewhere.
+    func register(
+        _ registration: ClientRegistrationRequest, at endpoint: String
+    ) async throws(DiscoveryError) -> RegisteredClient {
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.headers.add(name: "accept", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: registration.body))
+        let status: Int
+        let body: [UInt8]
+        do {
+            let response = try await http.execute(request, timeout: Self.deadline, logger: logger)
+            status = Int(response.status.code)
+            body = Array(buffer: try await response.body.collect(upTo: Self.maximumBodyBytes))
+        } catch {
+            throw .registrationRefused(endpoint: endpoint, reason: Self.describe(error))
+        }
+        return try RegisteredClient.decode(status: status, body: body, endpoint: endpoint)
+    }
+
     /// Never the library's own description: BoringSSL's carries its build path (issue #27).
     private static func describe(_ error: any Error) -> String {
         switch error {

@@ -27,6 +27,8 @@ public enum DiscoveryError: Error, Sendable, Equatable {
     case privateAddress(role: String, url: String, address: String, reach: String)
     /// A host in an OAuth URL that does not resolve.
     case hostNotFound(host: String)
+    /// Dynamic client registration (RFC 7591) was refused or answered with no client.
+    case registrationRefused(endpoint: String, reason: String)
 
     /// One line for the person at the terminal or in a problem's `detail`.
     public var explanation: String {
@@ -61,6 +63,9 @@ public enum DiscoveryError: Error, Sendable, Equatable {
                 + "remote; set \"discovery\": {\"allowPrivateAddresses\": true} on the route if that is intended."
         case .hostNotFound(let host):
             "The host \(Self.shown(host)) does not resolve."
+        case .registrationRefused(let endpoint, let reason):
+            "Dynamic client registration at \(Self.shown(endpoint)) failed (\(Self.shown(reason))); register a "
+                + "client with the authorization server and set \"discovery\": {\"clientId\": \"…\"} on the route."
         }
     }
 
