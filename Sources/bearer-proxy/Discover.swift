@@ -136,7 +136,8 @@ struct DiscoveryReport: Encodable {
             "  PKCE: S256 (advertised: \(found.codeChallengeMethods.map(printable).joined(separator: ", ")))",
             "  iss in authorization responses (RFC 9207): \(found.issParameterSupported ? "yes" : "no")",
             "  client: \(found.registration.explanation)",
-            "  initial scopes: \(scopes) (from \(found.scopeSource.rawValue))",
+            "  initial scopes: "
+                + (found.scopeSource == .none ? "none" : "\(scopes) (from \(found.scopeSource.rawValue))"),
             "  nothing was signed in",
         ]
         return lines.joined(separator: "\n")

@@ -72,6 +72,29 @@ import Testing
         #expect(found.scopes == ["files:read", "files:write"] && found.scopeSource == .challenge)
     }
 
+    @Test func theChallengeNamingMetadataIsTheOneUsed() async throws {
+        var transport = Self.valid
+        transport.challenge =
+            #"Bearer realm="a", scope="ignored", Bearer scope="used", resource_metadata="\#(Self.metadataURL)""#
+        let found = try await Self.discover(transport)
+        #expect(found.scopes == ["used"] && found.metadataFromChallenge)
+    }
+
+    @Test func withoutAChallengeTheWellKnownURLsAreTried() async throws {
+        var transport = Self.valid
+        transport.probeStatus = 200
+        transport.challenge = nil
+        let found = try await Self.discover(transport)
+        #expect(!found.metadataFromChallenge && found.probeStatus == 200)
+        #expect(found.resourceMetadataAttempts.map(\.url) == [Self.metadataURL])
+    }
+
+    @Test func theSystemResolverSeesEveryAddressOfAName() async throws {
+        // /etc/hosts answers for localhost: no network needed.
+        let addresses = try await SystemHostResolver().addresses(of: "localhost")
+        #expect(!addresses.isEmpty && addresses.allSatisfy { $0.reach == .loopback })
+    }
+
     @Test func withoutScopesNoneAreAskedFor() async throws {
         var transport = Self.valid
         transport.documents[Self.metadataURL] =
