@@ -114,7 +114,9 @@ struct DiscoveryReport: Encodable {
     }
 
     static func text(route: String, upstream: String, found: DiscoveredAuthorization) -> String {
-        func attempts(_ list: [MetadataAttempt]) -> [String] { list.map { "    \($0.url) — \($0.outcome)" } }
+        func attempts(_ list: [MetadataAttempt]) -> [String] {
+            list.map { "    \(printable($0.url)) — \(printable($0.outcome))" }
+        }
         let scopes = found.scopes.isEmpty ? "none" : found.scopes.map(printable).joined(separator: " ")
         var lines = [
             "\(route) → \(upstream)",
@@ -124,18 +126,18 @@ struct DiscoveryReport: Encodable {
         ]
         lines += attempts(found.resourceMetadataAttempts)
         lines += [
-            "  resource: \(found.resource)",
-            "  authorization server: \(found.issuer)",
+            "  resource: \(printable(found.resource))",
+            "  authorization server: \(printable(found.issuer))",
             "  authorization-server metadata:",
         ]
         lines += attempts(found.serverMetadataAttempts)
         lines += [
-            "  authorization endpoint: \(found.authorizationEndpoint)",
-            "  token endpoint: \(found.tokenEndpoint)",
-            "  registration endpoint: \(found.registrationEndpoint ?? "none")",
+            "  authorization endpoint: \(printable(found.authorizationEndpoint))",
+            "  token endpoint: \(printable(found.tokenEndpoint))",
+            "  registration endpoint: \(found.registrationEndpoint.map(printable) ?? "none")",
             "  PKCE: S256 (advertised: \(found.codeChallengeMethods.map(printable).joined(separator: ", ")))",
             "  iss in authorization responses (RFC 9207): \(found.issParameterSupported ? "yes" : "no")",
-            "  client: \(found.registration.explanation)",
+            "  client: \(printable(found.registration.explanation))",
             "  initial scopes: "
                 + (found.scopeSource == .none ? "none" : "\(scopes) (from \(found.scopeSource.rawValue))"),
             "  nothing was signed in",
@@ -143,7 +145,8 @@ struct DiscoveryReport: Encodable {
         return lines.joined(separator: "\n")
     }
 
-    /// A value a server chose, shown on a terminal: printable ASCII only.
+    /// A value a server chose, shown on a terminal: printable ASCII only (the URLs were checked, but a query may
+    /// still hold bytes a terminal acts on).
     private static func printable(_ value: String) -> String {
         String(value.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
     }
