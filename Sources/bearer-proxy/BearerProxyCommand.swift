@@ -19,7 +19,7 @@ struct BearerProxyCommand: AsyncParsableCommand {
         commandName: "bearer-proxy",
         abstract: "A local HTTP reverse proxy that signs in once and adds a bearer token per route.",
         discussion: "Every command reads routes.json (--config, $BEARER_PROXY_CONFIG, or ./routes.json).",
-        subcommands: [Serve.self, Check.self, Login.self, Logout.self, Status.self, Token.self])
+        subcommands: [Serve.self, Check.self, Discover.self, Login.self, Logout.self, Status.self, Token.self])
 
     /// SPEC §5 exit codes: 0 success, 1 runtime failure, 2 usage or configuration error — ArgumentParser's own
     /// usage code (64) is mapped to 2, and errors are one readable line on stderr.

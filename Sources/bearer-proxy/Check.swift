@@ -29,6 +29,7 @@ enum RouteSummary {
         case .bearer(let scopes): auth = scopes.scopes.isEmpty ? "bearer token" : "scopes \(scopes)"
         case .firebaseID: auth = "Firebase ID token"
         case .providerAccess(let scopes): auth = "provider access token \(scopes)"
+        case .discover: auth = "discovered authorization server"
         }
         var line = "\(route.prefix) → \(route.upstream.url) (\(auth)"
         if let methods = route.methods { line += "; methods \(methods.sorted().joined(separator: ","))" }

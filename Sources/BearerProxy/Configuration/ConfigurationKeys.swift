@@ -27,7 +27,12 @@ public enum ConfigurationKeys {
     /// Each element of `routes`.
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
-        "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader",
+        "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery",
+    ]
+
+    /// A discovered route's `discovery` (#25).
+    public static let discovery: Set<String> = [
+        "clientId", "clientMetadataDocument", "redirectPort", "allowPrivateAddresses",
     ]
 
     /// `requireHeader`, at the top level or on a route.

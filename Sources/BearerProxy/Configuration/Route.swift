@@ -67,12 +67,15 @@ public enum RouteAuth: Sendable, Hashable {
     case firebaseID
     /// The `firebase` flow's Microsoft access token for these scopes (`"token": "provider-access"`).
     case providerAccess(ScopeSet)
+    /// `"auth": "discover"`: a token from the authorization server the upstream's own 401 names (#25); never the
+    /// account's token, and never a token-cache key shared with bearer routes.
+    case discover(DiscoverySettings)
 
     /// The scope set the token is requested for, if the token has scopes.
     public var scopes: ScopeSet? {
         switch self {
         case .bearer(let scopes), .providerAccess(let scopes): scopes
-        case .none, .firebaseID: nil
+        case .none, .firebaseID, .discover: nil
         }
     }
 }
@@ -83,7 +86,7 @@ extension RouteAuth {
     /// for every `provider-access` route). nil for routes that carry no token.
     public var tokenKey: ScopeSet? {
         switch self {
-        case .none: nil
+        case .none, .discover: nil
         case .bearer(let scopes): scopes
         case .firebaseID: FirebaseTokenKind.idToken.key
         case .providerAccess: FirebaseTokenKind.providerAccess.key

@@ -7,23 +7,33 @@ import NIOHTTP1
 #endif
 
 /// A `Bearer` challenge from a resource server's `WWW-Authenticate` (RFC 6750 §3, syntax RFC 9110 §11.6.1), as far
-/// as the proxy acts on it: the `error` code and, for a claims challenge, the decoded `claims` JSON.
+/// as the proxy acts on it: the `error` code, for a claims challenge the decoded `claims` JSON, and for a
+/// discovered route (#25) the `resource_metadata` URL (RFC 9728 §5.1) and the `scope` it asks for.
 struct BearerChallenge: Equatable {
     var error: String?
     /// Base64-decoded `claims` (protocols.md §9), when the challenge carries one.
     var claims: String?
+    /// RFC 9728 §5.1: where the resource's metadata is, as sent (checked before it is used).
+    var resourceMetadata: String? = nil
+    /// RFC 6750 §3: the space-separated scopes the resource asks for.
+    var scope: String? = nil
 
     /// The first `Bearer` challenge in `headers`, if any. Several challenges may share one field, and several
     /// fields may be sent; parameters come in any order.
     static func find(in headers: HTTPHeaders) -> BearerChallenge? {
+        all(in: headers).first
+    }
+
+    /// Every `Bearer` challenge in `headers`, in order, across fields and within each.
+    static func all(in headers: HTTPHeaders) -> [BearerChallenge] {
         // Raw values: `canonicalForm` would split on the commas between parameters.
-        for field in headers["www-authenticate"] {
-            for challenge in parse(field) where challenge.scheme.lowercased() == "bearer" {
-                let claims = challenge.parameters["claims"].flatMap(decodeClaims)
-                return BearerChallenge(error: challenge.parameters["error"], claims: claims)
+        headers["www-authenticate"].flatMap { field in
+            parse(field).filter { $0.scheme.lowercased() == "bearer" }.map { challenge in
+                BearerChallenge(
+                    error: challenge.parameters["error"], claims: challenge.parameters["claims"].flatMap(decodeClaims),
+                    resourceMetadata: challenge.parameters["resource_metadata"], scope: challenge.parameters["scope"])
             }
         }
-        return nil
     }
 
     /// Splits a `WWW-Authenticate` value into challenges: `scheme` then `name=value` pairs (token or

@@ -21,6 +21,10 @@ enum ProxyError: Error, Equatable {
     case upstreamTimeout(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
+    /// A discovered route (#25) nobody has signed in for.
+    case discoveredSignInRequired(route: String)
+    /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
+    case oauthMetadataNotForwarded(route: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
     case tokenMisconfigured(detail: String)
     case starting
@@ -28,7 +32,7 @@ enum ProxyError: Error, Equatable {
     /// The status each case is answered with.
     var status: HTTPResponseStatus {
         switch self {
-        case .noRoute, .reservedEndpointNotFound: .notFound
+        case .noRoute, .reservedEndpointNotFound, .oauthMetadataNotForwarded: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .badRequest: .badRequest
         case .uriTooLong: .uriTooLong
@@ -38,7 +42,7 @@ enum ProxyError: Error, Equatable {
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout: .gatewayTimeout
-        case .signInRequired: .unauthorized
+        case .signInRequired, .discoveredSignInRequired: .unauthorized
         case .tokenUnavailable, .starting: .serviceUnavailable
         case .tokenMisconfigured: .internalServerError
         }
@@ -64,7 +68,8 @@ enum ProxyError: Error, Equatable {
         case .upstreamReset: slug = "upstream-reset"
         case .upstreamTimeout: slug = "upstream-timeout"
         case .upstreamProtocolError: slug = "upstream-protocol-error"
-        case .signInRequired: slug = "sign-in-required"
+        case .signInRequired, .discoveredSignInRequired: slug = "sign-in-required"
+        case .oauthMetadataNotForwarded: slug = "oauth-metadata-not-forwarded"
         case .tokenUnavailable: slug = "token-unavailable"
         case .tokenMisconfigured: slug = "token-misconfigured"
         case .starting: slug = "starting"
@@ -90,7 +95,8 @@ enum ProxyError: Error, Equatable {
         case .upstreamReset: "Upstream closed the connection"
         case .upstreamTimeout: "Upstream timed out"
         case .upstreamProtocolError: "Upstream sent an invalid response"
-        case .signInRequired: "Sign-in required"
+        case .signInRequired, .discoveredSignInRequired: "Sign-in required"
+        case .oauthMetadataNotForwarded: "OAuth metadata not forwarded"
         case .tokenUnavailable: "Access token unavailable"
         case .tokenMisconfigured: "Identity provider rejected the configuration"
         case .starting: "Proxy is starting"
@@ -127,6 +133,12 @@ enum ProxyError: Error, Equatable {
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
+        case .discoveredSignInRequired(let route):
+            "Nobody has signed in for \(route) yet; its upstream names its own authorization server. "
+                + "Run: bearer-proxy login \(route)"
+        case .oauthMetadataNotForwarded(let route):
+            "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
+                + "OAuth of its own."
         case .tokenUnavailable(let detail, _): detail
         case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
         case .starting: "The proxy is still starting; try again in a moment."

@@ -47,7 +47,7 @@ public struct StatusReport: Sendable {
             let scopes: ScopeSet? =
                 switch route.auth {
                 case .bearer(let scopes), .providerAccess(let scopes): scopes
-                case .none, .firebaseID: nil
+                case .none, .firebaseID, .discover: nil
                 }
             return RouteEntry(
                 prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,

@@ -61,6 +61,9 @@ extension ProxyConnectionHandler {
                 return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
             }
         }
+        if binding.isDiscovered {
+            return refuseHead(DiscoveredRouteGate.refusal(prefix: binding.route.prefix, remainder: match.remainder))
+        }
         let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
         exchange.leg = leg
         var cached: AccessToken?

@@ -10,6 +10,8 @@ final class RouteBinding: Sendable {
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
     let tunnelIdleTimeout: TimeAmount?
     let tokenKey: ScopeSet?
+    /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` until a sign-in for it exists.
+    let isDiscovered: Bool
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     let requiredHeaders: [RequiredHeaderCheck]
 
@@ -17,6 +19,7 @@ final class RouteBinding: Sendable {
         self.route = route
         origin = try UpstreamOrigin(route, tls: tls)
         tokenKey = route.auth.tokenKey
+        if case .discover = route.auth { isDiscovered = true } else { isDiscovered = false }
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
         requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)

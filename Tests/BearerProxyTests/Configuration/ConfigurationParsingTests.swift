@@ -76,6 +76,22 @@ import Testing
         #expect(root.tls.caFile == F.existingFile)
     }
 
+    @Test func discoveredRoutesGetTheirSettingsAndNoTokenKey() throws {
+        let configuration = try F.parse(
+            F.document(routes: [
+                #"{"prefix": "/mcp", "upstream": "https://mcp.example.com/mcp", "auth": "discover"}"#,
+                #"{"prefix": "/t", "upstream": "https://t.example.com", "auth": "discover", "discovery": "#
+                    + #"{"clientId": "app", "redirectPort": 8400, "allowPrivateAddresses": true}}"#,
+            ]))
+        let routes = configuration.routes.routes
+        #expect(routes[0].auth == .discover(DiscoverySettings()))
+        #expect(
+            routes[1].auth
+                == .discover(DiscoverySettings(clientID: "app", redirectPort: 8400, allowPrivateAddresses: true)))
+        // A discovered route never shares the account's token cache (#25: audience isolation).
+        #expect(routes.allSatisfy { $0.auth.tokenKey == nil && $0.auth.scopes == nil })
+    }
+
     @Test func loopbackHttpUpstreamNeedsNoOptIn() throws {
         for url in ["http://localhost:3000", "http://127.0.0.2", "http://[::1]:8080/x"] {
             let json = F.route(#""prefix": "/a", "upstream": "\#(url)", "scopes": ["User.Read"]"#)

@@ -49,6 +49,7 @@ import Testing
         ("Top-level keys", "requireHeader", ConfigurationKeys.requireHeader),
         ("Routes", "tls", ConfigurationKeys.tls),
         ("Routes", "headers", ConfigurationKeys.headers),
+        ("Routes", "discovery", ConfigurationKeys.discovery),
         ("The account", "certificate", ConfigurationKeys.certificate),
     ])
     func rowDocumentsTheNestedKeys(section: String, key: String, keys: Set<String>) throws {

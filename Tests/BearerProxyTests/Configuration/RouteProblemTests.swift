@@ -148,14 +148,49 @@ import Testing
     static let authCases: [ProblemCase] = [
         ProblemCase(
             F.routeWith(#""auth": "Bearer""#), "routes[0].auth",
-            "must be one of \"bearer\", \"none\" (did you mean \"bearer\"?)"),
+            "must be one of \"bearer\", \"none\", \"discover\" (did you mean \"bearer\"?)"),
         ProblemCase(
             F.routeWith(#""auth": "none""#), "routes[0].scopes", "not used with \"auth\": \"none\" (no token is sent)"),
         ProblemCase(
             F.route(#""prefix": "/api", \#(upstream), "auth": "none", "token": "firebase-id""#), "routes[0].token",
             "not used with \"auth\": \"none\" (no token is sent)"),
         ProblemCase(F.routeWith(#""token": "firebase-id""#), "routes[0].token", "only used with the \"firebase\" flow"),
+        ProblemCase(
+            F.routeWith(#""auth": "discover""#), "routes[0].scopes",
+            "not used with \"auth\": \"discover\" (the upstream's challenge or metadata names them)"),
+        ProblemCase(
+            discover(#""token": "firebase-id""#), "routes[0].token",
+            "not used with \"auth\": \"discover\" (the upstream's authorization server issues it)"),
+        ProblemCase(
+            F.routeWith(#""discovery": {}"#), "routes[0].discovery", "only used with \"auth\": \"discover\""),
+        ProblemCase(discover(#""discovery": []"#), "routes[0].discovery", "must be an object"),
+        ProblemCase(
+            discover(#""discovery": {"clientID": "a"}"#), "routes[0].discovery.clientID",
+            "unknown key (did you mean \"clientId\"?)"),
+        ProblemCase(discover(#""discovery": {"clientId": ""}"#), "routes[0].discovery.clientId", "must not be empty"),
+        ProblemCase(
+            discover(#""discovery": {"redirectPort": -1}"#), "routes[0].discovery.redirectPort",
+            "must be an integer from 0 to 65535"),
+        ProblemCase(
+            discover(#""discovery": {"allowPrivateAddresses": 1}"#), "routes[0].discovery.allowPrivateAddresses",
+            "must be true or false"),
+        ProblemCase(
+            discover(#""discovery": {"clientMetadataDocument": "http://app.example.com/c.json"}"#),
+            "routes[0].discovery.clientMetadataDocument",
+            "must be an https URL with a path, such as \"https://app.example.com/client.json\""),
+        ProblemCase(
+            discover(#""discovery": {"clientMetadataDocument": "https://app.example.com/"}"#),
+            "routes[0].discovery.clientMetadataDocument",
+            "must be an https URL with a path, such as \"https://app.example.com/client.json\""),
+        ProblemCase(
+            discover(#""discovery": {"clientId": "a", "clientMetadataDocument": "https://app.example.com/c.json"}"#),
+            "routes[0].discovery.clientMetadataDocument", "use \"clientId\" or \"clientMetadataDocument\", not both"),
     ]
+
+    /// A discovered route with `extra` members and otherwise valid.
+    static func discover(_ extra: String) -> String {
+        F.route(#""prefix": "/mcp", "upstream": "https://mcp.example.com/mcp", "auth": "discover", "# + extra)
+    }
 
     static let headerCases: [ProblemCase] = [
         ProblemCase(F.routeWith(#""headers": []"#), "routes[0].headers", "must be an object"),

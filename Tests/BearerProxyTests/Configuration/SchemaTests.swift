@@ -21,6 +21,8 @@ import Testing
         try schema.expectClosed(route, ConfigurationKeys.route, "a route")
         try schema.expectClosed(schema.node(route, "properties", "tls"), ConfigurationKeys.tls, "a route's tls")
         try schema.expectClosed(schema.node(route, "properties", "headers"), ConfigurationKeys.headers, "headers")
+        try schema.expectClosed(
+            schema.node(route, "properties", "discovery"), ConfigurationKeys.discovery, "a route's discovery")
 
         let accounts = try schema.accountsByFlow()
         #expect(Set(accounts.keys) == Set(AccountFlow.allCases), "one account branch per flow")
@@ -537,7 +539,15 @@ extension SchemaTests {
             #"["/User.Read"]"#, #"["a/b/c"]"#, #"["a\"b"]"#, #"["a/b://c"]"#, "[]", #"[""]"#, #"["a b"]"#,
             #"["é"]"#,
         ],
-        "auth": [#""none""#, #""bearer""#, #""Bearer""#],
+        "auth": [#""none""#, #""bearer""#, #""Bearer""#, #""discover""#],
+        "discovery": [
+            #"{"clientId": "app", "redirectPort": 8400, "allowPrivateAddresses": true}"#, "{}",
+            #"{"clientMetadataDocument": "https://app.example.com/client.json"}"#,
+            #"{"clientMetadataDocument": "https://app.example.com/client.json", "clientId": "app"}"#,
+            #"{"clientMetadataDocument": "http://app.example.com/client.json"}"#,
+            #"{"clientMetadataDocument": "https://app.example.com"}"#, #"{"clientId": ""}"#,
+            #"{"redirectPort": 65536}"#, #"{"allowPrivateAddresses": "yes"}"#, #"{"clientID": "app"}"#, "[]",
+        ],
         "token": [#""firebase-id""#, #""provider-access""#, #""id""#],
         "headers": [#"{"set": {"X-Probe": "1"}, "remove": ["Cookie"]}"#, "{}", #"{"set": {}}"#, #"{"add": {}}"#],
         "timeoutSeconds": timeouts,

@@ -5,6 +5,7 @@ extension ConfigurationReader {
     enum AuthKind: String, CaseIterable {
         case bearer
         case none
+        case discover
     }
 
     /// The values of a route's `token` (firebase flow only).
@@ -19,7 +20,24 @@ extension ConfigurationReader {
             _ = readScopes(route, "scopes", rejectOpenIDConnect: true)
             return nil
         }
+        if kind != .discover, route.contains("discovery") {
+            route.report("discovery", "only used with \"auth\": \"discover\"")
+        }
         switch kind {
+        case .discover:
+            // The upstream's challenge or metadata names the scopes, and its own authorization server issues the
+            // token: nothing of the account's applies (#25).
+            if route.contains("scopes") {
+                route.report(
+                    "scopes", "not used with \"auth\": \"discover\" (the upstream's challenge or metadata names them)")
+            }
+            if route.contains("token") {
+                route.report(
+                    "token", "not used with \"auth\": \"discover\" (the upstream's authorization server issues it)")
+            }
+            let settings = readDiscovery(route)
+            guard !route.contains("scopes"), !route.contains("token") else { return nil }
+            return settings.map(RouteAuth.discover)
         case .none:
             if route.contains("scopes") {
                 route.report("scopes", "not used with \"auth\": \"none\" (no token is sent)")

@@ -1,0 +1,35 @@
+/// What the data plane answers on a discovered route (#25) before anything is forwarded: the metadata paths a
+/// local client would start its own OAuth from are never forwarded nor answered (404), and — until a sign-in for
+/// the route exists (a later slice) — every other request gets a 401 naming `bearer-proxy login ROUTE` at once,
+/// without contacting anything: no hung request, no browser.
+enum DiscoveredRouteGate {
+    /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched).
+    static func refusal(prefix: String, remainder: Substring) -> ProxyError {
+        isOAuthMetadata(remainder)
+            ? .oauthMetadataNotForwarded(route: prefix) : .discoveredSignInRequired(route: prefix)
+    }
+
+    /// `/.well-known/oauth-…` (RFC 8414, RFC 9728) and `/.well-known/openid-configuration`, judged as an upstream
+    /// would read them: percent-escapes decoded, case ignored, empty segments skipped.
+    static func isOAuthMetadata(_ remainder: Substring) -> Bool {
+        let segments = decoded(remainder).lowercased().split(separator: "/")
+        guard segments.count >= 2, segments[0] == ".well-known" else { return false }
+        return segments[1].hasPrefix("oauth-") || segments[1] == "openid-configuration"
+    }
+
+    private static func decoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next(), let low = iterator.next(), let h = high.hexDigitValue,
+                let l = low.hexDigitValue
+            else { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(UInt8(h << 4 | l))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

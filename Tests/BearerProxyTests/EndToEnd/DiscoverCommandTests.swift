@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import BearerProxy
+
+/// `bearer-proxy discover ROUTE`, run as a user runs it, against a fake resource and authorization server (#25).
+@Suite("Command line: discover")
+struct DiscoverCommandTests {
+    typealias Page = FakeDiscoveryPage
+
+    static func configFile(_ upstream: FakeUpstream, route extra: String = "") throws -> String {
+        let directory = try CommandLineTests.temporaryDirectory()
+        let path = directory + "/routes.json"
+        let json =
+            #"{"account": {"flow": "dev"}, "routes": [{"prefix": "/mcp", "upstream": "\#(upstream.baseURL)/mcp", "#
+            + #""auth": "discover"\#(extra)}, {"prefix": "/api", "upstream": "https://api.example.com", "#
+            + #""scopes": ["api://a/R"]}]}"#
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static let pages: [String: Page] = [
+        "/mcp": FakeDiscoveryServer.challenge(#"Bearer resource_metadata="{origin}/m", scope="tools""#),
+        "/m": Page(body: #"{"resource": "{origin}/mcp", "authorization_servers": ["{origin}"]}"#),
+        "/.well-known/oauth-authorization-server": FakeDiscoveryServer.server(issuer: "{origin}"),
+    ]
+
+    @Test("prints what it found, as JSON, and signs nobody in")
+    func json() async throws {
+        try await withUpstream(FakeDiscoveryServer.pages(Self.pages)) { upstream in
+            let config = try Self.configFile(upstream)
+            let result = try await CommandLineTests.run(["discover", "mcp", "--json", "--config", config])
+            #expect(result.status == 0, "\(result.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+            #expect(object["authorizationServer"] as? String == upstream.baseURL)
+            #expect(object["resource"] as? String == upstream.baseURL + "/mcp")
+            #expect(object["scopes"] as? [String] == ["tools"])
+            #expect((object["client"] as? [String: Any])?["kind"] as? String == "dynamic")
+            #expect(!upstream.requests.contains { ["/token", "/register", "/authorize"].contains($0.head.uri) })
+        }
+    }
+
+    @Test("prints the metadata URLs tried as text")
+    func text() async throws {
+        try await withUpstream(FakeDiscoveryServer.pages(Self.pages)) { upstream in
+            let config = try Self.configFile(upstream)
+            let result = try await CommandLineTests.run(["discover", "/mcp", "--config", config])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("\(upstream.baseURL)/m — found"))
+            #expect(result.stdout.contains("PKCE: S256"))
+            #expect(result.stdout.contains("nothing was signed in"))
+        }
+    }
+
+    @Test("a failure exits 1 with its one-line explanation")
+    func failure() async throws {
+        var pages = Self.pages
+        pages["/.well-known/oauth-authorization-server"] = FakeDiscoveryServer.server(
+            issuer: "{origin}", methods: #"["plain"]"#)
+        try await withUpstream(FakeDiscoveryServer.pages(pages)) { upstream in
+            let config = try Self.configFile(upstream)
+            let result = try await CommandLineTests.run(["discover", "/mcp", "--config", config])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("does not advertise PKCE with S256"))
+        }
+    }
+
+    @Test("a route that is not discovered is a usage error")
+    func notDiscovered() async throws {
+        try await withUpstream(FakeDiscoveryServer.pages(Self.pages)) { upstream in
+            let config = try Self.configFile(upstream)
+            let result = try await CommandLineTests.run(["discover", "/api", "--config", config])
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("not a discovered route"))
+        }
+    }
+}

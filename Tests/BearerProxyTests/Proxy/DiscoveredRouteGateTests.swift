@@ -1,0 +1,17 @@
+import Testing
+
+@testable import BearerProxy
+
+/// Which paths under a discovered route are OAuth metadata, never forwarded (#25 item 8).
+@Suite struct DiscoveredRouteGateTests {
+    @Test(arguments: [
+        ("/.well-known/oauth-protected-resource", true), ("/.well-known/oauth-authorization-server/x", true),
+        ("/.well-known/openid-configuration", true), ("/.WELL-KNOWN/OAuth-Protected-Resource", true),
+        ("/%2Ewell-known/oauth%2dprotected-resource", true), ("//.well-known//oauth-x", true),
+        ("/.well-known/security.txt", false), ("/tools/.well-known/oauth-x", false), ("", false), ("/", false),
+        ("/.well-known", false),
+    ])
+    func discoveredRoutesHideTheOAuthMetadataPaths(remainder: String, hidden: Bool) {
+        #expect(DiscoveredRouteGate.isOAuthMetadata(remainder[...]) == hidden)
+    }
+}
