@@ -67,6 +67,12 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_connections_refused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
+    /// The counter of events a lifecycle machine received in a state where they cannot happen (#23 item 1): each
+    /// closed its connections rather than being ignored.
+    func stateErrors(machine: String) -> Metrics.Counter {
+        Metrics.Counter(label: "bearer_proxy_state_errors_total", dimensions: [("machine", machine)], factory: factory)
+    }
+
     /// The counter of pauses in accepting connections for `reason` (``ConnectionLimiter``).
     func acceptPaused(reason: String) -> Metrics.Counter {
         Metrics.Counter(label: "bearer_proxy_accept_paused_total", dimensions: [("reason", reason)], factory: factory)

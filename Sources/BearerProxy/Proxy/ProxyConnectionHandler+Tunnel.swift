@@ -30,6 +30,8 @@ extension ProxyConnectionHandler {
         ) { [self] tunnel in
             exchange.bytesIn += tunnel.bytesFromClient
             exchange.bytesOut += tunnel.bytesFromUpstream
+            let illegal = tunnel.machine.illegalEvents
+            if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
             record(exchange, status: 101)
             server.metrics.activeConnections.decrement()
         }

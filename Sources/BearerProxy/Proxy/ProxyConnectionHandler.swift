@@ -29,8 +29,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     var clientAddress: String?
 
     // I/O bookkeeping, not lifecycle.
-    /// A `read()` is being withheld (backpressure).
-    var readPending = false
+    /// Reads held back while the machine does not want them (backpressure, a token wait).
+    var reads = ReadGate()
     /// Request bytes were written upstream since the last flush.
     var upstreamNeedsFlush = false
     /// Response bytes were written to the client since the last flush.
@@ -83,11 +83,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func read(context: ChannelHandlerContext) {
-        if wantsRead {
-            context.read()
-        } else {
-            readPending = true
-        }
+        if reads.admit(open: wantsRead) { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -166,10 +162,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Lets a withheld `read()` through if the state now allows it.
     func updateReading() {
-        if readPending && wantsRead {
-            readPending = false
-            context.read()
-        }
+        if reads.release(open: wantsRead) { context.read() }
     }
 
     // MARK: Request parts

@@ -5,77 +5,82 @@ import NIOExtras
 /// joined into one byte tunnel. Confined to the client connection's event loop, which also runs the upstream
 /// connection (SPEC §3), so the two ends call each other directly.
 ///
-/// - Backpressure both ways: an end reads only while the other can take what it reads (NIO's glue pattern).
-/// - Half-close: an end that stops sending (FIN) stops the other end's output too; the tunnel ends when both
-///   connections have closed.
-/// - An idle limit: no byte either way for ``idleLimit`` closes both.
-/// - When it ends, ``finished`` is told once (the access-log line and the metrics, with the bytes each way).
+/// Every decision is ``TunnelStateMachine``'s; this class holds the two ends and the idle check, and performs the
+/// machine's actions. Backpressure both ways: an end reads only while the other can take what it reads
+/// (``ReadGate``). When the tunnel ends, ``finished`` is told once (the access-log line and the metrics, with the
+/// bytes each way).
 final class Tunnel {
     weak var client: TunnelHandler?
     weak var upstream: TunnelHandler?
-    let idleLimit: TimeAmount
-    private(set) var bytesFromClient = 0
-    private(set) var bytesFromUpstream = 0
-    private var lastActivity: NIODeadline
-    private var openEnds = 2
+    private(set) var machine: TunnelStateMachine
     private var timer: Scheduled<Void>?
+    private let loop: any EventLoop
     private var finished: ((Tunnel) -> Void)?
 
-    init(idleLimit: TimeAmount, now: NIODeadline, finished: @escaping (Tunnel) -> Void) {
-        self.idleLimit = idleLimit
-        self.lastActivity = now
+    var bytesFromClient: Int { machine.bytesFromClient }
+    var bytesFromUpstream: Int { machine.bytesFromUpstream }
+
+    init(idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void) {
+        self.machine = TunnelStateMachine(idleLimit: idleLimit, now: loop.now)
+        self.loop = loop
         self.finished = finished
     }
 
-    /// Joins `client` and `upstream` (just added to their pipelines) and starts the idle limit on `loop`.
+    /// Joins `client` and `upstream` (just added to their pipelines) and starts the idle check on `loop`.
     static func join(
         idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void
     ) -> (client: TunnelHandler, upstream: TunnelHandler) {
-        let tunnel = Tunnel(idleLimit: idleLimit, now: loop.now, finished: finished)
+        let tunnel = Tunnel(idleLimit: idleLimit, loop: loop, finished: finished)
         let client = TunnelHandler(tunnel: tunnel, side: .client)
         let upstream = TunnelHandler(tunnel: tunnel, side: .upstream)
         tunnel.client = client
         tunnel.upstream = upstream
-        tunnel.armIdleTimer(on: loop)
+        tunnel.run(.armIdleCheck(tunnel.machine.firstIdleCheck))
         return (client, upstream)
     }
 
-    func partner(of side: TunnelHandler.Side) -> TunnelHandler? {
+    func end(_ side: TunnelStateMachine.Side) -> TunnelHandler? {
         switch side {
-        case .client: upstream
-        case .upstream: client
+        case .client: client
+        case .upstream: upstream
         }
     }
 
-    func transferred(_ bytes: Int, from side: TunnelHandler.Side, now: NIODeadline) {
-        switch side {
-        case .client: bytesFromClient += bytes
-        case .upstream: bytesFromUpstream += bytes
-        }
-        lastActivity = now
+    // MARK: Events, from the ends
+
+    func received(_ bytes: Int, from side: TunnelStateMachine.Side) {
+        run(machine.received(bytes, from: side, now: loop.now))
     }
 
-    /// One end's connection closed; the tunnel is over when both have.
-    func closed(_ side: TunnelHandler.Side) {
-        openEnds -= 1
-        partner(of: side)?.closeFully()
-        guard openEnds == 0 else { return }
-        timer?.cancel()
-        timer = nil
-        let finished = self.finished
-        self.finished = nil
-        finished?(self)
-    }
+    func inputClosed(_ side: TunnelStateMachine.Side) { run(machine.inputClosed(side)) }
+    func finishSendingFailed(_ side: TunnelStateMachine.Side) { run(machine.finishSendingFailed(side)) }
+    func connectionClosed(_ side: TunnelStateMachine.Side) { run(machine.connectionClosed(side)) }
+    func closeNow() { run(machine.closeNow()) }
 
-    private func armIdleTimer(on loop: any EventLoop) {
-        timer = loop.assumeIsolated().scheduleTask(deadline: lastActivity + idleLimit) { [weak self] in
-            guard let self else { return }
-            if loop.now >= self.lastActivity + self.idleLimit {
-                self.client?.closeFully()
-                self.upstream?.closeFully()
-            } else {
-                self.armIdleTimer(on: loop)
+    // MARK: Actions
+
+    private func run(_ action: TunnelStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .finishSending(let side):
+            end(side)?.finishSending()
+        case .close(let side):
+            end(side)?.closeFully()
+        case .closeBoth:
+            client?.closeFully()
+            upstream?.closeFully()
+        case .armIdleCheck(let deadline):
+            timer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+                guard let self else { return }
+                self.run(self.machine.idleCheck(now: self.loop.now))
             }
+        case .report:
+            timer?.cancel()
+            timer = nil
+            let finished = self.finished
+            self.finished = nil
+            finished?(self)
         }
     }
 }
@@ -86,29 +91,26 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    enum Side {
-        case client
-        case upstream
-    }
+    typealias Side = TunnelStateMachine.Side
 
     let tunnel: Tunnel
     let side: Side
     private var context: ChannelHandlerContext?
-    private var readPending = false
+    private var reads = ReadGate()
 
     init(tunnel: Tunnel, side: Side) {
         self.tunnel = tunnel
         self.side = side
     }
 
-    private var partner: TunnelHandler? { tunnel.partner(of: side) }
+    private var partner: TunnelHandler? { tunnel.end(side.other) }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        tunnel.transferred(buffer.readableBytes, from: side, now: context.eventLoop.now)
+        tunnel.received(buffer.readableBytes, from: side)
         partner?.send(buffer)
     }
 
@@ -117,22 +119,21 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        tunnel.closed(side)
+        tunnel.connectionClosed(side)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            partner?.finishSending()
+            tunnel.inputClosed(side)
         } else if event is ChannelShouldQuiesceEvent {
-            // Graceful shutdown: a tunnel has no exchange boundary to wait for; WebSocket clients reconnect.
-            context.close(promise: nil)
+            tunnel.closeNow()
         } else {
             context.fireUserInboundEventTriggered(event)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        tunnel.closeNow()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -140,11 +141,7 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if partner?.isWritable ?? false {
-            context.read()
-        } else {
-            readPending = true
-        }
+        if reads.admit(open: partner?.isWritable ?? false) { context.read() }
     }
 
     // MARK: Called by the other end
@@ -158,17 +155,20 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     fileprivate func flush() { context?.flush() }
 
     fileprivate func resumeReading() {
-        guard readPending, let context else { return }
-        readPending = false
+        guard let context, reads.release(open: true) else { return }
         context.read()
     }
 
-    /// The other end stopped sending: so does this one (TCP half-close, RFC 9293 §3.6); where the connection cannot
-    /// half-close (TLS), it closes.
-    fileprivate func finishSending() {
+    // MARK: Called by the tunnel
+
+    /// Stops this connection's output (TCP half-close, RFC 9293 §3.6); the tunnel hears when it cannot (TLS).
+    func finishSending() {
         guard let context else { return }
         let promise = context.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenFailure { [weak self] _ in self?.closeFully() }
+        promise.futureResult.assumeIsolated().whenFailure { [weak self] _ in
+            guard let self else { return }
+            self.tunnel.finishSendingFailed(self.side)
+        }
         context.close(mode: .output, promise: promise)
     }
 

@@ -30,7 +30,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var context: ChannelHandlerContext?
     private var readsPaused = false
-    private var readPending = false
+    private var reads = ReadGate()
 
     init(origin: UpstreamOrigin, watch: ResponseByteWatch) {
         self.origin = origin
@@ -71,18 +71,11 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func resumeReads() {
         guard readsPaused else { return }
         readsPaused = false
-        if readPending, let context {
-            readPending = false
-            context.read()
-        }
+        if let context, reads.release(open: true) { context.read() }
     }
 
     func read(context: ChannelHandlerContext) {
-        if readsPaused {
-            readPending = true
-        } else {
-            context.read()
-        }
+        if reads.admit(open: !readsPaused) { context.read() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

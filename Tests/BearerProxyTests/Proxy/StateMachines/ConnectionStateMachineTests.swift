@@ -132,29 +132,3 @@ struct ConnectionStateMachineTests {
         #expect(late == ExchangeStateMachine.Action.none)
     }
 }
-
-@Suite("WebSocket tunnel: its end, from either side, pure")
-struct TunnelEndTests {
-    @Test("the tunnel ends once both connections have closed, whichever closed first; bytes each way counted")
-    func bothEnds() {
-        for first in [TunnelHandler.Side.client, .upstream] {
-            let ended = Box()
-            let tunnel = Tunnel(idleLimit: .seconds(60), now: .uptimeNanoseconds(0)) { tunnel in
-                ended.count += 1
-                ended.bytes = (tunnel.bytesFromClient, tunnel.bytesFromUpstream)
-            }
-            tunnel.transferred(5, from: .client, now: .uptimeNanoseconds(1))
-            tunnel.transferred(7, from: .upstream, now: .uptimeNanoseconds(2))
-            tunnel.closed(first)
-            #expect(ended.count == 0)
-            tunnel.closed(first == .client ? .upstream : .client)
-            #expect(ended.count == 1)
-            #expect(ended.bytes == (5, 7))
-        }
-    }
-
-    final class Box {
-        var count = 0
-        var bytes = (0, 0)
-    }
-}
