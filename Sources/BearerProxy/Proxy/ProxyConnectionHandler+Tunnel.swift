@@ -39,7 +39,7 @@ extension ProxyConnectionHandler {
         cancelTimer()
         self.exchange = nil
         self.upstream = nil
-        upstream.owner = nil
+        upstream.release()
         do {
             let client = clientChannel.pipeline.syncOperations
             let upstreamPipeline = upstreamChannel.pipeline.syncOperations

@@ -10,7 +10,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     func connect(_ ticket: ExchangeStateMachine.Ticket) {
         guard let leg = exchange?.leg else { return }
         if let pooled = loop.pool.take(leg.origin) {
-            attach(pooled, ticket: ticket, reused: true)
+            attach(pooled, ticket: ticket)
         } else {
             open(leg, ticket: ticket)
         }
@@ -60,7 +60,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                     }
                     upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
                     guard let self else { return pool.park(upstream, now: .now()) }
-                    self.attach(upstream, ticket: ticket, reused: false)
+                    self.attach(upstream, ticket: ticket)
                 case .failure(let error):
                     guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
                     self.reject(
@@ -70,7 +70,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     /// Starts sending the request on `upstream` if the exchange still waits for it; else keeps it for later.
-    private func attach(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket, reused: Bool) {
+    private func attach(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket) {
         let now = context.eventLoop.now
         guard let exchange, let head = exchange.leg?.head,
             case .sendRequest(let body, let end)? = connection.withExchange({ $0.connected(ticket, now: now) })
@@ -80,9 +80,14 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             loop.pool.park(upstream, now: .now())
             return
         }
-        upstream.owner = self
-        upstream.wasReused = reused
-        upstream.watch.sawBytes = false
+        guard upstream.lease(to: self) else {
+            // Neither new nor pooled: the pool and the connect hand out no other kind, so this is a bug; the
+            // connection is not shared, and the exchange fails as an unreachable upstream would.
+            assertionFailure("an upstream connection leased twice")
+            server.metrics.stateErrors(machine: "upstream_connection").increment()
+            upstream.close()
+            return reject(.upstreamUnreachable(upstream: exchange.leg?.origin.display ?? "", reason: "internal error"))
+        }
         self.upstream = upstream
         exchange.upstreamSent = .now()
         upstream.write(.head(head))
@@ -97,7 +102,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     /// Lets go of the upstream connection: back to the pool, or closed.
     private func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
         self.upstream = nil
-        upstream.owner = nil
+        upstream.release()
         switch release {
         case .park: loop.pool.park(upstream, now: .now())
         case .close: upstream.close()
@@ -228,12 +233,10 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         updateReading()
     }
 
-    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?) {
+    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool) {
         guard upstream === self.upstream else { return }
         self.upstream = nil
-        let reused = upstream.wasReused
-        let sawBytes = upstream.watch.sawBytes
-        guard let action = connection.withExchange({ $0.upstreamClosed(reused: reused, sawBytes: sawBytes) }) else {
+        guard let action = connection.withExchange({ $0.upstreamClosed(reused: reused, sawBytes: answered) }) else {
             return
         }
         if case .fail(.upstreamClosed) = action {

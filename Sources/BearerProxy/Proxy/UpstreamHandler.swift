@@ -6,35 +6,59 @@ protocol UpstreamHandlerOwner: AnyObject {
     func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart)
     func upstreamReadComplete(_ upstream: UpstreamHandler)
     func upstreamWritabilityChanged(_ upstream: UpstreamHandler)
-    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?)
+    /// The connection closed while the exchange had it; `reused` and `answered` decide whether its request may be
+    /// replayed (``UpstreamConnectionStateMachine``).
+    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool)
 }
 
 /// The last handler of an upstream connection's pipeline: hands responses to the exchange that owns the connection
-/// and applies backpressure by withholding `read()` while the downstream client cannot keep up.
+/// and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life — leased,
+/// pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class holds
+/// the I/O handles and performs what the machine decides.
 final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
     let origin: UpstreamOrigin
-    /// Whether the upstream has sent any byte since the current exchange took the connection.
-    let watch: ResponseByteWatch
-    /// The exchange using this connection; nil while it sits in the pool.
-    weak var owner: (any UpstreamHandlerOwner)?
+    /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
+    private(set) weak var owner: (any UpstreamHandlerOwner)?
     /// Called when the connection closes while pooled, so the pool forgets it.
     var onIdleClose: ((UpstreamHandler) -> Void)?
-    var idleSince = NIODeadline.now()
-    /// Whether this connection served an earlier exchange (then a failure before any answer may just mean the
-    /// upstream closed it while it was idle).
-    var wasReused = false
+    private(set) var machine = UpstreamConnectionStateMachine()
 
     private var context: ChannelHandlerContext?
     private var readsPaused = false
     private var reads = ReadGate()
 
+    /// `watch` sits below the response decoder and tells this handler of every byte that arrives.
     init(origin: UpstreamOrigin, watch: ResponseByteWatch) {
         self.origin = origin
-        self.watch = watch
+        watch.connection = self
+    }
+
+    /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
+    func lease(to owner: any UpstreamHandlerOwner) -> Bool {
+        guard machine.lease() else { return false }
+        self.owner = owner
+        return true
+    }
+
+    /// The exchange lets go of it (it goes to the pool or closes next).
+    func release() {
+        owner = nil
+    }
+
+    /// Bytes arrived from the upstream (``ResponseByteWatch``).
+    fileprivate func responseBytesArrived() {
+        if machine.responseBytes() == .close { close() }
+    }
+
+    /// The pool's sweep: closes the connection if it has been idle for `limit`; whether it did.
+    func closeIfIdle(now: NIODeadline, limit: TimeAmount) -> Bool {
+        guard machine.idleTooLong(now: now, limit: limit) else { return false }
+        close()
+        return true
     }
 
     var channel: (any Channel)? { context?.channel }
@@ -51,6 +75,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func flush() { context?.flush() }
 
     func close() {
+        machine.close()
         owner = nil
         context?.close(promise: nil)
     }
@@ -58,12 +83,13 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Stops reading from the upstream until ``resumeReads()`` (the client is not draining what we send it).
     func pauseReads() { readsPaused = true }
 
-    /// Makes the connection ready for the next exchange before it is pooled, or says it cannot be (closed). Reads
-    /// resume: a response large enough to pause them toward a slow client may end while they are paused, and a
-    /// connection pooled that way would send the next request and never read its answer (#21 item 2). While pooled,
-    /// anything it reads closes it (``channelRead(context:data:)``), so nothing stays buffered or half-read.
-    func prepareForReuse() -> Bool {
-        guard isActive, owner == nil else { return false }
+    /// Makes the connection ready for the next exchange as it goes into the pool at `now`, or says it cannot be
+    /// (closed, or still leased). Reads resume: a response large enough to pause them toward a slow client may end
+    /// while they are paused, and a connection pooled that way would send the next request and never read its
+    /// answer (#21 item 2). While pooled, any byte it sends closes it (the machine), so nothing stays buffered or
+    /// half-read.
+    func prepareForReuse(now: NIODeadline) -> Bool {
+        guard isActive, owner == nil, machine.park(now: now) else { return false }
         resumeReads()
         return true
     }
@@ -96,36 +122,42 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let owner {
-            self.owner = nil
-            owner.upstreamClosed(self, error: nil)
-        } else {
-            onIdleClose?(self)
-        }
+        perform(machine.closed(), error: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let owner {
-            self.owner = nil
-            owner.upstreamClosed(self, error: error)
-        }
+        perform(machine.closed(), error: error)
         context.close(promise: nil)
+    }
+
+    private func perform(_ action: UpstreamConnectionStateMachine.Action, error: (any Error)?) {
+        switch action {
+        case .none:
+            break
+        case .close:
+            close()
+        case .tellExchange(let reused, let answered):
+            guard let owner else { return }
+            self.owner = nil
+            owner.upstreamClosed(self, error: error, reused: reused, answered: answered)
+        case .leavePool:
+            onIdleClose?(self)
+        }
     }
 }
 
-/// Sits below an upstream connection's HTTP decoder (above TLS) and notes whether any response byte arrived since
-/// the current exchange took the connection. A request is replayed only when none did (SPEC §8): a pooled
-/// connection the upstream closed while idle. Once a byte has come — an unparseable answer, half a head, a reset
-/// mid-response — the upstream may have acted on the request, and a second copy could run it twice.
+/// Sits below an upstream connection's HTTP decoder (above TLS) and tells the connection of every byte that arrives,
+/// parsed or not: an unparseable answer, half a head or a reset mid-response all mean the upstream may have acted on
+/// the request, so it must not be replayed (SPEC §8; ``UpstreamConnectionStateMachine``).
 final class ResponseByteWatch: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// Reset by the exchange that takes the connection.
-    var sawBytes = false
+    /// The connection's handler, above; set when it is made.
+    fileprivate weak var connection: UpstreamHandler?
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        sawBytes = true
+        connection?.responseBytesArrived()
         context.fireChannelRead(data)
     }
 }

@@ -26,11 +26,10 @@ final class UpstreamPool {
     /// Keeps `handler` for reuse — only in a state where it can serve the next request — or closes it when it
     /// cannot, or when the pool for its origin is full.
     func park(_ handler: UpstreamHandler, now: NIODeadline) {
-        guard idle[handler.origin, default: []].count < maximumIdlePerOrigin, handler.prepareForReuse() else {
+        guard idle[handler.origin, default: []].count < maximumIdlePerOrigin, handler.prepareForReuse(now: now) else {
             handler.close()
             return
         }
-        handler.idleSince = now
         idle[handler.origin, default: []].append(handler)
     }
 
@@ -42,9 +41,7 @@ final class UpstreamPool {
     /// Closes connections that have been idle longer than ``idleTimeout``.
     func evictIdle(now: NIODeadline) {
         for (origin, handlers) in idle {
-            let (stale, fresh) = handlers.partitioned { now - $0.idleSince >= idleTimeout }
-            idle[origin] = fresh
-            for handler in stale { handler.close() }
+            idle[origin] = handlers.filter { !$0.closeIfIdle(now: now, limit: idleTimeout) }
         }
     }
 
@@ -53,16 +50,5 @@ final class UpstreamPool {
         let all = idle.values.joined()
         idle = [:]
         for handler in all { handler.close() }
-    }
-}
-
-extension Array {
-    fileprivate func partitioned(_ isFirst: (Element) -> Bool) -> ([Element], [Element]) {
-        var first: [Element] = []
-        var second: [Element] = []
-        for element in self {
-            if isFirst(element) { first.append(element) } else { second.append(element) }
-        }
-        return (first, second)
     }
 }
