@@ -38,14 +38,14 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                     var encoder = HTTPRequestEncoder.Configuration()
                     encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
                     try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
-                    let watch = ResponseByteWatch()
-                    try pipeline.addHandler(watch)
+                    let upstream = UpstreamHandler(origin: origin)
+                    try pipeline.addHandler(ResponseByteWatch(connection: upstream))
                     // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
                     try pipeline.addHandler(
                         ByteToMessageHandler(
                             HTTPResponseDecoder(
                                 leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
-                    try pipeline.addHandler(UpstreamHandler(origin: origin, watch: watch))
+                    try pipeline.addHandler(upstream)
                 }
             }
             .connect(host: origin.host, port: origin.port)

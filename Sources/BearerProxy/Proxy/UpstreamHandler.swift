@@ -31,10 +31,8 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readsPaused = false
     private var reads = ReadGate()
 
-    /// `watch` sits below the response decoder and tells this handler of every byte that arrives.
-    init(origin: UpstreamOrigin, watch: ResponseByteWatch) {
+    init(origin: UpstreamOrigin) {
         self.origin = origin
-        watch.connection = self
     }
 
     /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
@@ -153,11 +151,16 @@ final class ResponseByteWatch: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// The connection's handler, above; set when it is made.
-    fileprivate weak var connection: UpstreamHandler?
+    /// The connection's handler, above. A strong reference (the handler holds none back, so there is no cycle): a
+    /// weak one would cost a retain and a release on every read.
+    private let connection: UpstreamHandler
+
+    init(connection: UpstreamHandler) {
+        self.connection = connection
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        connection?.responseBytesArrived()
+        connection.responseBytesArrived()
         context.fireChannelRead(data)
     }
 }
