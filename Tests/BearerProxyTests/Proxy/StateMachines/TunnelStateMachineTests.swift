@@ -79,11 +79,9 @@ struct TunnelStateMachineTests {
     // MARK: The sweep
 
     /// An event of the sweep.
-    enum Event: CaseIterable, CustomStringConvertible {
+    enum Event: CaseIterable {
         case bytesClient, bytesUpstream, finClient, finUpstream, halfCloseFailsClient, halfCloseFailsUpstream
         case closedClient, closedUpstream, idleEarly, idleLate, closeNow
-
-        var description: String { "\(self)" }
 
         func apply(to machine: inout Machine) -> Machine.Action {
             switch self {
