@@ -57,12 +57,23 @@ struct AccountOptions: ParsableArguments {
     }
 }
 
-/// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5).
+/// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5). With a discovered
+/// route's prefix, signs in for that route at its own authorization server instead (#25; ``LoginRoute``).
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sign the account in, get a token for every route's scope set, and store them.")
+        abstract:
+            "Sign the account in, get a token for every route's scope set, and store them; or, with ROUTE, sign in for a discovered route."
+    )
 
     @OptionGroup var options: AccountOptions
+
+    @Argument(help: "A discovered route's prefix (\"mcp\" or \"/mcp\"): sign in at its own authorization server.")
+    var route: String?
+
+    @Flag(
+        name: .long,
+        help: "With ROUTE: print the sign-in URL and read the address the browser was sent to, instead of waiting.")
+    var noBrowser = false
 
     @Flag(
         name: .long,
@@ -72,6 +83,10 @@ struct Login: AsyncParsableCommand {
     var link = false
 
     func run() async throws {
+        if let route {
+            return try await LoginRoute(global: options.global, noPersist: options.noPersist, noBrowser: noBrowser)
+                .run(route: route)
+        }
         try await options.withAccount { [link] account in
             // The new account reaches the file with its tokens: a running `serve` never sees it without them.
             let notes = try await account.inOneWrite {
