@@ -85,7 +85,7 @@ extension RouteAuth {
     /// a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
     /// for every `provider-access` route). nil for routes that carry no token.
     /// The one key of a discovered route's own token cache (#25): a route has one audience and one sign-in.
-    static let discoveredTokenKey = ScopeSet(["urn:bearer-proxy:discovered"])
+    public static let discoveredTokenKey = ScopeSet(["urn:bearer-proxy:discovered"])
 
     public var tokenKey: ScopeSet? {
         switch self {
