@@ -144,4 +144,19 @@ struct DiscoveredTokenTests {
             #expect(server.tokenForms.count == formsBefore + 1)
         }
     }
+
+    @Test("a token the resource refuses (invalid_token) is replaced by a refresh, not taken over again from the file")
+    func refusedTokenIsRefreshed() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
+            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
+            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+                #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
+                server.revokeAccessTokens()
+                let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(response.status == .ok)
+            }
+            #expect(server.tokenForms.last?["grant_type"] == "refresh_token")
+        }
+    }
 }

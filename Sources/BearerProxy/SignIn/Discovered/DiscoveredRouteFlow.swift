@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -18,6 +19,16 @@ struct DiscoveredRouteFlow: SignInFlow {
     let provider: IdentityProviderClient
     let logger: Logger
     let now: @Sendable () -> Date
+    /// The token this flow last handed out: asked again while the file still holds it fresh, the cache has dropped
+    /// it because the upstream refused it (`invalid_token`), and taking it over again would only be refused again.
+    let served = ServedToken()
+
+    final class ServedToken: Sendable {
+        private let value = Mutex<String?>(nil)
+
+        func matches(_ token: String) -> Bool { value.withLock { $0 == token } }
+        func set(_ token: String) { value.withLock { $0 = token } }
+    }
 
     var name: String { "discover" }
 
@@ -51,8 +62,9 @@ struct DiscoveredRouteFlow: SignInFlow {
             stored = signIn
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
-                token.isUsable(at: now()), token.refreshOn > now()
+                token.isUsable(at: now()), token.refreshOn > now(), !served.matches(token.value)
             {
+                served.set(token.value)
                 return token
             }
             if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
@@ -96,6 +108,7 @@ struct DiscoveredRouteFlow: SignInFlow {
         guard let token = DiscoveredTokenRequest.accessToken(updated, scopes: request.scopes) else {
             throw .providerUnavailable(reason: "the token response had no access token", retryAfterSeconds: 5)
         }
+        served.set(token.value)
         return token
     }
 

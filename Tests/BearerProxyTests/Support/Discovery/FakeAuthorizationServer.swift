@@ -73,6 +73,8 @@ final class FakeAuthorizationServer: Sendable {
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
     func forgetClients() { state.record.withLock { $0.clients = [] } }
+    /// Revokes every access token issued so far: the resource answers `invalid_token`.
+    func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
 
     func shutdown() async {
         let open = state.shutDown()
@@ -149,7 +151,8 @@ final class FakeAuthorizationServer: Sendable {
                 }
                 let audience = bearer.flatMap { token in state.record.withLock { $0.accessTokens[token] } }
                 guard let audience, audience == origin + "/mcp" else {
-                    let challenge = #"Bearer resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
+                    let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
+                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
                 }
                 return .json(["audience": audience, "path": request.uri])
