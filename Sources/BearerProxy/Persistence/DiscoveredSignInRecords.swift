@@ -28,6 +28,8 @@ struct PersistedRegistration: Sendable, Equatable, Codable {
     /// A secret the server issued despite `token_endpoint_auth_method: none`; never printed.
     var clientSecret: String?
     var secretExpiresAt: Int?
+    /// The loopback redirect URI it was registered with; a later sign-in on any port listens there first.
+    var redirectURI: String?
 }
 
 /// A discovered route's sign-in: what discovery found that the token requests need (cached with the tokens, #25

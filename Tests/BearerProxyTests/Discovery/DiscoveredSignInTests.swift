@@ -201,4 +201,16 @@ import Testing
             #expect(console.opened.isEmpty)
         }
     }
+
+    @Test("with any port, a later sign-in listens first on the port its stored registration was made with")
+    func registeredPortIsReused() async throws {
+        try await Self.withServer { server, scratch in
+            _ = try await Self.signIn(server, state: scratch.state).get()
+            _ = try await Self.signIn(server, state: scratch.state).get()
+            let redirects = server.authorizeQueries.compactMap { $0["redirect_uri"] }
+            #expect(redirects.count == 2 && redirects[0] == redirects[1])
+            let stored = try DiscoveredSignInStore(directory: scratch.state).registration(issuer: server.baseURL)
+            #expect(stored?.redirectURI == redirects[0])
+        }
+    }
 }

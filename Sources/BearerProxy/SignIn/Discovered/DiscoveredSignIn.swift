@@ -125,9 +125,18 @@ public struct DiscoveredSignIn: Sendable {
         let state = ProofKey.randomToken()
         let listener: LoopbackRedirectListener
         do {
-            listener = try await LoopbackRedirectListener.start(
-                port: settings.redirectPort, group: eventLoopGroup, timeout: timeout,
-                page: { RedirectPage.html(for: $0, expectedState: state) })
+            let page: @Sendable (AuthorizationCallback) -> String = { RedirectPage.html(for: $0, expectedState: state) }
+            // Any port: the one the stored registration was made with first, for a server that (against RFC 8252
+            // §7.3) compares the loopback port too; when it is taken, another.
+            if settings.redirectPort == 0, reuseRegistration, let port = registeredPort(),
+                let reused = try? await LoopbackRedirectListener.start(
+                    port: port, group: eventLoopGroup, timeout: timeout, page: page)
+            {
+                listener = reused
+            } else {
+                listener = try await LoopbackRedirectListener.start(
+                    port: settings.redirectPort, group: eventLoopGroup, timeout: timeout, page: page)
+            }
         } catch {
             throw .failed(
                 SignInFailure(
@@ -168,6 +177,15 @@ public struct DiscoveredSignIn: Sendable {
             throw .failed(SignInFailure(error.tokenError))
         }
         return try save(response, client: client, at: issued)
+    }
+
+    /// The loopback port of the redirect URI the stored registration with this server was made with, if any.
+    private func registeredPort() -> Int? {
+        guard case .dynamic = found.registration,
+            let redirectURI = (try? store.registration(issuer: found.issuer))??.redirectURI,
+            let port = redirectURI.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
+        else { return nil }
+        return port
     }
 
     /// The client identity, in the order of #25 item 3: the route's `clientId`, else the stored registration with
@@ -212,7 +230,8 @@ public struct DiscoveredSignIn: Sendable {
             try store.saveRegistration(
                 PersistedRegistration(
                     issuer: found.issuer, registrationEndpoint: endpoint, clientID: registered.clientID,
-                    clientSecret: registered.clientSecret, secretExpiresAt: registered.secretExpiresAt))
+                    clientSecret: registered.clientSecret, secretExpiresAt: registered.secretExpiresAt,
+                    redirectURI: "http://127.0.0.1:\(redirectPort)/"))
         } catch {
             throw SignInFailure(.misconfigured, "\(error)")
         }
