@@ -53,3 +53,44 @@ struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
 struct PersistedDiscoveredRoutes: Sendable, Equatable, Codable {
     var routes: [String: DiscoveredSignInKey] = [:]
 }
+
+// The refresh token, the access token and a client secret are secrets: no rendering of these records shows them
+// (house rule 6), whatever prints one by accident — an interpolation, a `dump`, a test's failure message.
+
+extension PersistedRegistration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    var description: String {
+        "PersistedRegistration(issuer: \(issuer), clientID: \(clientID), clientSecret: "
+            + "\(clientSecret == nil ? "none" : "<redacted>"), redirectURI: \(redirectURI ?? "none"))"
+    }
+
+    var debugDescription: String { description }
+
+    var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "issuer": issuer, "registrationEndpoint": registrationEndpoint, "clientID": clientID,
+                "clientSecret": clientSecret == nil ? "none" : "<redacted>", "redirectURI": redirectURI as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+extension PersistedDiscoveredSignIn: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    var description: String {
+        "PersistedDiscoveredSignIn(issuer: \(key.issuer), clientID: \(key.clientID), resource: \(key.resource), "
+            + "refreshToken: \(refreshToken == nil ? "none" : "<redacted>"), accessToken: "
+            + "\(accessToken == nil ? "none" : "<redacted>"), expiresOn: \(expiresOn.map { "\($0)" } ?? "none"))"
+    }
+
+    var debugDescription: String { description }
+
+    var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "key": key, "clientKind": clientKind, "tokenEndpoint": tokenEndpoint, "scopes": scopes,
+                "refreshToken": refreshToken == nil ? "none" : "<redacted>",
+                "accessToken": accessToken == nil ? "none" : "<redacted>", "expiresOn": expiresOn as Any,
+            ], displayStyle: .struct)
+    }
+}

@@ -50,3 +50,29 @@ import Testing
         #expect(try store.signIn(other) == nil)
     }
 }
+
+/// The discovered records never show a token or a client secret (house rule 6).
+@Suite struct DiscoveredRecordRedactionTests {
+    @Test func noRenderingShowsASecret() {
+        let key = DiscoveredSignInKey(issuer: "https://as", clientID: "c", resource: "https://a/mcp")
+        let signIn = PersistedDiscoveredSignIn(
+            key: key, clientKind: "dynamic", tokenEndpoint: "https://as/token", scopes: ["x"],
+            refreshToken: "refresh-secret", accessToken: "access-secret", expiresOn: Date())
+        let registration = PersistedRegistration(
+            issuer: "https://as", registrationEndpoint: "https://as/r", clientID: "c", clientSecret: "client-secret")
+        var dumped = ""
+        dump(signIn, to: &dumped)
+        dump(registration, to: &dumped)
+        dump(DiscoveredClient(id: "c", secret: "client-secret", kind: .dynamic), to: &dumped)
+        let texts = [
+            "\(signIn)", String(reflecting: signIn), "\(registration)", String(reflecting: registration), dumped,
+            "\(DiscoveredClient(id: "c", secret: "client-secret", kind: .dynamic))",
+        ]
+        for text in texts {
+            for secret in ["refresh-secret", "access-secret", "client-secret"] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+            #expect(text.contains("<redacted>"))
+        }
+    }
+}
