@@ -213,4 +213,28 @@ import Testing
             #expect(stored?.redirectURI == redirects[0])
         }
     }
+
+    @Test("when the metadata names another authorization server, login signs in there and uses nothing of the old")
+    func authorizationServerChanged() async throws {
+        try await Self.withServer { first, scratch in
+            let second = try await FakeAuthorizationServer.start()
+            do {
+                _ = try await Self.signIn(first, state: scratch.state).get()
+                first.update { $0.authorizationServer = second.baseURL }
+                let (registrations, forms) = (first.registrations, first.tokenForms.count)
+                let outcome = try await Self.signIn(first, state: scratch.state).get()
+                #expect(outcome.issuer == second.baseURL && outcome.resource == first.resource)
+                // The old server's registration was not shown to the new one, nor anything sent to the old one.
+                #expect(second.registrations == 1 && first.registrations == registrations)
+                #expect(first.tokenForms.count == forms && first.authorizeQueries.count == 1)
+                #expect(second.authorizeQueries.first?["resource"] == first.resource)
+                let key = try DiscoveredSignInStore(directory: scratch.state).routeKey(upstream: first.resource)
+                #expect(key?.issuer == second.baseURL)
+            } catch {
+                await second.shutdown()
+                throw error
+            }
+            await second.shutdown()
+        }
+    }
 }

@@ -28,6 +28,8 @@ final class FakeAuthorizationServer: Sendable {
         var offersRegistration = true
         /// Clients known without registration (a route's `clientId`).
         var preregistered: Set<String> = []
+        /// The authorization server the resource's metadata names; nil: this one.
+        var authorizationServer: String?
     }
 
     struct Record: Sendable {
@@ -120,7 +122,8 @@ final class FakeAuthorizationServer: Sendable {
             let origin = "http://" + (request.headers.first(name: "host") ?? "")
             switch request.path {
             case "/.well-known/oauth-protected-resource/mcp":
-                return .json(["resource": origin + "/mcp", "authorization_servers": [origin]])
+                let named = state.record.withLock { $0.settings.authorizationServer } ?? origin
+                return .json(["resource": origin + "/mcp", "authorization_servers": [named]])
             case "/.well-known/oauth-authorization-server":
                 let settings = state.record.withLock { $0.settings }
                 var document: [String: Any] = [
