@@ -133,12 +133,15 @@ struct Logout: AsyncParsableCommand {
             if let route {
                 let match = try Routes.discovered(
                     route, in: account.configuration, configPath: options.global.configPath)
-                guard let issuer = try account.forgetDiscovered(match, registration: forgetRegistration) else {
+                guard
+                    let (issuer, revocation) = try await account.forgetDiscovered(
+                        match, registration: forgetRegistration)
+                else {
                     print("\(match.prefix): nothing was signed in.")
                     return
                 }
                 print(
-                    "Signed out of \(match.prefix) (\(issuer))"
+                    "Signed out of \(match.prefix) (\(issuer)): \(revocation)"
                         + (forgetRegistration ? "; its client registration is forgotten too." : "."))
                 return
             }

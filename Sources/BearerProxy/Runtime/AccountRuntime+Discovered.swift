@@ -15,15 +15,28 @@ extension AccountRuntime {
     }
 
     /// Forgets the route's stored sign-in (and, with `registration`, the client registered with its authorization
-    /// server); returns the issuer it was with, nil when there was none. Nothing is revoked yet.
-    public func forgetDiscovered(_ route: Route, registration: Bool) throws(StateError) -> String? {
-        guard case .discover = route.auth, let store = discovered?.store,
-            let key = try store.routeKey(upstream: route.upstream.url)
+    /// server), revoking its refresh token first where the server offers revocation (RFC 7009). Returns the issuer
+    /// it was with and a line on the revocation; nil when nothing was signed in.
+    public func forgetDiscovered(
+        _ route: Route, registration: Bool
+    ) async throws(StateError) -> (issuer: String, revocation: String)? {
+        guard case .discover = route.auth, let discovered,
+            let key = try discovered.store.routeKey(upstream: route.upstream.url)
         else { return nil }
+        let store = discovered.store
+        var revocation = "nothing to revoke"
+        if let stored = try store.signIn(key), let refreshToken = stored.refreshToken {
+            let secret = try store.registration(issuer: key.issuer).flatMap {
+                $0.clientID == key.clientID ? $0.clientSecret : nil
+            }
+            revocation = await DiscoveredTokenRequest.revoke(
+                refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
+                provider: discovered.provider())
+        }
         try store.updateSignIn(key) { $0 = nil }
         try store.setRouteKey(nil, upstream: route.upstream.url)
         if registration { try store.dropRegistration(issuer: key.issuer) }
-        return key.issuer
+        return (key.issuer, revocation)
     }
 
     public func discoveredState(of route: Route) -> DiscoveredRouteState? {

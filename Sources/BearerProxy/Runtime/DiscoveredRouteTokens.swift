@@ -46,13 +46,21 @@ final class DiscoveredRouteTokens: Sendable {
         return result
     }
 
-    private func cache(prefix: String, upstream: String) -> TokenCache {
+    /// The HTTP client of the discovered routes' token requests, made once.
+    func provider() -> IdentityProviderClient {
         state.withLock { state in
-            let name = prefix + " " + upstream
-            if let known = state.caches[name] { return known }
             let provider =
                 state.provider ?? IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger, caFile: caFile)
             state.provider = provider
+            return provider
+        }
+    }
+
+    private func cache(prefix: String, upstream: String) -> TokenCache {
+        let provider = provider()
+        return state.withLock { state in
+            let name = prefix + " " + upstream
+            if let known = state.caches[name] { return known }
             let flow = DiscoveredRouteFlow(
                 route: prefix, upstream: upstream, store: store, provider: provider, logger: logger, now: now)
             let made = TokenCache(flow: flow, now: now, uptime: uptime)

@@ -50,7 +50,9 @@ import Testing
         }
     }
 
-    @Test("token ROUTE gives the route's own token; logout ROUTE forgets it, --forget-registration the client too")
+    @Test(
+        "token ROUTE gives the route's own token; logout ROUTE revokes and forgets it, --forget-registration the client too"
+    )
     func tokenAndLogout() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
@@ -63,14 +65,17 @@ import Testing
                 let token = try await tokens.accessToken(for: RouteAuth.discoveredTokenKey)
                 let key = try #require(try store.routeKey(upstream: server.resource))
                 #expect(token.value == (try store.signIn(key))?.accessToken)
-                #expect(try runtime.forgetDiscovered(route, registration: false) == server.baseURL)
+                let refreshToken = try #require(try store.signIn(key)?.refreshToken)
+                let signedOut = try #require(try await runtime.forgetDiscovered(route, registration: false))
+                #expect(signedOut.issuer == server.baseURL && signedOut.revocation.contains("was revoked"))
+                #expect(server.revoked == [refreshToken])
                 #expect(try store.routeKey(upstream: server.resource) == nil && (try store.signIn(key)) == nil)
                 #expect(try store.registration(issuer: server.baseURL) != nil)
                 #expect(StatusReport(account: runtime).routes.first?.discovered?.state == .needsSignIn)
                 _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-                #expect(try runtime.forgetDiscovered(route, registration: true) == server.baseURL)
+                #expect(try await runtime.forgetDiscovered(route, registration: true)?.issuer == server.baseURL)
                 #expect(try store.registration(issuer: server.baseURL) == nil)
-                #expect(try runtime.forgetDiscovered(route, registration: true) == nil)
+                #expect(try await runtime.forgetDiscovered(route, registration: true) == nil)
             }
         }
     }

@@ -24,6 +24,23 @@ enum DiscoveredTokenRequest {
             + client.formParameters
     }
 
+    /// Revokes `refreshToken` (RFC 7009 §2.1) at the server's revocation endpoint, if it has one; a line on the
+    /// outcome, never the token. A client with a secret sends it in the form (`client_secret_post`).
+    static func revoke(
+        _ refreshToken: String, at endpoint: String?, clientID: String, clientSecret: String?,
+        provider: IdentityProviderClient
+    ) async -> String {
+        guard let endpoint else {
+            return "the authorization server offers no revocation: the refresh token was deleted here"
+        }
+        var form = [("token", refreshToken), ("token_type_hint", "refresh_token"), ("client_id", clientID)]
+        if let clientSecret { form.append(("client_secret", clientSecret)) }
+        guard let answer = try? await provider.postForm(to: endpoint, form: form), answer.status == 200 else {
+            return "the authorization server did not confirm revoking the refresh token"
+        }
+        return "the refresh token was revoked at the authorization server"
+    }
+
     /// What a token response gives a discovered route, to store: the rotated refresh token replaces the old one
     /// (RFC 6749 §6; OAuth 2.1 §4.3.1), and without a new one the old one stays.
     static func record(

@@ -41,6 +41,7 @@ final class FakeAuthorizationServer: Sendable {
         var accessTokens: [String: String] = [:]
         var authorizeQueries: [[String: String]] = []
         var tokenForms: [[String: String]] = []
+        var revoked: [String] = []
         var counter = 0
     }
 
@@ -73,6 +74,8 @@ final class FakeAuthorizationServer: Sendable {
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
+    /// The tokens revoked at `/revoke` (RFC 7009).
+    var revoked: [String] { state.record.withLock { $0.revoked } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
     func forgetClients() { state.record.withLock { $0.clients = [] } }
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
@@ -129,6 +132,7 @@ final class FakeAuthorizationServer: Sendable {
                 var document: [String: Any] = [
                     "issuer": origin, "authorization_endpoint": origin + "/authorize",
                     "token_endpoint": origin + "/token", "code_challenge_methods_supported": ["S256"],
+                    "revocation_endpoint": origin + "/revoke",
                     "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
                 ]
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
@@ -137,6 +141,14 @@ final class FakeAuthorizationServer: Sendable {
                 return authorize(request.query, origin: origin)
             case "/token":
                 return token(request.form, origin: origin)
+            case "/revoke":
+                return state.record.withLock { record in
+                    if let token = request.form["token"] {
+                        record.revoked.append(token)
+                        record.refreshTokens[token] = nil
+                    }
+                    return FakeIdentityResponse(status: 200, headers: [], body: [])
+                }
             case "/register":
                 return state.record.withLock { record in
                     record.registrations += 1
