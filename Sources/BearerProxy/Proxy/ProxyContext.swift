@@ -14,8 +14,8 @@ final class ProxyContext: Sendable {
     let admin: AdminEndpoints
     let requestGuard: RequestGuard
     let timeouts: ProxyTimeouts
-    /// One per route, in routes.json order (a discovered route's with its own token cache, from `discoveredTokens`
-    /// by prefix) (``RouteMatch/position`` indexes it).
+    /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding
+    /// carries its own token cache, `discoveredTokens[prefix]`.
     let bindings: [RouteBinding]
     /// Exchanges that began with this generation and have not ended.
     private let inFlight = Atomic<Int>(0)
