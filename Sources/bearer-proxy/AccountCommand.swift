@@ -57,12 +57,23 @@ struct AccountOptions: ParsableArguments {
     }
 }
 
-/// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5).
+/// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5). With a discovered
+/// route's prefix, signs in for that route at its own authorization server instead (#25; ``LoginRoute``).
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sign the account in, get a token for every route's scope set, and store them.")
+        abstract:
+            "Sign the account in, get a token for every route's scope set, and store them; or, with ROUTE, sign in for a discovered route."
+    )
 
     @OptionGroup var options: AccountOptions
+
+    @Argument(help: "A discovered route's prefix (\"mcp\" or \"/mcp\"): sign in at its own authorization server.")
+    var route: String?
+
+    @Flag(
+        name: .long,
+        help: "With ROUTE: print the sign-in URL and read the address the browser was sent to, instead of waiting.")
+    var noBrowser = false
 
     @Flag(
         name: .long,
@@ -72,6 +83,10 @@ struct Login: AsyncParsableCommand {
     var link = false
 
     func run() async throws {
+        if let route {
+            return try await LoginRoute(global: options.global, noPersist: options.noPersist, noBrowser: noBrowser)
+                .run(route: route)
+        }
         try await options.withAccount { [link] account in
             // The new account reaches the file with its tokens: a running `serve` never sees it without them.
             let notes = try await account.inOneWrite {
@@ -103,8 +118,33 @@ struct Logout: AsyncParsableCommand {
 
     @OptionGroup var options: AccountOptions
 
+    @Argument(help: "A discovered route's prefix: forget only its sign-in (the account is kept).")
+    var route: String?
+
+    @Flag(name: .long, help: "With ROUTE: also forget the client registered with its authorization server.")
+    var forgetRegistration = false
+
+    func validate() throws {
+        if forgetRegistration && route == nil { throw ValidationError("--forget-registration needs a ROUTE") }
+    }
+
     func run() async throws {
-        try await options.withAccount { account in
+        try await options.withAccount { [route, forgetRegistration] account in
+            if let route {
+                let match = try Routes.discovered(
+                    route, in: account.configuration, configPath: options.global.configPath)
+                guard
+                    let (issuer, revocation) = try await account.forgetDiscovered(
+                        match, registration: forgetRegistration)
+                else {
+                    print("\(match.prefix): nothing was signed in.")
+                    return
+                }
+                print(
+                    "Signed out of \(match.prefix) (\(issuer)): \(revocation)"
+                        + (forgetRegistration ? "; its client registration is forgotten too." : "."))
+                return
+            }
             let notes = await account.signOut()
             try account.requireSaved()
             let file = account.persistence.map { " (\($0.store.path) removed)" } ?? ""
@@ -172,6 +212,19 @@ struct Token: AsyncParsableCommand {
                     Terminal.error("error: no route \(prefix) in \(options.global.configPath) (routes: \(known))")
                     throw ExitCode(2)
                 }
+                if case .discover = match.auth {
+                    guard let tokens = account.discoveredTokens(for: match) else {
+                        Terminal.error("error: route \(prefix) has no stored sign-in without the state directory")
+                        throw ExitCode(2)
+                    }
+                    do throws(TokenError) {
+                        return try await tokens.accessToken(for: RouteAuth.discoveredTokenKey).value
+                    } catch {
+                        guard case .signInRequired(let reason) = error else { throw error }
+                        Terminal.error("error: \(reason)")
+                        throw ExitCode(1)
+                    }
+                }
                 guard let routeScopes = match.auth.tokenKey else {
                     Terminal.error("error: route \(prefix) sends no bearer token from this account")
                     throw ExitCode(2)
@@ -185,5 +238,23 @@ struct Token: AsyncParsableCommand {
             return token
         }
         print(token)
+    }
+}
+
+/// A route named on the command line.
+enum Routes {
+    /// The discovered route with `prefix` (leading `/` optional), or exit 2 with one line.
+    static func discovered(_ prefix: String, in configuration: Configuration, configPath: String) throws -> Route {
+        let prefix = prefix.hasPrefix("/") ? prefix : "/" + prefix
+        guard let match = configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
+            let known = configuration.routes.routes.map(\.prefix).joined(separator: ", ")
+            Terminal.error("error: no route \(prefix) in \(configPath) (routes: \(known))")
+            throw ExitCode(2)
+        }
+        guard case .discover = match.auth else {
+            Terminal.error("error: route \(prefix) is not a discovered route (\"auth\": \"discover\")")
+            throw ExitCode(2)
+        }
+        return match
     }
 }

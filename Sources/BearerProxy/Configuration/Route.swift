@@ -84,6 +84,9 @@ extension RouteAuth {
     /// The key of the route's token in the token cache: its scope set — or, for the `firebase` flow's two kinds,
     /// a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
     /// for every `provider-access` route). nil for routes that carry no token.
+    /// The one key of a discovered route's own token cache (#25): a route has one audience and one sign-in.
+    public static let discoveredTokenKey = ScopeSet(["urn:bearer-proxy:discovered"])
+
     public var tokenKey: ScopeSet? {
         switch self {
         case .none, .discover: nil

@@ -1,6 +1,6 @@
 /// What discovery found for a route (#25): the resource, its authorization server with the endpoints a sign-in
 /// uses, the scopes to ask for first and the client identity to use — every URL already checked (https, issuer,
-/// addresses). A value: `discover` prints it; the sign-in of a later slice starts from it.
+/// addresses). A value: `discover` prints it; `login ROUTE` (``DiscoveredSignIn``) starts from it.
 public struct DiscoveredAuthorization: Sendable, Equatable {
     /// Where the initial scopes came from (#25 item 5).
     public enum ScopeSource: String, Sendable, Equatable {

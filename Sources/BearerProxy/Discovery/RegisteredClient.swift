@@ -8,7 +8,7 @@
 /// one despite `token_endpoint_auth_method: none`. Never printed with its secret.
 public struct RegisteredClient: Sendable, Equatable, CustomStringConvertible {
     public var clientID: String
-    /// Kept for the token requests of a later slice; `description` never shows it.
+    /// Stored with the registration for the token requests; `description` never shows it.
     var clientSecret: String?
     /// `client_secret_expires_at` (seconds since 1970; 0 = never), when a secret was issued.
     public var secretExpiresAt: Int?

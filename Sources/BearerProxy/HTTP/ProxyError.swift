@@ -21,7 +21,7 @@ enum ProxyError: Error, Equatable {
     case upstreamTimeout(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
-    /// A discovered route (#25) nobody has signed in for.
+    /// A discovered route (#25) with no usable sign-in: none stored, or its refresh token refused.
     case discoveredSignInRequired(route: String)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
@@ -134,8 +134,8 @@ enum ProxyError: Error, Equatable {
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
         case .discoveredSignInRequired(let route):
-            "Nobody has signed in for \(route) yet; its upstream names its own authorization server. "
-                + "Run: bearer-proxy login \(route)"
+            "There is no usable sign-in for \(route) (nobody has signed in, or its sign-in expired or was "
+                + "revoked); its upstream names its own authorization server. Run: bearer-proxy login \(route)"
         case .oauthMetadataNotForwarded(let route):
             "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
                 + "OAuth of its own."

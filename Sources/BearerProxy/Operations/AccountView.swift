@@ -14,4 +14,10 @@ public protocol AccountView: Sendable {
     var unsavedChanges: UnsavedChanges? { get }
     /// The `dev` account's issuer, whose documents `/-/` serves.
     var devIssuer: DevIssuer? { get }
+    /// A discovered route's sign-in, as `status` shows it (#25); nil for any other route.
+    func discoveredState(of route: Route) -> DiscoveredRouteState?
+}
+
+extension AccountView {
+    public func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
 }

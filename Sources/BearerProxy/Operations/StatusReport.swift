@@ -22,6 +22,8 @@ public struct StatusReport: Sendable {
         public var kind: FirebaseTokenKind?
         /// The headers a request must carry (`requireHeader`, global and the route's), by name.
         public var requiredHeaders: [String] = []
+        /// A discovered route's sign-in (#25).
+        public var discovered: DiscoveredRouteState?
     }
 
     public var account: Account
@@ -53,7 +55,7 @@ public struct StatusReport: Sendable {
                 prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
                 token: route.auth.tokenKey.map { runtime.tokens.status(for: $0) },
                 kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)),
-                requiredHeaders: route.requiredHeaders.map(\.name))
+                requiredHeaders: route.requiredHeaders.map(\.name), discovered: runtime.discoveredState(of: route))
         }
         generatedAt = now
         unsaved = runtime.unsavedChanges
@@ -84,6 +86,7 @@ public struct StatusReport: Sendable {
             }
             if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
             if !entry.requiredHeaders.isEmpty { object["requiredHeaders"] = entry.requiredHeaders }
+            if let discovered = entry.discovered { object["discovered"] = Self.jsonObject(discovered, at: generatedAt) }
             return object
         }
         var document: [String: Any] = [
@@ -140,6 +143,8 @@ public struct StatusReport: Sendable {
                     line += "  token: none cached"
                 }
                 if let lastError = token.lastError { line += " (last refresh failed: \(lastError))" }
+            } else if let discovered = entry.discovered {
+                line += "  " + Self.line(discovered, route: entry.prefix, at: generatedAt)
             } else {
                 line += "  (no token)"
             }
@@ -155,5 +160,41 @@ extension StatusReport {
     static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite else { return 0 }
         return Int(seconds: interval, rounded: .towardZero, clampedTo: -3_153_600_000...3_153_600_000)
+    }
+}
+
+extension StatusReport {
+    /// A discovered route's sign-in for `status --json`.
+    static func jsonObject(_ state: DiscoveredRouteState, at now: Date) -> [String: Any] {
+        var object: [String: Any] = ["state": state.state.rawValue, "scopes": state.scopes]
+        object["authorizationServer"] = state.authorizationServer
+        object["clientKind"] = state.clientKind
+        object["clientId"] = state.clientID
+        object["detail"] = state.detail
+        if let expiresOn = state.expiresOn {
+            object["expiresOn"] = expiresOn.formatted(.iso8601)
+            object["expiresInSeconds"] = wholeSeconds(expiresOn.timeIntervalSince(now))
+        }
+        return object
+    }
+
+    /// A discovered route's sign-in in one line for a person.
+    static func line(_ state: DiscoveredRouteState, route: String, at now: Date) -> String {
+        switch state.state {
+        case .needsSignIn:
+            return "discovered: needs sign-in (run bearer-proxy login \(route))"
+                + (state.detail.map { ": \($0)" } ?? "")
+        case .error:
+            return "discovered: error (\(state.detail ?? "unknown"))"
+        case .signedIn:
+            var line = "discovered: signed in at \(state.authorizationServer ?? "?")"
+            if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }
+            line += ", scopes: \(state.scopes.isEmpty ? "(none)" : state.scopes.joined(separator: " "))"
+            if let expiresOn = state.expiresOn {
+                let seconds = wholeSeconds(expiresOn.timeIntervalSince(now))
+                line += seconds > 0 ? ", token expires in \(seconds / 60) min" : ", token expired (refreshed when used)"
+            }
+            return line
+        }
     }
 }

@@ -31,8 +31,13 @@ public struct RedemptionLock: Sendable {
     static let longestPause: Duration = .milliseconds(50)
 
     public init(store: TokenStore) {
-        directory = store.directory
-        path = store.directory.path + "/." + store.fileName + ".redeem-lock"
+        self.init(directory: store.directory, fileName: store.fileName)
+    }
+
+    /// The lock for the file `fileName` in `directory` (a discovered route's sign-in, #25 item 6).
+    init(directory: StateDirectory, fileName: String) {
+        self.directory = directory
+        path = directory.path + "/." + fileName + ".redeem-lock"
     }
 
     /// Whether the body of ``withLock(maximumWait:waiting:_:)`` runs holding the lock.

@@ -1,7 +1,8 @@
 /// What the data plane answers on a discovered route (#25) before anything is forwarded: the metadata paths a
-/// local client would start its own OAuth from are never forwarded nor answered (404), and — until a sign-in for
-/// the route exists (a later slice) — every other request gets a 401 naming `bearer-proxy login ROUTE` at once,
-/// without contacting anything: no hung request, no browser.
+/// local client would start its own OAuth from are never forwarded nor answered (404), and — when the route has no
+/// token cache of its own (no state directory, where `login ROUTE` stores its sign-in) — every other request gets
+/// a 401 naming `bearer-proxy login ROUTE` at once, without contacting anything: no hung request, no browser. (With
+/// a cache, a route nobody signed in for gets the same 401 from its flow, which reads the state directory only.)
 enum DiscoveredRouteGate {
     /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched).
     static func refusal(prefix: String, remainder: Substring) -> ProxyError {

@@ -61,14 +61,16 @@ extension ProxyConnectionHandler {
                 return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
             }
         }
-        if binding.isDiscovered {
+        if binding.isDiscovered,
+            binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(match.remainder)
+        {
             return refuseHead(DiscoveredRouteGate.refusal(prefix: binding.route.prefix, remainder: match.remainder))
         }
         let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
         exchange.leg = leg
         var cached: AccessToken?
         if let key = binding.tokenKey {
-            cached = proxy.tokens.cachedToken(for: key)
+            cached = binding.tokens(proxy).cachedToken(for: key)
             if cached != nil {
                 server.metrics.tokenCacheHits.increment()
             } else {
@@ -100,7 +102,8 @@ extension ProxyConnectionHandler {
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
     func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
         guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
-        let tokens = leg.proxy.tokens
+        let tokens = leg.binding.tokens(leg.proxy)
+        let discoveredRoute = leg.binding.isDiscovered ? leg.binding.route.prefix : nil
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
@@ -120,7 +123,7 @@ extension ProxyConnectionHandler {
                 leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
                 if let action = self.connection.withExchange({ $0.tokenArrived(ticket) }) { self.perform(action) }
             case .failure(let error):
-                self.reject(ProxyError(error))
+                self.reject(discoveredRoute.map { ProxyError(error, discoveredRoute: $0) } ?? ProxyError(error))
             }
         }
     }

@@ -209,7 +209,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         let claims: String?
         switch retry {
         case .refresh:
-            leg.proxy.tokens.invalidate(scopes, rejected: leg.token ?? "")
+            leg.binding.tokens(leg.proxy).invalidate(scopes, rejected: leg.token ?? "")
             claims = nil
         case .claims(let requested):
             claims = requested

@@ -14,14 +14,15 @@ final class ProxyContext: Sendable {
     let admin: AdminEndpoints
     let requestGuard: RequestGuard
     let timeouts: ProxyTimeouts
-    /// One per route, in routes.json order (``RouteMatch/position`` indexes it).
+    /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding
+    /// carries its own token cache, `discoveredTokens[prefix]`.
     let bindings: [RouteBinding]
     /// Exchanges that began with this generation and have not ended.
     private let inFlight = Atomic<Int>(0)
 
     init(
         configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy,
-        timeouts: ProxyTimeouts
+        timeouts: ProxyTimeouts, discoveredTokens: [String: TokenCache] = [:]
     ) throws {
         self.configuration = configuration
         self.tokens = tokens
@@ -30,7 +31,7 @@ final class ProxyContext: Sendable {
         self.timeouts = timeouts
         var contexts: [String: UpstreamTLS] = [:]
         self.bindings = try configuration.routes.routes.map { route in
-            try RouteBinding(route, timeouts: timeouts) { caFile in
+            try RouteBinding(route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix]) { caFile in
                 if let made = contexts[caFile ?? ""] { return made }
                 let made = try UpstreamTLS(caFile: caFile)
                 contexts[caFile ?? ""] = made

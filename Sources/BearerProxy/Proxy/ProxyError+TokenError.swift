@@ -11,4 +11,14 @@ extension ProxyError {
         case .misconfigured(let reason): self = .tokenMisconfigured(detail: "The identity provider said: \(reason).")
         }
     }
+
+    /// The same for a discovered route (#25): a sign-in is needed for that route (`login ROUTE`), not for the
+    /// account.
+    init(_ error: TokenError, discoveredRoute route: String) {
+        if case .signInRequired = error {
+            self = .discoveredSignInRequired(route: route)
+        } else {
+            self.init(error)
+        }
+    }
 }

@@ -10,20 +10,29 @@ final class RouteBinding: Sendable {
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
     let tunnelIdleTimeout: TimeAmount?
     let tokenKey: ScopeSet?
-    /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` until a sign-in for it exists.
+    /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
     let isDiscovered: Bool
+    /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
+    let discoveredTokens: TokenCache?
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     let requiredHeaders: [RequiredHeaderCheck]
 
-    init(_ route: Route, timeouts: ProxyTimeouts, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
+    init(
+        _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
+        tls: (_ caFile: String?) throws -> UpstreamTLS
+    ) rethrows {
         self.route = route
         origin = try UpstreamOrigin(route, tls: tls)
-        tokenKey = route.auth.tokenKey
         if case .discover = route.auth { isDiscovered = true } else { isDiscovered = false }
+        self.discoveredTokens = isDiscovered ? discoveredTokens : nil
+        tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
         requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
     }
+
+    /// Where this route's token comes from: its own cache for a discovered route, else the account's.
+    func tokens(_ proxy: ProxyContext) -> TokenCache { discoveredTokens ?? proxy.tokens }
 
     private static func amount(_ duration: Duration) -> TimeAmount {
         let (seconds, attoseconds) = duration.components

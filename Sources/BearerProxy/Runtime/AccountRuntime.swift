@@ -21,6 +21,8 @@ public struct AccountRuntime: Sendable {
     /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
     public let notices: [String]
     let provider: IdentityProviderClient?
+    /// The discovered routes' own token caches (#25); nil without a state directory, where no sign-in is stored.
+    let discovered: DiscoveredRouteTokens?
 
     /// Builds the runtime for `configuration`.
     ///
@@ -136,10 +138,15 @@ public struct AccountRuntime: Sendable {
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
+        let discovered = stateDirectory.map { directory in
+            DiscoveredRouteTokens(
+                store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
+                caFile: configuration.tls.caFile, logger: logger, now: now, uptime: uptime)
+        }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
-            provider: provider)
+            provider: provider, discovered: discovered)
     }
 
     /// The same account with another configuration whose `account` section is unchanged (a reload that only
@@ -147,7 +154,7 @@ public struct AccountRuntime: Sendable {
     func with(configuration: Configuration) -> AccountRuntime {
         AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
-            devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider)
+            devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider, discovered: discovered)
     }
 
     /// Which runtime this is: a reload that keeps the account makes another value of the same one
@@ -168,6 +175,7 @@ public struct AccountRuntime: Sendable {
     public func shutdown() async {
         persistence?.finish(tokens: tokens, session: session)
         try? await provider?.shutdown()
+        await discovered?.shutdown()
     }
 
     /// Makes sure the sign-in is in the token cache file, for a command whose point is to write it (`login`,

@@ -102,7 +102,7 @@ public struct RunningProxy: Sendable {
                     configuration: configuration, listeners: server.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
-            timeouts: server.timeouts)
+            timeouts: server.timeouts, discoveredTokens: account.discovered?.caches(for: configuration) ?? [:])
         return ReloadableState.Generation(context: context, account: account)
     }
 

@@ -1,0 +1,85 @@
+import ArgumentParser
+import BearerProxy
+import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `bearer-proxy login ROUTE` for a discovered route (#25 item 4): discover its authorization server, pick the
+/// client, sign in with the browser (or the pasted redirect) and store the outcome in the state directory — the
+/// account is not touched.
+struct LoginRoute {
+    let global: GlobalOptions
+    let noPersist: Bool
+    let noBrowser: Bool
+
+    func run(route: String) async throws {
+        global.bootstrapLogging()
+        let configuration = try global.loadConfiguration()
+        let prefix = route.hasPrefix("/") ? route : "/" + route
+        guard let match = configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
+            let known = configuration.routes.routes.map(\.prefix).joined(separator: ", ")
+            Terminal.error("error: no route \(prefix) in \(global.configPath) (routes: \(known))")
+            throw ExitCode(2)
+        }
+        guard case .discover(let settings) = match.auth else {
+            Terminal.error(
+                "error: route \(prefix) is not a discovered route (\"auth\": \"discover\"); run bearer-proxy login "
+                    + "without a route to sign the account in")
+            throw ExitCode(2)
+        }
+        guard !noPersist else {
+            Terminal.error("error: login \(prefix) stores its sign-in for serve; it cannot run with --no-persist")
+            throw ExitCode(2)
+        }
+        let logger = Logger(label: "bearer-proxy.login")
+        let found: DiscoveredAuthorization
+        do {
+            found = try await DiscoveredAuthorization.discover(for: match, settings: settings, logger: logger)
+        } catch {
+            Terminal.error("error: \(prefix): \(error.explanation)")
+            throw ExitCode(1)
+        }
+        let console = TerminalConsole(environment: global.environment)
+        let result: Result<DiscoveredSignIn.Outcome, any Error>
+        do {
+            result = .success(
+                try await Interrupt.cancellingOnSignal { [noBrowser, global] in
+                    try await DiscoveredSignIn.run(
+                        route: match, settings: settings, found: found,
+                        caFile: match.tls.caFile ?? configuration.tls.caFile,
+                        stateDirectory: StateDirectory.standard(environment: global.environment), console: console,
+                        noBrowser: noBrowser, logger: logger)
+                })
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let outcome):
+            print(Self.text(route: prefix, outcome))
+        case .failure(let failure as SignInFailure):
+            Terminal.error(failure.kind == .cancelled ? failure.message : "error: \(failure.message)")
+            throw ExitCode(failure.kind == .cancelled ? 130 : 1)
+        case .failure(let error):
+            Terminal.error("error: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// What was signed in, never a secret.
+    static func text(route: String, _ outcome: DiscoveredSignIn.Outcome) -> String {
+        let scopes = outcome.scopes.isEmpty ? "none" : outcome.scopes.joined(separator: " ")
+        let expiry = outcome.expiresOn.map { "access token expires \($0.formatted(.iso8601))" } ?? "no access token"
+        return [
+            "Signed in for \(route) at \(outcome.issuer).",
+            "  client: \(outcome.clientKind) (\(outcome.clientID))",
+            "  resource: \(outcome.resource)",
+            "  scopes: \(scopes)",
+            "  \(expiry); "
+                + (outcome.hasRefreshToken ? "refreshed when needed" : "no refresh token: sign in again then"),
+        ].joined(separator: "\n")
+    }
+}

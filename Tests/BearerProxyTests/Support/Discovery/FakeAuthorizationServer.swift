@@ -1,0 +1,242 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+@testable import BearerProxy
+
+/// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
+/// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both
+/// (RFC 9728, RFC 8414), `/authorize` (code + PKCE S256, `resource`, `iss`), `/token` (the code and rotating
+/// refresh tokens, each bound to its client and resource) and `/register` (RFC 7591). The resource accepts only
+/// tokens this server issued for its own `resource`, and answers with the audience it saw.
+final class FakeAuthorizationServer: Sendable {
+    /// What `/authorize` does with the next request.
+    enum AuthorizeOutcome: Sendable {
+        case approve
+        case deny
+        case wrongState
+        case wrongIssuer
+        case noIssuer
+    }
+
+    struct Settings: Sendable {
+        var authorizeOutcome: AuthorizeOutcome = .approve
+        /// `authorization_response_iss_parameter_supported` (RFC 9207).
+        var advertisesIssuer = true
+        var offersRegistration = true
+        /// Clients known without registration (a route's `clientId`).
+        var preregistered: Set<String> = []
+        /// The authorization server the resource's metadata names; nil: this one.
+        var authorizationServer: String?
+    }
+
+    struct Record: Sendable {
+        var settings = Settings()
+        var clients: Set<String> = []
+        var registrations = 0
+        var codes: [String: (client: String, redirect: String, challenge: String, resource: String)] = [:]
+        var refreshTokens: [String: (client: String, resource: String)] = [:]
+        var accessTokens: [String: String] = [:]
+        var authorizeQueries: [[String: String]] = []
+        var tokenForms: [[String: String]] = []
+        var revoked: [String] = []
+        var counter = 0
+    }
+
+    private let server: FakeHTTPServer
+    private let state: Shared
+
+    var port: Int { server.port }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// The protected resource's URL, the route's upstream and the `resource` of every token.
+    var resource: String { baseURL + "/mcp" }
+
+    private init(server: FakeHTTPServer, state: Shared) {
+        self.server = server
+        self.state = state
+    }
+
+    static func start(_ settings: Settings = Settings()) async throws -> FakeAuthorizationServer {
+        let state = Shared(record: Record(settings: settings))
+        let server = try await FakeHTTPServer.start(
+            opened: { channel in state.opened(channel) }, closed: { state.closed($0) }
+        ) { channel, _ in
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: true, withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: Endpoints(state: state)))
+        }
+        return FakeAuthorizationServer(server: server, state: state)
+    }
+
+    func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
+    var registrations: Int { state.record.withLock { $0.registrations } }
+    var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
+    var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
+    /// The tokens revoked at `/revoke` (RFC 7009).
+    var revoked: [String] { state.record.withLock { $0.revoked } }
+    /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
+    func forgetClients() { state.record.withLock { $0.clients = [] } }
+    /// Revokes every access token issued so far: the resource answers `invalid_token`.
+    func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
+
+    func shutdown() async {
+        let open = state.shutDown()
+        await server.shutdown(closing: open)
+    }
+
+    /// The state the connections share.
+    final class Shared: Sendable {
+        let record: Mutex<Record>
+        private let open = Mutex<(next: Int, channels: [Int: any Channel], closed: Bool)>((0, [:], false))
+
+        init(record: Record) { self.record = Mutex(record) }
+
+        func opened(_ channel: any Channel) -> Int? {
+            open.withLock { open in
+                guard !open.closed else { return nil }
+                open.next += 1
+                open.channels[open.next] = channel
+                return open.next
+            }
+        }
+
+        func closed(_ id: Int) { open.withLock { _ = $0.channels.removeValue(forKey: id) } }
+
+        func shutDown() -> [any Channel] {
+            open.withLock { open in
+                open.closed = true
+                return Array(open.channels.values)
+            }
+        }
+    }
+
+    struct Endpoints: FakeHTTPEndpoints {
+        let state: Shared
+
+        var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
+
+        func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeIdentityResponse) -> Void) {
+            respond(reply(request))
+        }
+
+        private func reply(_ request: FakeHTTPRequest) -> FakeIdentityResponse {
+            let origin = "http://" + (request.headers.first(name: "host") ?? "")
+            switch request.path {
+            case "/.well-known/oauth-protected-resource/mcp":
+                let named = state.record.withLock { $0.settings.authorizationServer } ?? origin
+                return .json(["resource": origin + "/mcp", "authorization_servers": [named]])
+            case "/.well-known/oauth-authorization-server":
+                let settings = state.record.withLock { $0.settings }
+                var document: [String: Any] = [
+                    "issuer": origin, "authorization_endpoint": origin + "/authorize",
+                    "token_endpoint": origin + "/token", "code_challenge_methods_supported": ["S256"],
+                    "revocation_endpoint": origin + "/revoke",
+                    "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
+                ]
+                if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
+                return .json(document)
+            case "/authorize":
+                return authorize(request.query, origin: origin)
+            case "/token":
+                return token(request.form, origin: origin)
+            case "/revoke":
+                return state.record.withLock { record in
+                    if let token = request.form["token"] {
+                        record.revoked.append(token)
+                        record.refreshTokens[token] = nil
+                    }
+                    return FakeIdentityResponse(status: 200, headers: [], body: [])
+                }
+            case "/register":
+                return state.record.withLock { record in
+                    record.registrations += 1
+                    record.counter += 1
+                    let id = "client-\(record.counter)"
+                    record.clients.insert(id)
+                    return .json(status: 201, ["client_id": id, "token_endpoint_auth_method": "none"])
+                }
+            default:
+                guard request.path == "/mcp" || request.path.hasPrefix("/mcp/") else {
+                    return .json(status: 404, ["error": "not_found"])
+                }
+                let bearer = request.headers.first(name: "authorization").flatMap {
+                    $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
+                }
+                let audience = bearer.flatMap { token in state.record.withLock { $0.accessTokens[token] } }
+                guard let audience, audience == origin + "/mcp" else {
+                    let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
+                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + metadata
+                    return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
+                }
+                return .json(["audience": audience, "path": request.uri])
+            }
+        }
+
+        private func authorize(_ query: [String: String], origin: String) -> FakeIdentityResponse {
+            state.record.withLock { record in
+                record.authorizeQueries.append(query)
+                // Any client id is taken here; the token endpoint decides whether it knows it (invalid_client).
+                guard let client = query["client_id"], let redirect = query["redirect_uri"],
+                    redirect.hasPrefix("http://127.0.0.1:"),
+                    query["response_type"] == "code", query["code_challenge_method"] == "S256",
+                    let challenge = query["code_challenge"], let resource = query["resource"]
+                else { return .json(status: 400, ["error": "invalid_request"]) }
+                var parameters: [(String, String)] = []
+                var issuer: String? = origin
+                switch record.settings.authorizeOutcome {
+                case .deny:
+                    parameters.append(("error", "access_denied"))
+                case .approve, .wrongState, .wrongIssuer, .noIssuer:
+                    record.counter += 1
+                    let code = "code-\(record.counter)"
+                    record.codes[code] = (client, redirect, challenge, resource)
+                    parameters.append(("code", code))
+                }
+                let state = query["state"] ?? ""
+                parameters.append(("state", record.settings.authorizeOutcome == .wrongState ? state + "x" : state))
+                if record.settings.authorizeOutcome == .wrongIssuer { issuer = "http://127.0.0.1:1" }
+                if record.settings.authorizeOutcome == .noIssuer { issuer = nil }
+                if let issuer { parameters.append(("iss", issuer)) }
+                let location = redirect + "?" + FormEncoding.encode(parameters)
+                return FakeIdentityResponse(status: 302, headers: [("location", location)], body: [])
+            }
+        }
+
+        private func token(_ form: [String: String], origin: String) -> FakeIdentityResponse {
+            state.record.withLock { record in
+                record.tokenForms.append(form)
+                guard let client = form["client_id"],
+                    record.clients.contains(client) || record.settings.preregistered.contains(client)
+                else { return .json(status: 401, ["error": "invalid_client"]) }
+                let resource: String
+                switch form["grant_type"] {
+                case "authorization_code":
+                    guard let code = form["code"], let issued = record.codes.removeValue(forKey: code),
+                        issued.client == client, issued.redirect == form["redirect_uri"],
+                        let verifier = form["code_verifier"],
+                        FakeIdentityGrants.codeChallenge(for: verifier) == issued.challenge,
+                        issued.resource == form["resource"]
+                    else { return .json(status: 400, ["error": "invalid_grant"]) }
+                    resource = issued.resource
+                case "refresh_token":
+                    guard let old = form["refresh_token"], let issued = record.refreshTokens.removeValue(forKey: old),
+                        issued.client == client, issued.resource == form["resource"]
+                    else { return .json(status: 400, ["error": "invalid_grant"]) }
+                    resource = issued.resource
+                default:
+                    return .json(status: 400, ["error": "unsupported_grant_type"])
+                }
+                record.counter += 1
+                let access = "at-\(record.counter)-\(UUID().uuidString)"
+                let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
+                record.accessTokens[access] = resource
+                record.refreshTokens[refresh] = (client, resource)
+                return .json([
+                    "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
+                ])
+            }
+        }
+    }
+}
