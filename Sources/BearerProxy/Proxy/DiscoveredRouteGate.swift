@@ -10,6 +10,24 @@ enum DiscoveredRouteGate {
             ? .oauthMetadataNotForwarded(route: prefix) : .discoveredSignInRequired(route: prefix)
     }
 
+    /// The resource path that a root-level metadata request names: `/mcp` for
+    /// `/.well-known/oauth-protected-resource/mcp`, nil for any other path. RFC 9728 §3.1 and RFC 8414 §3.1 insert
+    /// the well-known suffix between the host and the resource's path, so this — not a path under the route — is
+    /// where an MCP client pointed at `http://localhost:8080/mcp` looks first. Judged as ``isOAuthMetadata(_:)``
+    /// judges (escapes decoded, case ignored); only paths whose second byte is `.` or `%` are looked at, so the
+    /// usual request costs one comparison.
+    static func insertedResourcePath(_ path: Substring) -> String? {
+        let bytes = path.utf8
+        guard bytes.count > 12, let second = bytes.dropFirst().first,
+            second == UInt8(ascii: ".") || second == UInt8(ascii: "%")
+        else { return nil }
+        let segments = decoded(path).split(separator: "/")
+        guard segments.count >= 2, segments[0].lowercased() == ".well-known" else { return nil }
+        let suffix = segments[1].lowercased()
+        guard suffix.hasPrefix("oauth-") || suffix == "openid-configuration" else { return nil }
+        return "/" + segments.dropFirst(2).joined(separator: "/")
+    }
+
     /// `/.well-known/oauth-…` (RFC 8414, RFC 9728) and `/.well-known/openid-configuration`, judged as an upstream
     /// would read them: percent-escapes decoded, case ignored, empty segments skipped.
     static func isOAuthMetadata(_ remainder: Substring) -> Bool {

@@ -36,6 +36,15 @@ extension ProxyConnectionHandler {
             _ = connection.withExchange { $0.serveLocally() }
             return
         }
+        // Root-level OAuth metadata for a discovered route (RFC 9728 §3.1): never forwarded — not even to a `/`
+        // route — nor answered, so a local client starts no OAuth of its own (#25).
+        if let resource = DiscoveredRouteGate.insertedResourcePath(target.path),
+            let owner = proxy.configuration.routes.match(path: resource[...]),
+            proxy.bindings[owner.position].isDiscovered
+        {
+            exchange.routeLabel = proxy.bindings[owner.position].route.prefix
+            return refuseHead(.oauthMetadataNotForwarded(route: proxy.bindings[owner.position].route.prefix))
+        }
         guard let match = proxy.configuration.routes.match(path: target.path) else {
             return refuseHead(.noRoute(path: String(target.path)))
         }

@@ -48,6 +48,33 @@ struct DiscoveredRouteTests {
         }
     }
 
+    @Test(
+        "root-level metadata for a discovered route (RFC 9728 §3.1) is answered 404, even with a `/` route beside it",
+        arguments: [
+            "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server/mcp/x",
+            "/.well-known/openid-configuration/mcp", "/%2Ewell-known/OAuth-Protected-Resource/mcp",
+            "/.well-known/oauth-protected-resource//mcp/",
+        ])
+    func rootLevelMetadataIsHidden(path: String) async throws {
+        try await withUpstream({ _ in .echo }) { upstream in
+            let routes = """
+                [{ "prefix": "/mcp", "upstream": "\(upstream.baseURL)/mcp", "auth": "discover" },
+                 { "prefix": "/", "upstream": "\(upstream.baseURL)/other", "scopes": ["api://other/R"] }]
+                """
+            try await ProxyHarness.with(routes: routes) { proxy in
+                let response = try await TestClient.send(port: proxy.port, uri: path)
+                #expect(response.status == .notFound)
+                #expect(
+                    try response.jsonObject()["type"] as? String
+                        == "urn:bearer-proxy:problem:oauth-metadata-not-forwarded")
+                // The same suffix for a path no discovered route owns is the `/` route's business.
+                let other = try await TestClient.send(port: proxy.port, uri: "/.well-known/oauth-protected-resource/x")
+                #expect(other.status == .ok)
+            }
+            #expect(upstream.requests.map(\.head.uri) == ["/other/.well-known/oauth-protected-resource/x"])
+        }
+    }
+
     @Test("a bearer route whose upstream answers 401 with resource_metadata starts no discovery")
     func bearerRouteStartsNothing() async throws {
         try await withUpstream({ _ in .respond(status: 200, text: "{}") }) { metadata in
