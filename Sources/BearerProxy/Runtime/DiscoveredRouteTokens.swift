@@ -63,7 +63,9 @@ final class DiscoveredRouteTokens: Sendable {
             if let known = state.caches[name] { return known }
             let flow = DiscoveredRouteFlow(
                 route: prefix, upstream: upstream, store: store, provider: provider, logger: logger, now: now)
-            let made = TokenCache(flow: flow, now: now, uptime: uptime)
+            // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
+            // `login ROUTE` made while this proxy runs is used by the next request.
+            let made = TokenCache(flow: flow, now: now, uptime: uptime, throttlesSignInRequired: false)
             state.caches[name] = made
             return made
         }

@@ -80,6 +80,7 @@ public final class TokenCache: Sendable {
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
     static let baseBackoff: TimeInterval = 2
     static let maximumBackoff: TimeInterval = 60
+    private let throttlesSignInRequired: Bool
 
     /// - Parameters:
     ///   - flow: where fresh tokens come from.
@@ -88,11 +89,16 @@ public final class TokenCache: Sendable {
     ///     (tests that drive one clock), ``systemUptime`` in production.
     ///   - onChange: told each change (persistence).
     ///   - observer: told about each token request (logs, metrics).
+    ///   - throttlesSignInRequired: whether "sign-in required" blocks the next requests like any failure. A flow
+    ///     that answers it from local state alone (a discovered route with nothing stored) asks nobody, so there is
+    ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request (#25).
     public init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
         uptime: (@Sendable () -> Duration)? = nil,
-        onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil
+        onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
+        throttlesSignInRequired: Bool = true
     ) {
+        self.throttlesSignInRequired = throttlesSignInRequired
         self.flow = flow
         self.now = now
         self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
@@ -312,6 +318,8 @@ public final class TokenCache: Sendable {
                 state.fetchedAt[scopes] = uptime
                 state.throttles[scopes] = nil
                 state.lastRefreshError[scopes] = nil
+            case .failure(.signInRequired) where !throttlesSignInRequired:
+                state.throttles[scopes] = nil
             case .failure(let error):
                 let failures = (state.throttles[scopes]?.failures ?? 0) + 1
                 state.throttles[scopes] = Throttle(

@@ -104,6 +104,21 @@ struct DiscoveredTokenTests {
         }
     }
 
+    @Test("a login ROUTE made while the proxy runs is used by the very next request: no back-off after the 401")
+    func signInWhileServing() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
+            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+                let before = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(before.status == .unauthorized)
+                _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
+                let after = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(after.status == .ok)
+                #expect(try after.jsonObject()["audience"] as? String == server.resource)
+            }
+        }
+    }
+
     @Test("invalid_client on a refresh drops the route's registration and its tokens: 401 naming the command")
     func staleRegistrationOnRefresh() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
