@@ -27,6 +27,11 @@ public struct DiscoveredSignInStore: Sendable {
         try registrationFile(registration.issuer).update { $0 = registration }
     }
 
+    /// The name of the lock that lets one interactive sign-in with `issuer` run on this machine at a time.
+    func signInLockName(issuer: String) -> String {
+        "discovered-login-" + Self.hash(["login", issuer])
+    }
+
     /// Forgets the registration at `issuer` (stale: `invalid_client`, or `logout --forget-registration`).
     func dropRegistration(issuer: String) throws(StateError) {
         try registrationFile(issuer).update { $0 = nil }

@@ -64,6 +64,52 @@ import Testing
         scratch.remove()
     }
 
+    @Test(
+        "two sign-ins with one authorization server at once: the second waits for the first and uses its sign-in — one tab, one registration"
+    )
+    func oneSignInAtATime() async throws {
+        try await Self.withServer { server, scratch in
+            let route = Self.route(server)
+            let found = try await DiscoveredAuthorization.discover(
+                for: route, settings: DiscoverySettings(), logger: ProxyHarness.silentLogger)
+            let first = ScriptedConsole(browser: true)
+            let second = ScriptedConsole(browser: true)
+            @Sendable func signIn(_ console: ScriptedConsole) async -> Outcome {
+                do throws(SignInFailure) {
+                    return .success(
+                        try await DiscoveredSignIn.run(
+                            route: route, settings: DiscoverySettings(), found: found, caFile: nil,
+                            stateDirectory: scratch.state, console: console, noBrowser: false,
+                            logger: ProxyHarness.silentLogger))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            async let firstOutcome = signIn(first)
+            // The first has its tab open, and holds the sign-in lock until it is done.
+            let url = try #require(await first.nextOpenedURL())
+            async let secondOutcome = signIn(second)
+            // Were the second to open a tab of its own, it would be followed (the test then fails, not hangs).
+            async let secondBrowsing: Void = Self.browse(second)
+            try await withTimeout(waitingFor: "the second sign-in to wait for the first") {
+                while !second.lines.contains(where: { $0.contains("waiting for it") }) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            _ = try await TestBrowser.open(url)
+            let a = try await firstOutcome.get()
+            let b = try await secondOutcome.get()
+            first.close()
+            second.close()
+            await secondBrowsing
+            #expect(second.opened.isEmpty, "the second sign-in opened a tab of its own")
+            #expect(server.authorizeQueries.count == 1)
+            #expect(server.registrations == 1)
+            #expect(b.clientID == a.clientID && b.issuer == a.issuer && b.hasRefreshToken)
+            #expect(second.lines.contains { $0.contains("Signed in by the other sign-in") })
+        }
+    }
+
     @Test("a sign-in registers a client, sends the same resource in authorize and exchange, and stores 0600")
     func success() async throws {
         try await Self.withServer { server, scratch in

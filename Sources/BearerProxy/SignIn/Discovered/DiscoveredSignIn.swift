@@ -80,11 +80,52 @@ public struct DiscoveredSignIn: Sendable {
     /// The command that starts this sign-in again, for the messages.
     var command: String { "bearer-proxy login \(route.prefix)" }
 
-    /// Signs in once; a stored registration the server no longer knows (`invalid_client`) is dropped and the
-    /// sign-in runs once more with a new one (#25 item 3).
+    /// Signs in, one interactive sign-in per authorization server on this machine at a time (#25 item 6): a
+    /// second `login` for a route of the same server waits for the first — under a `flock` the kernel releases
+    /// with its process, never a file with a timestamp — and, when the first one stored a sign-in for this route
+    /// meanwhile, uses it instead of opening a second browser tab.
     /// - Parameter noBrowser: print the URL and read the redirected address from `console` instead of waiting
     ///   on the loopback listener (a browser on another machine).
     public func run(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
+        let lock = RedemptionLock(directory: store.directory, fileName: store.signInLockName(issuer: found.issuer))
+        let before = storedSignIn()
+        var waited = false
+        return try await lock.withLock(
+            maximumWait: timeout + .seconds(30),
+            waiting: {
+                waited = true
+                console.show(
+                    "Another sign-in with \(found.issuer) is in progress on this machine; waiting for it instead of "
+                        + "opening a second browser tab…")
+            }
+        ) { (outcome: RedemptionLock.Outcome) async throws(SignInFailure) -> Outcome in
+            if waited, outcome != .cancelled, let done = storedSignIn(), done != before {
+                console.show("Signed in by the other sign-in.")
+                return Self.outcome(of: done)
+            }
+            if outcome == .cancelled { throw SignInFailure(.cancelled, "Sign-in cancelled.") }
+            return try await signInOnce(console: console, noBrowser: noBrowser)
+        }
+    }
+
+    /// The sign-in this route uses now, if one is stored for the authorization server discovery found.
+    private func storedSignIn() -> PersistedDiscoveredSignIn? {
+        guard let key = try? store.routeKey(upstream: route.upstream.url), key.issuer == found.issuer,
+            key.resource == found.resource
+        else { return nil }
+        return try? store.signIn(key)
+    }
+
+    private static func outcome(of stored: PersistedDiscoveredSignIn) -> Outcome {
+        Outcome(
+            issuer: stored.key.issuer, clientKind: stored.clientKind, clientID: stored.key.clientID,
+            resource: stored.key.resource, scopes: stored.grantedScopes ?? stored.scopes, expiresOn: stored.expiresOn,
+            hasRefreshToken: stored.refreshToken != nil)
+    }
+
+    /// Signs in once; a stored registration the server no longer knows (`invalid_client`) is dropped and the
+    /// sign-in runs once more with a new one (#25 item 3).
+    private func signInOnce(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
         do {
             return try await attempt(console: console, noBrowser: noBrowser, reuseRegistration: true)
         } catch {
