@@ -131,7 +131,7 @@ struct Logout: AsyncParsableCommand {
     func run() async throws {
         try await options.withAccount { [route, forgetRegistration] account in
             if let route {
-                let match = try Routes.discovered(
+                let (match, _) = try Routes.discovered(
                     route, in: account.configuration, configPath: options.global.configPath)
                 guard
                     let (issuer, revocation) = try await account.forgetDiscovered(
@@ -206,12 +206,9 @@ struct Token: AsyncParsableCommand {
             if let scopes {
                 wanted = ScopeSet(scopes.split(separator: " ").map(String.init))
             } else {
-                let prefix = route!.hasPrefix("/") ? route! : "/" + route!
-                guard let match = account.configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
-                    let known = account.configuration.routes.routes.map(\.prefix).joined(separator: ", ")
-                    Terminal.error("error: no route \(prefix) in \(options.global.configPath) (routes: \(known))")
-                    throw ExitCode(2)
-                }
+                let match = try Routes.named(
+                    route!, in: account.configuration, configPath: options.global.configPath)
+                let prefix = match.prefix
                 if case .discover = match.auth {
                     guard let tokens = account.discoveredTokens(for: match) else {
                         Terminal.error("error: route \(prefix) has no stored sign-in without the state directory")
@@ -243,18 +240,27 @@ struct Token: AsyncParsableCommand {
 
 /// A route named on the command line.
 enum Routes {
-    /// The discovered route with `prefix` (leading `/` optional), or exit 2 with one line.
-    static func discovered(_ prefix: String, in configuration: Configuration, configPath: String) throws -> Route {
+    /// The route with `prefix` (leading `/` optional), or exit 2 with one line listing the routes there are.
+    static func named(_ prefix: String, in configuration: Configuration, configPath: String) throws -> Route {
         let prefix = prefix.hasPrefix("/") ? prefix : "/" + prefix
         guard let match = configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
             let known = configuration.routes.routes.map(\.prefix).joined(separator: ", ")
             Terminal.error("error: no route \(prefix) in \(configPath) (routes: \(known))")
             throw ExitCode(2)
         }
-        guard case .discover = match.auth else {
-            Terminal.error("error: route \(prefix) is not a discovered route (\"auth\": \"discover\")")
+        return match
+    }
+
+    /// The discovered route with `prefix` and its settings, or exit 2 with one line (`hint` appended to it when
+    /// the route is of another kind).
+    static func discovered(
+        _ prefix: String, in configuration: Configuration, configPath: String, hint: String = ""
+    ) throws -> (route: Route, settings: DiscoverySettings) {
+        let match = try named(prefix, in: configuration, configPath: configPath)
+        guard case .discover(let settings) = match.auth else {
+            Terminal.error("error: route \(match.prefix) is not a discovered route (\"auth\": \"discover\")" + hint)
             throw ExitCode(2)
         }
-        return match
+        return (match, settings)
     }
 }

@@ -25,16 +25,8 @@ struct Discover: AsyncParsableCommand {
     func run() async throws {
         global.bootstrapLogging()
         let configuration = try global.loadConfiguration()
-        let prefix = route.hasPrefix("/") ? route : "/" + route
-        guard let match = configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
-            let known = configuration.routes.routes.map(\.prefix).joined(separator: ", ")
-            Terminal.error("error: no route \(prefix) in \(global.configPath) (routes: \(known))")
-            throw ExitCode(2)
-        }
-        guard case .discover(let settings) = match.auth else {
-            Terminal.error("error: route \(prefix) is not a discovered route (\"auth\": \"discover\")")
-            throw ExitCode(2)
-        }
+        let (match, settings) = try Routes.discovered(route, in: configuration, configPath: global.configPath)
+        let prefix = match.prefix
         let logger = Logger(label: "bearer-proxy.discover")
         let found: DiscoveredAuthorization
         do {

@@ -19,18 +19,10 @@ struct LoginRoute {
     func run(route: String) async throws {
         global.bootstrapLogging()
         let configuration = try global.loadConfiguration()
-        let prefix = route.hasPrefix("/") ? route : "/" + route
-        guard let match = configuration.routes.routes.first(where: { $0.prefix == prefix }) else {
-            let known = configuration.routes.routes.map(\.prefix).joined(separator: ", ")
-            Terminal.error("error: no route \(prefix) in \(global.configPath) (routes: \(known))")
-            throw ExitCode(2)
-        }
-        guard case .discover(let settings) = match.auth else {
-            Terminal.error(
-                "error: route \(prefix) is not a discovered route (\"auth\": \"discover\"); run bearer-proxy login "
-                    + "without a route to sign the account in")
-            throw ExitCode(2)
-        }
+        let (match, settings) = try Routes.discovered(
+            route, in: configuration, configPath: global.configPath,
+            hint: "; run bearer-proxy login without a route to sign the account in")
+        let prefix = match.prefix
         guard !noPersist else {
             Terminal.error("error: login \(prefix) stores its sign-in for serve; it cannot run with --no-persist")
             throw ExitCode(2)

@@ -125,11 +125,6 @@ enum HeaderPolicy {
         return []
     }
 
-    /// The names of the rows that have all of `rules`.
-    static func names(with rules: Rules) -> [StaticString] {
-        entries.filter { $0.rules.isSuperset(of: rules) }.map(\.name)
-    }
-
     /// The options of `headers`' `Connection` fields (RFC 9110 §7.6.1), lowercased, that are not hop-by-hop already:
     /// fields that must go with `Connection` itself. The usual `Connection: keep-alive` gives an empty list, with no
     /// allocation.

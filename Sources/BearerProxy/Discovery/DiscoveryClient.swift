@@ -21,9 +21,10 @@ public struct DiscoveryClient: DiscoveryTransport {
         self.logger = logger
     }
 
-    /// The client configuration discovery expects: `caFile` (the route's `tls.caFile`) trusted beside the
-    /// system's roots.
-    public static func configuration(caFile: String?) -> HTTPClient.Configuration {
+    /// The client configuration discovery expects — and the identity provider client too (with its longer
+    /// `read`): `caFile` trusted beside the system's roots, no redirect followed, no retried connect, bodies as
+    /// sent.
+    public static func configuration(caFile: String?, read: TimeAmount = .seconds(15)) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         if let caFile {
             var tls = TLSConfiguration.makeClientConfiguration()
@@ -31,7 +32,7 @@ public struct DiscoveryClient: DiscoveryTransport {
             configuration.tlsConfiguration = tls
         }
         configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(15))
+        configuration.timeout = .init(connect: .seconds(5), read: read)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled
         return configuration

@@ -1,3 +1,5 @@
+import NIOCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -125,16 +127,9 @@ struct UnixSocketFile: Sendable {
         #endif
         guard descriptor >= 0 else { return errno }
         defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        // NIO builds the address (and refuses a path too long for `sun_path`).
+        guard let address = try? SocketAddress(unixDomainSocketPath: path) else { return ENAMETOOLONG }
+        let result = address.withSockAddr { connect(descriptor, $0, socklen_t($1)) }
         return result == 0 ? 0 : errno
     }
 }

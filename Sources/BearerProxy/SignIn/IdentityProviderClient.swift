@@ -29,17 +29,9 @@ public final class IdentityProviderClient: Sendable {
     /// - Parameter caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
     ///   provider behind a private CA).
     public init(eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil) {
-        var configuration = HTTPClient.Configuration()
-        if let caFile {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.additionalTrustRoots = [.file(caFile)]
-            configuration.tlsConfiguration = tls
-        }
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.decompression = .disabled
-        http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: configuration)
+        http = HTTPClient(
+            eventLoopGroupProvider: .shared(eventLoopGroup),
+            configuration: DiscoveryClient.configuration(caFile: caFile, read: .seconds(30)))
         self.logger = logger
     }
 

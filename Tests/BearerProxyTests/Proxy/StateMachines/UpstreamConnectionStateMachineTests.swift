@@ -107,7 +107,7 @@ struct UpstreamConnectionStateMachineTests {
         var failures: [String] = []
         var visited = 0
         /// `holder`: whether an exchange holds it now; `answeredSinceLease`: bytes came since the last lease.
-        func walk(_ machine: Machine, _ path: [Event], holder: Bool, reused: Bool, answered: Bool, everLeased: Bool) {
+        func walk(_ machine: Machine, _ path: [Event], holder: Bool, reused: Bool, answered: Bool) {
             visited += 1
             guard path.count < 6, failures.count < 5 else { return }
             for event in Event.allCases {
@@ -117,7 +117,6 @@ struct UpstreamConnectionStateMachineTests {
                 var holds = holder
                 var isReused = reused
                 var isAnswered = answered
-                var leasedBefore = everLeased
                 switch event {
                 case .lease:
                     if leased && holder { failures.append("\(here): leased twice") }
@@ -127,7 +126,6 @@ struct UpstreamConnectionStateMachineTests {
                         if case .pooled = machine.state { isReused = true } else { isReused = false }
                         holds = true
                         isAnswered = false
-                        leasedBefore = true
                     }
                 case .bytes:
                     if holder { isAnswered = true }
@@ -145,10 +143,10 @@ struct UpstreamConnectionStateMachineTests {
                     break
                 }
                 if next.state == .closed { holds = false }
-                walk(next, here, holder: holds, reused: isReused, answered: isAnswered, everLeased: leasedBefore)
+                walk(next, here, holder: holds, reused: isReused, answered: isAnswered)
             }
         }
-        walk(Machine(), [], holder: false, reused: false, answered: false, everLeased: false)
+        walk(Machine(), [], holder: false, reused: false, answered: false)
         #expect(failures.isEmpty, "\(failures)")
         #expect(visited > 10_000)
     }
