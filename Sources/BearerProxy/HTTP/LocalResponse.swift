@@ -8,7 +8,7 @@ import NIOHTTP1
 #endif
 
 /// A complete response the proxy produces itself: an error, or one of its `/-/` endpoints.
-struct LocalResponse: Sendable {
+struct LocalResponse: Sendable, Equatable {
     /// Fixed at creation: a problem's status and its body's `status` member are made together (RFC 9457 §3.1.4).
     let status: HTTPResponseStatus
     var headers: HTTPHeaders

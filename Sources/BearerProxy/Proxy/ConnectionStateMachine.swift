@@ -53,21 +53,27 @@ struct ConnectionStateMachine {
     /// event, with a retain and a release of each buffer it holds — about 1–2 µs per request, measured
     /// (docs/benchmarks.md, session 6).
     private(set) var exchange: ExchangeStateMachine?
+    /// Events that could not happen in the state they arrived in (the exchange's own are counted by it).
+    private(set) var illegalEvents = 0
+    private let assertsOnIllegalEvents: Bool
 
-    init(limits: Limits, now: NIODeadline) {
+    init(limits: Limits, now: NIODeadline, assertsOnIllegalEvents: Bool = true) {
         self.limits = limits
+        self.assertsOnIllegalEvents = assertsOnIllegalEvents
         self.state = .idle(idleDue: now + limits.idle, headDue: nil)
     }
 
-    /// Whether response body parts go to the client now.
-    var forwardsResponseBody: Bool {
-        exchange?.forwardsResponseBody ?? false
-    }
-
-    /// Applies `event` to the exchange in progress, if there is one.
-    mutating func withExchange<Result>(_ event: (inout ExchangeStateMachine) -> Result) -> Result? {
-        guard exchange != nil else { return nil }
-        return event(&exchange!)
+    /// Applies `event` to the exchange in progress and returns its action — `orElse` when there is none (a result
+    /// that arrives after its exchange ended). After a request that does not keep the connection has ended, reading
+    /// ends (``readingEnded``): nothing after it is a request this connection will serve.
+    mutating func exchangeEvent(
+        orElse none: ExchangeStateMachine.Action = .none,
+        _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
+    ) -> ExchangeStateMachine.Action {
+        guard exchange != nil else { return none }
+        let action = event(&exchange!)
+        if !readingEnded, exchange!.persistence == .close, exchange!.requestHasEnded { endReading() }
+        return action
     }
 
     // MARK: Reading
@@ -121,13 +127,27 @@ struct ConnectionStateMachine {
 
     // MARK: Exchanges
 
-    /// A request head is delivered: its exchange begins.
-    mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) {
+    /// A request head is delivered: its exchange begins. Returns false (and counts an illegal event) when one is in
+    /// progress already: the parser delivers a head only between exchanges (a later one is queued).
+    @discardableResult
+    mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) -> Bool {
+        guard case .idle = state else {
+            illegal("a request head")
+            return false
+        }
         exchanges += 1
-        var exchange = ExchangeStateMachine(serial: exchanges, request: request, now: now, bodyStall: limits.bodyStall)
-        if mode == .quiescing { exchange.quiesce() }
+        var exchange = ExchangeStateMachine(
+            serial: exchanges, request: request, now: now, bodyStall: limits.bodyStall,
+            assertsOnIllegalEvents: assertsOnIllegalEvents)
+        if mode == .quiescing { _ = exchange.quiesce() }
         self.exchange = exchange
         state = .busy
+        return true
+    }
+
+    private mutating func illegal(_ event: StaticString) {
+        illegalEvents += 1
+        if assertsOnIllegalEvents { assertionFailure("connection: \(event) cannot happen in \(state)") }
     }
 
     /// What follows a finished exchange.
@@ -136,17 +156,6 @@ struct ConnectionStateMachine {
         case close
         /// Wait for the next request: deliver the queued parts (``nextQueuedPart()``).
         case awaitRequest
-    }
-
-    /// The request in progress has ended; `event` tells its exchange. After a request that does not keep the
-    /// connection, reading ends (``readingEnded``).
-    mutating func requestEnded(
-        _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
-    ) -> ExchangeStateMachine.Action? {
-        guard exchange != nil else { return nil }
-        let action = event(&exchange!)
-        if exchange?.persistence == .close { endReading() }
-        return action
     }
 
     /// Nothing more is read from this connection: what is queued is dropped, and so is a later request's failure.
@@ -193,7 +202,11 @@ struct ConnectionStateMachine {
 
     /// The exchange in progress is over; `close` whether it wants the connection closed.
     mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Next {
-        guard case .busy = state else { return .close }
+        guard case .busy = state else {
+            illegal("an exchange's end")
+            state = .closed
+            return .close
+        }
         exchange = nil
         if close || mode == .quiescing {
             queued.removeAll()
@@ -216,15 +229,15 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// The request could not be read (an invalid message, a stalled head or body): answer it — or the head still
-    /// arriving — then close. Begins an exchange to answer when there is none. Returns whether there is an exchange
-    /// to answer (not when the connection has closed already).
-    mutating func stopReading(now: NIODeadline) -> Bool {
+    /// The request could not be read (an invalid message, a head that did not arrive in time): answer `problem` for
+    /// it — or for the head still arriving — then close. Begins an exchange to answer when there is none; when the
+    /// connection is closing already, there is nothing to answer and it closes.
+    mutating func readFailed(_ problem: ProxyError, now: NIODeadline) -> ExchangeStateMachine.Action {
         endReading()
         if case .idle = state {
             begin(ExchangeStateMachine.Request(method: .GET), now: now)
         }
-        return withExchange { $0.stopReading() } != nil
+        return exchangeEvent(orElse: .closeConnection(closeUpstream: true)) { $0.readFailed(problem) }
     }
 
     /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
@@ -256,22 +269,22 @@ struct ConnectionStateMachine {
             state = .closed
             return true
         case .busy:
-            _ = withExchange { $0.quiesce() }
+            _ = exchangeEvent { $0.quiesce() }
             return false
         case .tunnelled, .closed:
             return false
         }
     }
 
-    /// The client connection closed. Returns what became of the exchange in progress, if there was one: whether
-    /// its upstream connection must be closed, and whether its response had ended (else it counts as 499).
-    mutating func clientClosed() -> (closeUpstream: Bool, responseEnded: Bool)? {
-        let outcome = withExchange { $0.clientClosed() }
+    /// The client connection closed. Returns what becomes of the exchange in progress
+    /// (``ExchangeStateMachine/Action/abandon(closeUpstream:responseEnded:)``), `.none` when there was none.
+    mutating func clientClosed() -> ExchangeStateMachine.Action {
         queued.removeAll()
-        if case .tunnelled = state { return nil }
+        if case .tunnelled = state { return .none }
+        let action = exchange == nil ? .none : exchange!.clientClosed()
         exchange = nil
         state = .closed
-        return outcome
+        return action
     }
 
     // MARK: Time limits

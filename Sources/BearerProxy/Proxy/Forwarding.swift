@@ -95,9 +95,11 @@ enum Forwarding {
     ///
     /// Status and end-to-end headers pass through unchanged; hop-by-hop ones are dropped; a `Location` that points
     /// into the route's upstream is rewritten to the local prefix (so following it stays on the proxy); framing is
-    /// re-derived for the client's HTTP version; `X-Request-Id` is the proxy's.
+    /// re-derived for the client's HTTP version (`framing`: ``responseFraming(upstream:request:)``'s answer, when the
+    /// caller has it already); `X-Request-Id` is the proxy's.
     static func clientResponse(
-        upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String, keepAlive: Bool
+        upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String,
+        framing known: Framing? = nil, keepAlive: Bool
     ) -> (head: HTTPResponseHead, framing: Framing) {
         let options = HeaderPolicy.connectionOptions(in: upstream.headers)
         var headers = HTTPHeaders()
@@ -117,19 +119,15 @@ enum Forwarding {
         if upstreamChunked { headers.remove(name: "content-length") }
         headers.add(name: "x-request-id", value: requestID)
 
-        let framing: Framing
-        let status = upstream.status.code
-        if request.method == .HEAD || status / 100 == 1 || status == 204 || status == 304 {
+        let framing = known ?? responseFraming(upstream: upstream, request: request)
+        switch framing {
+        case .none:
             // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content; Content-Length (if any) describes the would-be body.
-            if status == 204 { headers.remove(name: "content-length") }
-            framing = .none
-        } else if headers.contains(name: "content-length") {
-            framing = .contentLength
-        } else if request.version.minor >= 1 {
+            if upstream.status == .noContent { headers.remove(name: "content-length") }
+        case .chunked:
             headers.add(name: "transfer-encoding", value: "chunked")
-            framing = .chunked
-        } else {
-            framing = .untilClose
+        case .contentLength, .length, .untilClose:
+            break
         }
         let staysOpen = keepAlive && framing != .untilClose
         if !staysOpen {
@@ -138,6 +136,25 @@ enum Forwarding {
             headers.add(name: "connection", value: "keep-alive")
         }
         return (HTTPResponseHead(version: request.version, status: upstream.status, headers: headers), framing)
+    }
+
+    /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
+    /// exchange's machine knows before the head is rewritten whether the client's connection must close after it
+    /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:framing:keepAlive:)``)
+    /// uses this same answer: a `Content-Length` is forwarded exactly when it says ``Framing/contentLength``.
+    static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
+        let status = upstream.status.code
+        if request.method == .HEAD || status / 100 == 1 || status == 204 || status == 304 { return .none }
+        let headers = upstream.headers
+        // A `Transfer-Encoding` makes any `Content-Length` meaningless (RFC 9112 §6.3 rule 3), and a length the
+        // upstream's `Connection` names is dropped with it (RFC 9110 §7.6.1).
+        if headers.contains(name: "content-length"), !headers.contains(name: "transfer-encoding"),
+            !HeaderPolicy.isDropped(
+                "content-length", .notForwardedDown, options: HeaderPolicy.connectionOptions(in: headers))
+        {
+            return .contentLength
+        }
+        return request.version.minor >= 1 ? .chunked : .untilClose
     }
 
     /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)

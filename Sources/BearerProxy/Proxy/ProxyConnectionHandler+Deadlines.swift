@@ -40,9 +40,7 @@ extension ProxyConnectionHandler {
         let now = context.eventLoop.now
         if connection.exchange != nil {
             let withheld = !wantsRead
-            if let action = connection.withExchange({ $0.deadlinesDue(now: now, readsWithheld: withheld) }) {
-                perform(action)
-            }
+            run(connection.exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: withheld) })
         } else {
             switch connection.idleDeadlinesDue(now: now) {
             case .none:

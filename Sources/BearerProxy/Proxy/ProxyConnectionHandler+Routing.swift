@@ -18,13 +18,13 @@ extension ProxyConnectionHandler {
                 method: head.method, keepAlive: head.isKeepAlive, expectsContinue: exchange.expectsContinue,
                 upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
             now: context.eventLoop.now)
-        guard let proxy = installed else { return reject(.starting) }
+        guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {
         case .refuse(let error):
             return refuseHead(error)
         case .preflight(let origin, let method, let requestedHeaders):
-            return respond(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))
+            return decide(.answer(.response(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))))
         case .allow(let allowed, let corsOrigin):
             target = allowed
             exchange.target = allowed
@@ -33,8 +33,7 @@ extension ProxyConnectionHandler {
         if AdminEndpoints.owns(target.path) {
             exchange.routeLabel = "-"
             exchange.localBody = LocalBody()
-            _ = connection.withExchange { $0.serveLocally() }
-            return
+            return decide(.local)
         }
         // Root-level OAuth metadata for a discovered route (RFC 9728 §3.1): never forwarded — not even to a `/`
         // route — nor answered, so a local client starts no OAuth of its own (#25).
@@ -90,29 +89,28 @@ extension ProxyConnectionHandler {
         if !sendsToken || cached != nil {
             leg.prepare(exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket)
         }
+        decide(
+            .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
+    }
+
+    /// Tells the exchange what answers its request, and runs what follows.
+    private func decide(_ routing: ExchangeStateMachine.Routing) {
         let now = context.eventLoop.now
-        let limit = binding.responseTimeout
-        if let action = connection.withExchange({
-            $0.proxy(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: limit, now: now)
-        }) {
-            perform(action)
-        }
+        run(connection.exchangeEvent { $0.route(routing, now: now) })
     }
 
     /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
     /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3; #28). A front proxy that
     /// framed the refused request differently would have a second request hidden in what follows; and nothing the
     /// client sends after a refusal is worth the risk of reading it as a request.
-    func refuseHead(_ error: ProxyError) {
-        _ = connection.stopReading(now: context.eventLoop.now)
-        reject(error)
+    private func refuseHead(_ error: ProxyError) {
+        decide(.refuse(error))
     }
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
     func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
         guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
         let tokens = leg.binding.tokens(leg.proxy)
-        let discoveredRoute = leg.binding.isDiscovered ? leg.binding.route.prefix : nil
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
@@ -125,21 +123,24 @@ extension ProxyConnectionHandler {
         }
         .assumeIsolated()
         .whenSuccess { [weak self] result in
-            // Too late when the exchange has ended or was answered meanwhile (its token wait timed out).
-            guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
+            guard let self else { return }
             switch result {
             case .success(let token):
-                leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
-                if let action = self.connection.withExchange({ $0.tokenArrived(ticket) }) { self.perform(action) }
+                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
+                // its head is not rewritten, and the machine ignores the stale ticket.
+                if self.connection.exchange?.awaits(ticket) == true {
+                    leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                }
+                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
             case .failure(let error):
-                self.reject(discoveredRoute.map { ProxyError(error, discoveredRoute: $0) } ?? ProxyError(error))
+                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
             }
         }
     }
 
     /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.
     func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
-        guard let exchange, let proxy = exchange.proxy else { return reject(.starting) }
+        guard let exchange, let proxy = exchange.proxy else { return localAnswer(ticket, .problem(.starting)) }
         let target = exchange.target
         let body = exchange.localBody ?? LocalBody()
         let request = LocalRequest(
@@ -147,19 +148,22 @@ extension ProxyConnectionHandler {
             bodySHA256: body.sha256Hex)
         switch proxy.admin.response(to: request) {
         case .now(let response):
-            respond(response)
+            localAnswer(ticket, .response(response))
         case .refused(let error):
-            reject(error)
+            localAnswer(ticket, .problem(error))
         case .later(let answer):
             // Reads stay possible (the request has ended); the answer is written when it is known, unless the
             // client has gone by then.
             context.eventLoop.makeFutureWithTask { await answer() }
                 .assumeIsolated()
                 .whenSuccess { [weak self] response in
-                    guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
-                    self.respond(response)
+                    self?.localAnswer(ticket, .response(response))
                 }
         }
+    }
+
+    private func localAnswer(_ ticket: ExchangeStateMachine.Ticket, _ answer: ExchangeStateMachine.Answer) {
+        run(connection.exchangeEvent { $0.localAnswer(ticket, answer) })
     }
 
     /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.

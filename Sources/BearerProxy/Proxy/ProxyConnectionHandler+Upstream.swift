@@ -8,9 +8,15 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
 
     /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
     func connect(_ ticket: ExchangeStateMachine.Ticket) {
-        guard let leg = exchange?.leg else { return }
+        guard let leg = exchange?.leg, leg.head != nil else {
+            // The head is rewritten before every connect (with the cached token at routing, or when the token
+            // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
+            assertionFailure("connect without a request head")
+            server.metrics.stateErrors(machine: "exchange").increment()
+            return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
+        }
         if let pooled = loop.pool.take(leg.origin) {
-            attach(pooled, ticket: ticket)
+            arrived(pooled, ticket: ticket)
         } else {
             open(leg, ticket: ticket)
         }
@@ -60,33 +66,31 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
                     }
                     upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
                     guard let self else { return pool.park(upstream, now: .now()) }
-                    self.attach(upstream, ticket: ticket)
+                    self.arrived(upstream, ticket: ticket)
                 case .failure(let error):
-                    guard let self, self.connection.exchange?.awaits(ticket) == true else { return }
-                    self.reject(
-                        .upstreamUnreachable(upstream: origin.display, reason: ConnectionFailure(error).explanation))
+                    guard let self else { return }
+                    let failure = ConnectionFailure(error)
+                    self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
                 }
             }
     }
 
-    /// Starts sending the request on `upstream` if the exchange still waits for it; else keeps it for later.
-    private func attach(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket) {
+    /// An upstream connection for `ticket` is ready: the machine says whether the exchange still wants it. One
+    /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
+    private func arrived(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket) {
         let now = context.eventLoop.now
-        guard let exchange, let head = exchange.leg?.head,
-            case .sendRequest(let body, let end)? = connection.withExchange({ $0.connected(ticket, now: now) })
-        else {
-            // A connect that completes after the client left is kept for the next request, never leaked
-            // (data-plane pitfall 6).
-            loop.pool.park(upstream, now: .now())
-            return
-        }
-        guard upstream.lease(to: self) else {
-            // Neither new nor pooled: the pool and the connect hand out no other kind, so this is a bug; the
-            // connection is not shared, and the exchange fails as an unreachable upstream would.
-            assertionFailure("an upstream connection leased twice")
+        run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
+    }
+
+    /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
+    func send(on upstream: UpstreamHandler, body: [ByteBuffer], end: Bool) {
+        guard let exchange, let head = exchange.leg?.head, upstream.lease(to: self) else {
+            // Neither new nor pooled (the pool and the connect hand out no other kind), or no head (``connect(_:)``
+            // checked): a bug. The connection is not shared, and the exchange fails as a lost connection would.
+            assertionFailure("an upstream connection leased twice, or no request head")
             server.metrics.stateErrors(machine: "upstream_connection").increment()
             upstream.close()
-            return reject(.upstreamUnreachable(upstream: exchange.leg?.origin.display ?? "", reason: "internal error"))
+            return run(connection.exchangeEvent { $0.upstreamClosed(reused: false, sawBytes: false, cause: .other) })
         }
         self.upstream = upstream
         exchange.upstreamSent = .now()
@@ -96,11 +100,10 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         upstream.flush()
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
-        updateTimer()
     }
 
     /// Lets go of the upstream connection: back to the pool, or closed.
-    private func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
+    func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
         self.upstream = nil
         upstream.release()
         switch release {
@@ -124,68 +127,32 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         }
         switch part {
         case .head(let head):
-            responseHead(head, exchange: exchange, upstream: upstream)
+            if head.status.code / 100 != 1 || head.status == .switchingProtocols {
+                exchange.upstreamStatus = UInt(head.status.code)
+                exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
+            }
+            let sendsToken = exchange.leg?.binding.tokenKey != nil
+            let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
+            let framing = Forwarding.responseFraming(upstream: head, request: exchange.request)
+            run(connection.exchangeEvent { $0.responseHead(head, framing: framing, retry: retry) })
         case .body(let buffer):
-            guard connection.forwardsResponseBody else { return }
-            exchange.bytesOut += buffer.readableBytes
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            clientNeedsFlush = true
-            if !context.channel.isWritable { upstream.pauseReads() }
+            run(connection.exchangeEvent { $0.responseBody(buffer) })
         case .end(let trailers):
-            responseEnd(trailers, exchange: exchange, upstream: upstream)
+            let now = context.eventLoop.now
+            run(connection.exchangeEvent { $0.responseEnd(trailers: trailers, now: now) })
         }
     }
 
-    private func responseHead(_ head: HTTPResponseHead, exchange: Exchange, upstream: UpstreamHandler) {
-        guard let leg = exchange.leg else { return }
-        let retry = head.status == .unauthorized && leg.binding.tokenKey != nil ? Self.tokenRetry(head.headers) : nil
-        guard
-            let action = connection.withExchange({
-                $0.responseHead(status: head.status, keepAlive: head.isKeepAlive, retry: retry)
-            })
-        else { return }
-        if head.status.code / 100 != 1 || head.status == .switchingProtocols {
-            exchange.upstreamStatus = UInt(head.status.code)
-            exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
-        }
-        switch action {
-        case .switchProtocols:
-            switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
-        case .forwardInformational:
-            var informational = HTTPResponseHead(version: exchange.request.version, status: head.status)
-            informational.headers = HTTPHeaders()
-            context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
-        case .forwardResponseHead(let keepAlive):
-            var (clientHead, framing) = Forwarding.clientResponse(
-                upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
-                keepAlive: keepAlive)
-            if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
-            if framing == .untilClose { _ = connection.withExchange { $0.responseEndsWithConnection() } }
-            exchange.status = UInt(clientHead.status.code)
-            context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
-            clientNeedsFlush = true
-        default:
-            perform(action)
-        }
-    }
-
-    private func responseEnd(_ trailers: HTTPHeaders?, exchange: Exchange, upstream: UpstreamHandler) {
-        let now = context.eventLoop.now
-        guard let action = connection.withExchange({ $0.responseEnd(now: now) }) else { return }
-        switch action {
-        case .finishResponse(let fate, let then):
-            release(upstream, fate)
-            clientNeedsFlush = false
-            writeResponseEnd(exchange, trailers: trailers, then: then)
-        case .replayWithNewToken(let fate, let retry, let ticket):
-            release(upstream, fate)
-            replay(exchange, retry: retry, ticket: ticket)
-        default:
-            // A failure, or nothing: the `101`'s end while the connection becomes a tunnel (the exchange is
-            // `tunnelling`), or the end of a response the exchange no longer waits for.
-            if case .fail = action { closeUpstreamConnection() }
-            perform(action)
-        }
+    /// Writes the upstream's response head, rewritten for the client (SPEC §8).
+    func forwardResponseHead(_ head: HTTPResponseHead, framing: Forwarding.Framing, keepAlive: Bool) {
+        guard let exchange, let leg = exchange.leg else { return }
+        var (clientHead, _) = Forwarding.clientResponse(
+            upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id, framing: framing,
+            keepAlive: keepAlive)
+        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
+        exchange.status = UInt(clientHead.status.code)
+        context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+        clientNeedsFlush = true
     }
 
     /// Whether `headers` of a `401` reject the token in a way one replay can fix (SPEC §7): `invalid_token`, or
@@ -201,11 +168,9 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
-    private func replay(
-        _ exchange: Exchange, retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket
-    ) {
+    func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
         // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
-        guard let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
         let claims: String?
         switch retry {
         case .refresh:
@@ -218,7 +183,6 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             "upstream rejected the token; replaying once with a new one",
             metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
         fetchToken(ticket, claims: claims)
-        updateTimer()
     }
 
     func upstreamReadComplete(_ upstream: UpstreamHandler) {
@@ -236,13 +200,13 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool) {
         guard upstream === self.upstream else { return }
         self.upstream = nil
-        guard let action = connection.withExchange({ $0.upstreamClosed(reused: reused, sawBytes: answered) }) else {
-            return
-        }
-        if case .fail(.upstreamClosed) = action {
-            fail(.upstreamClosed, upstreamError: error)
-        } else {
-            perform(action)
-        }
+        // A connection that simply went away is a reset; any other failure (a TLS handshake, an invalid response)
+        // is named for the problem the client gets.
+        let cause: ConnectionFailure =
+            switch error {
+            case nil, is IOError, is ChannelError: .reset
+            case let error?: ConnectionFailure(error)
+            }
+        run(connection.exchangeEvent { $0.upstreamClosed(reused: reused, sawBytes: answered, cause: cause) })
     }
 }

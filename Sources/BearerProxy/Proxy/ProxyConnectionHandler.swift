@@ -91,13 +91,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled, as
-        // its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
-        if let outcome = connection.clientClosed(), let exchange {
-            record(exchange, status: outcome.responseEnded ? exchange.status : 499)
+        run(connection.clientClosed())
+        if upstream != nil {
+            // The machine keeps no connection past its client; one still held here is a bug, and is let go.
+            server.metrics.stateErrors(machine: "exchange").increment()
+            closeUpstreamConnection()
         }
-        upstream?.close()
-        upstream = nil
         cancelTimer()
         exchange = nil
     }
@@ -136,15 +135,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Answers `problem` for the request being read — or for the head still arriving — unless a response has
     /// started, then closes: nothing more can be read from this connection with confidence.
     func answerAndClose(_ problem: ProxyError) {
-        guard connection.stopReading(now: context.eventLoop.now) else {
-            context.close(promise: nil)
-            return
-        }
         if exchange == nil {
+            // The record of the exchange the machine begins for the head that never arrived in full.
             exchange = Exchange(
                 id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
         }
-        reject(problem)
+        run(connection.readFailed(problem, now: context.eventLoop.now))
     }
 
     func dispatch(_ part: HTTPServerRequestPart) {
@@ -168,20 +164,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: Request parts
 
     private func requestBody(_ buffer: ByteBuffer) {
-        guard let exchange else { return }
-        exchange.bytesIn += buffer.readableBytes
+        exchange?.bytesIn += buffer.readableBytes
         let now = context.eventLoop.now
-        switch connection.withExchange({ $0.requestBody(buffer, now: now) }) {
-        case .forwardBody(let body)?:
-            upstream?.write(.body(.byteBuffer(body)))
-            upstreamNeedsFlush = true
-        case .consumeLocally(let body)?:
-            exchange.localBody?.append(body)
-        case let action?:
-            perform(action)
-        case nil:
-            break
-        }
+        run(connection.exchangeEvent { $0.requestBody(buffer, now: now) })
     }
 
     /// The client's request ended. Its trailers are dropped, never forwarded (SPEC §8): they would be a second
@@ -189,21 +174,32 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
     private func requestEnd() {
         let now = context.eventLoop.now
-        if let action = connection.requestEnded({ $0.requestEnd(now: now) }) { perform(action) }
+        run(connection.exchangeEvent { $0.requestEnd(now: now) })
     }
 
-    // MARK: Performing actions
+    // MARK: Running actions
 
-    /// Does what the exchange's state machine asked for.
-    func perform(_ action: ExchangeStateMachine.Action) {
+    /// Performs what the exchange's machine asked for: every action of every event, in this one place. `arrived` is
+    /// the upstream connection that the event delivered (``ExchangeStateMachine/Action/sendRequest(body:end:)``
+    /// sends on it, ``ExchangeStateMachine/Action/parkConnection`` keeps it for later).
+    func run(_ action: ExchangeStateMachine.Action, arrived: UpstreamHandler? = nil) {
         switch action {
         case .none:
             break
         case .forwardBody(let body):
+            // Flushed when the read completes: the timer is re-armed there too.
             upstream?.write(.body(.byteBuffer(body)))
             upstreamNeedsFlush = true
+            return
         case .consumeLocally(let body):
             exchange?.localBody?.append(body)
+            return
+        case .forwardResponseBody(let body):
+            exchange?.bytesOut += body.readableBytes
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            clientNeedsFlush = true
+            if !context.channel.isWritable { upstream?.pauseReads() }
+            return
         case .forwardEnd:
             upstream?.write(.end(nil))
             upstream?.flush()
@@ -214,76 +210,75 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             fetchToken(ticket, claims: claims)
         case .connect(let ticket):
             connect(ticket)
+        case .sendRequest(let body, let end):
+            guard let arrived else { return abort() }
+            send(on: arrived, body: body, end: end)
+        case .parkConnection:
+            if let arrived { loop.pool.park(arrived, now: .now()) }
+        case .forwardInformational(let status):
+            guard let exchange else { break }
+            var informational = HTTPResponseHead(version: exchange.request.version, status: status)
+            informational.headers = HTTPHeaders()
+            context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
         case .sendContinue:
-            guard let exchange else { return }
+            guard let exchange else { break }
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: exchange.request.version, status: .continue))),
                 promise: nil)
-        case .parkConnection, .sendRequest, .forwardInformational, .forwardResponseHead, .finishResponse,
-            .replayWithNewToken, .answer, .switchProtocols:
-            // Only returned by the events whose handlers perform them in place (they need the connection or the
-            // response head at hand).
-            assertionFailure("\(action) performed out of place")
+        case .forwardResponseHead(let head, let framing, let keepAlive):
+            forwardResponseHead(head, framing: framing, keepAlive: keepAlive)
+        case .finishResponse(let trailers, let fate, let then):
+            if let upstream { release(upstream, fate) }
+            clientNeedsFlush = false
+            if let exchange { writeResponseEnd(exchange, trailers: trailers, then: then) }
+        case .replayWithNewToken(let fate, let retry, let ticket):
+            if let upstream { release(upstream, fate) }
+            replay(retry: retry, ticket: ticket)
+        case .answer(let answer, let keepAlive, let closeUpstream, let then):
+            if closeUpstream { closeUpstreamConnection() }
+            write(answer, keepAlive: keepAlive, then: then)
         case .closeConnection(let closeUpstream):
             if closeUpstream { closeUpstreamConnection() }
             context.close(promise: nil)
-        case .fail(let failure):
-            fail(failure)
+        case .switchProtocols(let head):
+            guard let exchange, let leg = exchange.leg, let upstream else { return abort() }
+            switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
         case .finish(let close):
             finishExchange(close: close)
+        case .abandon(let closeUpstream, let responseEnded):
+            // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled,
+            // as its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
+            if closeUpstream { closeUpstreamConnection() }
+            if let exchange { record(exchange, status: responseEnded ? exchange.status : 499) }
+            exchange = nil
+            return
+        case .abort:
+            return abort()
         }
         updateTimer()
     }
 
-    /// Turns a failure into the problem answered for it (SPEC §8; statuses in ``ProxyError``).
-    func fail(_ failure: ExchangeStateMachine.Failure, upstreamError: (any Error)? = nil) {
-        let leg = exchange?.leg
-        let display = leg?.origin.display ?? "-"
-        let seconds = (leg?.binding.responseTimeout.nanoseconds ?? 0) / 1_000_000_000
-        switch failure {
-        case .tokenWaitTimedOut:
-            reject(
-                .tokenUnavailable(
-                    detail: "No access token for this route within its \(seconds) s limit; the token request "
-                        + "goes on, so a retry may find it.",
-                    retryAfterSeconds: 1))
-        case .responseHeadTimedOut:
-            reject(.upstreamTimeout(upstream: display, seconds: seconds))
-        case .bodyStalled:
-            let stall = server.timeouts.bodyStall.nanoseconds / 1_000_000_000
-            answerAndClose(.requestTimeout(detail: "The request body stopped arriving for \(stall) s."))
-        case .upstreamClosed:
-            guard let upstreamError, !(upstreamError is IOError), !(upstreamError is ChannelError) else {
-                return reject(.upstreamReset(upstream: display))
-            }
-            // The TLS handshake runs once the TCP connection is up, so its failures arrive here; they are the
-            // upstream's identity, not its answer (issue #27).
-            let failure = ConnectionFailure(upstreamError)
-            reject(
-                failure.isTLS
-                    ? .upstreamUnreachable(upstream: display, reason: failure.explanation)
-                    : .upstreamProtocolError(upstream: display, reason: failure.explanation))
-        case .unexpectedSwitch:
-            reject(.upstreamProtocolError(upstream: display, reason: "unexpected 101 response"))
-        case .responseWithoutHead:
-            reject(.upstreamProtocolError(upstream: display, reason: "response without a head"))
-        }
+    /// A machine met an event that cannot happen in its state: a bug, so it is counted and both connections close —
+    /// never a silent hang.
+    private func abort() {
+        server.metrics.stateErrors(machine: "exchange").increment()
+        closeUpstreamConnection()
+        context.close(promise: nil)
     }
 
-    /// Answers the current exchange with a problem (SPEC §8). Mid-response that is impossible: close instead.
-    func reject(_ error: ProxyError) {
+    /// Writes the proxy's own complete answer for the current exchange (SPEC §8).
+    private func write(_ answer: ExchangeStateMachine.Answer, keepAlive: Bool, then: ExchangeStateMachine.AfterResponse)
+    {
         guard let exchange else { return }
-        server.logger.debug(
-            "request refused",
-            metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
-        respond(.problem(error, requestID: exchange.id))
-    }
-
-    /// Sends a complete local response for the current exchange — or closes, when a response is already underway.
-    func respond(_ response: LocalResponse) {
-        guard let exchange, let action = connection.withExchange({ $0.answer() }) else { return }
-        guard case .answer(let keepAlive, let closeUpstream, let then) = action else { return perform(action) }
-        if closeUpstream { closeUpstreamConnection() }
+        let response: LocalResponse
+        switch answer {
+        case .response(let local):
+            response = local
+        case .problem(let error):
+            response = problem(error, for: exchange)
+        case .failure(let failure):
+            response = problem(failure.problem(leg: exchange.leg, bodyStall: server.timeouts.bodyStall), for: exchange)
+        }
         var head = HTTPResponseHead(
             version: exchange.request.version, status: response.status, headers: response.headers)
         head.headers.add(name: "x-request-id", value: exchange.id)
@@ -300,6 +295,13 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
         }
         writeResponseEnd(exchange, trailers: nil, then: then)
+    }
+
+    private func problem(_ error: ProxyError, for exchange: Exchange) -> LocalResponse {
+        server.logger.debug(
+            "request refused",
+            metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
+        return .problem(error, requestID: exchange.id)
     }
 
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the

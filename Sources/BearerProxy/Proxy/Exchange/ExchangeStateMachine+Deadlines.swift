@@ -20,35 +20,6 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// The connection's timer fired at `now`. `readsWithheld` whether the proxy is holding back the client's reads
-    /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall.
-    mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
-        switch state {
-        case .awaitingToken(_, _, let due) where due <= now:
-            return .fail(.tokenWaitTimedOut)
-        case .streaming(_, .awaitingHead(let due?)) where due <= now:
-            return .fail(.responseHeadTimedOut)
-        default:
-            break
-        }
-        guard let due = state.bodyDue, due <= now else { return .none }
-        if readsWithheld {
-            // The proxy is not reading: a body that does not flow is not the client's stall.
-            state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
-            return .none
-        }
-        if expectation == .awaitingContinue {
-            // The client waits for `100 Continue` (RFC 9110 §10.1.1), which nobody sent within the body-stall limit
-            // (an upstream that answers neither 100 nor a final status, or a local endpoint). The wait is bounded:
-            // the proxy sends 100 itself — §10.1.1 lets a server do so at any time — and from then on the client may
-            // send, so the body-stall limit applies as to any body (#21 item 3).
-            expectation = .continued
-            state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
-            return request.forwardsInformational ? .sendContinue : .none
-        }
-        return .fail(.bodyStalled)
-    }
-
     static func earliest(_ first: NIODeadline?, _ second: NIODeadline?) -> NIODeadline? {
         guard let first else { return second }
         guard let second else { return first }

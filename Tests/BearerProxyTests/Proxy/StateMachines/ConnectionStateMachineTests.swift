@@ -87,27 +87,27 @@ struct ConnectionStateMachineTests {
     @Test("an unreadable request between exchanges is answered by an exchange begun for it, then the connection closes")
     func stopReadingWhenIdle() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
-        let answers = connection.stopReading(now: Self.start)
-        #expect(answers)
-        let answer = connection.withExchange { $0.answer() }
-        #expect(answer == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+        let answer = connection.readFailed(.headersTooLarge, now: Self.start)
+        #expect(
+            answer
+                == .answer(
+                    .problem(.headersTooLarge), keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+        #expect(connection.readingEnded)
         #expect(connection.exchangeFinished(close: true, now: Self.start) == .close)
-        let answersAgain = connection.stopReading(now: Self.start)
-        #expect(!answersAgain)
+        #expect(connection.readFailed(.headersTooLarge, now: Self.start) == .closeConnection(closeUpstream: true))
     }
 
     @Test("the client leaving mid-exchange reports the exchange; a tunnelled connection reports none")
     func clientClosed() {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        let outcome = connection.clientClosed()
-        #expect(outcome?.responseEnded == false)
+        #expect(connection.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
         #expect(connection.nextDeadline == nil)
 
         var tunnelled = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         tunnelled.begin(.init(method: .GET, upgrade: .webSocket), now: Self.start)
         tunnelled.tunnel()
-        #expect(tunnelled.clientClosed() == nil)
+        #expect(tunnelled.clientClosed() == ExchangeStateMachine.Action.none)
         #expect(tunnelled.received(Self.head("/")) == .drop)
     }
 
@@ -115,20 +115,48 @@ struct ConnectionStateMachineTests {
     func tickets() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        let first = connection.withExchange {
-            $0.proxy(sendsToken: true, needsToken: true, limit: .seconds(30), now: Self.start)
+        let first = connection.exchangeEvent {
+            $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
-        let firstTicket = try #require(first.flatMap(ExchangeScript.ticket(of:)))
-        _ = connection.withExchange { $0.answer() }
+        let firstTicket = try #require(ExchangeScript.ticket(of: first))
+        _ = connection.exchangeEvent { $0.tokenFailed(firstTicket, .signInRequired(reason: "r")) }
         _ = connection.exchangeFinished(close: false, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        let second = connection.withExchange {
-            $0.proxy(sendsToken: true, needsToken: true, limit: .seconds(30), now: Self.start)
+        let second = connection.exchangeEvent {
+            $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
-        let secondTicket = try #require(second.flatMap(ExchangeScript.ticket(of:)))
+        let secondTicket = try #require(ExchangeScript.ticket(of: second))
         #expect(firstTicket != secondTicket)
         #expect(connection.exchange?.awaits(firstTicket) == false)
-        let late = connection.withExchange { $0.tokenArrived(firstTicket) }
+        let late = connection.exchangeEvent { $0.tokenArrived(firstTicket) }
         #expect(late == ExchangeStateMachine.Action.none)
+    }
+
+    @Test("a head while an exchange is in progress, or an exchange's end with none, is counted and closes")
+    func illegalEvents() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
+        #expect(connection.exchangeFinished(close: false, now: Self.start) == .close)
+        #expect(connection.illegalEvents == 1)
+
+        var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
+        let first = busy.begin(.init(method: .GET), now: Self.start)
+        let second = busy.begin(.init(method: .GET), now: Self.start)
+        #expect(first && !second)
+        #expect(busy.illegalEvents == 1)
+    }
+
+    @Test("a request that does not keep the connection ends reading once it has ended, whatever event ended it")
+    func readingEndsAfterLastRequest() throws {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .POST, keepAlive: false), now: Self.start)
+        let connect = connection.exchangeEvent {
+            $0.route(.upstream(sendsToken: false, needsToken: false, limit: .seconds(30)), now: Self.start)
+        }
+        let ticket = try #require(ExchangeScript.ticket(of: connect))
+        _ = connection.exchangeEvent { $0.connected(ticket, now: Self.start) }
+        #expect(!connection.readingEnded, "its body still streams")
+        _ = connection.exchangeEvent { $0.requestEnd(now: Self.start) }
+        #expect(connection.readingEnded)
+        #expect(connection.received(Self.head("/next")) == .drop)
     }
 }

@@ -16,7 +16,10 @@ struct ExchangeDeadlineTests {
         script.advance(ExchangeScript.routeLimit - .seconds(1))
         #expect(script.timer() == .none)
         script.advance(.seconds(1))
-        #expect(script.timer() == .fail(.tokenWaitTimedOut))
+        #expect(
+            script.timer()
+                == .answer(
+                    .failure(.tokenWaitTimedOut), keepAlive: true, closeUpstream: false, then: .finished(close: false)))
     }
 
     @Test("the response head is due a route's limit after the request went up in full, 1xx or not")
@@ -32,7 +35,11 @@ struct ExchangeDeadlineTests {
         let due = script.now + ExchangeScript.routeLimit
         #expect(script.machine.nextDeadline == due)
         script.advance(ExchangeScript.routeLimit)
-        #expect(script.timer() == .fail(.responseHeadTimedOut))
+        #expect(
+            script.timer()
+                == .answer(
+                    .failure(.responseHeadTimedOut), keepAlive: true, closeUpstream: true, then: .finished(close: false)
+                ))
     }
 
     @Test("a stalled body: 408 when the proxy was reading; not the client's stall when reads were withheld")
@@ -47,7 +54,7 @@ struct ExchangeDeadlineTests {
         #expect(script.timer(readsWithheld: true) == .none)
         #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
         script.advance(ExchangeScript.bodyStall)
-        #expect(script.timer() == .fail(.bodyStalled))
+        #expect(script.timer() == Self.stalled)
     }
 
     @Test("a client waiting for 100 Continue is not stalling; after the upstream's 100 the body-stall limit applies")
@@ -57,7 +64,7 @@ struct ExchangeDeadlineTests {
         _ = script.connected(ticket)
         _ = script.head(.continue)
         script.advance(ExchangeScript.bodyStall)
-        #expect(script.timer() == .fail(.bodyStalled))
+        #expect(script.timer() == Self.stalled)
     }
 
     @Test("the wait for 100 Continue is bounded: at the body-stall limit the proxy sends 100, then the limit applies")
@@ -69,7 +76,7 @@ struct ExchangeDeadlineTests {
         #expect(script.timer() == .sendContinue)
         #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
         script.advance(ExchangeScript.bodyStall)
-        #expect(script.timer() == .fail(.bodyStalled))
+        #expect(script.timer() == Self.stalled)
     }
 
     @Test("nothing is due once the request has ended and the head has come")
@@ -84,13 +91,20 @@ struct ExchangeDeadlineTests {
         #expect(script.timer() == .none)
     }
 
-    @Test("stopReading answers as if the request had ended, and closes after")
-    func stopReading() throws {
+    @Test("a request that cannot be read is answered as if it had ended, and the connection closes after")
+    func readFailed() throws {
         var script = ExchangeScript(.init(method: .POST))
-        script.machine.stopReading()
+        _ = script.proxied(needsToken: true)
         #expect(
-            script.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+            script.machine.readFailed(.headersTooLarge)
+                == .answer(
+                    .problem(.headersTooLarge), keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+        #expect(script.machine.persistence == .close)
     }
+
+    /// A stalled body while the request streams up: answered (the upstream connection closed), then the client's.
+    static let stalled = ExchangeStateMachine.Action.answer(
+        .failure(.bodyStalled), keepAlive: false, closeUpstream: true, then: .finished(close: true))
 
     @Test("a WebSocket handshake: reads are held until the tunnel, a 101 after the request's end switches")
     func webSocket() throws {
@@ -101,10 +115,10 @@ struct ExchangeDeadlineTests {
         #expect(!script.machine.wantsRead(upstreamWritable: true))
         _ = script.connected(ticket)
         #expect(!script.machine.wantsRead(upstreamWritable: true))
-        #expect(script.head(.switchingProtocols) == .switchProtocols)
+        #expect(script.head(.switchingProtocols) == .switchProtocols(ExchangeScript.responseHead(.switchingProtocols)))
         #expect(script.stateName == "tunnelling")
         #expect(!script.machine.wantsRead(upstreamWritable: true))
-        #expect(script.machine.clientClosed().responseEnded)
+        #expect(script.machine.clientClosed() == .abandon(closeUpstream: false, responseEnded: true))
     }
 
     @Test("a refused handshake passes through with its status, and the connection closes after it")
@@ -113,8 +127,8 @@ struct ExchangeDeadlineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        #expect(script.head(.forbidden) == .forwardResponseHead(keepAlive: false))
-        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+        #expect(script.head(.forbidden) == script.forwarded(keepAlive: false))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: true)))
     }
 
     @Test(
@@ -128,7 +142,11 @@ struct ExchangeDeadlineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        #expect(script.head(.switchingProtocols) == .fail(.unexpectedSwitch))
+        #expect(
+            script.head(.switchingProtocols)
+                == .answer(
+                    .failure(.unexpectedSwitch), keepAlive: upgrade == .none, closeUpstream: true,
+                    then: .finished(close: upgrade != .none)))
     }
 
     @Test("backpressure: while the upload streams, reads follow the upstream's writability; after it, always")

@@ -11,6 +11,9 @@ struct ExchangeScript {
 
     var machine: ExchangeStateMachine
     var now = Self.start
+    /// The last response head fed to the machine, and its framing.
+    var lastHead: HTTPResponseHead?
+    var lastFraming = Forwarding.Framing.contentLength
 
     init(_ request: ExchangeStateMachine.Request = .init(method: .GET), serial: UInt64 = 1) {
         machine = ExchangeStateMachine(serial: serial, request: request, now: Self.start, bodyStall: Self.bodyStall)
@@ -19,7 +22,23 @@ struct ExchangeScript {
     /// A request routed to an upstream with a cached token (or none needed): returns the connect ticket.
     @discardableResult
     mutating func proxied(sendsToken: Bool = true, needsToken: Bool = false) -> ExchangeStateMachine.Action {
-        machine.proxy(sendsToken: sendsToken, needsToken: needsToken, limit: Self.routeLimit, now: now)
+        machine.route(.upstream(sendsToken: sendsToken, needsToken: needsToken, limit: Self.routeLimit), now: now)
+    }
+
+    /// A response head with `status`, keeping the connection unless `keepAlive` is false.
+    static func responseHead(_ status: HTTPResponseStatus, keepAlive: Bool = true) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http1_1, status: status, headers: keepAlive ? [:] : ["connection": "close"])
+    }
+
+    /// The action that forwards the last head fed.
+    func forwarded(keepAlive: Bool) -> ExchangeStateMachine.Action {
+        .forwardResponseHead(lastHead!, framing: lastFraming, keepAlive: keepAlive)
+    }
+
+    static func finish(
+        _ release: ExchangeStateMachine.Release, then: ExchangeStateMachine.AfterResponse
+    ) -> ExchangeStateMachine.Action {
+        .finishResponse(trailers: nil, release: release, then: then)
     }
 
     mutating func body(_ text: String) -> ExchangeStateMachine.Action {
@@ -33,9 +52,13 @@ struct ExchangeScript {
     }
 
     mutating func head(
-        _ status: HTTPResponseStatus, keepAlive: Bool = true, retry: ExchangeStateMachine.TokenRetry? = nil
+        _ status: HTTPResponseStatus, keepAlive: Bool = true, retry: ExchangeStateMachine.TokenRetry? = nil,
+        framing: Forwarding.Framing = .contentLength
     ) -> ExchangeStateMachine.Action {
-        machine.responseHead(status: status, keepAlive: keepAlive, retry: retry)
+        let head = Self.responseHead(status, keepAlive: keepAlive)
+        lastHead = head
+        lastFraming = framing
+        return machine.responseHead(head, framing: framing, retry: retry)
     }
 
     mutating func responseEnd() -> ExchangeStateMachine.Action { machine.responseEnd(now: now) }

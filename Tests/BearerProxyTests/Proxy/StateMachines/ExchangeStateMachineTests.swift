@@ -21,10 +21,10 @@ struct ExchangeStateMachineTests {
         #expect(script.connected(ticket) == .sendRequest(body: [], end: true))
         #expect(script.stateName == "streaming(ended, awaitingHead)")
         #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.routeLimit)
-        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: true))
+        #expect(script.head(.ok) == script.forwarded(keepAlive: true))
         #expect(script.machine.forwardsResponseBody)
         #expect(script.machine.nextDeadline == nil)
-        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: false)))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: false)))
         #expect(script.stateName == "finished")
     }
 
@@ -65,9 +65,9 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.connected(ticket)
         _ = script.body("part")
-        #expect(script.head(.payloadTooLarge) == .forwardResponseHead(keepAlive: true))
+        #expect(script.head(.payloadTooLarge) == script.forwarded(keepAlive: true))
         // Request bytes are still unsent: that upstream connection cannot be reused (data-plane pitfall 5).
-        #expect(script.responseEnd() == .finishResponse(release: .close, then: .awaitingRequestEnd))
+        #expect(script.responseEnd() == ExchangeScript.finish(.close, then: .awaitingRequestEnd))
         #expect(script.stateName == "answered")
         #expect(script.body("more") == .none)
         #expect(script.machine.wantsRead(upstreamWritable: false))
@@ -79,9 +79,9 @@ struct ExchangeStateMachineTests {
         var script = ExchangeScript(.init(method: .PUT, expectsContinue: true))
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.connected(ticket)
-        #expect(script.head(.unauthorized) == .forwardResponseHead(keepAlive: false))
+        #expect(script.head(.unauthorized) == script.forwarded(keepAlive: false))
         // Nothing is read after it: the body it announced may never come (#21 item 3).
-        #expect(script.responseEnd() == .finishResponse(release: .close, then: .finished(close: true)))
+        #expect(script.responseEnd() == ExchangeScript.finish(.close, then: .finished(close: true)))
         #expect(script.stateName == "finished")
     }
 
@@ -90,12 +90,12 @@ struct ExchangeStateMachineTests {
         var script = ExchangeScript(.init(method: .PUT, expectsContinue: true))
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.connected(ticket)
-        #expect(script.head(.continue) == .forwardInformational)
+        #expect(script.head(.continue) == .forwardInformational(.continue))
         #expect(script.machine.expectation == .continued)
         _ = script.body("x")
         #expect(script.end() == .forwardEnd)
-        #expect(script.head(.created) == .forwardResponseHead(keepAlive: true))
-        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: false)))
+        #expect(script.head(.created) == script.forwarded(keepAlive: true))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: false)))
     }
 
     @Test("an HTTP/1.0 client gets no 1xx (RFC 9110 §15.2)")
@@ -105,16 +105,15 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         _ = script.connected(ticket)
         #expect(script.head(.continue) == .none)
-        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: false))
-        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+        #expect(script.head(.ok) == script.forwarded(keepAlive: false))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: true)))
     }
 
     @Test("the client leaves while connecting: nothing to close, and the late connection is parked")
     func clientLeavesWhileConnecting() throws {
         var script = ExchangeScript()
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
-        let outcome = script.machine.clientClosed()
-        #expect(outcome.closeUpstream == false && outcome.responseEnded == false)
+        #expect(script.machine.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
         #expect(script.connected(ticket) == .parkConnection)
     }
 
@@ -125,8 +124,7 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         _ = script.connected(ticket)
         _ = script.head(.ok)
-        let outcome = script.machine.clientClosed()
-        #expect(outcome.closeUpstream && !outcome.responseEnded)
+        #expect(script.machine.clientClosed() == .abandon(closeUpstream: true, responseEnded: false))
         #expect(script.stateName == "finished")
         #expect(script.responseEnd() == .none)
     }
@@ -168,7 +166,7 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         let action = script.machine.upstreamClosed(reused: stale.reused, sawBytes: stale.sawBytes)
         guard stale.replays else {
-            #expect(action == .fail(.upstreamClosed))
+            #expect(action == Self.failed(.upstreamClosed(.reset), closeUpstream: true))
             return
         }
         let again = try #require(ExchangeScript.ticket(of: action))
@@ -176,7 +174,9 @@ struct ExchangeStateMachineTests {
         #expect(action == .connect(again))
         #expect(script.connected(again) == .sendRequest(body: [], end: true))
         // Only once.
-        #expect(script.machine.upstreamClosed(reused: true, sawBytes: false) == .fail(.upstreamClosed))
+        #expect(
+            script.machine.upstreamClosed(reused: true, sawBytes: false)
+                == Self.failed(.upstreamClosed(.reset), closeUpstream: true))
     }
 
     @Test("the upstream closes after the response head: the client connection closes (nothing else is honest)")
@@ -188,7 +188,7 @@ struct ExchangeStateMachineTests {
         _ = script.head(.ok)
         #expect(script.machine.upstreamClosed(reused: true, sawBytes: true) == .closeConnection(closeUpstream: false))
         #expect(script.stateName == "closing")
-        #expect(script.machine.clientClosed().responseEnded == false)
+        #expect(script.machine.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
     }
 
     @Test("a 401 invalid_token: the answer is dropped, the kept body goes again with a new token, once")
@@ -211,7 +211,7 @@ struct ExchangeStateMachineTests {
             script.connected(second)
                 == .sendRequest(body: [ByteBuffer(string: "ab"), ByteBuffer(string: "cd")], end: true))
         // The second 401 passes through.
-        #expect(script.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+        #expect(script.head(.unauthorized, retry: .refresh) == script.forwarded(keepAlive: true))
     }
 
     @Test("a 401 insufficient_claims replays with the claims; a closing upstream is not parked")
@@ -234,18 +234,18 @@ struct ExchangeStateMachineTests {
         #expect(large.body(String(repeating: "x", count: ExchangeStateMachine.replayLimit + 1)) != .none)
         #expect(large.machine.kept == .tooLarge)
         _ = large.end()
-        #expect(large.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+        #expect(large.head(.unauthorized, retry: .refresh) == large.forwarded(keepAlive: true))
 
         var tokenless = ExchangeScript()
         let other = try #require(ExchangeScript.ticket(of: tokenless.proxied(sendsToken: false)))
         _ = tokenless.end()
         _ = tokenless.connected(other)
-        #expect(tokenless.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+        #expect(tokenless.head(.unauthorized, retry: .refresh) == tokenless.forwarded(keepAlive: true))
 
         var uploading = ExchangeScript(.init(method: .POST))
         let third = try #require(ExchangeScript.ticket(of: uploading.proxied()))
         _ = uploading.connected(third)
-        #expect(uploading.head(.unauthorized, retry: .refresh) == .forwardResponseHead(keepAlive: true))
+        #expect(uploading.head(.unauthorized, retry: .refresh) == uploading.forwarded(keepAlive: true))
     }
 
     @Test("the upstream closes while its rejected answer is being dropped: answered as a reset")
@@ -255,8 +255,10 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         _ = script.connected(ticket)
         _ = script.head(.unauthorized, retry: .refresh)
-        #expect(script.machine.upstreamClosed(reused: false, sawBytes: true) == .fail(.upstreamClosed))
-        #expect(script.machine.answer() == .answer(keepAlive: true, closeUpstream: true, then: .finished(close: false)))
+        #expect(
+            script.machine.upstreamClosed(reused: false, sawBytes: true, cause: .invalidResponse("bad"))
+                == Self.failed(.upstreamClosed(.invalidResponse("bad")), closeUpstream: true))
+        #expect(script.stateName == "finished")
     }
 
     @Test("a pipelined request's exchange: a response end without a head is a protocol error")
@@ -265,29 +267,45 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        #expect(script.responseEnd() == .fail(.responseWithoutHead))
+        #expect(script.responseEnd() == Self.failed(.responseWithoutHead, closeUpstream: true))
     }
 
     @Test("the proxy's own answer: after the request it finishes; during the upload it waits for the end")
-    func ownAnswers() {
+    func ownAnswers() throws {
+        let starting = ExchangeStateMachine.Answer.problem(.starting)
         var ended = ExchangeScript()
-        _ = ended.end()
-        #expect(ended.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .finished(close: false)))
+        _ = ended.machine.route(.local, now: ended.now)
+        let ticket = try #require(ExchangeScript.ticket(of: ended.end()))
+        #expect(
+            ended.machine.localAnswer(ticket, starting)
+                == .answer(starting, keepAlive: true, closeUpstream: false, then: .finished(close: false)))
 
         var uploading = ExchangeScript(.init(method: .POST))
-        #expect(uploading.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .awaitingRequestEnd))
+        #expect(
+            uploading.machine.route(.answer(starting), now: uploading.now)
+                == .answer(starting, keepAlive: true, closeUpstream: false, then: .awaitingRequestEnd))
         #expect(uploading.body("dropped") == .none)
         #expect(uploading.end() == .finish(close: false))
 
         // A client still waiting for 100 may never send its body: the answer closes the connection (#21 item 3).
         var expecting = ExchangeScript(.init(method: .POST, expectsContinue: true))
         #expect(
-            expecting.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+            expecting.machine.route(.answer(starting), now: expecting.now)
+                == .answer(starting, keepAlive: false, closeUpstream: false, then: .finished(close: true)))
 
         var notKept = ExchangeScript(.init(method: .GET, keepAlive: false))
-        _ = notKept.end()
         #expect(
-            notKept.machine.answer() == .answer(keepAlive: false, closeUpstream: false, then: .finished(close: true)))
+            notKept.machine.route(.answer(starting), now: notKept.now)
+                == .answer(starting, keepAlive: false, closeUpstream: false, then: .awaitingRequestEnd))
+        #expect(notKept.end() == .finish(close: true))
+
+        // A refusal reads nothing after the head: answered as if the request had ended, then the connection closes.
+        var refused = ExchangeScript(.init(method: .POST))
+        #expect(
+            refused.machine.route(.refuse(.noRoute(path: "/x")), now: refused.now)
+                == .answer(
+                    .problem(.noRoute(path: "/x")), keepAlive: false, closeUpstream: false, then: .finished(close: true)
+                ))
     }
 
     @Test("a failure once the response is underway closes the connection instead of answering")
@@ -297,8 +315,11 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         _ = script.connected(ticket)
         _ = script.head(.ok)
-        #expect(script.machine.answer() == .closeConnection(closeUpstream: true))
-        #expect(script.machine.answer() == .closeConnection(closeUpstream: false))
+        #expect(
+            script.machine.deadlinesDue(now: script.now + .hours(1), readsWithheld: false) == .none,
+            "no deadline applies once the head is out and the request has ended")
+        #expect(script.machine.readFailed(.headersTooLarge) == .closeConnection(closeUpstream: true))
+        #expect(script.machine.readFailed(.headersTooLarge) == .closeConnection(closeUpstream: false))
     }
 
     @Test("a failure while waiting for the head closes the upstream connection and answers")
@@ -307,8 +328,53 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        #expect(script.machine.answer() == .answer(keepAlive: true, closeUpstream: true, then: .finished(close: false)))
+        #expect(
+            script.machine.deadlinesDue(now: script.now + ExchangeScript.routeLimit, readsWithheld: false)
+                == Self.failed(.responseHeadTimedOut, closeUpstream: true))
         #expect(script.connected(ticket) == .parkConnection)
+    }
+
+    @Test("a failed token or connection is answered, unless its ticket is stale")
+    func tokenAndConnectFailures() throws {
+        var waiting = ExchangeScript()
+        let fetch = try #require(ExchangeScript.ticket(of: waiting.proxied(needsToken: true)))
+        let stale = ExchangeStateMachine.Ticket(exchange: fetch.exchange, attempt: fetch.attempt + 1)
+        #expect(waiting.machine.tokenFailed(stale, .signInRequired(reason: "r")) == .none)
+        #expect(waiting.end() == .none)
+        #expect(
+            waiting.machine.tokenFailed(fetch, .signInRequired(reason: "r"))
+                == Self.failed(.token(.signInRequired(reason: "r")), closeUpstream: false))
+
+        var connecting = ExchangeScript()
+        let connect = try #require(ExchangeScript.ticket(of: connecting.proxied()))
+        _ = connecting.end()
+        #expect(connecting.machine.connectFailed(stale, .refused) == .none)
+        #expect(
+            connecting.machine.connectFailed(connect, .refused)
+                == Self.failed(.upstreamUnreachable(.refused), closeUpstream: false))
+        #expect(connecting.machine.connectFailed(connect, .refused) == .none, "answered once")
+    }
+
+    @Test("an event that cannot happen in the state it arrives in is counted and closes, never a hang")
+    func illegalEvents() throws {
+        var script = ExchangeScript()
+        script.machine = ExchangeStateMachine(
+            serial: 1, request: .init(method: .GET), now: ExchangeScript.start, bodyStall: ExchangeScript.bodyStall,
+            assertsOnIllegalEvents: false)
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        // A response part before any connection was sent the request.
+        #expect(script.responseEnd() == .abort)
+        #expect(script.machine.illegalEvents == 1)
+        #expect(script.stateName == "closing")
+        #expect(script.connected(ticket) == .parkConnection, "a late connection is still kept, never leaked")
+        #expect(script.machine.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
+
+        var second = ExchangeStateMachine(
+            serial: 2, request: .init(method: .POST), now: ExchangeScript.start, bodyStall: ExchangeScript.bodyStall,
+            assertsOnIllegalEvents: false)
+        _ = second.route(.local, now: ExchangeScript.start)
+        #expect(second.route(.local, now: ExchangeScript.start) == .abort, "routed twice")
+        #expect(second.illegalEvents == 1)
     }
 
     @Test("quiescing mid-exchange: the exchange finishes, then the connection closes")
@@ -317,9 +383,9 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        script.machine.quiesce()
-        #expect(script.head(.ok) == .forwardResponseHead(keepAlive: false))
-        #expect(script.responseEnd() == .finishResponse(release: .park, then: .finished(close: true)))
+        #expect(script.machine.quiesce() == .none)
+        #expect(script.head(.ok) == script.forwarded(keepAlive: false))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: true)))
     }
 
     @Test("a response framed by the connection's close closes the client connection too")
@@ -328,22 +394,30 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        _ = script.head(.ok, keepAlive: false)
-        script.machine.responseEndsWithConnection()
-        #expect(script.responseEnd() == .finishResponse(release: .close, then: .finished(close: true)))
+        #expect(script.head(.ok, keepAlive: false, framing: .untilClose) == script.forwarded(keepAlive: false))
+        #expect(script.responseEnd() == ExchangeScript.finish(.close, then: .finished(close: true)))
     }
 
     @Test("a local endpoint: the body is consumed, the end asks for the answer, then it is written")
     func local() throws {
         var script = ExchangeScript(.init(method: .POST))
-        script.machine.serveLocally()
+        #expect(script.machine.route(.local, now: script.now) == .none)
         #expect(script.body("abc") == .consumeLocally(ByteBuffer(string: "abc")))
-        let answer = script.end()
-        let ticket = try #require(ExchangeScript.ticket(of: answer))
-        #expect(answer == .answerLocally(ticket))
+        let ask = script.end()
+        let ticket = try #require(ExchangeScript.ticket(of: ask))
+        #expect(ask == .answerLocally(ticket))
         #expect(script.machine.awaits(ticket))
+        let answer = ExchangeStateMachine.Answer.response(
+            LocalResponse(status: .ok, contentType: "text/plain", body: ByteBuffer(string: "ok")))
         #expect(
-            script.machine.answer() == .answer(keepAlive: true, closeUpstream: false, then: .finished(close: false)))
+            script.machine.localAnswer(ticket, answer)
+                == .answer(answer, keepAlive: true, closeUpstream: false, then: .finished(close: false)))
         #expect(!script.machine.awaits(ticket))
+        #expect(script.machine.localAnswer(ticket, answer) == .none, "answered once")
+    }
+
+    /// What a failure's answer looks like in states where the request has ended and the connection is kept.
+    static func failed(_ failure: ExchangeStateMachine.Failure, closeUpstream: Bool) -> Action {
+        .answer(.failure(failure), keepAlive: true, closeUpstream: closeUpstream, then: .finished(close: false))
     }
 }

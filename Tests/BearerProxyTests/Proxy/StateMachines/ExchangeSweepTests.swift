@@ -7,13 +7,14 @@ import Testing
 /// #23 item 3: beyond single transitions — every sequence of the events a handler can feed one proxied exchange, to
 /// depth 6, from the start of a GET, a POST and a WebSocket handshake, with and without a token wait. A model of the
 /// sockets says which events can happen (a body part only before the request's end, a connection only for the
-/// ticket asked for, a response part only on a connection in use); the handler's part is played as it plays it (a
-/// `.fail` is answered through ``ExchangeStateMachine/answer()``). Invariants checked after every step:
+/// ticket asked for, a response part only on a connection in use); the handler's part is played as it runs each
+/// action. Invariants checked after every step:
 ///
 /// - at most one response head goes to the client, and an exchange that ends normally has had one;
 /// - an upstream connection in use is released or closed exactly once, and none is left when the exchange is over;
 /// - no action once the exchange is over (but parking a connection that arrives late: data-plane pitfall 6);
-/// - from every state reached, the events that complete it (request end, token, connection, head, end) finish it.
+/// - from every state reached, the events that complete it (request end, token, connection, head, end) finish it;
+/// - no event the sockets can deliver is illegal (``ExchangeStateMachine/Action/abort`` never comes).
 @Suite("Exchange state machine: every event sequence to depth 6, pure")
 struct ExchangeSweepTests {
     typealias Machine = ExchangeStateMachine
@@ -32,9 +33,8 @@ struct ExchangeSweepTests {
     }
 
     enum Event: CaseIterable {
-        case body, end, token, tokenFails, connected, connectFails, head200, head401, head100, head101, responseEnd
-        case staleClose, resetAfterBytes, timer, clientGone
-
+        case body, end, token, tokenFails, connected, connectFails, head200, head401, head100, head101, responseBody
+        case responseEnd, staleClose, resetAfterBytes, timer, clientGone
     }
 
     struct Step {
@@ -51,7 +51,7 @@ struct ExchangeSweepTests {
         case .token, .tokenFails: return world.pendingToken != nil
         case .connected, .connectFails: return world.pendingConnect != nil
         case .head200, .head401, .head100, .head101: return world.attached && !world.finalHead
-        case .responseEnd: return world.attached && world.finalHead
+        case .responseBody, .responseEnd: return world.attached && world.finalHead
         case .staleClose, .resetAfterBytes: return world.attached
         case .timer, .clientGone: return true
         }
@@ -61,7 +61,7 @@ struct ExchangeSweepTests {
     static func apply(_ event: Event, to step: inout Step) -> [String] {
         var failures: [String] = []
         let now = start + .milliseconds(1)
-        var action: Action
+        let action: Action
         switch event {
         case .body: action = step.machine.requestBody(ByteBuffer(string: "x"), now: now)
         case .end:
@@ -72,26 +72,29 @@ struct ExchangeSweepTests {
             step.world.pendingToken = nil
             action = step.machine.tokenArrived(ticket)
         case .tokenFails:
+            let ticket = step.world.pendingToken!
             step.world.pendingToken = nil
-            action = step.machine.answer()
+            action = step.machine.tokenFailed(ticket, .providerUnavailable(reason: "down", retryAfterSeconds: 1))
         case .connected:
             let ticket = step.world.pendingConnect!
             step.world.pendingConnect = nil
             action = step.machine.connected(ticket, now: now)
         case .connectFails:
+            let ticket = step.world.pendingConnect!
             step.world.pendingConnect = nil
-            action = step.machine.answer()
+            action = step.machine.connectFailed(ticket, .refused)
         case .head200:
             step.world.finalHead = true
-            action = step.machine.responseHead(status: .ok, keepAlive: true, retry: nil)
+            action = step.machine.responseHead(ExchangeScript.responseHead(.ok))
         case .head401:
             step.world.finalHead = true
-            action = step.machine.responseHead(status: .unauthorized, keepAlive: true, retry: .refresh)
+            action = step.machine.responseHead(ExchangeScript.responseHead(.unauthorized), retry: .refresh)
         case .head100:
-            action = step.machine.responseHead(status: .continue, keepAlive: true, retry: nil)
+            action = step.machine.responseHead(ExchangeScript.responseHead(.continue))
         case .head101:
             step.world.finalHead = true
-            action = step.machine.responseHead(status: .switchingProtocols, keepAlive: true, retry: nil)
+            action = step.machine.responseHead(ExchangeScript.responseHead(.switchingProtocols))
+        case .responseBody: action = step.machine.responseBody(ByteBuffer(string: "y"))
         case .responseEnd: action = step.machine.responseEnd(now: now)
         case .staleClose, .resetAfterBytes:
             // The connection is gone before the machine hears of it: the handler forgets it first.
@@ -100,7 +103,9 @@ struct ExchangeSweepTests {
             action = step.machine.upstreamClosed(reused: event == .staleClose, sawBytes: event == .resetAfterBytes)
         case .timer: action = step.machine.deadlinesDue(now: start + .hours(1), readsWithheld: false)
         case .clientGone:
-            let (closeUpstream, _) = step.machine.clientClosed()
+            guard case .abandon(let closeUpstream, _) = step.machine.clientClosed() else {
+                return ["client gone: not abandoned"]
+            }
             if closeUpstream != step.world.attached {
                 failures.append(
                     "client gone: closeUpstream \(closeUpstream) with a connection in use: \(step.world.attached)")
@@ -109,7 +114,6 @@ struct ExchangeSweepTests {
             step.world.over = true
             return failures
         }
-        if case .fail = action { action = step.machine.answer() }
         failures += perform(action, on: &step.world)
         return failures
     }
@@ -126,6 +130,8 @@ struct ExchangeSweepTests {
         case .none, .forwardBody, .consumeLocally, .forwardEnd, .answerLocally, .forwardInformational, .sendContinue,
             .parkConnection:
             break
+        case .forwardResponseBody:
+            if world.heads != 1 { failures.append("\(action): a body part without its head") }
         case .fetchToken(let ticket, _): world.pendingToken = ticket
         case .connect(let ticket): world.pendingConnect = ticket
         case .sendRequest:
@@ -134,13 +140,13 @@ struct ExchangeSweepTests {
             world.finalHead = false
         case .forwardResponseHead:
             world.heads += 1
-        case .finishResponse(_, let then):
+        case .finishResponse(_, _, let then):
             release()
             if case .finished = then { world.over = true }
         case .replayWithNewToken(_, _, let ticket):
             release()
             world.pendingToken = ticket
-        case .answer(_, let closeUpstream, let then):
+        case .answer(_, _, let closeUpstream, let then):
             world.heads += 1
             if closeUpstream {
                 // After the connection closed on its own, the handler has already forgotten it: nothing to close.
@@ -154,8 +160,10 @@ struct ExchangeSweepTests {
             if world.attached && !closeUpstream { failures.append("\(action): the connection in use is left open") }
             world.attached = false
             world.over = true
-        case .fail:
-            failures.append("\(action) after answer()")
+        case .abandon:
+            failures.append("\(action) for an event other than the client's close")
+        case .abort:
+            failures.append("an event the sockets can deliver was illegal")
         case .switchProtocols:
             world.heads += 1
             world.attached = false  // handed to the tunnel
@@ -204,9 +212,11 @@ struct ExchangeSweepTests {
         arguments: [false, true])
     func sweep(needsToken: Bool) {
         for (name, request) in Self.requests {
-            var machine = Machine(serial: 1, request: request, now: Self.start, bodyStall: .seconds(60))
+            var machine = Machine(
+                serial: 1, request: request, now: Self.start, bodyStall: .seconds(60), assertsOnIllegalEvents: false)
             var world = World()
-            let first = machine.proxy(sendsToken: true, needsToken: needsToken, limit: .seconds(30), now: Self.start)
+            let first = machine.route(
+                .upstream(sendsToken: true, needsToken: needsToken, limit: .seconds(30)), now: Self.start)
             var failures = Self.perform(first, on: &world)
             var visited = 0
             func walk(_ step: Step, _ path: [Event]) {
@@ -230,7 +240,6 @@ struct ExchangeSweepTests {
                             after.requestBody(ByteBuffer(string: "x"), now: Self.start),
                         ]
                         for action in late where action != .none && !next.world.tunnel {
-                            if case .fail = action { continue }
                             failures.append("\(name) \(path + [event]): \(action) after the end")
                         }
                     }

@@ -20,13 +20,19 @@ struct TransitionTable {
 
     private(set) var rows: Set<Row> = []
 
-    /// Explores from `start`: `name` names a state as the table shows it (equal names are one state), `events` are
-    /// tried in every state, and each returns the action's name.
+    /// Explores from `start` (or from each of `starts`): `name` names a state as the table shows it (equal names are
+    /// one state), `events` are tried in every state, and each returns the action's name.
     init<Machine>(
         start: Machine, name: (Machine) -> String, events: [(String, (inout Machine) -> String)]
     ) {
-        var seen: Set<String> = [name(start)]
-        var queue = [start]
+        self.init(starts: [start], name: name, events: events)
+    }
+
+    init<Machine>(
+        starts: [Machine], name: (Machine) -> String, events: [(String, (inout Machine) -> String)]
+    ) {
+        var seen = Set(starts.map(name))
+        var queue = starts
         while !queue.isEmpty {
             let machine = queue.removeFirst()
             for (event, apply) in events {
@@ -38,11 +44,14 @@ struct TransitionTable {
         }
     }
 
+    /// Rows the table leaves out (e.g. the illegal events, when the document says what they all do).
+    var omitted: (Row) -> Bool = { _ in false }
+
     /// The rows whose event changes something (a state or an action): "nothing happens" rows are left out.
     var markdown: String {
         let header = "| from | event | to | action |\n|---|---|---|---|\n"
         return header
-            + rows.filter { $0.from != $0.to || $0.action != "—" }.sorted()
+            + rows.filter { ($0.from != $0.to || $0.action != "—") && !omitted($0) }.sorted()
             .map { "| \($0.from) | \($0.event) | \($0.to) | \($0.action) |" }.joined(separator: "\n") + "\n"
     }
 
