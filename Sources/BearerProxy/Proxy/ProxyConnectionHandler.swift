@@ -343,6 +343,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Counts a finished (or abandoned) exchange in the metrics and writes its access-log line.
     func record(_ exchange: Exchange, status: UInt) {
+        exchange.end()
         loop.metrics(for: exchange.routeLabel, in: server.metrics).record(
             method: RouteMetrics.methodLabel(exchange.request.method.rawValue), status: status,
             bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, upstream: exchange.upstreamLatency)

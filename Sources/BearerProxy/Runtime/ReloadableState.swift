@@ -55,6 +55,11 @@ final class ReloadableState: GenerationSource {
         return account
     }
 
+    /// The generation in force, without counting an exchange against it.
+    var context: ProxyContext? {
+        slot.withLock { $0.current?.context }
+    }
+
     func beginExchange() -> ProxyContext? {
         slot.withLock { installed in
             installed.current?.context.exchangeBegan()

@@ -94,6 +94,12 @@ struct ConnectionTimeLimitTests {
                 #expect(first.header("retry-after") == "1")
                 #expect(try first.jsonObject()["type"] as? String == "urn:bearer-proxy:problem:token-unavailable")
                 #expect(upstream.requests.isEmpty)
+                // The answered exchange has ended: its generation counts it out now, though the token request it
+                // started runs on for 2 s — not when the last reference to its record goes (#23).
+                let generation = try #require(proxy.proxy.current.context)
+                try await waitUntil("the answered exchange counted out", timeout: .seconds(1)) {
+                    !generation.hasExchanges
+                }
                 // The one token request carried on: waiting for it joins it rather than starting another.
                 _ = try await proxy.proxy.tokens.accessTokenWithinLimit(for: ScopeSet(["api://a/R"]))
                 let second = try await TestClient.send(port: proxy.port, uri: "/patient/x")

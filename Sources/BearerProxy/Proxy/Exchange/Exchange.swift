@@ -40,10 +40,23 @@ final class Exchange {
         self.proxy = proxy
     }
 
-    /// The exchange has ended when nothing refers to it any more — its connection, a token wait, a timer or a
-    /// tunnel: whichever path ended it, this is the one place its generation hears of it.
-    deinit {
+    /// Whether its generation has heard that it ended.
+    private var ended = false
+
+    /// The exchange is over — finished, abandoned by its client, or its tunnel closed: its generation counts it out
+    /// now, when its access-log line is written (``ProxyConnectionHandler/record(_:status:)``), not whenever the last
+    /// reference to this record goes (a token wait still running, a timer), so ARC timing is no part of the
+    /// lifecycle. Idempotent.
+    func end() {
+        guard !ended else { return }
+        ended = true
         proxy?.exchangeEnded()
+    }
+
+    /// A record dropped without an access-log line (one made for a request that was never answered because the
+    /// connection had closed) still lets its generation go.
+    deinit {
+        end()
     }
 
     /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
