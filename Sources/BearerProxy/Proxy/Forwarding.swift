@@ -95,11 +95,10 @@ enum Forwarding {
     ///
     /// Status and end-to-end headers pass through unchanged; hop-by-hop ones are dropped; a `Location` that points
     /// into the route's upstream is rewritten to the local prefix (so following it stays on the proxy); framing is
-    /// re-derived for the client's HTTP version (`framing`: ``responseFraming(upstream:request:)``'s answer, when the
-    /// caller has it already); `X-Request-Id` is the proxy's.
+    /// re-derived for the client's HTTP version (``responseFraming(upstream:request:)``); `X-Request-Id` is the
+    /// proxy's.
     static func clientResponse(
-        upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String,
-        framing known: Framing? = nil, keepAlive: Bool
+        upstream: HTTPResponseHead, request: HTTPRequestHead, binding: RouteBinding, requestID: String, keepAlive: Bool
     ) -> (head: HTTPResponseHead, framing: Framing) {
         let options = HeaderPolicy.connectionOptions(in: upstream.headers)
         var headers = HTTPHeaders()
@@ -119,7 +118,7 @@ enum Forwarding {
         if upstreamChunked { headers.remove(name: "content-length") }
         headers.add(name: "x-request-id", value: requestID)
 
-        let framing = known ?? responseFraming(upstream: upstream, request: request)
+        let framing = responseFraming(upstream: upstream, request: request)
         switch framing {
         case .none:
             // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content; Content-Length (if any) describes the would-be body.
@@ -140,7 +139,7 @@ enum Forwarding {
 
     /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
     /// exchange's machine knows before the head is rewritten whether the client's connection must close after it
-    /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:framing:keepAlive:)``)
+    /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:keepAlive:)``)
     /// uses this same answer: a `Content-Length` is forwarded exactly when it says ``Framing/contentLength``.
     static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
         let status = upstream.status.code

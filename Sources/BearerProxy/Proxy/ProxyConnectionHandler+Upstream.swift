@@ -133,8 +133,13 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
-            let framing = Forwarding.responseFraming(upstream: head, request: exchange.request)
-            run(connection.exchangeEvent { $0.responseHead(head, framing: framing, retry: retry) })
+            // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
+            let endsWithConnection =
+                exchange.request.version.minor == 0
+                && Forwarding.responseFraming(upstream: head, request: exchange.request) == .untilClose
+            run(
+                connection.exchangeEvent { $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry) }
+            )
         case .body(let buffer):
             run(connection.exchangeEvent { $0.responseBody(buffer) })
         case .end(let trailers):
@@ -144,10 +149,10 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     /// Writes the upstream's response head, rewritten for the client (SPEC §8).
-    func forwardResponseHead(_ head: HTTPResponseHead, framing: Forwarding.Framing, keepAlive: Bool) {
+    func forwardResponseHead(_ head: HTTPResponseHead, keepAlive: Bool) {
         guard let exchange, let leg = exchange.leg else { return }
         var (clientHead, _) = Forwarding.clientResponse(
-            upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id, framing: framing,
+            upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
             keepAlive: keepAlive)
         if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
         exchange.status = UInt(clientHead.status.code)

@@ -225,8 +225,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: exchange.request.version, status: .continue))),
                 promise: nil)
-        case .forwardResponseHead(let head, let framing, let keepAlive):
-            forwardResponseHead(head, framing: framing, keepAlive: keepAlive)
+        case .forwardResponseHead(let head, let keepAlive):
+            forwardResponseHead(head, keepAlive: keepAlive)
         case .finishResponse(let trailers, let fate, let then):
             if let upstream { release(upstream, fate) }
             clientNeedsFlush = false

@@ -29,9 +29,9 @@ extension ExchangeStateMachine {
         case forwardInformational(HTTPResponseStatus)
         /// Send `100 Continue` to the client on the proxy's own account: the wait for one is over.
         case sendContinue
-        /// Write the upstream's response head to the client (rewritten by ``Forwarding`` for this framing),
-        /// announcing `Connection: close` unless `keepAlive`.
-        case forwardResponseHead(HTTPResponseHead, framing: Forwarding.Framing, keepAlive: Bool)
+        /// Write the upstream's response head to the client (rewritten by ``Forwarding``), announcing
+        /// `Connection: close` unless `keepAlive`.
+        case forwardResponseHead(HTTPResponseHead, keepAlive: Bool)
         /// Write this response body part to the client (flushed when the upstream's read completes).
         case forwardResponseBody(ByteBuffer)
         /// The response ended: release the upstream connection, write the end to the client, then go on.

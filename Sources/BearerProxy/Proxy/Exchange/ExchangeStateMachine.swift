@@ -291,12 +291,12 @@ struct ExchangeStateMachine {
 
     // MARK: Response parts
 
-    /// A response head arrived. `framing` is how its body is delimited for the client
-    /// (``Forwarding/responseFraming(upstream:request:)``): one that ends only when the connection closes
-    /// (RFC 9112 §6.3 rule 8) closes the client's connection after it too. `retry` is what its challenge asks for,
-    /// when it is a `401` that one replay with another token could fix (``BearerChallenge``).
+    /// A response head arrived. `endsWithConnection` when its body, as forwarded, ends only when the connection
+    /// closes (``Forwarding/responseFraming(upstream:request:)``, RFC 9112 §6.3 rule 8: an HTTP/1.0 client and no
+    /// length): the client's connection closes after it too. `retry` is what its challenge asks for, when it is a
+    /// `401` that one replay with another token could fix (``BearerChallenge``).
     mutating func responseHead(
-        _ head: HTTPResponseHead, framing: Forwarding.Framing = .contentLength, retry: TokenRetry? = nil
+        _ head: HTTPResponseHead, endsWithConnection: Bool = false, retry: TokenRetry? = nil
     ) -> Action {
         guard case .streaming(let progress, .awaitingHead) = state else { return illegal("a response head") }
         let status = head.status
@@ -320,9 +320,9 @@ struct ExchangeStateMachine {
         if progress != .ended && expectation == .awaitingContinue {
             persistence = .close  // see `answer(_:)`: the announced body may never come
         }
-        if framing == .untilClose { persistence = .close }
+        if endsWithConnection { persistence = .close }
         state = .streaming(progress, .streaming(upstreamKeepAlive: upstreamKeepAlive))
-        return .forwardResponseHead(head, framing: framing, keepAlive: persistence == .keepAlive)
+        return .forwardResponseHead(head, keepAlive: persistence == .keepAlive)
     }
 
     /// A part of the response body arrived.

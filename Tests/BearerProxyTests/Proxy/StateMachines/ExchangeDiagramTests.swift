@@ -78,7 +78,7 @@ struct ExchangeDiagramTests {
         case .parkConnection: "pool the late connection"
         case .forwardInformational: "relay the 1xx"
         case .sendContinue: "send 100 Continue"
-        case .forwardResponseHead(_, _, let keepAlive): "write the head" + (keepAlive ? "" : " (close)")
+        case .forwardResponseHead(_, let keepAlive): "write the head" + (keepAlive ? "" : " (close)")
         case .forwardResponseBody: "write the part to the client"
         case .finishResponse(_, let release, let after): "\(fate(release)); write the end; \(then(after))"
         case .replayWithNewToken(let release, _, _): "\(fate(release)); replay with a new token"
@@ -133,7 +133,7 @@ struct ExchangeDiagramTests {
             ("connect failed", event { $0.connectFailed(ticket($0), .refused) }),
             ("100 head", event { $0.responseHead(head(.continue)) }),
             ("200 head", event { $0.responseHead(head(.ok)) }),
-            ("200 head, framed by the close", event { $0.responseHead(head(.ok), framing: .untilClose) }),
+            ("200 head, framed by the close", event { $0.responseHead(head(.ok), endsWithConnection: true) }),
             ("401 invalid_token head", event { $0.responseHead(head(.unauthorized), retry: .refresh) }),
             ("101 head", event { $0.responseHead(head(.switchingProtocols)) }),
             ("response body part", event { $0.responseBody(part) }),

@@ -11,9 +11,8 @@ struct ExchangeScript {
 
     var machine: ExchangeStateMachine
     var now = Self.start
-    /// The last response head fed to the machine, and its framing.
+    /// The last response head fed to the machine.
     var lastHead: HTTPResponseHead?
-    var lastFraming = Forwarding.Framing.contentLength
 
     init(_ request: ExchangeStateMachine.Request = .init(method: .GET), serial: UInt64 = 1) {
         machine = ExchangeStateMachine(serial: serial, request: request, now: Self.start, bodyStall: Self.bodyStall)
@@ -32,7 +31,7 @@ struct ExchangeScript {
 
     /// The action that forwards the last head fed.
     func forwarded(keepAlive: Bool) -> ExchangeStateMachine.Action {
-        .forwardResponseHead(lastHead!, framing: lastFraming, keepAlive: keepAlive)
+        .forwardResponseHead(lastHead!, keepAlive: keepAlive)
     }
 
     static func finish(
@@ -53,12 +52,11 @@ struct ExchangeScript {
 
     mutating func head(
         _ status: HTTPResponseStatus, keepAlive: Bool = true, retry: ExchangeStateMachine.TokenRetry? = nil,
-        framing: Forwarding.Framing = .contentLength
+        endsWithConnection: Bool = false
     ) -> ExchangeStateMachine.Action {
         let head = Self.responseHead(status, keepAlive: keepAlive)
         lastHead = head
-        lastFraming = framing
-        return machine.responseHead(head, framing: framing, retry: retry)
+        return machine.responseHead(head, endsWithConnection: endsWithConnection, retry: retry)
     }
 
     mutating func responseEnd() -> ExchangeStateMachine.Action { machine.responseEnd(now: now) }

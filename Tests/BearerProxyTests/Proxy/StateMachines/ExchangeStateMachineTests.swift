@@ -394,7 +394,7 @@ struct ExchangeStateMachineTests {
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
         _ = script.end()
         _ = script.connected(ticket)
-        #expect(script.head(.ok, keepAlive: false, framing: .untilClose) == script.forwarded(keepAlive: false))
+        #expect(script.head(.ok, keepAlive: false, endsWithConnection: true) == script.forwarded(keepAlive: false))
         #expect(script.responseEnd() == ExchangeScript.finish(.close, then: .finished(close: true)))
     }
 
