@@ -118,7 +118,7 @@ enum Forwarding {
         if upstreamChunked { headers.remove(name: "content-length") }
         headers.add(name: "x-request-id", value: requestID)
 
-        let framing = responseFraming(upstream: upstream, request: request)
+        let framing = responseFraming(upstream: upstream, request: request, options: options)
         switch framing {
         case .none:
             // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content; Content-Length (if any) describes the would-be body.
@@ -142,14 +142,22 @@ enum Forwarding {
     /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:keepAlive:)``)
     /// uses this same answer: a `Content-Length` is forwarded exactly when it says ``Framing/contentLength``.
     static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
+        responseFraming(
+            upstream: upstream, request: request, options: HeaderPolicy.connectionOptions(in: upstream.headers))
+    }
+
+    /// ``responseFraming(upstream:request:)`` with the upstream's connection options already read (each read of
+    /// them costs an allocation).
+    private static func responseFraming(
+        upstream: HTTPResponseHead, request: HTTPRequestHead, options: [String]
+    ) -> Framing {
         let status = upstream.status.code
         if request.method == .HEAD || status / 100 == 1 || status == 204 || status == 304 { return .none }
         let headers = upstream.headers
         // A `Transfer-Encoding` makes any `Content-Length` meaningless (RFC 9112 §6.3 rule 3), and a length the
         // upstream's `Connection` names is dropped with it (RFC 9110 §7.6.1).
         if headers.contains(name: "content-length"), !headers.contains(name: "transfer-encoding"),
-            !HeaderPolicy.isDropped(
-                "content-length", .notForwardedDown, options: HeaderPolicy.connectionOptions(in: headers))
+            !HeaderPolicy.isDropped("content-length", .notForwardedDown, options: options)
         {
             return .contentLength
         }
