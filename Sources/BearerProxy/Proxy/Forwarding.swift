@@ -45,7 +45,7 @@ enum Forwarding {
         var headers = HTTPHeaders()
         headers.reserveCapacity(client.headers.count + 4)
         headers.add(name: "host", value: upstream.hostHeader)
-        let removals = binding.route.headers.remove
+        let removals = binding.removedHeaders
         for (name, value) in client.headers {
             // Hop-by-hop, written by the proxy, or dropped from requests (HeaderPolicy), or named in Connection.
             if HeaderPolicy.isDropped(name, .notForwardedUp, options: options) { continue }
@@ -65,17 +65,10 @@ enum Forwarding {
         case .none, .untilClose, .contentLength:
             break
         }
-        for field in binding.route.headers.set {
-            headers.replaceOrAdd(name: field.name, value: field.value)
-        }
+        for rule in binding.headerRules { rule.apply(to: &headers, client: client, clientAddress: clientAddress) }
         if webSocket { WebSocketUpgrade.addHandshake(to: &headers) }
         if let authorization { headers.add(name: "authorization", value: authorization) }
         headers.add(name: "x-request-id", value: requestID)
-        if binding.route.forwardedHeaders {
-            if let clientAddress { headers.add(name: "x-forwarded-for", value: clientAddress) }
-            headers.add(name: "x-forwarded-proto", value: "http")
-            if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
-        }
         return HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers)
     }
 

@@ -16,6 +16,10 @@ final class RouteBinding: Sendable {
     let discoveredTokens: TokenCache?
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     let requiredHeaders: [RequiredHeaderCheck]
+    /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
+    let removedHeaders: [String]
+    /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
+    let headerRules: [RouteHeaderRule]
 
     init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
@@ -29,6 +33,8 @@ final class RouteBinding: Sendable {
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
         requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
+        removedHeaders = route.headers.remove
+        headerRules = RouteHeaderRule.compile(route)
     }
 
     /// Where this route's token comes from: its own cache for a discovered route, else the account's.

@@ -124,6 +124,34 @@ struct ForwardingTests {
         #expect(!head.headers.contains(name: "authorization"))
     }
 
+    @Test("a route's rules compile once into its binding, in order, and the forwarded head follows them")
+    func compiledHeaderRules() throws {
+        let route = try Self.binding(
+            #"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"], "forwardedHeaders": true, "#
+                + #""headers": { "set": { "X-B": "b", "x-a": "a" }, "remove": ["Cookie", "cookie", "X-Old"] } }"#)
+        #expect(
+            route.headerRules == [
+                .set(name: "x-a", value: "a"), .set(name: "X-B", value: "b"), .forwardedFor, .forwardedProto,
+                .forwardedHost,
+            ])
+        #expect(route.removedHeaders == ["cookie", "x-old"])
+        let client = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: "/a",
+            headers: ["Host": "proxy.local", "X-Old": "o", "X-Forwarded-For": "6.6.6.6", "x-a": "client"])
+        let head = Forwarding.upstreamRequest(
+            client: client, binding: route, remainder: "", query: nil, authorization: "Bearer T", requestID: "r",
+            clientAddress: "127.0.0.1")
+        let names = head.headers.map { $0.name.lowercased() }
+        #expect(
+            names == [
+                "host", "x-a", "x-b", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "authorization",
+                "x-request-id",
+            ])
+        #expect(head.headers[canonicalForm: "x-forwarded-for"] == ["127.0.0.1"], "the client's own is dropped")
+        #expect(head.headers[canonicalForm: "x-a"] == ["a"])
+        #expect(head.headers[canonicalForm: "x-forwarded-host"] == ["proxy.local"])
+    }
+
     @Test("responses: hop-by-hop stripped, status kept, chunked re-framed for HTTP/1.1 and close-delimited for 1.0")
     func responseFraming() {
         let upstream = HTTPResponseHead(
