@@ -147,6 +147,7 @@ struct OperationsTests {
         try await withUpstream({ _ in .echo }) { upstream in
             let directory = NSTemporaryDirectory() + "bp-reload-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             func write(_ prefixes: [String]) throws {
                 let routes = prefixes.map { route($0, to: upstream, scopes: ["api://a/Read"]) }.joined(separator: ",")
@@ -184,6 +185,7 @@ struct OperationsTests {
     func reloadInvalid() async throws {
         try await ProxyHarness.with(upstream: { _ in .echo }) { proxy, _ in
             let file = NSTemporaryDirectory() + "bp-bad-\(UUID().uuidString).json"
+            defer { try? FileManager.default.removeItem(atPath: file) }
             try Data(#"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "nope" } ] }"#.utf8)
                 .write(to: URL(fileURLWithPath: file))
             guard case .rejected(let problems) = await proxy.proxy.reload(from: file) else {

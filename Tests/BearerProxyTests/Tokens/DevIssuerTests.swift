@@ -70,8 +70,9 @@ struct DevIssuerTests {
 
     @Test("the signing key is created once, kept 0600 in a 0700 directory, and reused")
     func keyPersistence() throws {
-        let directory = StateDirectory(path: NSTemporaryDirectory() + "bp-key-\(UUID().uuidString)/state")
-        defer { try? FileManager.default.removeItem(atPath: directory.path) }
+        let parent = NSTemporaryDirectory() + "bp-key-\(UUID().uuidString)"
+        let directory = StateDirectory(path: parent + "/state")
+        defer { try? FileManager.default.removeItem(atPath: parent) }
         let first = try DevIssuer.signingKey(in: directory)
         let second = try DevIssuer.signingKey(in: directory)
         #expect(first.rawRepresentation == second.rawRepresentation)
