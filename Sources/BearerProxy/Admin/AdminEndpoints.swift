@@ -9,16 +9,12 @@ import NIOHTTP1
 
 /// The proxy's own endpoints under the reserved prefix `/-/` (SPEC §9): liveness, the diagnostic echo upstream, and
 /// for the `dev` account the issuer's discovery document and keys.
-public struct AdminEndpoints: Sendable {
+public struct AdminEndpoints: LocalEndpoints {
     /// The reserved prefix; `routes.json` cannot route it.
-    static let prefix = "/-/"
+    static let prefix = LocalEndpointPaths.prefix
 
-    /// An answer now, or one that needs to wait (for a token request, or for counts from every event loop).
-    enum Answer {
-        case now(LocalResponse)
-        case later(@Sendable () async -> LocalResponse)
-        case refused(ProxyError)
-    }
+    /// An answer now, or one that needs to wait (``LocalAnswer``).
+    typealias Answer = LocalAnswer
 
     let devIssuer: DevIssuer?
     let account: (any AccountView)?
@@ -51,10 +47,7 @@ public struct AdminEndpoints: Sendable {
 
     /// Whether `path` belongs to the proxy rather than to a route.
     static func owns(_ path: Substring) -> Bool {
-        // On UTF-8 bytes: this runs for every request, and Substring's hasPrefix compares Characters.
-        let bytes = path.utf8
-        guard bytes.count >= 2, bytes.starts(with: "/-".utf8) else { return false }
-        return bytes.count == 2 || bytes[bytes.index(bytes.startIndex, offsetBy: 2)] == UInt8(ascii: "/")
+        LocalEndpointPaths.owns(path)
     }
 
     /// The answer to `request`.
@@ -106,15 +99,6 @@ public struct AdminEndpoints: Sendable {
         }
         return .refused(.reservedEndpointNotFound(path: String(path)))
     }
-}
-
-/// A request to one of the proxy's own `/-/` endpoints, with its body already counted and hashed.
-struct LocalRequest {
-    var head: HTTPRequestHead
-    var path: Substring
-    var query: Substring?
-    var bodyLength: Int
-    var bodySHA256: String
 }
 
 /// `/-/ready` (SPEC §9): the configuration is loaded and, for each route that sends a token, a token can be had

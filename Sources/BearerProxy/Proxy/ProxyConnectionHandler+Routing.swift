@@ -30,7 +30,7 @@ extension ProxyConnectionHandler {
             exchange.target = allowed
             exchange.corsOrigin = corsOrigin
         }
-        if AdminEndpoints.owns(target.path) {
+        if LocalEndpointPaths.owns(target.path) {
             exchange.routeLabel = "-"
             exchange.localBody = LocalBody()
             return decide(.local)

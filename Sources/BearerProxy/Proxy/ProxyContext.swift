@@ -11,7 +11,8 @@ import Synchronization
 final class ProxyContext: Sendable {
     let configuration: Configuration
     let tokens: TokenCache
-    let admin: AdminEndpoints
+    /// The `/-/` endpoints (``AdminEndpoints``, passed in by `Runtime/`).
+    let admin: any LocalEndpoints
     let requestGuard: RequestGuard
     let timeouts: ProxyTimeouts
     /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding
@@ -21,7 +22,7 @@ final class ProxyContext: Sendable {
     private let inFlight = Atomic<Int>(0)
 
     init(
-        configuration: Configuration, tokens: TokenCache, admin: AdminEndpoints, policy: SafetyPolicy,
+        configuration: Configuration, tokens: TokenCache, admin: any LocalEndpoints, policy: SafetyPolicy,
         timeouts: ProxyTimeouts, discoveredTokens: [String: TokenCache] = [:]
     ) throws {
         self.configuration = configuration
