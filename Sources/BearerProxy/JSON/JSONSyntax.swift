@@ -123,7 +123,7 @@ enum JSONSyntax {
                     guard let escaped = current else { return "unexpected end of the document" }
                     if escaped == UInt8(ascii: "u") {
                         let digits = bytes[(index + 1)...].prefix(4)
-                        guard digits.count == 4, digits.allSatisfy({ $0.hexDigitValue != nil }) else {
+                        guard digits.count == 4, digits.allSatisfy(\.isHexDigit) else {
                             return "invalid \\u escape in a string"
                         }
                         index += 5
@@ -184,6 +184,10 @@ enum JSONSyntax {
 
 extension UInt8 {
     fileprivate var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
+    /// Its own check rather than `HTTP/`'s `hexDigitValue`: JSON sits below HTTP.
+    fileprivate var isHexDigit: Bool {
+        isDigit || (self | 0x20 >= UInt8(ascii: "a") && self | 0x20 <= UInt8(ascii: "f"))
+    }
     /// RFC 8259 §2: space, tab, line feed, carriage return.
     fileprivate var isJSONWhitespace: Bool { self == 0x20 || self == 0x09 || self == 0x0A || self == 0x0D }
 }
