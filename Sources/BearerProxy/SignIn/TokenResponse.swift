@@ -73,7 +73,7 @@ extension SignedInAccount {
                 "The identity provider signed you in but returned no refresh token; allow the offline_access "
                     + "permission for the app.")
         }
-        self.refreshToken = refreshToken
-        identity = response.idToken.flatMap(IDToken.identity)
+        // Through the designated initializer: SignedInAccount belongs to Tokens/, another target.
+        self.init(refreshToken: refreshToken, identity: response.idToken.flatMap(IDToken.identity), tokens: [])
     }
 }
