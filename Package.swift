@@ -12,14 +12,68 @@ import PackageDescription
 // keep the runtime check, so an overlap that the suite reaches traps there. Each handler's state is confined to
 // its event loop, so there is no cross-thread overlap for the check to find either (Swift 6 checks that
 // statically). A root-package setting: it covers our targets, not the dependencies.
-let releaseSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+//
+// And cross-module optimization (release only): the data plane calls into five targets below it on every request,
+// and without it the split cost 27 retains and releases per proxied request (bench/counts.sh, #23 item 6); with it
+// and HeaderName/HeaderPolicy inlinable, the counts match the single target's within one.
+let releaseSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))
+]
+
+// The layering of docs/architecture.md as targets (issue #23 item 6): each lists the targets of ours it may import,
+// all of them lower in this list, and nothing else of ours can be imported (`swift build
+// --explicit-target-dependency-import-check error` in .ci/run; Tests/BearerProxyTests/Layering/LayeringTests.swift
+// checks the imports against the same table). The data plane and the control plane (sign-in) do not see each other;
+// only the composition root (BearerRuntime) and the CLI see everything.
+let layers: [(target: String, imports: [String])] = [
+    ("BearerJSON", []),
+    ("BearerHTTP", ["BearerJSON"]),
+    ("BearerTelemetry", []),
+    ("BearerConfiguration", ["BearerHTTP", "BearerJSON"]),
+    ("BearerTokens", ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
+    ("BearerSignIn", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
+    ("BearerDataPlane", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
+    (
+        "BearerOperations",
+        [
+            "BearerDataPlane", "BearerSignIn", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP",
+            "BearerJSON",
+        ]
+    ),
+    (
+        "BearerRuntime",
+        [
+            "BearerOperations", "BearerDataPlane", "BearerSignIn", "BearerTokens", "BearerConfiguration",
+            "BearerTelemetry", "BearerHTTP", "BearerJSON",
+        ]
+    ),
+]
+let ourTargets = layers.map(\.target)
+
+// What the product's targets use of other packages; every product target may use all of it.
+let libraries: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "NIOExtras", package: "swift-nio-extras"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "_CryptoExtras", package: "swift-crypto"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    .product(name: "Metrics", package: "swift-metrics"),
+    .product(name: "Prometheus", package: "swift-prometheus"),
+    .product(name: "Subprocess", package: "swift-subprocess"),
+]
 
 let package = Package(
     name: "bearer-proxy",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "bearer-proxy", targets: ["bearer-proxy"]),
-        .library(name: "BearerProxy", targets: ["BearerProxy"]),
+        .library(name: "BearerProxy", targets: ourTargets),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -34,31 +88,16 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
-    targets: [
+    targets: layers.map { layer in
         .target(
-            name: "BearerProxy",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
-            ],
+            name: layer.target,
+            dependencies: layer.imports.map { .target(name: $0) } + libraries,
             swiftSettings: releaseSettings
-        ),
+        )
+    } + [
         .executableTarget(
             name: "bearer-proxy",
-            dependencies: [
-                "BearerProxy",
+            dependencies: ourTargets.map { .target(name: $0) } + [
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -70,11 +109,15 @@ let package = Package(
         ),
         // Test tools, in no product: the token cache writer and lock holder that the persistence tests run as
         // separate processes.
-        .target(name: "StateStress", dependencies: ["BearerProxy"], path: "Tests/StateStress"),
+        .target(
+            name: "StateStress",
+            dependencies: ourTargets.map { .target(name: $0) },
+            path: "Tests/StateStress"
+        ),
         .executableTarget(
             name: "bearer-proxy-stress",
-            dependencies: [
-                "BearerProxy", "StateStress", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ourTargets.map { .target(name: $0) } + [
+                "StateStress", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/StressTool"
         ),
@@ -111,8 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BearerProxyTests",
-            dependencies: [
-                "BearerProxy",
+            dependencies: ourTargets.map { .target(name: $0) } + [
                 "bearer-proxy",
                 "StateStress",
                 "bearer-proxy-stress",
@@ -125,6 +167,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                // The tests use what the product uses.
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -1,5 +1,13 @@
 import ArgumentParser
-import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 
 /// `bearer-proxy check`: validate the configuration and print every problem at once (SPEC §5).
 struct Check: AsyncParsableCommand {

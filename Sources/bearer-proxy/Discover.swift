@@ -1,5 +1,13 @@
 import ArgumentParser
-import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Logging
 
 #if canImport(FoundationEssentials)

@@ -1,5 +1,13 @@
 import ArgumentParser
-import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import StateStress
 
 /// `bearer-proxy-stress`, a test-only executable (it ships in no product): many read-modify-write cycles on a token

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// Valid documents become the values the data plane uses, with every default filled in.
 @Suite struct ConfigurationParsingTests {

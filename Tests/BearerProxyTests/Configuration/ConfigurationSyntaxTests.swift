@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// The small building blocks: JSON paths, spelling hints, host syntax.
 @Suite struct ConfigurationSyntaxTests {

@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// Every problem the top level of routes.json can have, with its exact wording.
 @Suite struct DocumentProblemTests {

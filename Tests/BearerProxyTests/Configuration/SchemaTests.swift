@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Subprocess
 import Testing
-
-@testable import BearerProxy
 
 /// docs/routes.schema.json says what the reader says: every object has the reader's keys and every choice its
 /// values, and an independent validator (Python's jsonschema, run by Tests/python/validate_schema.py) agrees with

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// The pure parts of discovery: challenges, well-known URLs, the resource rule, OAuth URLs and addresses (#25).
 @Suite struct ChallengeAndURLTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// What `status`, `/-/status`, `token ROUTE` and `logout ROUTE` see of a discovered route (#25 item 8), through
 /// the account runtime the commands use: its state, server, client and expiry — never a secret.

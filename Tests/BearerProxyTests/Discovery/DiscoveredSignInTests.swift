@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 /// `bearer-proxy login ROUTE` against a fake authorization server over real sockets (#25 item 4): code + PKCE
 /// S256 with the route's `resource`, `state` and RFC 9207 `iss` checked, the loopback redirect, dynamic

@@ -1,7 +1,14 @@
 import AsyncHTTPClient
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// Discovery over real sockets (#25): a fake protected resource and authorization server on 127.0.0.1:0, fetched
 /// with AsyncHTTPClient exactly as `bearer-proxy discover` fetches them.

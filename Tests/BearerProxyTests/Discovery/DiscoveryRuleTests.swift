@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Logging
 import Testing
-
-@testable import BearerProxy
 
 /// Discovery's rules without sockets (#25 item 1): a remote upstream `https://mcp.example.com/mcp` whose 401,
 /// metadata and authorization server are documents in memory, and a resolver from a table.

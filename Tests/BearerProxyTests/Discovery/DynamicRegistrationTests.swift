@@ -1,8 +1,15 @@
 import AsyncHTTPClient
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// Dynamic client registration for a discovered route (RFC 7591; #25 item 3): the request is a public native
 /// client with a loopback redirect, and the answer is a client id or a clear refusal.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Subprocess
-
-@testable import BearerProxy
 
 /// Runs programs for the tests through swift-subprocess, never Foundation's `Process`: on Linux its `run()` reads
 /// past the end of a `readdir` buffer and now and then crashes the whole test process

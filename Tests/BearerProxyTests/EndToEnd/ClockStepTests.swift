@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// #22 item 1 on a real `serve`, its clocks moved by the fault preload (``MachineFaults``): a wall clock stepped back
 /// must not keep an expired token in use, and one stepped forward must cost one token, not one per request.

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 /// The `bearer-proxy` executable, run as a user runs it.
 @Suite("Command line: check and serve")

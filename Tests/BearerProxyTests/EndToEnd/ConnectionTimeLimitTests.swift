@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// The client connection's time limits, which share one timer (``ProxyConnectionHandler/armTimer(for:)``): the
 /// idle keep-alive limit between exchanges and the request-head and body-stall limits (``IdleConnectionTests``,

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// Discovered routes with a stored sign-in (#25): after `login ROUTE` a request through the proxy reaches the
 /// protected resource with the token of its own authorization server — bound to its resource — while another

@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 @Suite("End to end: the proxy's own failures are problem+json")
 struct FailureTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// #22 item 2's reserve, for the health endpoint: at the connection cap, idle keep-alive connections close so that
 /// a new client — a health probe above all — gets in, as nginx drains its reusable connections. Before, clients that

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// `login ROUTE`, `token ROUTE`, `status` and `logout ROUTE` run as a user runs them (#25), against the fake
 /// authorization server, with `curl` as the browser.

@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Logging
 import NIOCore
 import Testing
-
-@testable import BearerProxy
 
 /// A real proxy on 127.0.0.1:0, started through ``RunningProxy`` exactly as `bearer-proxy serve` starts it, with
 /// its keys in memory (`--no-persist`).

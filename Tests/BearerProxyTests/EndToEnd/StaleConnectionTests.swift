@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 @Suite("End to end: a pooled connection the upstream has dropped")
 struct StaleConnectionTests {

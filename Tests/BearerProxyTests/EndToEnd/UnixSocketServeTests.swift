@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// #26 item 2 as users run it: `serve` with `"listen": "unix:"` makes `$XDG_RUNTIME_DIR/bearer-proxy/proxy.sock`,
 /// `curl --unix-socket` gets a token-bearing answer through it, and SIGTERM removes the file.

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// WebSocket through the proxy (SPEC §8): NIOWebSocket as the upstream, Python's `websockets` as the client.
 @Suite("End to end: WebSocket tunnels")

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// `status` and `/-/status` say when the token cache file lacks what memory holds (#22 item 3): since when, whether
 /// the sign-in is among it, and why — never the refresh token.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// Secrets in the persisted types never reach text meant for people (SPEC §9, house rule 6).
 @Suite("Persisted account: secrets are redacted")

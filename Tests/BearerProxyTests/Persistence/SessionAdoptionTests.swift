@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// ``SessionAdoption``, the one rule for whether the token cache file's account replaces memory's (#22 item 3), and
 /// what ``AccountSession`` and the file's generation counter do with it.

@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
-
-@testable import BearerProxy
 
 /// Accounts for the token store tests, with recognisable fake secrets so tests can look for leaks.
 enum StoreSamples {

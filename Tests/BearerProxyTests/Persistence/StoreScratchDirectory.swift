@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
-
-@testable import BearerProxy
 
 /// A fresh state directory under the system's temporary directory for one test, removed by `remove()`.
 struct StoreScratchDirectory {

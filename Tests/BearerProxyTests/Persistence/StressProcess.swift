@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Subprocess
 import Synchronization
-
-@testable import BearerProxy
 
 /// `bearer-proxy-stress` (a test-only executable) as a child process: a real second process writing the token cache with our code.
 ///

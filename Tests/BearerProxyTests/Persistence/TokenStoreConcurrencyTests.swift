@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import StateStress
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 /// Two writers in one process: the directory lock is flock(2) on a descriptor each `withLock` opens for itself,
 /// and flock locks belong to the open file description, so two threads of one process exclude each other just as

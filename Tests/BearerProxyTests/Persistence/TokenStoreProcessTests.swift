@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import StateStress
 import Testing
-
-@testable import BearerProxy
 
 // These tests run a second process with the product's own TokenStore, the test-only executable
 //   bearer-proxy-stress --state-dir D --account K --iterations N

@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// Which paths under a discovered route are OAuth metadata, never forwarded (#25 item 8).
 @Suite struct DiscoveredRouteGateTests {

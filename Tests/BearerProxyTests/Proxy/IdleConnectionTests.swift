@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// The idle keep-alive limit of a client connection, on an `EmbeddedChannel` whose clock the test moves: real
 /// sockets on a loaded machine have stalled for seconds between a connect and its first request, which no limit

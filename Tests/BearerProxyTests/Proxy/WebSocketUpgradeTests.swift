@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 @Suite("WebSocket handshakes: what a request asks for, and the 101 the client gets")
 struct WebSocketUpgradeTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 @Suite("Security: browsers, cookies and redirects")
 struct BrowserAndUpstreamRulesTests {

@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Logging
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 @Suite("Security: the client key and who may listen where")
 struct ClientKeyTests {

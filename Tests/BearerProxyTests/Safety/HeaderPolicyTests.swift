@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// #23 item 4: one table gives each header field its rules, and every check reads them from it. These tests walk the
 /// table row by row and check each rule where it applies — the forwarding both ways, the guard, method overrides and

@@ -1,6 +1,13 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Testing
-
-@testable import BearerProxy
 
 /// The per-request checks that compare bytes instead of lowercased copies: same answers as the plain definitions.
 @Suite("Host allowlist and the reserved /-/ prefix, compared on bytes")

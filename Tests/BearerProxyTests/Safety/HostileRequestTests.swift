@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// One hostile request: raw bytes (so nothing is normalised on the way), and the status the proxy must answer.
 struct HostileRequest: Sendable, CustomTestStringConvertible {

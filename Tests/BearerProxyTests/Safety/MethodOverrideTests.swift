@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// Method-override headers and `_method` on a route with `methods` (SPEC §9, CWE-650).
 @Suite("Security: a method override cannot smuggle a method the route forbids")

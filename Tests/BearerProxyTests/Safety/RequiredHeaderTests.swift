@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// #26 item 3: `requireHeader`, globally and per route. A request without it gets 403 problem+json before any token
 /// is fetched, nothing is forwarded, and the connection closes (every refusal of a head does, #28).

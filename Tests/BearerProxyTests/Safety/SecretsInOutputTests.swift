@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Logging
 import Testing
-
-@testable import BearerProxy
 
 @Suite("Security: secrets never appear in output")
 struct SecretsInOutputTests {

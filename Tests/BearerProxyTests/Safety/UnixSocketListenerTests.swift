@@ -1,10 +1,17 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import Testing
-
-@testable import BearerProxy
 
 /// #26 item 2: a Unix-domain socket listener, 0600 in a directory only its owner can change, beside TCP listeners;
 /// a stale socket file is replaced, a live one or a file that is not a socket is not; the file goes at shutdown; the

@@ -1,4 +1,12 @@
-@testable import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 
 extension AccountRuntime {
     /// ``AccountRuntime/signIn(console:options:)`` as the tests call it: a sign-in that has not ended after

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 @Suite("device-code sign-in (RFC 8628) against the fake provider")
 struct DeviceCodeSignInTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// routes.json pieces and runs for the `firebase` flow against ``FakeFirebase``, which the flow reaches through
 /// `apiBaseURL` (production behaviour: the browser round trip) or `emulatorHost` (the emulator's shortcut).

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 @Suite("firebase flow: Microsoft through Firebase, email/password, two token kinds")
 struct FirebaseSignInTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// The interactive flows through the real `bearer-proxy` binary: a pseudo terminal for the person, the fake
 /// identity provider for Microsoft.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// `login` writes the new account and its routes' tokens to the token cache file together. A running `serve`
 /// polls that file; had it seen the account before the tokens (CI did, once), it would have fetched its own —

@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Logging
 import NIOPosix
 import Testing
-
-@testable import BearerProxy
 
 /// The account runtime of an interactive flow against the fake identity provider, built as `bearer-proxy login`
 /// builds it (``AccountRuntime/make``), for tests that drive ``AccountRuntime/signIn(console:)`` — the call

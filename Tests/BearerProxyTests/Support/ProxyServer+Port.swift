@@ -1,4 +1,12 @@
-@testable import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 
 extension ProxyServer {
     /// The port of the proxy's first TCP listener: every test proxy but the Unix-socket ones has one. 0 (where no

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
-
-@testable import BearerProxy
 
 /// A terminal for the sign-in tests: answers come from a closure (which may ask the fake identity provider for
 /// the code it "emailed"), and everything shown, asked and opened is recorded.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// Another process writing the token cache file (its own tokens, the same account and refresh token) must not
 /// reset this process's back-off: with several processes writing once in a while, a failing provider would be asked

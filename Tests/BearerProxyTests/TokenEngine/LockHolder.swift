@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Subprocess
-
-@testable import BearerProxy
 
 /// `bearer-proxy-stress --hold-redemption-lock` as a child: another process that holds an account's
 /// redemption lock — as one does in the middle of a token request — until the test kills it.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// SPEC §7 "Several processes, one account", with two account runtimes on one state directory standing for two
 /// processes — without the once-a-second poll of the file (no ``TokenMaintenance``), so only the re-read under the

@@ -1,9 +1,16 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOHTTP1
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 @Suite("Token engine end to end: a real proxy, a fake identity provider, fake upstreams")
 struct TokenEngineEndToEndTests {

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// #22 item 3 with real `bearer-proxy` processes under a full disk or a read-only state directory (the fault
 /// preload, ``MachineFaults``), against a provider that rotates refresh tokens with no reuse grace and revokes the

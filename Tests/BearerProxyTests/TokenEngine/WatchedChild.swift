@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Subprocess
-
-@testable import BearerProxy
 
 /// A `bearer-proxy` child whose stderr the test reads as it comes: `onLine` sees each line the moment it is written,
 /// so a test can act once the child says it has reached a point (waiting for a lock) — no sleeping and hoping.

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Crypto
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 @Suite("Dev issuer: ES256 tokens a local API can validate")
 struct DevIssuerTests {

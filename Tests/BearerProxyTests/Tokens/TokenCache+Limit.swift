@@ -1,4 +1,12 @@
-@testable import BearerProxy
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 
 extension TokenCache {
     /// ``TokenCache/accessToken(for:claims:)`` as the tests call it: a token request that has not ended after

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Synchronization
 import Testing
-
-@testable import BearerProxy
 
 /// A flow that counts its token requests and answers when the test says so (or at once, when not gated), with
 /// scripted failures.

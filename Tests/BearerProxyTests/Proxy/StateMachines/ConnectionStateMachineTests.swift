@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// The client connection's transitions: pipelining, the head and idle limits, quiescing, the tunnel.
 @Suite("Connection state machine: pipelining, limits, quiescing, pure")

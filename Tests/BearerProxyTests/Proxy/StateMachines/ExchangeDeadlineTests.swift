@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// The exchange's time limits and the WebSocket handshake, as transitions.
 @Suite("Exchange state machine: time limits and WebSocket, pure")

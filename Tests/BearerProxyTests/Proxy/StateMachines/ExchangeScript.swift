@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import NIOHTTP1
-
-@testable import BearerProxy
 
 /// Drives one ``ExchangeStateMachine`` through events at a chosen time, for the pure transition tests.
 struct ExchangeScript {

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// Every transition of one exchange, without a socket: the events a handler would feed, the actions it would
 /// perform, and the state in between.

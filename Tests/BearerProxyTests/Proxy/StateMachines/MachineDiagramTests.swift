@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import Testing
-
-@testable import BearerProxy
 
 /// #23 item 7: docs/architecture.md's transition tables of the tunnel and the upstream connection are the machines'
 /// own, found by trying every event in every reachable state (``TransitionTable``).

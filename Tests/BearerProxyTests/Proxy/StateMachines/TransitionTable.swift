@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import Testing
-
-@testable import BearerProxy
 
 /// A machine's transitions, found by trying every event from every state reachable from its start (#23 item 7), as
 /// the markdown table docs/architecture.md shows. The doc's table is checked against this one, so the picture

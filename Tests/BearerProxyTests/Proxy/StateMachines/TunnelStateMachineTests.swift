@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import Testing
-
-@testable import BearerProxy
 
 /// #23 item 2: the WebSocket tunnel's life as a machine — pure, so each rule is one test, and a sweep of every event
 /// sequence up to depth 6 checks the invariants from every state it reaches.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import NIOCore
 import Testing
-
-@testable import BearerProxy
 
 /// #23 item 2: an upstream connection's life — new, leased to one exchange, pooled, closed — and the two facts that
 /// decide a replay (reused, answered), pure; with a sweep of every event sequence to depth 6.

@@ -1,7 +1,14 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOCore
-
-@testable import BearerProxy
 
 extension RawUpstream {
     /// Runs `body` with a raw upstream and a proxy whose route `/api` (scopes `api://api/Read`) points at its

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// Request smuggling through the proxy (SPEC §8, "Framing is the proxy's"): the upstream — framing bytes the way a
 /// real HTTP/1.1 server does — must find exactly one request per client request, and nothing a client sends may

@@ -1,8 +1,15 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
-
-@testable import BearerProxy
 
 /// What the proxy does when the upstream side turns hostile or the configuration changes under an exchange
 /// (SPEC §8, §9): an `https` upstream is never contacted without TLS, an exchange keeps the configuration it began

@@ -1,10 +1,17 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
-
-@testable import BearerProxy
 
 /// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
 /// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both

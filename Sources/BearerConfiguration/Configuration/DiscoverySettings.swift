@@ -1,0 +1,28 @@
+import BearerHTTP
+import BearerJSON
+
+/// What a `"auth": "discover"` route says about finding its authorization server and signing in (#25): its
+/// `discovery` object. Everything else comes from the upstream's own 401 and metadata (RFC 9728, RFC 8414).
+public struct DiscoverySettings: Sendable, Hashable {
+    /// `clientId`: a client registered with the authorization server beforehand. Default none (a Client ID
+    /// Metadata Document, else dynamic registration).
+    public var clientID: String?
+    /// `clientMetadataDocument`: the https URL of the route's Client ID Metadata Document, used as its `client_id`
+    /// when the authorization server supports it. Default none.
+    public var clientMetadataDocument: String?
+    /// `redirectPort`: the loopback port of the sign-in redirect. Default 0 (any free port).
+    public var redirectPort: Int
+    /// `allowPrivateAddresses`: lets a remote upstream name OAuth URLs on loopback, private or link-local addresses.
+    /// Default false: a hostile 401 must not make the proxy reach into the local network (SSRF).
+    public var allowPrivateAddresses: Bool
+
+    public init(
+        clientID: String? = nil, clientMetadataDocument: String? = nil, redirectPort: Int = 0,
+        allowPrivateAddresses: Bool = false
+    ) {
+        self.clientID = clientID
+        self.clientMetadataDocument = clientMetadataDocument
+        self.redirectPort = redirectPort
+        self.allowPrivateAddresses = allowPrivateAddresses
+    }
+}

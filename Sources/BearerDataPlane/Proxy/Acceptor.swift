@@ -1,0 +1,132 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Opens ``ProxyServer``'s listeners, and what they all share: the checks before an accepted connection is served
+/// (``PeerUserCheck``) and its pipeline. TCP and Unix-domain listeners differ only in their socket options and, for
+/// a socket file, its preparation and modes (``UnixSocketFile``).
+package struct Acceptor: Sendable {
+    /// One listening socket, bound.
+    package struct Bound {
+        package var listener: Listener
+        package var channel: any Channel
+        package var quiescing: ServerQuiescingHelper
+        package var socketFile: UnixSocketFile?
+    }
+
+    /// Why a listener could not be opened, naming it.
+    package struct Failure: Error, CustomStringConvertible {
+        package let listener: Listener
+        package let reason: String
+        package var description: String { "cannot listen on \(listener): \(reason)" }
+
+        package init(listener: Listener, reason: String) {
+            self.listener = listener
+            self.reason = reason
+        }
+    }
+
+    package let group: MultiThreadedEventLoopGroup
+    package let core: ProxyServerCore
+    package let stateByLoop: [ObjectIdentifier: NIOLoopBound<EventLoopState>]
+    package let peerCheck: PeerUserCheck
+    package let maximumConnections: Int
+
+    package func bind(_ listener: Listener) async throws -> Bound {
+        let quiescing = ServerQuiescingHelper(group: group)
+        let acceptErrors = core.metrics.acceptPaused(reason: "accept_error")
+        let (cap, metrics) = (maximumConnections, core.metrics)
+        var bootstrap = ServerBootstrap(group: group)
+            // Room for a burst of new connections: one past the backlog has its SYN dropped and retried by the
+            // client's kernel a second or more later (the kernel caps this at net.core.somaxconn).
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                    // Out of descriptors, accept fails at once: back off a second instead of spinning (#22 item 2).
+                    try pipeline.addHandler(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in
+                            acceptErrors.increment()
+                            return .seconds(1)
+                        })
+                    try pipeline.addHandler(ConnectionLimiter(maximum: cap, metrics: metrics))
+                }
+            }
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                // Another user's connection is closed before anything of it is read (#26).
+                peerCheck.admits(channel).flatMap { admitted in
+                    guard admitted else { return channel.close() }
+                    return channel.eventLoop.makeCompletedFuture { try addHandlers(to: channel) }
+                }
+            }
+        let channel: any Channel
+        switch listener {
+        case .tcp(let address):
+            bootstrap = bootstrap.serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            do {
+                channel = try await bootstrap.bind(host: address.host, port: address.port).get()
+            } catch {
+                throw Failure(listener: listener, reason: "\(error)")
+            }
+            let port = channel.localAddress?.port ?? address.port
+            return Bound(
+                listener: .tcp(ListenAddress(host: address.host, port: port)), channel: channel,
+                quiescing: quiescing)
+        case .unix(let path):
+            do {
+                try UnixSocketFile.prepare(path)
+                channel = try await bootstrap.bind(unixDomainSocketPath: path.path).get()
+            } catch {
+                throw Failure(listener: listener, reason: "\(error)")
+            }
+            let socketFile: UnixSocketFile
+            do {
+                socketFile = try UnixSocketFile.bound(path)
+            } catch {
+                try? await channel.close()
+                unlink(path.path)
+                throw Failure(listener: listener, reason: "\(error)")
+            }
+            return Bound(listener: listener, channel: channel, quiescing: quiescing, socketFile: socketFile)
+        }
+    }
+
+    /// The pipeline of an admitted connection.
+    private func addHandlers(to channel: any Channel) throws {
+        let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
+        let pipeline = channel.pipeline.syncOperations
+        var encoder = HTTPResponseEncoder.Configuration()
+        // Framing is set explicitly per response (data-plane pitfall 3).
+        encoder.automaticallySetFramingHeaders = false
+        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        // `.forwardBytes`: after a WebSocket handshake the bytes NIO holds go to the tunnel (RFC 6455 §4.1).
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
+    }
+
+    package init(
+        group: MultiThreadedEventLoopGroup, core: ProxyServerCore,
+        stateByLoop: [ObjectIdentifier: NIOLoopBound<EventLoopState>], peerCheck: PeerUserCheck, maximumConnections: Int
+    ) {
+        self.group = group
+        self.core = core
+        self.stateByLoop = stateByLoop
+        self.peerCheck = peerCheck
+        self.maximumConnections = maximumConnections
+    }
+}

@@ -1,0 +1,42 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+
+/// Everything the data plane keeps per event loop: the upstream pool and the request-id sequence. Only code running
+/// on `eventLoop` touches it, so it needs no lock.
+package final class EventLoopState {
+    package let eventLoop: any EventLoop
+    package let pool: UpstreamPool
+    private let requestIDPrefix: String
+    private var requestCounter: UInt64 = 0
+
+    package init(eventLoop: any EventLoop, pool: UpstreamPool = UpstreamPool()) {
+        self.eventLoop = eventLoop
+        self.pool = pool
+        // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
+        // generating one cheap (no random syscall per request).
+        self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-"
+    }
+
+    /// Metric handles per route label, made on first use on this loop.
+    private var routeMetrics: [String: RouteMetrics] = [:]
+
+    package func metrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
+        if let known = routeMetrics[route] { return known }
+        let made = metrics.route(route)
+        routeMetrics[route] = made
+        return made
+    }
+
+    /// Requests seen on this loop, per route label.
+    package var requestCounts: [String: Int] { routeMetrics.mapValues(\.count) }
+
+    /// A new request id: `<random>-<sequence>`.
+    package func nextRequestID() -> String {
+        requestCounter &+= 1
+        return requestIDPrefix + String(requestCounter, radix: 16)
+    }
+}

@@ -1,0 +1,86 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Crypto
+import NIOCore
+import NIOHTTP1
+
+/// What one exchange is about — its request, its route, the generation it holds — and what its access-log line and
+/// metrics report. Its lifecycle is not here: ``ExchangeStateMachine`` owns that. Confined to the connection's event
+/// loop.
+package final class Exchange {
+    package let id: String
+    package let request: HTTPRequestHead
+    /// The generation in force when the request arrived; the exchange uses it until it ends (SPEC §9), and counts
+    /// against it until then (nil when nothing was installed yet, or for an answer to a request never parsed).
+    package let proxy: ProxyContext?
+    /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
+    package var target: RequestTarget?
+    /// The allowed browser origin this request came from, answered with CORS headers.
+    package var corsOrigin: String?
+    /// The route's side of a proxied request.
+    package var leg: UpstreamLeg?
+    /// The body of a request to one of the proxy's own endpoints.
+    package var localBody: LocalBody?
+    /// Completes when the response's last byte is written, when the connection closes after it.
+    package var responseWritten: EventLoopFuture<Void>?
+
+    // For the access log and the metrics.
+    package let started = NIODeadline.now()
+    /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
+    package var routeLabel = "none"
+    package var status: UInt = 0
+    package var upstreamStatus: UInt?
+    package var bytesIn = 0
+    package var bytesOut = 0
+    /// When the request (last) went upstream, and how long the response head took.
+    package var upstreamSent: NIODeadline?
+    package var upstreamLatency: TimeAmount?
+
+    package init(id: String, request: HTTPRequestHead, proxy: ProxyContext? = nil) {
+        self.id = id
+        self.request = request
+        self.proxy = proxy
+    }
+
+    /// Whether its generation has heard that it ended.
+    private var ended = false
+
+    /// The exchange is over — finished, abandoned by its client, or its tunnel closed: its generation counts it out
+    /// now, when its access-log line is written (``ProxyConnectionHandler/record(_:status:)``), not whenever the last
+    /// reference to this record goes (a token wait still running, a timer), so ARC timing is no part of the
+    /// lifecycle. Idempotent.
+    package func end() {
+        guard !ended else { return }
+        ended = true
+        proxy?.exchangeEnded()
+    }
+
+    /// A record dropped without an access-log line (one made for a request that was never answered because the
+    /// connection had closed) still lets its generation go.
+    deinit {
+        end()
+    }
+
+    /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
+    package var expectsContinue: Bool {
+        request.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+    }
+}
+
+/// The request body of a local endpoint: counted and hashed as it streams, never kept.
+package final class LocalBody {
+    package private(set) var length = 0
+    private var hasher = SHA256()
+
+    package func append(_ buffer: ByteBuffer) {
+        length += buffer.readableBytes
+        buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+    }
+
+    package var sha256Hex: String {
+        hasher.finalize().lowercaseHex
+    }
+}

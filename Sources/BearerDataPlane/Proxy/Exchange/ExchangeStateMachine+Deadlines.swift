@@ -1,0 +1,72 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+
+/// The exchange's time limits: the body stall, the token wait and the response head (SPEC §8).
+extension ExchangeStateMachine {
+    /// The earliest deadline that applies in this state.
+    package var nextDeadline: NIODeadline? {
+        switch state {
+        case .routing(let progress), .local(let progress), .answered(let progress):
+            return progress.bodyDue
+        case .awaitingToken(let upload, _, let due):
+            return Self.earliest(upload.progress.bodyDue, due)
+        case .connecting(let upload, _):
+            return upload.progress.bodyDue
+        case .streaming(let progress, .awaitingHead(let due)):
+            return Self.earliest(progress.bodyDue, due)
+        case .streaming(let progress, .streaming):
+            return progress.bodyDue
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            return nil
+        }
+    }
+
+    package static func earliest(_ first: NIODeadline?, _ second: NIODeadline?) -> NIODeadline? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return min(first, second)
+    }
+}
+
+extension ExchangeStateMachine.RequestProgress {
+    package var bodyDue: NIODeadline? {
+        if case .streaming(let due) = self { return due }
+        return nil
+    }
+}
+
+extension ExchangeStateMachine.State {
+    /// When the request body's next byte is due, while it streams.
+    package var bodyDue: NIODeadline? {
+        switch self {
+        case .routing(let progress), .local(let progress), .answered(let progress), .streaming(let progress, _):
+            progress.bodyDue
+        case .awaitingToken(let upload, _, _), .connecting(let upload, _):
+            upload.progress.bodyDue
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            nil
+        }
+    }
+
+    /// Sets the request's progress in whichever state carries it (a no-op in the others).
+    package mutating func setRequestProgress(_ progress: ExchangeStateMachine.RequestProgress) {
+        switch self {
+        case .routing: self = .routing(progress)
+        case .local: self = .local(progress)
+        case .answered: self = .answered(progress)
+        case .streaming(_, let response): self = .streaming(progress, response)
+        case .awaitingToken(var upload, let ticket, let tokenDue):
+            upload.progress = progress
+            self = .awaitingToken(upload, ticket, due: tokenDue)
+        case .connecting(var upload, let ticket):
+            upload.progress = progress
+            self = .connecting(upload, ticket)
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            break
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// What the handler and the connection's machine ask an exchange, without changing it.
+extension ExchangeStateMachine {
+    /// Whether an asynchronous step with `ticket` is still the one this exchange waits for (so its result is worth
+    /// preparing; the event itself checks again).
+    package func awaits(_ ticket: Ticket) -> Bool {
+        switch state {
+        case .awaitingLocalAnswer(let current), .awaitingToken(_, let current, _), .connecting(_, let current):
+            current == ticket
+        default:
+            false
+        }
+    }
+
+    /// Whether to let the client's next `read()` through, `upstreamWritable` telling whether the upstream connection
+    /// in use can take more. Backpressure: while the request body streams, only what the upstream can take is read.
+    package func wantsRead(upstreamWritable: Bool) -> Bool {
+        switch state {
+        case .awaitingToken, .connecting, .streaming, .discardingRejection, .tunnelling:
+            // A WebSocket client's frames wait in the socket until the upstream has switched protocols.
+            if request.upgrade == .webSocket { return false }
+        default:
+            return true
+        }
+        switch state {
+        case .awaitingToken(let upload, _, _), .connecting(let upload, _):
+            return upload.progress == .ended
+        case .streaming(.streaming, _):
+            return upstreamWritable
+        default:
+            // After the request ends keep reading, so that a client that goes away is noticed (and a pipelined
+            // request is queued).
+            return true
+        }
+    }
+
+    /// Whether the response's head has gone to the client (then a failure can only close the connection).
+    package var responseStarted: Bool {
+        switch state {
+        case .streaming(_, .streaming), .answered, .tunnelling, .closing, .finished: true
+        default: false
+        }
+    }
+
+    /// Whether the last request part this exchange will see has arrived (or nothing more is read for it).
+    package var requestHasEnded: Bool {
+        switch state {
+        case .routing(let progress), .local(let progress), .answered(let progress), .streaming(let progress, _):
+            progress == .ended
+        case .awaitingToken(let upload, _, _), .connecting(let upload, _):
+            upload.progress == .ended
+        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+            true
+        }
+    }
+
+    /// RFC 9110 §9.2.2: repeating these is harmless.
+    package static func isIdempotent(_ method: HTTPMethod) -> Bool {
+        switch method {
+        case .GET, .HEAD, .OPTIONS, .PUT, .DELETE: true
+        default: false
+        }
+    }
+}
+
+extension ExchangeStateMachine {
+    /// Whether response body parts go to the client now (not while a rejected answer is being dropped).
+    package var forwardsResponseBody: Bool {
+        if case .streaming(_, .streaming) = state { return true }
+        return false
+    }
+}

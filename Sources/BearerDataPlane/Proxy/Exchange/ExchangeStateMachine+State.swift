@@ -1,0 +1,143 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+
+/// The facts an exchange's state carries, and what the handler tells it about the request.
+extension ExchangeStateMachine {
+    package enum State {
+        /// The head arrived; the handler is deciding what answers it (one synchronous step).
+        case routing(RequestProgress)
+        /// One of the proxy's own `/-/` endpoints: the body is hashed as it arrives, answered when it ends.
+        case local(RequestProgress)
+        /// The local endpoint's answer is being computed (the request has ended).
+        case awaitingLocalAnswer(Ticket)
+        /// The proxy answered by itself, or the upstream answered in full before the upload ended: the response has
+        /// ended, and what remains of the request body is read and dropped.
+        case answered(RequestProgress)
+        /// Waiting for the route's token; request bytes that arrive meanwhile wait in the upload.
+        case awaitingToken(Upload, Ticket, due: NIODeadline)
+        /// Getting an upstream connection (pooled or new).
+        case connecting(Upload, Ticket)
+        /// On an upstream connection: the request streams up, the response down.
+        case streaming(RequestProgress, ResponseProgress)
+        /// The upstream rejected the token in a way one replay can fix (SPEC §7): its answer is read and dropped;
+        /// when it ends, the kept request goes again with a new token. The request has ended.
+        case discardingRejection(TokenRetry, upstreamKeepAlive: Bool)
+        /// The upstream accepted the WebSocket handshake: the connection is a ``Tunnel`` now.
+        case tunnelling
+        /// A failure after the response head went out: the connection closes, the only honest signal left.
+        case closing
+        /// Both messages are complete.
+        case finished
+        /// Transient, while a case's payload is being changed in place (no copy of its buffers).
+        case modifying
+    }
+
+    /// How far the client's request has arrived.
+    package enum RequestProgress: Equatable {
+        /// The body streams; its next byte is due by then (the body-stall limit).
+        case streaming(bodyDue: NIODeadline)
+        /// The request's `end` arrived (or nothing more is read from this client).
+        case ended
+    }
+
+    /// How far the upstream's response has come.
+    package enum ResponseProgress: Equatable {
+        /// No final head yet; once the request is upstream in full, it is due by `due` (the route's limit).
+        case awaitingHead(due: NIODeadline?)
+        /// The head went to the client; the body streams.
+        case streaming(upstreamKeepAlive: Bool)
+    }
+
+    /// The request while it waits for a token or a connection.
+    package struct Upload: Equatable {
+        package var progress: RequestProgress
+        /// Body parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
+        package var pending: [ByteBuffer] = []
+
+        package init(progress: RequestProgress, pending: [ByteBuffer] = []) {
+            self.progress = progress
+            self.pending = pending
+        }
+    }
+
+    /// Names one asynchronous step (a token, a connection, a local answer); a result carrying another is stale.
+    package struct Ticket: Hashable {
+        package let exchange: UInt64
+        package let attempt: UInt32
+
+        package init(exchange: UInt64, attempt: UInt32) {
+            self.exchange = exchange
+            self.attempt = attempt
+        }
+    }
+
+    /// How a rejected token is replaced before the one replay (SPEC §7).
+    package enum TokenRetry: Equatable {
+        /// `invalid_token`: drop it and get a new one.
+        case refresh
+        /// `insufficient_claims`: get one that satisfies this claims request.
+        case claims(String)
+    }
+
+    /// Whether the client connection stays open after this exchange (RFC 9112 §9.3).
+    package enum Persistence: Equatable {
+        case keepAlive
+        case close
+    }
+
+    /// What `Expect: 100-continue` (RFC 9110 §10.1.1) asked for, and whether the upstream's `100` was relayed.
+    package enum Expectation: Equatable {
+        case none
+        case awaitingContinue
+        case continued
+    }
+
+    /// What the request is, as far as the lifecycle cares.
+    package struct Request {
+        package var method: HTTPMethod
+        /// The client asked to keep the connection (RFC 9112 §9.3).
+        package var keepAlive: Bool
+        package var expectsContinue: Bool
+        package var upgrade: WebSocketUpgrade.Requested
+        /// RFC 9110 §15.2: 1xx responses are forwarded, except to HTTP/1.0 clients.
+        package var forwardsInformational: Bool
+
+        package init(
+            method: HTTPMethod, keepAlive: Bool = true, expectsContinue: Bool = false,
+            upgrade: WebSocketUpgrade.Requested = .none, forwardsInformational: Bool = true
+        ) {
+            self.method = method
+            self.keepAlive = keepAlive
+            self.expectsContinue = expectsContinue
+            self.upgrade = upgrade
+            self.forwardsInformational = forwardsInformational
+        }
+    }
+
+    /// The replays an exchange may make, each at most once.
+    package struct Replays: OptionSet {
+        package let rawValue: UInt8
+        /// Again on a fresh connection: a pooled one was closed before it answered (SPEC §8).
+        package static let staleConnection = Replays(rawValue: 1)
+        /// Again with a new token after a fixable `401` (SPEC §7).
+        package static let newToken = Replays(rawValue: 2)
+
+        package init(rawValue: UInt8) {
+            self.rawValue = rawValue
+        }
+    }
+
+    /// The copy of a proxied request's body kept for a replay with a new token.
+    package enum KeptBody: Equatable {
+        /// The route sends no token: nothing to replay.
+        case notNeeded
+        case kept([ByteBuffer], bytes: Int)
+        /// It grew past ``ExchangeStateMachine/replayLimit``: streamed only (a `401` then passes through).
+        case tooLarge
+    }
+}

@@ -1,0 +1,40 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// What a proxied exchange sends upstream: the route, the generation it began with, and the request head rewritten
+/// with the current token. Data only; ``ExchangeStateMachine`` decides when it is sent (again).
+package final class UpstreamLeg {
+    package let binding: RouteBinding
+    /// The configuration the exchange began with: a replay connects, and gets its token, with this one (SPEC §9).
+    package let proxy: ProxyContext
+    /// What the upstream request is made of, kept for a replay with a new token: the raw path after the prefix
+    /// and the raw query.
+    package let remainder: Substring
+    package let query: Substring?
+    /// The rewritten request head; set once the token is known.
+    package private(set) var head: HTTPRequestHead?
+    /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
+    package private(set) var token: String?
+
+    package init(binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?) {
+        self.binding = binding
+        self.proxy = proxy
+        self.remainder = remainder
+        self.query = query
+    }
+
+    package var origin: UpstreamOrigin { binding.origin }
+
+    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8).
+    package func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
+        self.token = token?.value
+        head = Forwarding.upstreamRequest(
+            client: exchange.request, binding: binding, remainder: remainder, query: query,
+            authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
+            webSocket: webSocket)
+    }
+}

@@ -1,0 +1,65 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+
+/// The connection's time limits (SPEC §8), served by one lazily re-armed event-loop task:
+///
+/// - between exchanges, the idle keep-alive limit;
+/// - once a request head has begun to arrive, the request-head limit (a client trickling header bytes);
+/// - while a request body streams and the proxy is ready to read it, the body-stall limit;
+/// - while a request waits for its token, and then for the response head, the route's limit.
+///
+/// The deadlines themselves are state, kept by ``ConnectionStateMachine`` and ``ExchangeStateMachine``. Scheduling
+/// and cancelling a task per request costs several allocations and the loop's task-queue lock; here a request only
+/// records its deadlines. The task fires at the earliest deadline it was armed for, acts on whatever
+/// is due, and re-arms for the next; a later deadline never moves it, so on a busy keep-alive connection it runs
+/// about once per limit instead of once per request.
+extension ProxyConnectionHandler {
+    /// Makes the connection's timer fire no later than `deadline`.
+    package func armTimer(for deadline: NIODeadline) {
+        if timer != nil, timerFiresAt <= deadline { return }
+        timer?.cancel()
+        timerFiresAt = deadline
+        // `self` is already weakly referenced by its upstream connections, so capturing it weakly costs nothing
+        // more; the task never keeps a closed connection's handler alive.
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.timerFired()
+        }
+    }
+
+    /// Makes the timer fire no later than the earliest deadline that applies now.
+    package func updateTimer() {
+        if let next = connection.nextDeadline { armTimer(for: next) }
+    }
+
+    package func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func timerFired() {
+        timer = nil
+        let now = context.eventLoop.now
+        if connection.exchange != nil {
+            let withheld = !wantsRead
+            run(connection.exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: withheld) })
+        } else {
+            switch connection.idleDeadlinesDue(now: now) {
+            case .none:
+                break
+            case .requestHeadTimedOut:
+                let seconds = server.timeouts.requestHead.nanoseconds / 1_000_000_000
+                answerAndClose(.requestTimeout(detail: "The request head did not arrive within \(seconds) s."))
+            case .closeIdle:
+                server.logger.debug(
+                    "closing an idle client connection", metadata: ["client": "\(clientAddress ?? "-")"])
+                context.close(promise: nil)
+                return
+            }
+        }
+        if context.channel.isActive { updateTimer() }
+    }
+}

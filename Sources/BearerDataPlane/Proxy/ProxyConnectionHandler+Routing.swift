@@ -1,0 +1,181 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+
+/// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
+/// its token (SPEC §8, §9).
+extension ProxyConnectionHandler {
+    package func begin(_ received: HTTPRequestHead) {
+        var head = received
+        // Only M-SEARCH is renamed by NIOHTTP1 (HTTPMethod+Wire.swift); any other head is used as it is, uncopied.
+        if head.method == .MSEARCH { head.method = head.method.asReceived }
+        let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
+        let installed = server.installed.beginExchange()
+        let exchange = Exchange(id: id, request: head, proxy: installed)
+        self.exchange = exchange
+        let upgrade = WebSocketUpgrade.requested(head)
+        connection.begin(
+            ExchangeStateMachine.Request(
+                method: head.method, keepAlive: head.isKeepAlive, expectsContinue: exchange.expectsContinue,
+                upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
+            now: context.eventLoop.now)
+        guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
+        let target: RequestTarget
+        switch proxy.requestGuard.check(head) {
+        case .refuse(let error):
+            return refuseHead(error)
+        case .preflight(let origin, let method, let requestedHeaders):
+            return decide(.answer(.response(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))))
+        case .allow(let allowed, let corsOrigin):
+            target = allowed
+            exchange.target = allowed
+            exchange.corsOrigin = corsOrigin
+        }
+        if LocalEndpointPaths.owns(target.path) {
+            exchange.routeLabel = "-"
+            exchange.localBody = LocalBody()
+            return decide(.local)
+        }
+        // Root-level OAuth metadata for a discovered route (RFC 9728 §3.1): never forwarded — not even to a `/`
+        // route — nor answered, so a local client starts no OAuth of its own (#25).
+        if let resource = DiscoveredRouteGate.insertedResourcePath(target.path),
+            let owner = proxy.configuration.routes.match(path: resource[...]),
+            proxy.bindings[owner.position].isDiscovered
+        {
+            exchange.routeLabel = proxy.bindings[owner.position].route.prefix
+            return refuseHead(.oauthMetadataNotForwarded(route: proxy.bindings[owner.position].route.prefix))
+        }
+        guard let match = proxy.configuration.routes.match(path: target.path) else {
+            return refuseHead(.noRoute(path: String(target.path)))
+        }
+        let binding = proxy.bindings[match.position]
+        // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
+        exchange.routeLabel = binding.route.prefix
+        // Before anything of the route is used — its token above all (#26 item 3).
+        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: head.headers) }) {
+            return refuseHead(.requiredHeaderMissing(name: missing.name))
+        }
+        if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
+            let imitated = RequestGuard.imitatedName(in: head.headers, decidedBy: binding.route.headers)
+        {
+            // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
+            return refuseHead(
+                .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides."))
+        }
+        if let methods = binding.route.methods {
+            if !methods.contains(head.method.rawValue) {
+                return refuseHead(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
+            }
+            if let overridden = MethodOverride.forbidden(headers: head.headers, query: target.query, allowed: methods) {
+                return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
+            }
+        }
+        if binding.isDiscovered,
+            binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(match.remainder)
+        {
+            return refuseHead(DiscoveredRouteGate.refusal(prefix: binding.route.prefix, remainder: match.remainder))
+        }
+        let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
+        exchange.leg = leg
+        var cached: AccessToken?
+        if let key = binding.tokenKey {
+            cached = binding.tokens(proxy).cachedToken(for: key)
+            if cached != nil {
+                server.metrics.tokenCacheHits.increment()
+            } else {
+                server.metrics.tokenCacheMisses.increment()
+            }
+        }
+        let sendsToken = binding.tokenKey != nil
+        if !sendsToken || cached != nil {
+            leg.prepare(exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket)
+        }
+        decide(
+            .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
+    }
+
+    /// Tells the exchange what answers its request, and runs what follows.
+    private func decide(_ routing: ExchangeStateMachine.Routing) {
+        let now = context.eventLoop.now
+        run(connection.exchangeEvent { $0.route(routing, now: now) })
+    }
+
+    /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
+    /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3; #28). A front proxy that
+    /// framed the refused request differently would have a second request hidden in what follows; and nothing the
+    /// client sends after a refusal is worth the risk of reading it as a request.
+    private func refuseHead(_ error: ProxyError) {
+        decide(.refuse(error))
+    }
+
+    /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
+    package func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
+        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        let tokens = leg.binding.tokens(leg.proxy)
+        let webSocket = connection.exchange?.request.upgrade == .webSocket
+        // The one bridge from the event loop into the token cache's async world; the future is consumed right
+        // here, so the task it runs on is not a stray one.
+        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
+            do throws(TokenError) {
+                return .success(try await tokens.accessToken(for: scopes, claims: claims))
+            } catch {
+                return .failure(error)
+            }
+        }
+        .assumeIsolated()
+        .whenSuccess { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let token):
+                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
+                // its head is not rewritten, and the machine ignores the stale ticket.
+                if self.connection.exchange?.awaits(ticket) == true {
+                    leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                }
+                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
+            case .failure(let error):
+                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
+            }
+        }
+    }
+
+    /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.
+    package func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let exchange, let proxy = exchange.proxy else { return localAnswer(ticket, .problem(.starting)) }
+        let target = exchange.target
+        let body = exchange.localBody ?? LocalBody()
+        let request = LocalRequest(
+            head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
+            bodySHA256: body.sha256Hex)
+        switch proxy.admin.response(to: request) {
+        case .now(let response):
+            localAnswer(ticket, .response(response))
+        case .refused(let error):
+            localAnswer(ticket, .problem(error))
+        case .later(let answer):
+            // Reads stay possible (the request has ended); the answer is written when it is known, unless the
+            // client has gone by then.
+            context.eventLoop.makeFutureWithTask { await answer() }
+                .assumeIsolated()
+                .whenSuccess { [weak self] response in
+                    self?.localAnswer(ticket, .response(response))
+                }
+        }
+    }
+
+    private func localAnswer(_ ticket: ExchangeStateMachine.Ticket, _ answer: ExchangeStateMachine.Answer) {
+        run(connection.exchangeEvent { $0.localAnswer(ticket, answer) })
+    }
+
+    /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
+    package static func clientRequestID(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "x-request-id"), (1...128).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return value
+    }
+}

@@ -1,0 +1,77 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+
+/// A WebSocket handshake that the upstream accepted becomes a byte tunnel (SPEC §8): the `101` goes to the client,
+/// then both pipelines drop their HTTP handlers for the two ends of a ``Tunnel``.
+extension ProxyConnectionHandler {
+    /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
+    package func switchProtocols(
+        _ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler
+    ) {
+        exchange.status = 101
+        let answer = WebSocketUpgrade.switchingProtocols(upstream: head, requestID: exchange.id)
+        context.write(wrapOutboundOut(.head(answer)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
+        context.eventLoop.assumeIsolated().execute { [self] in
+            becomeTunnel(exchange, leg: leg, upstream: upstream)
+        }
+    }
+
+    private func becomeTunnel(_ exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler) {
+        guard self.exchange === exchange, context.channel.isActive, let upstreamChannel = upstream.channel,
+            upstreamChannel.isActive
+        else {
+            upstream.close()
+            context.close(promise: nil)
+            return
+        }
+        let clientChannel = context.channel
+        let (clientEnd, upstreamEnd) = Tunnel.join(
+            idleLimit: leg.binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
+        ) { [self] tunnel in
+            exchange.bytesIn += tunnel.bytesFromClient
+            exchange.bytesOut += tunnel.bytesFromUpstream
+            let illegal = tunnel.machine.illegalEvents
+            if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
+            record(exchange, status: 101)
+            server.metrics.activeConnections.decrement()
+        }
+        connection.tunnel()
+        cancelTimer()
+        self.exchange = nil
+        self.upstream = nil
+        upstream.release()
+        do {
+            let client = clientChannel.pipeline.syncOperations
+            let upstreamPipeline = upstreamChannel.pipeline.syncOperations
+            try client.addHandler(clientEnd)
+            try upstreamPipeline.addHandler(upstreamEnd)
+            // The HTTP handlers leave; the decoders last, so the bytes they hold — frames sent right behind the
+            // handshake — reach the tunnel.
+            _ = upstreamPipeline.removeHandler(upstream)
+            _ = upstreamPipeline.removeHandler(try upstreamPipeline.handler(type: HTTPRequestEncoder.self))
+            _ = client.removeHandler(context: context)
+            _ = client.removeHandler(try client.handler(type: HTTPResponseEncoder.self))
+            _ = upstreamPipeline.removeHandler(
+                try upstreamPipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
+            _ = client.removeHandler(try client.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self))
+            // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
+            try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+            try upstreamChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+        } catch {
+            server.logger.debug("could not join a WebSocket tunnel", metadata: ["error": "\(error)"])
+            upstreamChannel.close(promise: nil)
+            clientChannel.close(promise: nil)
+            return
+        }
+        // Reads were held back while the handshake was in flight.
+        clientChannel.read()
+        upstreamChannel.read()
+    }
+}

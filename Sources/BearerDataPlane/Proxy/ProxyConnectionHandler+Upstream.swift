@@ -1,0 +1,222 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+extension ProxyConnectionHandler: UpstreamHandlerOwner {
+    // MARK: Getting a connection
+
+    /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
+    package func connect(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let leg = exchange?.leg, leg.head != nil else {
+            // The head is rewritten before every connect (with the cached token at routing, or when the token
+            // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
+            assertionFailure("connect without a request head")
+            server.metrics.stateErrors(machine: "exchange").increment()
+            return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
+        }
+        if let pooled = loop.pool.take(leg.origin) {
+            arrived(pooled, ticket: ticket)
+        } else {
+            open(leg, ticket: ticket)
+        }
+    }
+
+    /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops), secured as
+    /// the leg's origin says — an `https` origin always carries its TLS context (``UpstreamTransport``).
+    private func open(_ leg: UpstreamLeg, ticket: ExchangeStateMachine.Ticket) {
+        let origin = leg.origin
+        let pool = loop.pool
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(leg.proxy.timeouts.connect)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    switch origin.transport {
+                    case .plain:
+                        break
+                    case .tls(let tls):
+                        try pipeline.addHandler(
+                            NIOSSLClientHandler(
+                                context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
+                    }
+                    var encoder = HTTPRequestEncoder.Configuration()
+                    encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
+                    try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
+                    let upstream = UpstreamHandler(origin: origin)
+                    try pipeline.addHandler(ResponseByteWatch(connection: upstream))
+                    // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(
+                                leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
+                    try pipeline.addHandler(upstream)
+                }
+            }
+            .connect(host: origin.host, port: origin.port)
+            .assumeIsolated()
+            .whenComplete { [weak self] result in
+                switch result {
+                case .success(let channel):
+                    guard let upstream = try? channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
+                    else {
+                        channel.close(promise: nil)
+                        return
+                    }
+                    upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
+                    guard let self else { return pool.park(upstream, now: .now()) }
+                    self.arrived(upstream, ticket: ticket)
+                case .failure(let error):
+                    guard let self else { return }
+                    let failure = ConnectionFailure(error)
+                    self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
+                }
+            }
+    }
+
+    /// An upstream connection for `ticket` is ready: the machine says whether the exchange still wants it. One
+    /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
+    private func arrived(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket) {
+        let now = context.eventLoop.now
+        run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
+    }
+
+    /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
+    package func send(on upstream: UpstreamHandler, body: [ByteBuffer], end: Bool) {
+        guard let exchange, let head = exchange.leg?.head, upstream.lease(to: self) else {
+            // Neither new nor pooled (the pool and the connect hand out no other kind), or no head (``connect(_:)``
+            // checked): a bug. The connection is not shared, and the exchange fails as a lost connection would.
+            assertionFailure("an upstream connection leased twice, or no request head")
+            server.metrics.stateErrors(machine: "upstream_connection").increment()
+            upstream.close()
+            return run(connection.exchangeEvent { $0.upstreamClosed(reused: false, sawBytes: false, cause: .other) })
+        }
+        self.upstream = upstream
+        exchange.upstreamSent = .now()
+        upstream.write(.head(head))
+        for part in body { upstream.write(.body(.byteBuffer(part))) }
+        if end { upstream.write(.end(nil)) }
+        upstream.flush()
+        if !context.channel.isWritable { upstream.pauseReads() }
+        updateReading()
+    }
+
+    /// Lets go of the upstream connection: back to the pool, or closed.
+    package func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
+        self.upstream = nil
+        upstream.release()
+        switch release {
+        case .park: loop.pool.park(upstream, now: .now())
+        case .close: upstream.close()
+        }
+    }
+
+    /// Closes the upstream connection in use, if any (the exchange is answered without it).
+    package func closeUpstreamConnection() {
+        upstream?.close()
+        upstream = nil
+    }
+
+    // MARK: Upstream → client
+
+    package func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart) {
+        guard upstream === self.upstream, let exchange else {
+            upstream.close()
+            return
+        }
+        switch part {
+        case .head(let head):
+            if head.status.code / 100 != 1 || head.status == .switchingProtocols {
+                exchange.upstreamStatus = UInt(head.status.code)
+                exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
+            }
+            let sendsToken = exchange.leg?.binding.tokenKey != nil
+            let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
+            // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
+            let endsWithConnection =
+                exchange.request.version.minor == 0
+                && Forwarding.responseFraming(upstream: head, request: exchange.request) == .untilClose
+            run(
+                connection.exchangeEvent { $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry) }
+            )
+        case .body(let buffer):
+            run(connection.exchangeEvent { $0.responseBody(buffer) })
+        case .end(let trailers):
+            let now = context.eventLoop.now
+            run(connection.exchangeEvent { $0.responseEnd(trailers: trailers, now: now) })
+        }
+    }
+
+    /// Writes the upstream's response head, rewritten for the client (SPEC §8).
+    package func forwardResponseHead(_ head: HTTPResponseHead, keepAlive: Bool) {
+        guard let exchange, let leg = exchange.leg else { return }
+        var (clientHead, _) = Forwarding.clientResponse(
+            upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
+            keepAlive: keepAlive)
+        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
+        exchange.status = UInt(clientHead.status.code)
+        context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+        clientNeedsFlush = true
+    }
+
+    /// Whether `headers` of a `401` reject the token in a way one replay can fix (SPEC §7): `invalid_token`, or
+    /// `insufficient_claims` with a `claims` request. Anything else, including `403 insufficient_scope`, passes
+    /// through untouched (and the state machine allows the replay only once, and only with the whole body kept).
+    package static func tokenRetry(_ headers: HTTPHeaders) -> ExchangeStateMachine.TokenRetry? {
+        guard let challenge = BearerChallenge.find(in: headers) else { return nil }
+        switch challenge.error {
+        case "invalid_token": return .refresh
+        case "insufficient_claims": return challenge.claims.map { .claims($0) }
+        default: return nil
+        }
+    }
+
+    /// Sends the request again, once, with a replacement for the token the upstream rejected.
+    package func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
+        // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
+        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        let claims: String?
+        switch retry {
+        case .refresh:
+            leg.binding.tokens(leg.proxy).invalidate(scopes, rejected: leg.token ?? "")
+            claims = nil
+        case .claims(let requested):
+            claims = requested
+        }
+        server.logger.debug(
+            "upstream rejected the token; replaying once with a new one",
+            metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
+        fetchToken(ticket, claims: claims)
+    }
+
+    package func upstreamReadComplete(_ upstream: UpstreamHandler) {
+        // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
+        if clientNeedsFlush {
+            clientNeedsFlush = false
+            context.flush()
+        }
+    }
+
+    package func upstreamWritabilityChanged(_ upstream: UpstreamHandler) {
+        updateReading()
+    }
+
+    package func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool) {
+        guard upstream === self.upstream else { return }
+        self.upstream = nil
+        // A connection that simply went away is a reset; any other failure (a TLS handshake, an invalid response)
+        // is named for the problem the client gets.
+        let cause: ConnectionFailure =
+            switch error {
+            case nil, is IOError, is ChannelError: .reset
+            case let error?: ConnectionFailure(error)
+            }
+        run(connection.exchangeEvent { $0.upstreamClosed(reused: reused, sawBytes: answered, cause: cause) })
+    }
+}

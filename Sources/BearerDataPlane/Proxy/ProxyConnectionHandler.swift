@@ -1,0 +1,359 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Logging
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+
+/// Serves one client connection: routes each request, gets its token, forwards it upstream and streams the answer
+/// back (SPEC §8). Confined to the connection's event loop, which is also where its upstream connections live.
+///
+/// The handler owns no lifecycle: ``ConnectionStateMachine`` (and the ``ExchangeStateMachine`` of the exchange in
+/// progress) decides, and this handler performs the actions it returns — reads, writes, connects, timers.
+///
+/// Backpressure without locks (data-plane pitfall 7): this is the last handler, so it sees every `read()` and
+/// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
+/// writable); the upstream side withholds its reads while this client is not writable.
+package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
+
+    package let server: ProxyServerCore
+    package let loop: EventLoopState
+    package var context: ChannelHandlerContext!
+    package var connection: ConnectionStateMachine
+    /// The record of the exchange in progress (request, route, generation, access-log figures); there is one
+    /// exactly while ``connection`` runs an exchange.
+    package var exchange: Exchange?
+    /// The upstream connection the exchange in progress is using.
+    package var upstream: UpstreamHandler?
+    package var clientAddress: String?
+
+    // I/O bookkeeping, not lifecycle.
+    /// Reads held back while the machine does not want them (backpressure, a token wait).
+    package var reads = ReadGate()
+    /// Request bytes were written upstream since the last flush.
+    package var upstreamNeedsFlush = false
+    /// Response bytes were written to the client since the last flush.
+    package var clientNeedsFlush = false
+    /// The current read delivered at least one request part (else its bytes were the start of a head).
+    package var readDeliveredPart = false
+    /// The connection's one timer (``armTimer(for:)``) and when it fires.
+    package var timer: Scheduled<Void>?
+    package var timerFiresAt = NIODeadline.distantFuture
+
+    package init(server: ProxyServerCore, loop: EventLoopState) {
+        self.server = server
+        self.loop = loop
+        self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
+    }
+
+    package static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
+        .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        clientAddress = context.channel.remoteAddress?.ipAddress
+        server.metrics.activeConnections.increment()
+        connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: context.eventLoop.now)
+        updateTimer()
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
+        // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
+        if case .tunnelled = connection.state { return }
+        server.metrics.activeConnections.decrement()
+    }
+
+    // MARK: Client → proxy
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        readDeliveredPart = true
+        if connection.received(part) == .deliver { dispatch(part) }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        if upstreamNeedsFlush { upstream?.flush() }
+        upstreamNeedsFlush = false
+        connection.readComplete(deliveredPart: readDeliveredPart, now: context.eventLoop.now)
+        readDeliveredPart = false
+        updateTimer()
+    }
+
+    package func read(context: ChannelHandlerContext) {
+        if reads.admit(open: wantsRead) { context.read() }
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { upstream?.resumeReads() }
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        run(connection.clientClosed())
+        if upstream != nil {
+            // The machine keeps no connection past its client; one still held here is a bug, and is let go.
+            server.metrics.stateErrors(machine: "exchange").increment()
+            closeUpstreamConnection()
+        }
+        cancelTimer()
+        exchange = nil
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            context.close(promise: nil)
+            return
+        }
+        // A request we cannot parse: answer it in its own slot, then close (the byte stream can no longer be trusted
+        // to find the next request) — now if it is the request in progress, after the requests before it if it is
+        // a later pipelined one, never if it came after the connection's last request (RFC 9112 §9.3.2, #21, #28).
+        let problem: ProxyError =
+            parserError == .headerOverflow
+            ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
+        switch connection.parseFailed(problem) {
+        case .answerNow: answerAndClose(problem)
+        case .deferred, .ignore: break
+        }
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
+            if connection.quiesce() { context.close(promise: nil) }
+        } else if event is ConnectionLimiter.RoomWanted {
+            if connection.closeIfIdle() {
+                server.metrics.idleClosedAtLimit.increment()
+                context.close(promise: nil)
+            }
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Answers `problem` for the request being read — or for the head still arriving — unless a response has
+    /// started, then closes: nothing more can be read from this connection with confidence.
+    package func answerAndClose(_ problem: ProxyError) {
+        if exchange == nil {
+            // The record of the exchange the machine begins for the head that never arrived in full.
+            exchange = Exchange(
+                id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+        }
+        run(connection.readFailed(problem, now: context.eventLoop.now))
+    }
+
+    package func dispatch(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head(let head): begin(head)
+        case .body(let buffer): requestBody(buffer)
+        case .end: requestEnd()
+        }
+    }
+
+    /// Whether to let the next `read()` through.
+    package var wantsRead: Bool {
+        connection.wantsRead(upstreamWritable: upstream?.isWritable ?? false)
+    }
+
+    /// Lets a withheld `read()` through if the state now allows it.
+    package func updateReading() {
+        if reads.release(open: wantsRead) { context.read() }
+    }
+
+    // MARK: Request parts
+
+    private func requestBody(_ buffer: ByteBuffer) {
+        exchange?.bytesIn += buffer.readableBytes
+        let now = context.eventLoop.now
+        run(connection.exchangeEvent { $0.requestBody(buffer, now: now) })
+    }
+
+    /// The client's request ended. Its trailers are dropped, never forwarded (SPEC §8): they would be a second
+    /// header section that none of the head's checks saw — `Authorization`, the client key, `X-Forwarded-*` — and
+    /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
+    private func requestEnd() {
+        let now = context.eventLoop.now
+        run(connection.exchangeEvent { $0.requestEnd(now: now) })
+    }
+
+    // MARK: Running actions
+
+    /// Performs what the exchange's machine asked for: every action of every event, in this one place. `arrived` is
+    /// the upstream connection that the event delivered (``ExchangeStateMachine/Action/sendRequest(body:end:)``
+    /// sends on it, ``ExchangeStateMachine/Action/parkConnection`` keeps it for later).
+    package func run(_ action: ExchangeStateMachine.Action, arrived: UpstreamHandler? = nil) {
+        switch action {
+        case .none:
+            break
+        case .forwardBody(let body):
+            // Flushed when the read completes: the timer is re-armed there too.
+            upstream?.write(.body(.byteBuffer(body)))
+            upstreamNeedsFlush = true
+            return
+        case .consumeLocally(let body):
+            exchange?.localBody?.append(body)
+            return
+        case .forwardResponseBody(let body):
+            exchange?.bytesOut += body.readableBytes
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            clientNeedsFlush = true
+            if !context.channel.isWritable { upstream?.pauseReads() }
+            return
+        case .forwardEnd:
+            upstream?.write(.end(nil))
+            upstream?.flush()
+            upstreamNeedsFlush = false
+        case .answerLocally(let ticket):
+            answerLocally(ticket)
+        case .fetchToken(let ticket, let claims):
+            fetchToken(ticket, claims: claims)
+        case .connect(let ticket):
+            connect(ticket)
+        case .sendRequest(let body, let end):
+            guard let arrived else { return abort() }
+            send(on: arrived, body: body, end: end)
+        case .parkConnection:
+            if let arrived { loop.pool.park(arrived, now: .now()) }
+        case .forwardInformational(let status):
+            guard let exchange else { break }
+            var informational = HTTPResponseHead(version: exchange.request.version, status: status)
+            informational.headers = HTTPHeaders()
+            context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
+        case .sendContinue:
+            guard let exchange else { break }
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: exchange.request.version, status: .continue))),
+                promise: nil)
+        case .forwardResponseHead(let head, let keepAlive):
+            forwardResponseHead(head, keepAlive: keepAlive)
+        case .finishResponse(let trailers, let fate, let then):
+            if let upstream { release(upstream, fate) }
+            clientNeedsFlush = false
+            if let exchange { writeResponseEnd(exchange, trailers: trailers, then: then) }
+        case .replayWithNewToken(let fate, let retry, let ticket):
+            if let upstream { release(upstream, fate) }
+            replay(retry: retry, ticket: ticket)
+        case .answer(let answer, let keepAlive, let closeUpstream, let then):
+            if closeUpstream { closeUpstreamConnection() }
+            write(answer, keepAlive: keepAlive, then: then)
+        case .closeConnection(let closeUpstream):
+            if closeUpstream { closeUpstreamConnection() }
+            context.close(promise: nil)
+        case .switchProtocols(let head):
+            guard let exchange, let leg = exchange.leg, let upstream else { return abort() }
+            switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
+        case .finish(let close):
+            finishExchange(close: close)
+        case .abandon(let closeUpstream, let responseEnded):
+            // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled,
+            // as its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
+            if closeUpstream { closeUpstreamConnection() }
+            if let exchange { record(exchange, status: responseEnded ? exchange.status : 499) }
+            exchange = nil
+            return
+        case .abort:
+            return abort()
+        }
+        updateTimer()
+    }
+
+    /// A machine met an event that cannot happen in its state: a bug, so it is counted and both connections close —
+    /// never a silent hang.
+    private func abort() {
+        server.metrics.stateErrors(machine: "exchange").increment()
+        closeUpstreamConnection()
+        context.close(promise: nil)
+    }
+
+    /// Writes the proxy's own complete answer for the current exchange (SPEC §8).
+    private func write(_ answer: ExchangeStateMachine.Answer, keepAlive: Bool, then: ExchangeStateMachine.AfterResponse)
+    {
+        guard let exchange else { return }
+        let response: LocalResponse
+        switch answer {
+        case .response(let local):
+            response = local
+        case .problem(let error):
+            response = problem(error, for: exchange)
+        case .failure(let failure):
+            response = problem(failure.problem(leg: exchange.leg, bodyStall: server.timeouts.bodyStall), for: exchange)
+        }
+        var head = HTTPResponseHead(
+            version: exchange.request.version, status: response.status, headers: response.headers)
+        head.headers.add(name: "x-request-id", value: exchange.id)
+        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &head.headers) }
+        if !keepAlive {
+            head.headers.add(name: "connection", value: "close")
+        } else if exchange.request.version.minor == 0 {
+            head.headers.add(name: "connection", value: "keep-alive")
+        }
+        exchange.status = UInt(response.status.code)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if exchange.request.method != .HEAD {
+            exchange.bytesOut += response.body.readableBytes
+            context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
+        }
+        writeResponseEnd(exchange, trailers: nil, then: then)
+    }
+
+    private func problem(_ error: ProxyError, for exchange: Exchange) -> LocalResponse {
+        server.logger.debug(
+            "request refused",
+            metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
+        return .problem(error, requestID: exchange.id)
+    }
+
+    /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the
+    /// connection may close after it.
+    package func writeResponseEnd(
+        _ exchange: Exchange, trailers: HTTPHeaders?, then: ExchangeStateMachine.AfterResponse
+    ) {
+        if then == .finished(close: false) {
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+        } else {
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            exchange.responseWritten = promise.futureResult
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: promise)
+        }
+        switch then {
+        case .finished(let close): finishExchange(close: close)
+        case .awaitingRequestEnd: updateReading()
+        }
+        updateTimer()
+    }
+
+    /// The exchange is over on both sides: close, or move on to the next request.
+    package func finishExchange(close: Bool) {
+        guard let exchange else { return }
+        record(exchange, status: exchange.status)
+        self.exchange = nil
+        switch connection.exchangeFinished(close: close, now: context.eventLoop.now) {
+        case .close:
+            let context = self.context!
+            if let written = exchange.responseWritten {
+                written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+        case .awaitRequest:
+            while let part = connection.nextQueuedPart() { dispatch(part) }
+            if let failure = connection.takeDeferredFailure() { return answerAndClose(failure) }
+            updateReading()
+        }
+    }
+
+    /// Counts a finished (or abandoned) exchange in the metrics and writes its access-log line.
+    package func record(_ exchange: Exchange, status: UInt) {
+        exchange.end()
+        loop.metrics(for: exchange.routeLabel, in: server.metrics).record(
+            method: RouteMetrics.methodLabel(exchange.request.method.rawValue), status: status,
+            bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, upstream: exchange.upstreamLatency)
+        AccessLog.record(exchange, status: status, logger: server.logger)
+    }
+}

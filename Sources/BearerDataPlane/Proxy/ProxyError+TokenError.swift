@@ -1,0 +1,30 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+
+/// Kept in the data plane rather than beside ``ProxyError``: `HTTP/` knows no token types, and this is where the
+/// proxy decides how a token failure is answered.
+extension ProxyError {
+    /// Maps a token failure to the answer SPEC §7 asks for: 401 when a person must sign in, 503 otherwise.
+    package init(_ error: TokenError) {
+        switch error {
+        case .signInRequired(let reason): self = .signInRequired(detail: reason.isEmpty ? "Not signed in." : reason)
+        case .providerUnavailable(let reason, let retryAfter):
+            self = .tokenUnavailable(
+                detail: "The identity provider is unavailable: \(reason).", retryAfterSeconds: retryAfter)
+        case .misconfigured(let reason): self = .tokenMisconfigured(detail: "The identity provider said: \(reason).")
+        }
+    }
+
+    /// The same for a discovered route (#25): a sign-in is needed for that route (`login ROUTE`), not for the
+    /// account.
+    package init(_ error: TokenError, discoveredRoute route: String) {
+        if case .signInRequired = error {
+            self = .discoveredSignInRequired(route: route)
+        } else {
+            self.init(error)
+        }
+    }
+}

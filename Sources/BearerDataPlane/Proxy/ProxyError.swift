@@ -1,0 +1,170 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// Every failure the proxy answers itself, mapped to its status in one place (SPEC §8).
+///
+/// Upstream answers — including 4xx and 5xx — are never turned into a `ProxyError`: they pass through unchanged.
+package enum ProxyError: Error, Equatable {
+    case noRoute(path: String)
+    case methodNotAllowed(method: String, allowed: [String])
+    case badRequest(detail: String)
+    case uriTooLong
+    case headersTooLarge
+    case requestTimeout(detail: String)
+    case forbiddenHost(host: String)
+    case forbiddenOrigin(origin: String)
+    case crossSiteRequest(site: String)
+    case clientKeyRequired
+    case requiredHeaderMissing(name: String)
+    case reservedEndpointNotFound(path: String)
+    case upstreamUnreachable(upstream: String, reason: String)
+    case upstreamReset(upstream: String)
+    case upstreamTimeout(upstream: String, seconds: Int64)
+    case upstreamProtocolError(upstream: String, reason: String)
+    case signInRequired(detail: String)
+    /// A discovered route (#25) with no usable sign-in: none stored, or its refresh token refused.
+    case discoveredSignInRequired(route: String)
+    /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
+    case oauthMetadataNotForwarded(route: String)
+    case tokenUnavailable(detail: String, retryAfterSeconds: Int)
+    case tokenMisconfigured(detail: String)
+    case starting
+
+    /// The status each case is answered with.
+    package var status: HTTPResponseStatus {
+        switch self {
+        case .noRoute, .reservedEndpointNotFound, .oauthMetadataNotForwarded: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .badRequest: .badRequest
+        case .uriTooLong: .uriTooLong
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .requestTimeout: .requestTimeout
+        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest, .requiredHeaderMissing: .forbidden
+        case .clientKeyRequired: .unauthorized
+        case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
+        case .upstreamTimeout: .gatewayTimeout
+        case .signInRequired, .discoveredSignInRequired: .unauthorized
+        case .tokenUnavailable, .starting: .serviceUnavailable
+        case .tokenMisconfigured: .internalServerError
+        }
+    }
+
+    /// RFC 9457 §3.1.1 `type`: a stable identifier per problem, documented in docs/configuration.md.
+    package var type: String {
+        let slug: String
+        switch self {
+        case .noRoute: slug = "no-route"
+        case .reservedEndpointNotFound: slug = "no-such-endpoint"
+        case .methodNotAllowed: slug = "method-not-allowed"
+        case .badRequest: slug = "bad-request"
+        case .uriTooLong: slug = "uri-too-long"
+        case .headersTooLarge: slug = "headers-too-large"
+        case .requestTimeout: slug = "request-timeout"
+        case .forbiddenHost: slug = "forbidden-host"
+        case .forbiddenOrigin: slug = "forbidden-origin"
+        case .crossSiteRequest: slug = "cross-site-request"
+        case .clientKeyRequired: slug = "client-key-required"
+        case .requiredHeaderMissing: slug = "required-header-missing"
+        case .upstreamUnreachable: slug = "upstream-unreachable"
+        case .upstreamReset: slug = "upstream-reset"
+        case .upstreamTimeout: slug = "upstream-timeout"
+        case .upstreamProtocolError: slug = "upstream-protocol-error"
+        case .signInRequired, .discoveredSignInRequired: slug = "sign-in-required"
+        case .oauthMetadataNotForwarded: slug = "oauth-metadata-not-forwarded"
+        case .tokenUnavailable: slug = "token-unavailable"
+        case .tokenMisconfigured: slug = "token-misconfigured"
+        case .starting: slug = "starting"
+        }
+        return "urn:bearer-proxy:problem:" + slug
+    }
+
+    package var title: String {
+        switch self {
+        case .noRoute: "No route for this path"
+        case .reservedEndpointNotFound: "No such proxy endpoint"
+        case .methodNotAllowed: "Method not allowed on this route"
+        case .badRequest: "Bad request"
+        case .uriTooLong: "Request target too long"
+        case .headersTooLarge: "Request header fields too large"
+        case .requestTimeout: "Request not received in time"
+        case .forbiddenHost: "Host not allowed"
+        case .forbiddenOrigin: "Origin not allowed"
+        case .crossSiteRequest: "Cross-site request refused"
+        case .clientKeyRequired: "Client key required"
+        case .requiredHeaderMissing: "Required header missing"
+        case .upstreamUnreachable: "Upstream unreachable"
+        case .upstreamReset: "Upstream closed the connection"
+        case .upstreamTimeout: "Upstream timed out"
+        case .upstreamProtocolError: "Upstream sent an invalid response"
+        case .signInRequired, .discoveredSignInRequired: "Sign-in required"
+        case .oauthMetadataNotForwarded: "OAuth metadata not forwarded"
+        case .tokenUnavailable: "Access token unavailable"
+        case .tokenMisconfigured: "Identity provider rejected the configuration"
+        case .starting: "Proxy is starting"
+        }
+    }
+
+    package var detail: String {
+        switch self {
+        case .noRoute(let path): "No route in routes.json matches \(path)."
+        case .reservedEndpointNotFound(let path): "\(path) is not one of the proxy's own endpoints under /-/."
+        case .methodNotAllowed(let method, let allowed):
+            "\(method) is not allowed on this route; allowed: \(allowed.joined(separator: ", "))."
+        case .badRequest(let detail): detail
+        case .uriTooLong: "The request target is longer than the proxy accepts."
+        case .headersTooLarge: "The request's header section is larger than the proxy accepts."
+        case .requestTimeout(let detail): detail
+        case .forbiddenHost(let host):
+            "Host \"\(Self.printable(host))\" is not this proxy's (DNS rebinding protection); add it to \"allowedHosts\" "
+                + "in routes.json if it should be."
+        case .forbiddenOrigin(let origin):
+            "Requests from the web origin \"\(Self.printable(origin))\" are refused; add it to \"allowedOrigins\" in "
+                + "routes.json if it should be allowed."
+        case .crossSiteRequest(let site):
+            "A browser request with Sec-Fetch-Site: \(Self.printable(site)) is refused: another site cannot use this "
+                + "proxy's credentials."
+        case .clientKeyRequired:
+            "This proxy requires its client key: send \"Proxy-Authorization: Bearer <key>\" or "
+                + "\"X-Bearer-Proxy-Key: <key>\" (the value of BEARER_PROXY_KEY)."
+        case .requiredHeaderMissing(let name):
+            "This route requires the header \(name) (\"requireHeader\" in routes.json), sent once; nothing was "
+                + "forwarded and no token was used."
+        case .upstreamUnreachable(let upstream, let reason): "Could not connect to \(upstream): \(reason)."
+        case .upstreamReset(let upstream): "\(upstream) closed the connection before answering."
+        case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
+        case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
+        case .signInRequired(let detail): detail + " Run: bearer-proxy login"
+        case .discoveredSignInRequired(let route):
+            "There is no usable sign-in for \(route) (nobody has signed in, or its sign-in expired or was "
+                + "revoked); its upstream names its own authorization server. Run: bearer-proxy login \(route)"
+        case .oauthMetadataNotForwarded(let route):
+            "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
+                + "OAuth of its own."
+        case .tokenUnavailable(let detail, _): detail
+        case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
+        case .starting: "The proxy is still starting; try again in a moment."
+        }
+    }
+
+    /// A client-supplied value quoted in a message: short, printable ASCII only.
+    private static func printable(_ value: String) -> String {
+        let cleaned = String(
+            value.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+        return cleaned.count > 100 ? String(cleaned.prefix(100)) + "…" : cleaned
+    }
+
+    /// Headers the status calls for: `Allow` with 405 (RFC 9110 §15.5.6), `Retry-After` with 503 (§10.2.3).
+    package var extraHeaders: [(String, String)] {
+        switch self {
+        case .methodNotAllowed(_, let allowed): [("allow", allowed.joined(separator: ", "))]
+        case .tokenUnavailable(_, let retryAfter): [("retry-after", String(retryAfter))]
+        case .clientKeyRequired: [("www-authenticate", #"Bearer realm="bearer-proxy""#)]
+        case .starting: [("retry-after", "1")]
+        default: []
+        }
+    }
+}

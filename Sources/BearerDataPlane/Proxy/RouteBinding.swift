@@ -1,0 +1,52 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+
+/// A route as the data plane uses it on every request, built once per configuration: one reference for a request
+/// to hold instead of a copy of the route's dozen fields, and what every request would otherwise work out again
+/// (its upstream origin with its TLS context, its response timeout, the key of its token).
+package final class RouteBinding: Sendable {
+    package let route: Route
+    package let origin: UpstreamOrigin
+    package let responseTimeout: TimeAmount
+    /// The route's own idle limit for WebSocket tunnels, if it sets one.
+    package let tunnelIdleTimeout: TimeAmount?
+    package let tokenKey: ScopeSet?
+    /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
+    package let isDiscovered: Bool
+    /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
+    package let discoveredTokens: TokenCache?
+    /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
+    package let requiredHeaders: [RequiredHeaderCheck]
+    /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
+    package let removedHeaders: [String]
+    /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
+    package let headerRules: [RouteHeaderRule]
+
+    package init(
+        _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
+        tls: (_ caFile: String?) throws -> UpstreamTLS
+    ) rethrows {
+        self.route = route
+        origin = try UpstreamOrigin(route, tls: tls)
+        if case .discover = route.auth { isDiscovered = true } else { isDiscovered = false }
+        self.discoveredTokens = isDiscovered ? discoveredTokens : nil
+        tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
+        responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
+        tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
+        requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
+        removedHeaders = route.headers.remove
+        headerRules = RouteHeaderRule.compile(route)
+    }
+
+    /// Where this route's token comes from: its own cache for a discovered route, else the account's.
+    package func tokens(_ proxy: ProxyContext) -> TokenCache { discoveredTokens ?? proxy.tokens }
+
+    private static func amount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

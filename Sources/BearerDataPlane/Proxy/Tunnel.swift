@@ -1,0 +1,183 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOExtras
+
+/// A WebSocket connection after `101 Switching Protocols` (SPEC §8): the client's connection and the upstream's
+/// joined into one byte tunnel. Confined to the client connection's event loop, which also runs the upstream
+/// connection (SPEC §3), so the two ends call each other directly.
+///
+/// Every decision is ``TunnelStateMachine``'s; this class holds the two ends and the idle check, and performs the
+/// machine's actions. Backpressure both ways: an end reads only while the other can take what it reads
+/// (``ReadGate``). When the tunnel ends, ``finished`` is told once (the access-log line and the metrics, with the
+/// bytes each way).
+package final class Tunnel {
+    package weak var client: TunnelHandler?
+    package weak var upstream: TunnelHandler?
+    package private(set) var machine: TunnelStateMachine
+    private var timer: Scheduled<Void>?
+    private let loop: any EventLoop
+    private var finished: ((Tunnel) -> Void)?
+
+    package var bytesFromClient: Int { machine.bytesFromClient }
+    package var bytesFromUpstream: Int { machine.bytesFromUpstream }
+
+    package init(idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void) {
+        self.machine = TunnelStateMachine(idleLimit: idleLimit, now: loop.now)
+        self.loop = loop
+        self.finished = finished
+    }
+
+    /// Joins `client` and `upstream` (just added to their pipelines) and starts the idle check on `loop`.
+    package static func join(
+        idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void
+    ) -> (client: TunnelHandler, upstream: TunnelHandler) {
+        let tunnel = Tunnel(idleLimit: idleLimit, loop: loop, finished: finished)
+        let client = TunnelHandler(tunnel: tunnel, side: .client)
+        let upstream = TunnelHandler(tunnel: tunnel, side: .upstream)
+        tunnel.client = client
+        tunnel.upstream = upstream
+        tunnel.run(.armIdleCheck(tunnel.machine.firstIdleCheck))
+        return (client, upstream)
+    }
+
+    package func end(_ side: TunnelStateMachine.Side) -> TunnelHandler? {
+        switch side {
+        case .client: client
+        case .upstream: upstream
+        }
+    }
+
+    // MARK: Events, from the ends
+
+    package func received(_ bytes: Int, from side: TunnelStateMachine.Side) {
+        run(machine.received(bytes, from: side, now: loop.now))
+    }
+
+    package func inputClosed(_ side: TunnelStateMachine.Side) { run(machine.inputClosed(side)) }
+    package func finishSendingFailed(_ side: TunnelStateMachine.Side) { run(machine.finishSendingFailed(side)) }
+    package func connectionClosed(_ side: TunnelStateMachine.Side) { run(machine.connectionClosed(side)) }
+    package func closeNow() { run(machine.closeNow()) }
+
+    // MARK: Actions
+
+    private func run(_ action: TunnelStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .finishSending(let side):
+            end(side)?.finishSending()
+        case .close(let side):
+            end(side)?.closeFully()
+        case .closeBoth:
+            client?.closeFully()
+            upstream?.closeFully()
+        case .armIdleCheck(let deadline):
+            timer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+                guard let self else { return }
+                self.run(self.machine.idleCheck(now: self.loop.now))
+            }
+        case .report:
+            timer?.cancel()
+            timer = nil
+            let finished = self.finished
+            self.finished = nil
+            finished?(self)
+        }
+    }
+}
+
+/// One end of a ``Tunnel``: what it reads goes to the other end's connection as it is.
+package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
+
+    package typealias Side = TunnelStateMachine.Side
+
+    package let tunnel: Tunnel
+    package let side: Side
+    private var context: ChannelHandlerContext?
+    private var reads = ReadGate()
+
+    package init(tunnel: Tunnel, side: Side) {
+        self.tunnel = tunnel
+        self.side = side
+    }
+
+    private var partner: TunnelHandler? { tunnel.end(side.other) }
+
+    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        tunnel.received(buffer.readableBytes, from: side)
+        partner?.send(buffer)
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        partner?.flush()
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        tunnel.connectionClosed(side)
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            tunnel.inputClosed(side)
+        } else if event is ChannelShouldQuiesceEvent {
+            tunnel.closeNow()
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        tunnel.closeNow()
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { partner?.resumeReading() }
+    }
+
+    package func read(context: ChannelHandlerContext) {
+        if reads.admit(open: partner?.isWritable ?? false) { context.read() }
+    }
+
+    // MARK: Called by the other end
+
+    fileprivate var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    fileprivate func send(_ buffer: ByteBuffer) {
+        context?.write(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    fileprivate func flush() { context?.flush() }
+
+    fileprivate func resumeReading() {
+        guard let context, reads.release(open: true) else { return }
+        context.read()
+    }
+
+    // MARK: Called by the tunnel
+
+    /// Stops this connection's output (TCP half-close, RFC 9293 §3.6); the tunnel hears when it cannot (TLS).
+    package func finishSending() {
+        guard let context else { return }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.assumeIsolated().whenFailure { [weak self] _ in
+            guard let self else { return }
+            self.tunnel.finishSendingFailed(self.side)
+        }
+        context.close(mode: .output, promise: promise)
+    }
+
+    package func closeFully() {
+        context?.close(promise: nil)
+    }
+}

@@ -1,0 +1,171 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+
+/// The receiving side of an exchange's upstream events; implemented by ``ProxyConnectionHandler``.
+package protocol UpstreamHandlerOwner: AnyObject {
+    func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart)
+    func upstreamReadComplete(_ upstream: UpstreamHandler)
+    func upstreamWritabilityChanged(_ upstream: UpstreamHandler)
+    /// The connection closed while the exchange had it; `reused` and `answered` decide whether its request may be
+    /// replayed (``UpstreamConnectionStateMachine``).
+    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool)
+}
+
+/// The last handler of an upstream connection's pipeline: hands responses to the exchange that owns the connection
+/// and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life — leased,
+/// pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class holds
+/// the I/O handles and performs what the machine decides.
+package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias OutboundIn = HTTPClientRequestPart
+    package typealias OutboundOut = HTTPClientRequestPart
+
+    package let origin: UpstreamOrigin
+    /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
+    package private(set) weak var owner: (any UpstreamHandlerOwner)?
+    /// Called when the connection closes while pooled, so the pool forgets it.
+    package var onIdleClose: ((UpstreamHandler) -> Void)?
+    package private(set) var machine = UpstreamConnectionStateMachine()
+
+    private var context: ChannelHandlerContext?
+    private var readsPaused = false
+    private var reads = ReadGate()
+
+    package init(origin: UpstreamOrigin) {
+        self.origin = origin
+    }
+
+    /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
+    package func lease(to owner: any UpstreamHandlerOwner) -> Bool {
+        guard machine.lease() else { return false }
+        self.owner = owner
+        return true
+    }
+
+    /// The exchange lets go of it (it goes to the pool or closes next).
+    package func release() {
+        owner = nil
+    }
+
+    /// Bytes arrived from the upstream (``ResponseByteWatch``).
+    fileprivate func responseBytesArrived() {
+        if machine.responseBytes() == .close { close() }
+    }
+
+    /// The pool's sweep: closes the connection if it has been idle for `limit`; whether it did.
+    package func closeIfIdle(now: NIODeadline, limit: TimeAmount) -> Bool {
+        guard machine.idleTooLong(now: now, limit: limit) else { return false }
+        close()
+        return true
+    }
+
+    package var channel: (any Channel)? { context?.channel }
+    package var isActive: Bool { context?.channel.isActive ?? false }
+    package var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    package func write(_ part: HTTPClientRequestPart) {
+        context?.write(wrapOutboundOut(part), promise: nil)
+    }
+
+    package func flush() { context?.flush() }
+
+    package func close() {
+        machine.close()
+        owner = nil
+        context?.close(promise: nil)
+    }
+
+    /// Stops reading from the upstream until ``resumeReads()`` (the client is not draining what we send it).
+    package func pauseReads() { readsPaused = true }
+
+    /// Makes the connection ready for the next exchange as it goes into the pool at `now`, or says it cannot be
+    /// (closed, or still leased). Reads resume: a response large enough to pause them toward a slow client may end
+    /// while they are paused, and a connection pooled that way would send the next request and never read its
+    /// answer (#21 item 2). While pooled, any byte it sends closes it (the machine), so nothing stays buffered or
+    /// half-read.
+    package func prepareForReuse(now: NIODeadline) -> Bool {
+        guard isActive, owner == nil, machine.park(now: now) else { return false }
+        resumeReads()
+        return true
+    }
+
+    package func resumeReads() {
+        guard readsPaused else { return }
+        readsPaused = false
+        if let context, reads.release(open: true) { context.read() }
+    }
+
+    package func read(context: ChannelHandlerContext) {
+        if reads.admit(open: !readsPaused) { context.read() }
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let owner else {
+            // An idle pooled connection has nothing to say; anything it sends would corrupt the next exchange.
+            context.close(promise: nil)
+            return
+        }
+        owner.upstream(self, received: unwrapInboundIn(data))
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        owner?.upstreamReadComplete(self)
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        owner?.upstreamWritabilityChanged(self)
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        perform(machine.closed(), error: nil)
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        perform(machine.closed(), error: error)
+        context.close(promise: nil)
+    }
+
+    private func perform(_ action: UpstreamConnectionStateMachine.Action, error: (any Error)?) {
+        switch action {
+        case .none:
+            break
+        case .close:
+            close()
+        case .tellExchange(let reused, let answered):
+            guard let owner else { return }
+            self.owner = nil
+            owner.upstreamClosed(self, error: error, reused: reused, answered: answered)
+        case .leavePool:
+            onIdleClose?(self)
+        }
+    }
+}
+
+/// Sits below an upstream connection's HTTP decoder (above TLS) and tells the connection of every byte that arrives,
+/// parsed or not: an unparseable answer, half a head or a reset mid-response all mean the upstream may have acted on
+/// the request, so it must not be replayed (SPEC §8; ``UpstreamConnectionStateMachine``).
+package final class ResponseByteWatch: ChannelInboundHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+
+    /// The connection's handler, above. A strong reference (the handler holds none back, so there is no cycle): a
+    /// weak one would cost a retain and a release on every read.
+    private let connection: UpstreamHandler
+
+    package init(connection: UpstreamHandler) {
+        self.connection = connection
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        connection.responseBytesArrived()
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,69 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOSSL
+
+/// Where upstream connections go and how they are secured: the key of the connection pool. Two routes of one
+/// configuration with the same host, port and CA file share pooled connections; the path plays no part.
+package struct UpstreamOrigin: Hashable, Sendable {
+    package let host: String
+    package let port: Int
+    package let transport: UpstreamTransport
+
+    /// The origin of `route`. An `https` route's origin always carries a TLS context, made by `tls` for its CA
+    /// file: no value of this type means "https without TLS" (SPEC §9), so nothing downstream can forget it.
+    package init(_ route: Route, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
+        host = route.upstream.host
+        port = route.upstream.port
+        switch route.upstream.scheme {
+        case .http: transport = .plain
+        case .https: transport = .tls(try tls(route.tls.caFile))
+        }
+    }
+
+    /// `scheme://host:port`, for messages.
+    package var display: String {
+        "\(transport.scheme)://\(Authority.bracketed(host)):\(port)"
+    }
+}
+
+/// How connections to an upstream are secured.
+package enum UpstreamTransport: Hashable, Sendable {
+    case plain
+    case tls(UpstreamTLS)
+
+    package var scheme: String {
+        switch self {
+        case .plain: "http"
+        case .tls: "https"
+        }
+    }
+}
+
+/// The TLS client context for `https` upstreams with one CA file, made once per installed configuration (building
+/// a context parses the trust store). Equal only to itself: a pooled connection verified under one configuration's
+/// trust roots is never handed to an exchange of another.
+package final class UpstreamTLS: Hashable, Sendable {
+    package let context: NIOSSLContext
+
+    package init(caFile: String?) throws {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here. It is
+        // trusted beside the system's roots, as docs/configuration.md says, not instead of them.
+        if let caFile { configuration.additionalTrustRoots = [.file(caFile)] }
+        context = try NIOSSLContext(configuration: configuration)
+    }
+
+    /// The name to send in TLS SNI and to verify the certificate against. RFC 6066 §3 forbids IP literals in SNI;
+    /// with nil, swift-nio-ssl verifies the certificate's IP addresses against the peer's address instead.
+    package static func serverName(for host: String) -> String? {
+        (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+    }
+
+    package static func == (lhs: UpstreamTLS, rhs: UpstreamTLS) -> Bool { lhs === rhs }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

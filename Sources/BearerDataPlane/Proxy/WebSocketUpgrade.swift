@@ -1,0 +1,81 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// What a request asks for with `Upgrade` (RFC 9110 §7.8) — and the headers of a WebSocket handshake on both hops
+/// (RFC 6455 §4).
+///
+/// NIO's parser, like every HTTP/1.1 server's, reads nothing after a request that carries both `Upgrade` and
+/// `Connection: upgrade`: the bytes that follow belong to the new protocol. So such a connection either becomes a
+/// tunnel (WebSocket, answered `101`) or closes after its one exchange; other upgrade tokens (`h2c`, …) are stripped
+/// and the request is proxied as HTTP/1.1 (SPEC §8).
+package enum WebSocketUpgrade {
+    package enum Requested: Equatable {
+        /// No upgrade: an ordinary request.
+        case none
+        /// `GET` over HTTP/1.1 with `Upgrade: websocket` and `Connection: upgrade`.
+        case webSocket
+        /// Another protocol, or a WebSocket handshake that is not a bodiless `GET` over HTTP/1.1.
+        case other
+    }
+
+    /// Whether `head` asks to switch protocols, and to which.
+    package static func requested(_ head: HTTPRequestHead) -> Requested {
+        // Nearly every request has no `Upgrade`: one lookup by name, instead of the loop below, which copies every
+        // name and value out of the headers (a retain each).
+        guard head.headers.contains(name: "upgrade") else { return .none }
+        var connectionUpgrade = false
+        var upgrade = false
+        var webSocket = false
+        var body = false
+        for (name, value) in head.headers {
+            switch name.utf8.count {
+            case 14 where HeaderName.equals(name, "content-length"):
+                body = body || value != "0"
+            case 17 where HeaderName.equals(name, "transfer-encoding"):
+                body = true
+            case 10 where HeaderName.equals(name, "connection"):
+                HopByHop.forEachOption(in: value) { option in
+                    if HeaderName.equals(bytes: option, "upgrade") { connectionUpgrade = true }
+                }
+            case 7 where HeaderName.equals(name, "upgrade"):
+                upgrade = true
+                HopByHop.forEachOption(in: value) { token in
+                    if HeaderName.equals(bytes: token, "websocket") { webSocket = true }
+                }
+            default:
+                continue
+            }
+        }
+        guard connectionUpgrade && upgrade else { return .none }
+        // RFC 6455 §4.1: the handshake is a GET without a body. With a body NIO's parser reads the request as an
+        // ordinary one (llhttp upgrades only bodiless requests), so it must not become a tunnel.
+        return webSocket && !body && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
+    }
+
+    /// Adds the handshake's hop-by-hop headers to a request going upstream (RFC 6455 §4.1).
+    package static func addHandshake(to headers: inout HTTPHeaders) {
+        headers.add(name: "connection", value: "upgrade")
+        headers.add(name: "upgrade", value: "websocket")
+    }
+
+    /// The `101 Switching Protocols` the client receives for the upstream's: its end-to-end headers
+    /// (`Sec-WebSocket-Accept`, `-Protocol`, `-Extensions`, …) unchanged, the handshake's own hop-by-hop ones, and
+    /// the proxy's `X-Request-Id`.
+    package static func switchingProtocols(upstream: HTTPResponseHead, requestID: String) -> HTTPResponseHead {
+        let options = HeaderPolicy.connectionOptions(in: upstream.headers)
+        var headers = HTTPHeaders()
+        for (name, value) in upstream.headers
+        where !HeaderPolicy.isDropped(name, .notForwardedDown, options: options)
+            && !HeaderName.equals(name, "content-length")
+        {
+            headers.add(name: name, value: value)
+        }
+        addHandshake(to: &headers)
+        headers.add(name: "x-request-id", value: requestID)
+        return HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
+    }
+}

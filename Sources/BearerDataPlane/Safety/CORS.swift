@@ -1,0 +1,43 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOHTTP1
+
+/// Cross-origin resource sharing for the browser origins listed in `allowedOrigins` (Fetch Standard §3.2).
+///
+/// The proxy answers for its upstreams: preflights never reach an upstream (so never carry a token), and
+/// responses name the calling origin exactly — never `*` — without `Access-Control-Allow-Credentials`, so a
+/// browser does not attach cookies or client certificates.
+package enum CORS {
+    /// How long a browser may cache a preflight answer.
+    package static let maxAgeSeconds = 600
+
+    /// Replaces any CORS headers the upstream sent with the proxy's for `origin`.
+    package static func apply(origin: String, to headers: inout HTTPHeaders) {
+        for name in [
+            "access-control-allow-origin", "access-control-allow-credentials", "access-control-expose-headers",
+        ] {
+            headers.remove(name: name)
+        }
+        headers.add(name: "access-control-allow-origin", value: origin)
+        headers.add(name: "access-control-expose-headers", value: "x-request-id")
+        headers.add(name: "vary", value: "Origin")
+    }
+
+    /// The answer to a preflight from an allowed `origin`.
+    package static func preflight(origin: String, method: String, headers requested: String?) -> LocalResponse {
+        var response = LocalResponse(status: .noContent, contentType: "text/plain", body: ByteBuffer())
+        response.headers.remove(name: "content-type")
+        response.headers.remove(name: "content-length")
+        response.headers.add(name: "access-control-allow-origin", value: origin)
+        response.headers.add(name: "access-control-allow-methods", value: method)
+        if let requested { response.headers.add(name: "access-control-allow-headers", value: requested) }
+        response.headers.add(name: "access-control-max-age", value: String(maxAgeSeconds))
+        response.headers.add(
+            name: "vary", value: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
+        return response
+    }
+}

@@ -1,0 +1,164 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Logging
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Who may use the proxy from this machine (#26): a connection whose peer socket belongs to another user of this
+/// machine is closed before anything of it is read — unless `allowUsers` names that user.
+///
+/// On 127.0.0.1 every user of the machine can connect; the proxy acts as its owner, so without this check anyone
+/// on a shared build host, CI runner or jump host could use the owner's tokens. The kernel knows who owns the other
+/// end (``SocketDiagnostics``, else ``ProcNetTCP``): one lookup per connection, never per request.
+///
+/// Root gets no exception: it could read the owner's token cache anyway, but the programs that run as root on a
+/// machine — a web server's fetcher, a monitoring agent — are exactly the ones that can be made to send requests
+/// for someone else. Name it in `allowUsers` to let it in. A lookup that fails refuses the connection (fail
+/// closed) and logs why. A peer on another machine (a non-loopback listener) has no socket here: it is admitted,
+/// and the client key guards it (SPEC §9).
+public struct PeerUserPolicy: Sendable, Equatable {
+    /// The uids that may connect: the proxy's own, and `allowUsers`.
+    package let allowed: Set<UInt32>
+
+    /// How the owner of a peer socket is found; tests put a failing or fixed one in.
+    public enum Lookup: Sendable, Equatable {
+        /// The kernel's socket diagnostics, then `/proc/net/tcp` where netlink is unavailable.
+        case kernel
+        /// Every lookup answers `uid` (tests of the decision).
+        case fixed(UInt32)
+        /// Every lookup fails (tests of failing closed).
+        case failing
+    }
+
+    package let lookup: Lookup
+
+    public init(owner: UInt32 = Self.processUser, allowUsers: [UInt32] = [], lookup: Lookup = .kernel) {
+        allowed = Set([owner] + allowUsers)
+        self.lookup = lookup
+    }
+
+    /// The user this process runs as.
+    public static var processUser: UInt32 {
+        #if canImport(Glibc)
+            UInt32(geteuid())
+        #else
+            0
+        #endif
+    }
+
+    /// Whether this platform can tell who owns a socket (Linux). Elsewhere the check is off and the listener
+    /// behaves as it did before it (the docs say so).
+    public static var isAvailable: Bool {
+        #if os(Linux)
+            true
+        #else
+            false
+        #endif
+    }
+
+    /// What becomes of a new connection.
+    package enum Decision: Sendable, Equatable {
+        /// Served: its peer is the owner or a listed user (`uid`), or not on this machine (`uid` nil).
+        case admitted(uid: UInt32?)
+        /// Closed: its peer belongs to `uid`, who is not allowed.
+        case refused(uid: UInt32)
+        /// Closed: nobody could say who the peer is.
+        case unknown(reason: String)
+    }
+
+    /// The decision for a connection accepted from `remote` on `local`.
+    package func decide(remote: SocketAddress?, local: SocketAddress?) -> Decision {
+        guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
+            return .unknown(reason: "the connection's addresses are not known")
+        }
+        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+        // Every peer is looked up, not only loopback ones: a local user who connects to one of the machine's other
+        // addresses (a listener on 0.0.0.0) is just as local. The kernel holds no socket for a peer on another
+        // machine; that peer is admitted here and the client key guards it.
+        switch owner(of: ends) {
+        case .success(let uid): return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
+        case .failure(.notLocal) where !ends.isLoopback: return .admitted(uid: nil)
+        case .failure(.notLocal): return .unknown(reason: "the kernel holds no socket for this loopback peer")
+        case .failure(.other(let reason)): return .unknown(reason: reason)
+        }
+    }
+
+    /// The decision for a connection accepted on a Unix-domain socket, whose peer the kernel named when asked
+    /// (`SO_PEERCRED`, unix(7)): `peer` is its uid, or why it could not be had. No "not local" here: a socket
+    /// file's peer is always on this machine.
+    package func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
+        // Where the check is unavailable the socket file's mode (0600) is the only guard, as the docs say.
+        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+        let uid: UInt32
+        switch (lookup, peer) {
+        case (.fixed(let fixed), _): uid = fixed
+        case (.failing, _): return .unknown(reason: "the lookup was made to fail")
+        case (.kernel, .success(let peer)): uid = peer
+        case (.kernel, .failure(let failure)): return .unknown(reason: "\(failure)")
+        }
+        return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
+    }
+
+    private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
+        switch lookup {
+        case .fixed(let uid): return .success(uid)
+        case .failing: return .failure(.other("the lookup was made to fail"))
+        case .kernel:
+            #if canImport(Glibc)
+                switch SocketDiagnostics.owner(of: ends) {
+                case .success(let uid): return .success(uid)
+                case .failure(.unsupported):
+                    return ProcNetTCP.owner(of: ends).mapError(LookupFailure.init)
+                case .failure(let failure): return .failure(LookupFailure(failure))
+                }
+            #else
+                return .failure(.other("this platform cannot tell who owns a socket"))
+            #endif
+        }
+    }
+
+    /// Why no owner was found.
+    package enum LookupFailure: Error {
+        /// The kernel holds no socket for the peer: it is on another machine.
+        case notLocal
+        case other(String)
+
+        #if canImport(Glibc)
+            package init(_ failure: SocketDiagnostics.Failure) {
+                switch failure {
+                case .notLocal: self = .notLocal
+                case .failed(let reason): self = .other(reason)
+                case .unsupported(let code): self = .other("no socket diagnostics here (errno \(code))")
+                }
+            }
+        #endif
+    }
+
+    /// The kernel's view of the connection, for TCP over IPv4 or IPv6; nil for anything else.
+    package static func ends(remote: SocketAddress, local: SocketAddress) -> SocketEnds? {
+        switch (remote, local) {
+        case (.v4(let peer), .v4(let own)):
+            return SocketEnds(
+                family: .inet, peerAddress: bytes(of: peer.address.sin_addr),
+                peerPort: UInt16(bigEndian: peer.address.sin_port),
+                localAddress: bytes(of: own.address.sin_addr), localPort: UInt16(bigEndian: own.address.sin_port))
+        case (.v6(let peer), .v6(let own)):
+            return SocketEnds(
+                family: .inet6, peerAddress: bytes(of: peer.address.sin6_addr),
+                peerPort: UInt16(bigEndian: peer.address.sin6_port), localAddress: bytes(of: own.address.sin6_addr),
+                localPort: UInt16(bigEndian: own.address.sin6_port))
+        default:
+            return nil
+        }
+    }
+
+    private static func bytes<T>(of value: T) -> [UInt8] {
+        withUnsafeBytes(of: value) { Array($0) }
+    }
+}

@@ -1,0 +1,323 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// Decides, from the request head alone, whether a request may go any further (SPEC §9).
+///
+/// A proxy that adds its owner's token turns every request that reaches it into an authenticated call, so each
+/// check here stops one way a stranger could make that call: a web page through DNS rebinding (Host), a web page
+/// through a cross-site request (Origin, `Sec-Fetch-Site`), another machine (the client key), a crafted path or
+/// target that escapes the route (absolute-form, dot segments), or a message that two parsers would read
+/// differently (framing and header-name variants). Pure: no I/O, so every case is unit-tested.
+package struct RequestGuard {
+    package let policy: SafetyPolicy
+
+    /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
+    package static func imitatesProtectedName(_ name: String) -> String? {
+        guard let normalized = dashSpelling(name) else { return nil }
+        return HeaderPolicy.rules(of: normalized).contains(.refusedWithUnderscore) ? normalized : nil
+    }
+
+    /// The first field of `headers` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
+    /// it reads normalised. Nothing is built for the common request, whose names have no `_`.
+    package static func imitatedName(in headers: HTTPHeaders, decidedBy rules: HeaderRules) -> String? {
+        for (name, _) in headers {
+            guard let normalized = dashSpelling(name) else { continue }
+            if rules.remove.contains(normalized) || rules.set.contains(where: { $0.name.lowercased() == normalized }) {
+                return normalized
+            }
+        }
+        return nil
+    }
+
+    /// `name` lowercased with `_` read as `-`, as a CGI-style backend reads it; nil when it has no `_`.
+    private static func dashSpelling(_ name: String) -> String? {
+        guard name.utf8.contains(UInt8(ascii: "_")) else { return nil }
+        return name.lowercased().replacing("_", with: "-")
+    }
+
+    package func check(_ head: HTTPRequestHead) -> GuardDecision {
+        // RFC 9110 §9.3.6/§9.3.8: this is a reverse proxy, not a tunnel, and TRACE would reflect credentials.
+        if head.method == .CONNECT || head.method == .TRACE {
+            return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
+        }
+        if head.uri.utf8.count > policy.maximumURILength { return .refuse(.uriTooLong) }
+        if OpaqueBytes.wereReplaced(head.uri) {
+            return .refuse(.badRequest(detail: "The request target contains bytes that are not valid UTF-8."))
+        }
+        let fields: Fields
+        switch Fields.read(head.headers, policy: policy) {
+        case .success(let read): fields = read
+        case .failure(let problem): return .refuse(problem)
+        }
+        if let problem = checkFraming(fields, version: head.version) { return .refuse(problem) }
+
+        // Host (RFC 9112 §3.2): exactly one, a valid authority, and one of ours — in every form of the target. An
+        // HTTP/1.1 request without one is refused even in absolute-form ("A server MUST respond with a 400 … to
+        // any HTTP/1.1 request message that lacks a Host header field"); beside an absolute-form target it must
+        // name the same authority. RFC 9112 §3.2.2 lets the target win instead, but two authorities in one request
+        // are two answers to "which host is this for" — one for the proxy's check, one for whoever reads the
+        // other — so the proxy takes neither (docs/security.md).
+        if fields.hostCount > 1 { return .refuse(.badRequest(detail: "The request has more than one Host header.")) }
+        if let host = fields.host, !Authority.isValid(Substring(host)) {
+            return .refuse(.badRequest(detail: "The Host header is not a valid host[:port]."))
+        }
+        if fields.host == nil && (head.version.minor >= 1 || head.version.major > 1) {
+            return .refuse(.badRequest(detail: "HTTP/1.1 requests must carry a Host header."))
+        }
+        var uri = Substring(head.uri)
+        if let authorityAndPath = Self.absoluteForm(uri) {
+            let authority = authorityAndPath.authority
+            guard Authority.isValid(authority) else {
+                return .refuse(.badRequest(detail: "The request target's authority is not a valid host[:port]."))
+            }
+            guard isAllowed(host: authority) else { return .refuse(.forbiddenHost(host: String(authority))) }
+            if let host = fields.host, !Authority.same(Substring(host), authority) {
+                return .refuse(
+                    .badRequest(detail: "The Host header and the request target name different hosts."))
+            }
+            uri = authorityAndPath.path
+        } else if let host = fields.host {
+            guard isAllowed(host: Substring(host)) else { return .refuse(.forbiddenHost(host: host)) }
+        }
+        let target: RequestTarget
+        do {
+            target = try RequestTarget.parse(String(uri))
+        } catch {
+            return .refuse(.badRequest(detail: Self.describe(error)))
+        }
+
+        if policy.clientKey != nil, target.path != "/-/health", !fields.presentedKey {
+            return .refuse(.clientKeyRequired)
+        }
+
+        // Browsers: an Origin we do not list, or a cross-site fetch, never gets a token.
+        let origin = fields.origin
+        let allowedOrigin = origin.map { policy.allowedOrigins.contains($0.lowercased()) } ?? false
+        if let origin, !allowedOrigin { return .refuse(.forbiddenOrigin(origin: origin)) }
+        if !allowedOrigin, let site = fields.fetchSite?.lowercased(), site == "cross-site" || site == "same-site" {
+            return .refuse(.crossSiteRequest(site: site))
+        }
+        if allowedOrigin, let origin, head.method == .OPTIONS, let requested = fields.preflightMethod {
+            return .preflight(origin: origin, requestedMethod: requested, requestedHeaders: fields.preflightHeaders)
+        }
+        return .allow(target: target, corsOrigin: allowedOrigin ? origin : nil)
+    }
+
+    /// The header fields the guard looks at, read in one pass without allocating for the common ones.
+    package struct Fields {
+        package var hostCount = 0
+        package var host: String?
+        package var origin: String?
+        package var fetchSite: String?
+        package var transferCodings: [String] = []
+        /// How many `Transfer-Encoding` fields there are, empty ones included.
+        package var transferEncodingFields = 0
+        package var hasContentLength = false
+        package var preflightMethod: String?
+        package var preflightHeaders: String?
+        package var presentedKey = false
+
+        package static func read(_ headers: HTTPHeaders, policy: SafetyPolicy) -> Result<Fields, ProxyError> {
+            var fields = Fields()
+            var bytes = 0
+            for (name, value) in headers {
+                bytes += name.utf8.count + value.utf8.count
+                // RFC 9110 §5.5: obs-text is opaque. NIO hands us values as Swift strings, which cannot hold bytes
+                // that are not UTF-8 (they become U+FFFD), so such a value cannot be forwarded unchanged: refused.
+                if OpaqueBytes.wereReplaced(value) {
+                    return .failure(
+                        .badRequest(
+                            detail: "The header \"\(name)\" contains bytes that are not valid UTF-8; they cannot be "
+                                + "forwarded unchanged."))
+                }
+                if let imitated = RequestGuard.imitatesProtectedName(name) {
+                    return .failure(
+                        .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(imitated)."))
+                }
+                switch name.utf8.count {
+                case 10 where HeaderName.equals(name, "connection"):
+                    if let named = RequestGuard.namedProxyControlledHeader(value) {
+                        return .failure(
+                            .badRequest(
+                                detail: "Connection may not name \(named): the proxy decides that header itself."))
+                    }
+                case 14 where HeaderName.equals(name, "content-length"):
+                    fields.hasContentLength = true
+                    // NIO's parser has checked it; the proxy re-writes it from its value, so it must be a number.
+                    if value.isEmpty || !value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+                        || value.utf8.count > 18
+                    {
+                        return .failure(.badRequest(detail: "Content-Length must be a decimal number of bytes."))
+                    }
+                case 4 where HeaderName.equals(name, "host"):
+                    // `Host: a, b` is two hosts in one field.
+                    fields.hostCount += value.utf8.contains(UInt8(ascii: ",")) ? 2 : 1
+                    fields.host = value
+                case 6 where HeaderName.equals(name, "origin"):
+                    if fields.origin != nil { return .failure(Self.repeated(name)) }
+                    fields.origin = value
+                case 14 where HeaderName.equals(name, "sec-fetch-site"):
+                    if fields.fetchSite != nil { return .failure(Self.repeated(name)) }
+                    fields.fetchSite = value
+                case 17 where HeaderName.equals(name, "transfer-encoding"):
+                    // A field counts even when empty: its presence alone makes CL + TE (RFC 9112 §6.1).
+                    fields.transferEncodingFields += 1
+                    fields.transferCodings += value.split(separator: ",").map {
+                        $0.trimmingOWS().lowercased()
+                    }
+                case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
+                    if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }
+                case 19 where HeaderName.equals(name, "proxy-authorization"):
+                    if let key = policy.clientKey, let token = BearerCredentials.token(in: value),
+                        key.matches(String(token))
+                    {
+                        fields.presentedKey = true
+                    }
+                case 29 where HeaderName.equals(name, "access-control-request-method"):
+                    if fields.preflightMethod != nil { return .failure(Self.repeated(name)) }
+                    fields.preflightMethod = value
+                case 30 where HeaderName.equals(name, "access-control-request-headers"):
+                    if fields.preflightHeaders != nil { return .failure(Self.repeated(name)) }
+                    fields.preflightHeaders = value
+                default:
+                    break
+                }
+            }
+            if headers.count > policy.maximumHeaderCount || bytes > policy.maximumHeaderBytes {
+                return .failure(.headersTooLarge)
+            }
+            return .success(fields)
+        }
+
+        private static func repeated(_ name: String) -> ProxyError {
+            .badRequest(
+                detail: "The request has more than one \(name) header; the proxy decides on it, so it must be one.")
+        }
+    }
+
+    /// The first option of a `Connection` value that names a header the proxy controls, lowercased.
+    package static func namedProxyControlledHeader(_ value: String) -> String? {
+        var named: String?
+        HopByHop.forEachOption(in: value) { option in
+            guard named == nil, HeaderPolicy.rules(ofBytes: option).contains(.refusedInConnection) else { return }
+            named = String(decoding: option, as: UTF8.self).lowercased()
+        }
+        return named
+    }
+
+    /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line
+    /// folding, bare LF and control characters).
+    private func checkFraming(_ fields: Fields, version: HTTPVersion) -> ProxyError? {
+        guard fields.transferEncodingFields > 0 else { return nil }
+        // RFC 9112 §6.1: a sender MUST NOT send Content-Length with Transfer-Encoding. NIO's parser refuses the pair
+        // when the coding is named; an empty Transfer-Encoding field beside a Content-Length is the same pair
+        // (#21 item 6), and the proxy would re-frame it as chunked.
+        if fields.hasContentLength {
+            return .badRequest(detail: "A request cannot carry both Content-Length and Transfer-Encoding.")
+        }
+        // RFC 9112 §6.1: HTTP/1.0 has no Transfer-Encoding; such a message's framing is faulty.
+        if version.major == 1 && version.minor == 0 {
+            return .badRequest(detail: "An HTTP/1.0 request cannot use Transfer-Encoding.")
+        }
+        // Only plain `chunked` is forwarded faithfully; any other coding would be dropped on the way.
+        if fields.transferCodings != ["chunked"] {
+            return .badRequest(detail: "Transfer-Encoding other than \"chunked\" is not supported.")
+        }
+        return nil
+    }
+
+    /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
+    package func isAllowed(host value: Substring) -> Bool {
+        let name = Self.hostWithoutPort(value)
+        // The usual case, compared without lowercasing a copy first.
+        if HeaderName.equals(bytes: name.utf8, "127.0.0.1") || HeaderName.equals(bytes: name.utf8, "localhost") {
+            return true
+        }
+        let host = name.lowercased()
+        return SafetyPolicy.loopbackHosts.contains(host) || policy.allowedHosts.contains(host)
+    }
+
+    /// `name` from `name`, `name:port`, `[v6]` or `[v6]:port`; the brackets of an IPv6 literal are kept. Anything
+    /// else is compared whole, and so allowed by no list.
+    package static func hostWithoutPort(_ value: Substring) -> Substring {
+        guard let (host, port) = Authority.split(value) else { return value }
+        guard let port else { return host }
+        return Authority.port(port) != nil ? host : value
+    }
+
+    /// The authority and path of an absolute-form target (RFC 9112 §3.2.2), which a server must accept; the
+    /// authority then replaces `Host` and must pass the same check.
+    package static func absoluteForm(_ uri: Substring) -> (authority: Substring, path: Substring)? {
+        // Nearly every request is in origin-form: no need to look further (or to lowercase anything).
+        if uri.utf8.first == UInt8(ascii: "/") { return nil }
+        let lowered = uri.prefix(8).lowercased()
+        let schemeLength: Int
+        if lowered.hasPrefix("http://") {
+            schemeLength = 7
+        } else if lowered.hasPrefix("https://") {
+            schemeLength = 8
+        } else {
+            return nil
+        }
+        let rest = uri.dropFirst(schemeLength)
+        let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = rest[..<end]
+        var path = rest[end...]
+        if path.isEmpty || path.hasPrefix("?") { path = Substring("/" + path) }
+        return (authority, path)
+    }
+
+    package static func describe(_ rejection: RequestTarget.Rejection) -> String {
+        switch rejection {
+        case .notOriginForm: "The request target must be a path starting with \"/\"."
+        case .dotSegment: "The path contains a \".\" or \"..\" segment (possibly percent-encoded); it is refused."
+        case .forbiddenCharacter: "The path contains a NUL or control character; it is refused."
+        case .ambiguousEncoding:
+            "The path is encoded in a way an upstream could read as \".\" or \"/\" (encoded more than "
+                + "\(RequestTarget.maximumDecodingRounds) times, %u, or overlong UTF-8); it is refused."
+        case .malformedPercentEncoding:
+            "The request target has a \"%\" that is not followed by two hexadecimal digits; it is refused."
+        }
+    }
+
+    package init(policy: SafetyPolicy) {
+        self.policy = policy
+    }
+}
+
+/// What the request guard decided about a request head.
+package enum GuardDecision {
+    /// Go on with `target` (an absolute-form target has become origin-form); `corsOrigin` is the allowed browser
+    /// origin to answer with CORS headers, if the request came from one.
+    case allow(target: RequestTarget, corsOrigin: String?)
+    /// A CORS preflight from an allowed origin: answered by the proxy itself, never forwarded, never with a token.
+    case preflight(origin: String, requestedMethod: String, requestedHeaders: String?)
+    /// Refused before anything else happens.
+    case refuse(ProxyError)
+}
+
+/// Detects bytes of a request that NIO's parser could not hand over unchanged.
+///
+/// NIO builds header values and the request target as Swift strings, which repairs bytes that are not UTF-8 into
+/// U+FFFD (EF BF BD). A proxy must pass such bytes through unchanged or refuse the message (RFC 9110 §5.5, SPEC §8);
+/// since the original bytes are gone, the request is refused. A client that sent a literal U+FFFD is refused too —
+/// the two cannot be told apart, and that character has no business in a header.
+package enum OpaqueBytes {
+    /// Whether `value` contains U+FFFD, the mark of a byte sequence that was not UTF-8.
+    package static func wereReplaced(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            // Almost every value is ASCII: one pass finding no 0xEF is the whole cost.
+            var index = 0
+            while let found = bytes[index...].firstIndex(of: 0xEF) {
+                if found + 2 < bytes.count, bytes[found + 1] == 0xBF, bytes[found + 2] == 0xBD { return true }
+                index = found + 1
+            }
+            return false
+        }
+    }
+}

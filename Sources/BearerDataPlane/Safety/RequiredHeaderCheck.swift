@@ -1,0 +1,28 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+
+/// A route's ``RequiredHeader`` as the data plane checks it on every request (#26 item 3), built once per
+/// configuration: the value, when one is required, held as a ``ClientKey`` — compared in constant time, whatever
+/// the length of what a client sends.
+package struct RequiredHeaderCheck: Sendable {
+    package let name: String
+    private let value: ClientKey?
+
+    package init(_ header: RequiredHeader) {
+        name = header.name
+        value = header.value.map(ClientKey.init)
+    }
+
+    /// Whether `headers` carry the header exactly once, non-empty, with the required value when there is one. Two
+    /// fields of the name are refused: a check and a backend could each read another one.
+    package func isSatisfied(by headers: HTTPHeaders) -> Bool {
+        // HTTPHeaders looks names up without case (RFC 9110 §5.1).
+        let values = headers[name]
+        guard values.count == 1, let sent = values.first, !sent.isEmpty else { return false }
+        return value?.matches(sent) ?? true
+    }
+}

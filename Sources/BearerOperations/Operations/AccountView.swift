@@ -1,0 +1,31 @@
+// A file of its own although short: this protocol is the boundary between `Admin/` and `Operations/` above and
+// `Runtime/` (whose `AccountRuntime` conforms) — what those folders may know of the account, and nothing more.
+
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+
+/// What the proxy's own endpoints and `status` need to know of the account — its configuration, its tokens,
+/// whether someone is signed in — without reaching into the composition root (``AccountRuntime`` conforms).
+public protocol AccountView: Sendable {
+    var configuration: Configuration { get }
+    var tokens: TokenCache { get }
+    /// The scope sets the routes need tokens for.
+    var scopeSets: [ScopeSet] { get }
+    var isSignedIn: Bool { get }
+    var identity: AccountIdentity? { get }
+    /// Writes of the token cache file that failed and are not yet made good (#22 item 3); nil when there are none.
+    var unsavedChanges: UnsavedChanges? { get }
+    /// The `dev` account's issuer, whose documents `/-/` serves.
+    var devIssuer: DevIssuer? { get }
+    /// A discovered route's sign-in, as `status` shows it (#25); nil for any other route.
+    func discoveredState(of route: Route) -> DiscoveredRouteState?
+}
+
+extension AccountView {
+    public func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
+}

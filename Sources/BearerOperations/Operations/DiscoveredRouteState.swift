@@ -1,0 +1,45 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What `status` and `/-/status` show of a discovered route's sign-in (#25 item 8): its state, the authorization
+/// server, the client's kind and id, the scopes and the access token's expiry — never a token or secret.
+public struct DiscoveredRouteState: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case needsSignIn = "needs-sign-in"
+        case signedIn = "signed-in"
+        case error
+    }
+
+    public var state: State
+    public var authorizationServer: String?
+    public var clientKind: String?
+    public var clientID: String?
+    public var scopes: [String]
+    public var expiresOn: Date?
+    /// Why it needs a sign-in, or what went wrong.
+    public var detail: String?
+
+    public init(
+        state: State, authorizationServer: String? = nil, clientKind: String? = nil, clientID: String? = nil,
+        scopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil
+    ) {
+        self.state = state
+        self.authorizationServer = authorizationServer
+        self.clientKind = clientKind
+        self.clientID = clientID
+        self.scopes = scopes
+        self.expiresOn = expiresOn
+        self.detail = detail
+    }
+}

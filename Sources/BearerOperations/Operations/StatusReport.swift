@@ -1,0 +1,214 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What `bearer-proxy status` and `/-/status` show: the account's identity and, per route, its scope set
+/// and whether a token is cached and until when. Never a token, refresh token or secret (SPEC §9).
+public struct StatusReport: Sendable {
+    public struct Account: Sendable {
+        public var flow: String
+        public var signedIn: Bool
+        public var identity: AccountIdentity?
+
+        package init(flow: String, signedIn: Bool, identity: AccountIdentity? = nil) {
+            self.flow = flow
+            self.signedIn = signedIn
+            self.identity = identity
+        }
+    }
+
+    public struct RouteEntry: Sendable {
+        public var prefix: String
+        public var upstream: String
+        public var scopes: ScopeSet?
+        public var token: TokenStatus?
+        /// For the `firebase` flow: which of its tokens the route carries.
+        public var kind: FirebaseTokenKind?
+        /// The headers a request must carry (`requireHeader`, global and the route's), by name.
+        public var requiredHeaders: [String] = []
+        /// A discovered route's sign-in (#25).
+        public var discovered: DiscoveredRouteState?
+    }
+
+    public var account: Account
+    public var routes: [RouteEntry]
+    public var generatedAt: Date
+    /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
+    public var requestCounts: [String: Int]?
+    /// Failed writes of the token cache file not yet made good (#22 item 3); nil when the file holds everything.
+    public var unsaved: UnsavedChanges?
+    /// Who may use the proxy: the listener and the checks in force (#26).
+    public var access: AccessSummary?
+
+    public init(
+        account runtime: any AccountView, requestCounts: [String: Int]? = nil, access: AccessSummary? = nil,
+        now: Date = Date()
+    ) {
+        self.access = access
+        self.requestCounts = requestCounts
+        account = Account(
+            flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.isSignedIn,
+            identity: runtime.identity)
+        routes = runtime.configuration.routes.routes.map { route in
+            let scopes: ScopeSet? =
+                switch route.auth {
+                case .bearer(let scopes), .providerAccess(let scopes): scopes
+                case .none, .firebaseID, .discover: nil
+                }
+            return RouteEntry(
+                prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
+                token: route.auth.tokenKey.map { runtime.tokens.status(for: $0) },
+                kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)),
+                requiredHeaders: route.requiredHeaders.map(\.name), discovered: runtime.discoveredState(of: route))
+        }
+        generatedAt = now
+        unsaved = runtime.unsavedChanges
+    }
+
+    /// The JSON document (`status --json`), keys stable for scripts.
+    public var json: Data {
+        var identity: [String: String] = [:]
+        if let known = account.identity {
+            identity["name"] = known.name
+            identity["username"] = known.username
+            identity["oid"] = known.objectID
+            identity["tid"] = known.tenantID
+            identity["firebaseUid"] = known.firebaseUID
+        }
+        let routeObjects: [[String: Any]] = routes.map { entry in
+            var object: [String: Any] = ["prefix": entry.prefix, "upstream": entry.upstream]
+            if let scopes = entry.scopes { object["scopes"] = scopes.scopes }
+            if let kind = entry.kind { object["tokenKind"] = kind.rawValue }
+            if let token = entry.token {
+                var tokenObject: [String: Any] = ["cached": token.cached]
+                if let expiresOn = token.expiresOn {
+                    tokenObject["expiresOn"] = expiresOn.formatted(.iso8601)
+                    tokenObject["expiresInSeconds"] = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt))
+                }
+                if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
+                object["token"] = tokenObject
+            }
+            if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
+            if !entry.requiredHeaders.isEmpty { object["requiredHeaders"] = entry.requiredHeaders }
+            if let discovered = entry.discovered { object["discovered"] = Self.jsonObject(discovered, at: generatedAt) }
+            return object
+        }
+        var document: [String: Any] = [
+            "account": ["flow": account.flow, "signedIn": account.signedIn, "identity": identity],
+            "routes": routeObjects,
+        ]
+        if let access { document["access"] = access.jsonObject }
+        if let unsaved {
+            document["tokenCache"] = [
+                "unsavedChanges": true, "unsavedSince": unsaved.since.formatted(.iso8601),
+                "unsavedForSeconds": Self.wholeSeconds(unsaved.duration / .seconds(1)),
+                "signInUnsaved": unsaved.includesSignIn, "failedWrites": unsaved.failedWrites,
+                "lastWriteError": unsaved.lastError,
+            ]
+        } else {
+            document["tokenCache"] = ["unsavedChanges": false]
+        }
+        return
+            JSONObject.data(document, pretty: true) ?? Data()
+    }
+
+    /// Lines for a person.
+    public var text: String {
+        var lines: [String] = []
+        var who = "account: \(account.flow)"
+        if let identity = account.identity {
+            let parts = [
+                identity.name, identity.username, identity.firebaseUID.map { "Firebase uid \($0)" },
+                identity.objectID.map { "oid \($0)" }, identity.tenantID.map { "tenant \($0)" },
+            ].compactMap { $0 }
+            if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
+        }
+        lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
+        if let access { lines.append(access.line) }
+        if let unsaved {
+            let seconds = Self.wholeSeconds(unsaved.duration / .seconds(1))
+            let what = unsaved.includesSignIn ? "the sign-in (refresh token) is" : "some tokens are"
+            lines.append(
+                "token cache: \(what) not saved for \(seconds) s (\(unsaved.failedWrites) failed writes; last: "
+                    + "\(unsaved.lastError)); retrying")
+        }
+        for entry in routes {
+            var line = "  \(entry.prefix) → \(entry.upstream)"
+            if let kind = entry.kind { line += "  \(kind.rawValue)" }
+            if let scopes = entry.scopes {
+                line += "  scopes: \(scopes.scopes.isEmpty ? "(none)" : scopes.description)"
+            }
+            if let token = entry.token {
+                if token.cached, let expiresOn = token.expiresOn {
+                    let minutes = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt)) / 60
+                    line += "  token: cached, expires in \(minutes) min"
+                    if entry.kind == .providerAccess { line += " (not refreshable: run bearer-proxy login after)" }
+                } else {
+                    line += "  token: none cached"
+                }
+                if let lastError = token.lastError { line += " (last refresh failed: \(lastError))" }
+            } else if let discovered = entry.discovered {
+                line += "  " + Self.line(discovered, route: entry.prefix, at: generatedAt)
+            } else {
+                line += "  (no token)"
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension StatusReport {
+    /// Whole seconds of `interval`, within a century either way: an expiry read from a token file, a JWT's `exp` or
+    /// a provider's number cannot reach a trapping conversion here (#22 item 7).
+    package static func wholeSeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite else { return 0 }
+        return Int(seconds: interval, rounded: .towardZero, clampedTo: -3_153_600_000...3_153_600_000)
+    }
+}
+
+extension StatusReport {
+    /// A discovered route's sign-in for `status --json`.
+    package static func jsonObject(_ state: DiscoveredRouteState, at now: Date) -> [String: Any] {
+        var object: [String: Any] = ["state": state.state.rawValue, "scopes": state.scopes]
+        object["authorizationServer"] = state.authorizationServer
+        object["clientKind"] = state.clientKind
+        object["clientId"] = state.clientID
+        object["detail"] = state.detail
+        if let expiresOn = state.expiresOn {
+            object["expiresOn"] = expiresOn.formatted(.iso8601)
+            object["expiresInSeconds"] = wholeSeconds(expiresOn.timeIntervalSince(now))
+        }
+        return object
+    }
+
+    /// A discovered route's sign-in in one line for a person.
+    package static func line(_ state: DiscoveredRouteState, route: String, at now: Date) -> String {
+        switch state.state {
+        case .needsSignIn:
+            return "discovered: needs sign-in (run bearer-proxy login \(route))"
+                + (state.detail.map { ": \($0)" } ?? "")
+        case .error:
+            return "discovered: error (\(state.detail ?? "unknown"))"
+        case .signedIn:
+            var line = "discovered: signed in at \(state.authorizationServer ?? "?")"
+            if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }
+            line += ", scopes: \(state.scopes.isEmpty ? "(none)" : state.scopes.joined(separator: " "))"
+            if let expiresOn = state.expiresOn {
+                let seconds = wholeSeconds(expiresOn.timeIntervalSince(now))
+                line += seconds > 0 ? ", token expires in \(seconds / 60) min" : ", token expired (refreshed when used)"
+            }
+            return line
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The discovered routes (#25) as `status`, `token ROUTE` and `logout ROUTE` reach them: through the account
+/// runtime's ``DiscoveredRouteTokens``, which exist only with a state directory.
+extension AccountRuntime {
+    /// The token cache of a discovered route; nil for another route or without a state directory.
+    public func discoveredTokens(for route: Route) -> TokenCache? {
+        guard case .discover = route.auth, let discovered else { return nil }
+        let caches = discovered.caches(for: configuration)
+        return caches[route.prefix]
+    }
+
+    /// Forgets the route's stored sign-in (and, with `registration`, the client registered with its authorization
+    /// server), revoking its refresh token first where the server offers revocation (RFC 7009). Returns the issuer
+    /// it was with and a line on the revocation; nil when nothing was signed in.
+    public func forgetDiscovered(
+        _ route: Route, registration: Bool
+    ) async throws(StateError) -> (issuer: String, revocation: String)? {
+        guard case .discover = route.auth, let discovered,
+            let key = try discovered.store.routeKey(upstream: route.upstream.url)
+        else { return nil }
+        let store = discovered.store
+        var revocation = "nothing to revoke"
+        if let stored = try store.signIn(key), let refreshToken = stored.refreshToken {
+            let secret = try store.registration(issuer: key.issuer).flatMap {
+                $0.clientID == key.clientID ? $0.clientSecret : nil
+            }
+            revocation = await DiscoveredTokenRequest.revoke(
+                refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
+                provider: discovered.provider())
+        }
+        try store.updateSignIn(key) { $0 = nil }
+        try store.setRouteKey(nil, upstream: route.upstream.url)
+        if registration { try store.dropRegistration(issuer: key.issuer) }
+        return (key.issuer, revocation)
+    }
+
+    public func discoveredState(of route: Route) -> DiscoveredRouteState? {
+        guard case .discover = route.auth else { return nil }
+        guard let store = discovered?.store else {
+            return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
+        }
+        do {
+            guard let key = try store.routeKey(upstream: route.upstream.url), let stored = try store.signIn(key)
+            else { return DiscoveredRouteState(state: .needsSignIn) }
+            let usable = stored.refreshToken != nil || (stored.expiresOn.map { $0 > Date() } ?? false)
+            return DiscoveredRouteState(
+                state: usable ? .signedIn : .needsSignIn, authorizationServer: key.issuer,
+                clientKind: stored.clientKind, clientID: key.clientID, scopes: stored.grantedScopes ?? stored.scopes,
+                expiresOn: stored.expiresOn, detail: usable ? nil : "its sign-in expired or was refused")
+        } catch {
+            return DiscoveredRouteState(state: .error, detail: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+import Logging
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The one owner of what is installed: the generation in force (``ProxyContext``) together with the account runtime
+/// behind it, replaced in one step by a reload, the generations it replaced that still have exchanges
+/// (``RetiringGenerations``), and what is needed to build the next one the same way as the first. The data plane
+/// reads it once per exchange (``GenerationSource``).
+package final class ReloadableState: GenerationSource {
+    /// One installed generation: the data plane's view of a configuration and the account whose tokens it serves.
+    package struct Generation: Sendable {
+        package let context: ProxyContext
+        package let account: AccountRuntime
+
+        package init(context: ProxyContext, account: AccountRuntime) {
+            self.context = context
+            self.account = account
+        }
+    }
+
+    private struct Installed: Sendable {
+        var current: Generation?
+        var retiring: RetiringGenerations
+    }
+
+    private let slot: Mutex<Installed>
+    package let stateDirectory: StateDirectory?
+    package let environment: [String: String]
+    package let logger: Logger
+    /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
+    package let now: (@Sendable () -> Date)?
+    /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
+    package let peerLookup: PeerUserPolicy.Lookup
+
+    /// How long a replaced generation's exchanges keep its account alive after a reload.
+    package static let retirementLimit: Duration = .seconds(60)
+
+    package init(
+        stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
+        now: (@Sendable () -> Date)?, peerLookup: PeerUserPolicy.Lookup = .kernel
+    ) {
+        self.slot = Mutex(Installed(current: nil, retiring: RetiringGenerations(limit: Self.retirementLimit)))
+        self.stateDirectory = stateDirectory
+        self.environment = environment
+        self.logger = logger
+        self.now = now
+        self.peerLookup = peerLookup
+    }
+
+    /// The account in force. A ``RunningProxy`` exists only once its first generation is installed.
+    package var account: AccountRuntime {
+        guard let account = slot.withLock({ $0.current?.account }) else {
+            preconditionFailure("RunningProxy.start installs a generation before returning")
+        }
+        return account
+    }
+
+    /// The generation in force, without counting an exchange against it.
+    package var context: ProxyContext? {
+        slot.withLock { $0.current?.context }
+    }
+
+    package func beginExchange() -> ProxyContext? {
+        slot.withLock { installed in
+            installed.current?.context.exchangeBegan()
+            return installed.current?.context
+        }
+    }
+
+    package var peerUsers: PeerUserPolicy? {
+        slot.withLock { $0.current?.context.requestGuard.policy.peerUsers }
+    }
+
+    /// Puts `generation` in force for every exchange from now on; the one it replaces is kept, with its account,
+    /// until its last exchange has ended (``releaseRetired()``).
+    package func install(_ generation: Generation) {
+        slot.withLock { installed in
+            if let previous = installed.current { installed.retiring.add(previous, at: .now) }
+            installed.current = generation
+        }
+    }
+
+    /// How many replaced generations still have exchanges.
+    package var retiringCount: Int { slot.withLock { $0.retiring.count } }
+
+    /// Lets go of the replaced generations that have drained (or outlived ``retirementLimit``) and returns the
+    /// accounts nothing holds any longer, for the caller to shut down.
+    package func releaseRetired() -> [AccountRuntime] {
+        slot.withLock { installed in
+            guard let current = installed.current else { return [] }
+            return installed.retiring.release(keeping: current.account, at: .now)
+        }
+    }
+
+    /// Every account still alive — the installed one and those of replaced generations — for shutdown, once the
+    /// server has drained.
+    package func releaseAll() -> [AccountRuntime] {
+        slot.withLock { installed in
+            guard let current = installed.current else { return [] }
+            return [current.account] + installed.retiring.releaseAll(keeping: current.account)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+import Logging
+import ServiceLifecycle
+
+/// The background work of the token engine, as a `Service` next to the proxy: once a second it refreshes tokens
+/// past their `refreshOn` (the current ones keep being served meanwhile), takes over changes that another process
+/// made to the token cache file, and writes again what a failed write left unsaved (#22 item 3).
+public struct TokenMaintenance: Service {
+    package let account: @Sendable () -> AccountRuntime
+    /// Shuts down the accounts of replaced configurations once their exchanges have ended (a running proxy's).
+    package let releaseRetired: @Sendable () async -> Void
+    package let interval: Duration
+
+    /// Maintains whatever account `proxy` has at each round (a reload may replace it).
+    public init(proxy: RunningProxy, interval: Duration = .seconds(1)) {
+        self.account = { proxy.account }
+        self.releaseRetired = { await proxy.releaseRetiredAccounts() }
+        self.interval = interval
+    }
+
+    public init(account: AccountRuntime, interval: Duration = .seconds(1)) {
+        self.account = { account }
+        self.releaseRetired = {}
+        self.interval = interval
+    }
+
+    public func run() async throws {
+        // Graceful shutdown cancels the loop; that is its normal end, not a failure of the service.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await tick()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// One round: release what replaced configurations no longer need, pick up another process's sign-in or
+    /// sign-out, retry a write that failed, then refresh what is due.
+    public func tick() async {
+        await releaseRetired()
+        let account = self.account()
+        account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
+        account.persistence?.saveUnsavedChanges(tokens: account.tokens, session: account.session)
+        await account.tokens.refreshDueTokens()
+    }
+}

@@ -1,0 +1,52 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// OAuth 2.0 Authorization Server Metadata (RFC 8414 §2; OpenID Connect Discovery §3 uses the same names), the
+/// members a sign-in needs.
+package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
+    package var issuer: String
+    package var authorizationEndpoint: String?
+    package var tokenEndpoint: String?
+    package var registrationEndpoint: String?
+    package var revocationEndpoint: String?
+    package var codeChallengeMethodsSupported: [String]?
+    package var scopesSupported: [String]?
+    /// Client ID Metadata Documents (MCP 2025-11-25; draft-ietf-oauth-client-id-metadata-document).
+    package var clientIDMetadataDocumentSupported: Bool?
+    /// RFC 9207: the server sends `iss` with the authorization response.
+    package var authorizationResponseIssParameterSupported: Bool?
+
+    package enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case registrationEndpoint = "registration_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case scopesSupported = "scopes_supported"
+        case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+    }
+
+    package static func decode(_ body: [UInt8], url: String) throws(DiscoveryError) -> AuthorizationServerMetadata {
+        do {
+            return try JSONDecoder().decode(AuthorizationServerMetadata.self, from: Data(body))
+        } catch {
+            throw .invalidMetadata(
+                url: url, reason: "not a JSON object with a string \"issuer\" (and the RFC 8414 member types)")
+        }
+    }
+
+    /// PKCE with S256 is advertised (RFC 8414 §2 `code_challenge_methods_supported`; the MCP specification
+    /// requires a client to refuse a server that does not list it — absent means "no PKCE", RFC 8414 §2).
+    package var supportsS256: Bool { codeChallengeMethodsSupported?.contains("S256") == true }
+}

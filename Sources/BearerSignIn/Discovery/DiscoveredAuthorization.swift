@@ -1,0 +1,66 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+
+/// What discovery found for a route (#25): the resource, its authorization server with the endpoints a sign-in
+/// uses, the scopes to ask for first and the client identity to use — every URL already checked (https, issuer,
+/// addresses). A value: `discover` prints it; `login ROUTE` (``DiscoveredSignIn``) starts from it.
+public struct DiscoveredAuthorization: Sendable, Equatable {
+    /// Where the initial scopes came from (#25 item 5).
+    public enum ScopeSource: String, Sendable, Equatable {
+        /// The `scope` of the upstream's `Bearer` challenge.
+        case challenge
+        /// The protected-resource metadata's `scopes_supported`.
+        case metadata
+        /// Neither: the sign-in asks for no scope.
+        case none
+    }
+
+    /// The upstream's status for the unauthenticated probe (401 when it asks for a token).
+    public var probeStatus: Int
+    /// Whether its `Bearer` challenge named `resource_metadata`.
+    public var metadataFromChallenge: Bool
+    /// Protected-resource metadata URLs tried, in order; the last one found it.
+    public var resourceMetadataAttempts: [MetadataAttempt]
+    /// The metadata's `resource`, exactly as written: the RFC 8707 `resource` of every token request.
+    public var resource: String
+    /// The issuer the metadata names (the first of its `authorization_servers`), byte-equal to its own metadata's.
+    public var issuer: String
+    /// Authorization-server metadata URLs tried, in order; the last one found it.
+    public var serverMetadataAttempts: [MetadataAttempt]
+    public var authorizationEndpoint: String
+    public var tokenEndpoint: String
+    public var registrationEndpoint: String?
+    public var revocationEndpoint: String?
+    public var codeChallengeMethods: [String]
+    /// RFC 9207: the server says it sends `iss` with authorization responses (then a sign-in requires it).
+    public var issParameterSupported: Bool
+    public var scopes: [String]
+    public var scopeSource: ScopeSource
+    public var registration: ClientRegistration
+
+    package init(
+        probeStatus: Int, metadataFromChallenge: Bool, resourceMetadataAttempts: [MetadataAttempt], resource: String,
+        issuer: String, serverMetadataAttempts: [MetadataAttempt], authorizationEndpoint: String, tokenEndpoint: String,
+        registrationEndpoint: String? = nil, revocationEndpoint: String? = nil, codeChallengeMethods: [String],
+        issParameterSupported: Bool, scopes: [String], scopeSource: ScopeSource, registration: ClientRegistration
+    ) {
+        self.probeStatus = probeStatus
+        self.metadataFromChallenge = metadataFromChallenge
+        self.resourceMetadataAttempts = resourceMetadataAttempts
+        self.resource = resource
+        self.issuer = issuer
+        self.serverMetadataAttempts = serverMetadataAttempts
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.registrationEndpoint = registrationEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.codeChallengeMethods = codeChallengeMethods
+        self.issParameterSupported = issParameterSupported
+        self.scopes = scopes
+        self.scopeSource = scopeSource
+        self.registration = registration
+    }
+}

@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Logging
+import NIOHTTP1
+
+/// Discovery for one route (#25 item 1): from the upstream's 401 to a ``DiscoveredAuthorization``, every rule
+/// checked on the way. Signs nobody in and sends no credential.
+///
+///  1. Probe the upstream without a token; read every `Bearer` challenge (RFC 6750 §3, RFC 9110 §11.6.1).
+///  2. Protected-resource metadata: the challenge's `resource_metadata`, else the path-form then the root-form
+///     well-known URL (RFC 9728 §3.1, §5.1). Its `resource` must be the upstream (§3.3) and it must name an
+///     authorization server.
+///  3. Authorization-server metadata from the URLs built from the issuer (``WellKnownURL``), whose `issuer`
+///     must equal the one they were built from byte for byte (RFC 8414 §3.3), with PKCE S256.
+///  4. Every OAuth URL https (http on loopback) and, for a remote upstream, reaching global addresses only.
+package struct ResourceDiscovery: Sendable {
+    package let upstream: Upstream
+    package let settings: DiscoverySettings
+    package let transport: any DiscoveryTransport
+    package let addresses: AddressPolicy
+    package let logger: Logger
+
+    package init(
+        route upstream: Upstream, settings: DiscoverySettings, transport: any DiscoveryTransport,
+        resolver: any HostResolver, logger: Logger
+    ) {
+        self.upstream = upstream
+        self.settings = settings
+        self.transport = transport
+        addresses = AddressPolicy(upstream: upstream, settings: settings, resolver: resolver)
+        self.logger = logger
+    }
+
+    package func run() async throws(DiscoveryError) -> DiscoveredAuthorization {
+        let probe = try await transport.probe(upstream.url)
+        let challenges = probe.status == 401 ? BearerChallenge.all(in: probe.headers) : []
+        let challenge = challenges.first { $0.resourceMetadata != nil } ?? challenges.first
+        logger.debug(
+            "discovery: upstream probed",
+            metadata: ["upstream": "\(upstream.url)", "status": "\(probe.status)", "challenges": "\(challenges.count)"])
+
+        let candidates = challenge?.resourceMetadata.map { [$0] } ?? WellKnownURL.protectedResource(for: upstream)
+        let (resourceMetadata, resourceAttempts) = try await firstDocument(
+            at: candidates, role: "protected-resource metadata URL")
+        guard let (metadataURL, body) = resourceMetadata else { throw .noMetadata(tried: resourceAttempts) }
+        let metadata = try ProtectedResourceMetadata.decode(body, url: metadataURL)
+        guard ProtectedResourceMetadata.resource(metadata.resource, matches: upstream) else {
+            throw .resourceMismatch(resource: metadata.resource, upstream: upstream.url)
+        }
+        guard let issuerText = metadata.authorizationServers?.first else {
+            throw .noAuthorizationServer(url: metadataURL)
+        }
+        logger.debug(
+            "discovery: protected-resource metadata", metadata: ["url": "\(metadataURL)", "issuer": "\(issuerText)"])
+
+        let issuer = try OAuthURL(issuerText, role: "authorization server")
+        guard issuer.parts.query == nil else { throw .invalidURL(role: "authorization server", url: issuerText) }
+        try await addresses.check(issuer, role: "authorization server")
+        let (serverDocument, serverAttempts) = try await firstDocument(
+            at: WellKnownURL.authorizationServer(issuer: issuer), role: "authorization-server metadata URL")
+        guard let (serverURL, serverBody) = serverDocument else {
+            throw .noAuthorizationServerMetadata(issuer: issuerText, tried: serverAttempts)
+        }
+        let server = try AuthorizationServerMetadata.decode(serverBody, url: serverURL)
+        // RFC 8414 §3.3: byte for byte — no case folding, no trailing-slash leniency.
+        guard server.issuer == issuerText else {
+            throw .issuerMismatch(expected: issuerText, found: server.issuer, url: serverURL)
+        }
+        guard server.supportsS256 else { throw .pkceUnsupported(issuer: issuerText) }
+        guard let authorization = server.authorizationEndpoint, let token = server.tokenEndpoint else {
+            throw .invalidMetadata(url: serverURL, reason: "no authorization_endpoint or token_endpoint")
+        }
+        for (url, role) in [
+            (authorization, "authorization endpoint"), (token, "token endpoint"),
+            (server.registrationEndpoint, "registration endpoint"), (server.revocationEndpoint, "revocation endpoint"),
+        ] {
+            guard let url else { continue }
+            try await addresses.check(try OAuthURL(url, role: role), role: role)
+        }
+        logger.debug("discovery: authorization-server metadata", metadata: ["url": "\(serverURL)"])
+
+        let (scopes, source) = Self.initialScopes(challenge: challenge, metadata: metadata)
+        return DiscoveredAuthorization(
+            probeStatus: probe.status, metadataFromChallenge: challenge?.resourceMetadata != nil,
+            resourceMetadataAttempts: resourceAttempts, resource: metadata.resource, issuer: issuerText,
+            serverMetadataAttempts: serverAttempts, authorizationEndpoint: authorization, tokenEndpoint: token,
+            registrationEndpoint: server.registrationEndpoint, revocationEndpoint: server.revocationEndpoint,
+            codeChallengeMethods: server.codeChallengeMethodsSupported ?? [],
+            issParameterSupported: server.authorizationResponseIssParameterSupported == true,
+            scopes: scopes, scopeSource: source,
+            registration: ClientRegistration.choose(
+                settings: settings, server: server, registrationEndpoint: server.registrationEndpoint))
+    }
+
+    /// The first URL that answers 200, each checked before it is fetched; every URL tried with its outcome.
+    private func firstDocument(
+        at urls: [String], role: String
+    ) async throws(DiscoveryError) -> (found: (url: String, body: [UInt8])?, attempts: [MetadataAttempt]) {
+        var attempts: [MetadataAttempt] = []
+        for text in urls {
+            let url = try OAuthURL(text, role: role)
+            try await addresses.check(url, role: role)
+            let outcome: String
+            do {
+                let (status, body) = try await transport.fetch(text)
+                if status == 200 {
+                    attempts.append(MetadataAttempt(url: text, outcome: "found"))
+                    return ((text, body), attempts)
+                }
+                outcome = "HTTP \(status)"
+            } catch {
+                outcome = error.explanation
+            }
+            logger.debug("discovery: no metadata", metadata: ["url": "\(text)", "outcome": "\(outcome)"])
+            attempts.append(MetadataAttempt(url: text, outcome: outcome))
+        }
+        return (nil, attempts)
+    }
+
+    /// #25 item 5: the challenge's `scope`, else the metadata's `scopes_supported`, else none.
+    package static func initialScopes(
+        challenge: BearerChallenge?, metadata: ProtectedResourceMetadata
+    ) -> ([String], DiscoveredAuthorization.ScopeSource) {
+        if let scope = challenge?.scope {
+            return (scope.split(separator: " ").map(String.init), .challenge)
+        }
+        if let supported = metadata.scopesSupported, !supported.isEmpty { return (supported, .metadata) }
+        return ([], .none)
+    }
+}
+
+extension DiscoveredAuthorization {
+    /// Discovery for `route` (which must be a discovered one) with its own short-lived HTTP client — the route's
+    /// `tls.caFile` trusted — and the system resolver: what `bearer-proxy discover` runs.
+    public static func discover(
+        for route: Route, settings: DiscoverySettings, logger: Logger
+    ) async throws(DiscoveryError) -> DiscoveredAuthorization {
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
+        let discovery = ResourceDiscovery(
+            route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
+            resolver: SystemHostResolver(), logger: logger)
+        let result: Result<DiscoveredAuthorization, DiscoveryError>
+        do {
+            result = .success(try await discovery.run())
+        } catch {
+            result = .failure(error)
+        }
+        try? await http.shutdown()
+        return try result.get()
+    }
+}

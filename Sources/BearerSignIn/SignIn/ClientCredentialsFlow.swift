@@ -1,0 +1,81 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `client-credentials`: the application signs in as itself with a secret or a certificate (RFC 6749 §4.4;
+/// protocols.md §5). Each scope set is one `{resource}/.default` request; there is no refresh token, so a
+/// token is simply requested again when it is due.
+package struct ClientCredentialsFlow: SignInFlow {
+    package enum Credential: Sendable {
+        case secret(String, method: ClientCredentialsAccount.SecretMethod)
+        case certificate(ClientCertificate, algorithm: ClientCredentialsAccount.AssertionAlgorithm)
+    }
+
+    package let name = "client-credentials"
+    package let client: OAuthClient
+    package let credential: Credential
+    package let provider: IdentityProviderClient
+    package let now: @Sendable () -> Date
+
+    /// Builds the flow from its configuration, reading the secret or the certificate once.
+    package init(
+        account: ClientCredentialsAccount, environment: [String: String], provider: IdentityProviderClient,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(TokenError) {
+        client = account.client
+        switch account.credential {
+        case .secretEnv(let variable):
+            guard let secret = environment[variable], !secret.isEmpty else {
+                throw .misconfigured(reason: "environment variable \(variable) (the client secret) is not set")
+            }
+            credential = .secret(secret, method: account.secretMethod)
+        case .certificate(let certFile, let keyFile):
+            credential = .certificate(
+                try ClientCertificate(certFile: certFile, keyFile: keyFile), algorithm: account.assertionAlgorithm)
+        }
+        self.provider = provider
+        self.now = now
+    }
+
+    package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        let endpoints = try await provider.endpoints(for: client.endpoint)
+        var form: [(String, String)] = [
+            ("client_id", client.clientId), ("scope", request.scopes.description),
+            ("grant_type", "client_credentials"),
+        ]
+        var basic: (id: String, secret: String)?
+        switch credential {
+        case .secret(let secret, .post):
+            form.append(("client_secret", secret))
+        case .secret(let secret, .basic):
+            basic = (client.clientId, secret)
+        case .certificate(let certificate, let algorithm):
+            form.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
+            form.append(
+                (
+                    "client_assertion",
+                    try certificate.assertion(
+                        clientID: client.clientId, tokenEndpoint: endpoints.token, algorithm: algorithm, now: now())
+                ))
+        }
+        if let claims = ClaimsRequest.merged(challenge: request.claims, capabilities: client.clientCapabilities) {
+            form.append(("claims", claims))
+        }
+        form += client.extraParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let issued = now()
+        do {
+            let response = try await provider.requestToken(at: endpoints.token, form: form, basicCredentials: basic)
+            return response.accessToken(for: request, at: issued)
+        } catch {
+            throw error.tokenError
+        }
+    }
+}

@@ -1,0 +1,394 @@
+import AsyncHTTPClient
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `bearer-proxy login ROUTE` for a discovered route (#25 item 4): authorization code + PKCE S256 (RFC 7636) with
+/// a fresh verifier held only in memory, `state` checked, RFC 9207 `iss` checked when present and required when
+/// the server advertises it, a loopback redirect (RFC 8252 §7.3), and the route's RFC 8707 `resource` in the
+/// authorization request and the code exchange. The outcome is stored under (issuer, client, resource).
+public struct DiscoveredSignIn: Sendable {
+    /// What a finished sign-in shows: never a token, code, verifier or secret.
+    public struct Outcome: Sendable {
+        public var issuer: String
+        public var clientKind: String
+        public var clientID: String
+        public var resource: String
+        public var scopes: [String]
+        public var expiresOn: Date?
+        public var hasRefreshToken: Bool
+
+        package init(
+            issuer: String, clientKind: String, clientID: String, resource: String, scopes: [String],
+            expiresOn: Date? = nil, hasRefreshToken: Bool
+        ) {
+            self.issuer = issuer
+            self.clientKind = clientKind
+            self.clientID = clientID
+            self.resource = resource
+            self.scopes = scopes
+            self.expiresOn = expiresOn
+            self.hasRefreshToken = hasRefreshToken
+        }
+    }
+
+    package let route: Route
+    package let settings: DiscoverySettings
+    package let found: DiscoveredAuthorization
+    package let store: DiscoveredSignInStore
+    package let provider: IdentityProviderClient
+    package let registrar: DiscoveryClient
+    package let eventLoopGroup: any EventLoopGroup
+    package let timeout: Duration
+    package let now: @Sendable () -> Date
+
+    public init(
+        route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, store: DiscoveredSignInStore,
+        provider: IdentityProviderClient, registrar: DiscoveryClient, eventLoopGroup: any EventLoopGroup,
+        timeout: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.route = route
+        self.settings = settings
+        self.found = found
+        self.store = store
+        self.provider = provider
+        self.registrar = registrar
+        self.eventLoopGroup = eventLoopGroup
+        self.timeout = timeout
+        self.now = now
+    }
+
+    /// Signs in for `route` with HTTP clients of its own (trusting `caFile` beside the system's roots), storing
+    /// the outcome in `stateDirectory`.
+    public static func run(
+        route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, caFile: String?,
+        stateDirectory: StateDirectory, console: any SignInConsole, noBrowser: Bool, logger: Logger,
+        timeout: Duration = .seconds(300)
+    ) async throws(SignInFailure) -> Outcome {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let http = HTTPClient(
+            eventLoopGroupProvider: .shared(group), configuration: DiscoveryClient.configuration(caFile: caFile))
+        let provider = IdentityProviderClient(eventLoopGroup: group, logger: logger, caFile: caFile)
+        let signIn = DiscoveredSignIn(
+            route: route, settings: settings, found: found, store: DiscoveredSignInStore(directory: stateDirectory),
+            provider: provider, registrar: DiscoveryClient(http: http, logger: logger), eventLoopGroup: group,
+            timeout: timeout)
+        let result: Result<Outcome, SignInFailure>
+        do {
+            result = .success(try await signIn.run(console: console, noBrowser: noBrowser))
+        } catch {
+            result = .failure(error)
+        }
+        try? await provider.shutdown()
+        try? await http.shutdown()
+        return try result.get()
+    }
+
+    /// The command that starts this sign-in again, for the messages.
+    package var command: String { "bearer-proxy login \(route.prefix)" }
+
+    /// Signs in, one interactive sign-in per authorization server on this machine at a time (#25 item 6): a
+    /// second `login` for a route of the same server waits for the first — under a `flock` the kernel releases
+    /// with its process, never a file with a timestamp — and, when the first one stored a sign-in for this route
+    /// meanwhile, uses it instead of opening a second browser tab.
+    /// - Parameter noBrowser: print the URL and read the redirected address from `console` instead of waiting
+    ///   on the loopback listener (a browser on another machine).
+    public func run(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
+        let lock = RedemptionLock(directory: store.directory, fileName: store.signInLockName(issuer: found.issuer))
+        let before = storedSignIn()
+        var waited = false
+        return try await lock.withLock(
+            maximumWait: timeout + .seconds(30),
+            waiting: {
+                waited = true
+                console.show(
+                    "Another sign-in with \(found.issuer) is in progress on this machine; waiting for it instead of "
+                        + "opening a second browser tab…")
+            }
+        ) { (outcome: RedemptionLock.Outcome) async throws(SignInFailure) -> Outcome in
+            if waited, outcome != .cancelled, let done = storedSignIn(), done != before {
+                console.show("Signed in by the other sign-in.")
+                return Self.outcome(of: done)
+            }
+            if outcome == .cancelled { throw SignInFailure(.cancelled, "Sign-in cancelled.") }
+            return try await signInOnce(console: console, noBrowser: noBrowser)
+        }
+    }
+
+    /// The sign-in this route uses now, if one is stored for the authorization server discovery found.
+    private func storedSignIn() -> PersistedDiscoveredSignIn? {
+        guard let key = try? store.routeKey(upstream: route.upstream.url), key.issuer == found.issuer,
+            key.resource == found.resource
+        else { return nil }
+        return try? store.signIn(key)
+    }
+
+    private static func outcome(of stored: PersistedDiscoveredSignIn) -> Outcome {
+        Outcome(
+            issuer: stored.key.issuer, clientKind: stored.clientKind, clientID: stored.key.clientID,
+            resource: stored.key.resource, scopes: stored.grantedScopes ?? stored.scopes, expiresOn: stored.expiresOn,
+            hasRefreshToken: stored.refreshToken != nil)
+    }
+
+    /// Signs in once; a stored registration the server no longer knows (`invalid_client`) is dropped and the
+    /// sign-in runs once more with a new one (#25 item 3).
+    private func signInOnce(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
+        do {
+            return try await attempt(console: console, noBrowser: noBrowser, reuseRegistration: true)
+        } catch {
+            guard case .staleRegistration = error else { throw error.failure }
+        }
+        console.show("The authorization server no longer knows the stored client registration; registering again.")
+        do {
+            try store.dropRegistration(issuer: found.issuer)
+        } catch {
+            throw SignInFailure(.misconfigured, "\(error)")
+        }
+        do {
+            return try await attempt(console: console, noBrowser: noBrowser, reuseRegistration: false)
+        } catch {
+            throw error.failure
+        }
+    }
+
+    package enum AttemptFailure: Error {
+        case staleRegistration
+        case failed(SignInFailure)
+
+        package var failure: SignInFailure {
+            switch self {
+            case .staleRegistration:
+                SignInFailure(
+                    .misconfigured, "The authorization server refused a client it has just registered (invalid_client)."
+                )
+            case .failed(let failure): failure
+            }
+        }
+    }
+
+    private func attempt(
+        console: any SignInConsole, noBrowser: Bool, reuseRegistration: Bool
+    ) async throws(AttemptFailure) -> Outcome {
+        let proofKey = ProofKey()  // fresh per flow, in memory only
+        let state = ProofKey.randomToken()
+        let listener: LoopbackRedirectListener
+        do {
+            let page: @Sendable (AuthorizationCallback) -> String = { RedirectPage.html(for: $0, expectedState: state) }
+            // Any port: the one the stored registration was made with first, for a server that (against RFC 8252
+            // §7.3) compares the loopback port too; when it is taken, another.
+            if settings.redirectPort == 0, reuseRegistration, let port = registeredPort(),
+                let reused = try? await LoopbackRedirectListener.start(
+                    port: port, group: eventLoopGroup, timeout: timeout, page: page)
+            {
+                listener = reused
+            } else {
+                listener = try await LoopbackRedirectListener.start(
+                    port: settings.redirectPort, group: eventLoopGroup, timeout: timeout, page: page)
+            }
+        } catch {
+            throw .failed(
+                SignInFailure(
+                    .misconfigured,
+                    "Cannot listen on 127.0.0.1:\(settings.redirectPort) for the sign-in redirect (\(error)); set "
+                        + "\"discovery\": {\"redirectPort\": …} on the route to a free port, or 0 for any."))
+        }
+        let client: DiscoveredClient
+        do {
+            client = try await clientIdentity(redirectPort: listener.port, reuse: reuseRegistration)
+        } catch {
+            await listener.close()
+            throw .failed(error)
+        }
+        let url = authorizationURL(client: client, redirectURI: listener.redirectURI, proofKey: proofKey, state: state)
+        let callback: AuthorizationCallback
+        do {
+            callback = try await awaitCallback(url: url, listener: listener, console: console, noBrowser: noBrowser)
+            try check(callback, state: state)
+        } catch {
+            throw .failed(error)
+        }
+        guard let code = callback.code, !code.isEmpty else {
+            throw .failed(SignInFailure(.unavailable, "The browser came back without an authorization code."))
+        }
+        let issued = now()
+        let response: TokenResponse
+        do {
+            response = try await provider.requestToken(
+                at: found.tokenEndpoint,
+                form: DiscoveredTokenRequest.authorizationCode(
+                    code, verifier: proofKey.verifier, redirectURI: listener.redirectURI, resource: found.resource,
+                    client: client),
+                basicCredentials: client.basicCredentials)
+        } catch .rejected(let failure) where failure.error == "invalid_client" && client.kind == .dynamic {
+            throw .staleRegistration
+        } catch {
+            throw .failed(SignInFailure(error.tokenError))
+        }
+        return try save(response, client: client, at: issued)
+    }
+
+    /// The loopback port of the redirect URI the stored registration with this server was made with, if any.
+    private func registeredPort() -> Int? {
+        guard case .dynamic = found.registration,
+            let redirectURI = (try? store.registration(issuer: found.issuer))??.redirectURI,
+            let port = redirectURI.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
+        else { return nil }
+        return port
+    }
+
+    /// The client identity, in the order of #25 item 3: the route's `clientId`, else the stored registration with
+    /// this very server, else a new dynamic registration, else what to configure.
+    private func clientIdentity(redirectPort: Int, reuse: Bool) async throws(SignInFailure) -> DiscoveredClient {
+        let endpoint: String
+        switch found.registration {
+        case .configured(let clientID):
+            return DiscoveredClient(id: clientID, secret: nil, kind: .configured)
+        case .dynamic(let registrationEndpoint):
+            endpoint = registrationEndpoint
+        case .metadataDocument(let url):
+            guard let registrationEndpoint = found.registrationEndpoint else {
+                throw SignInFailure(
+                    .misconfigured,
+                    "Signing in with a Client ID Metadata Document (\(DiscoveryError.shown(url))) is not supported "
+                        + "yet, and the server offers no dynamic registration; register a client with it and set "
+                        + "\"discovery\": {\"clientId\": \"…\"} on the route.")
+            }
+            endpoint = registrationEndpoint
+        case .unavailable:
+            throw SignInFailure(.misconfigured, "No client identity: \(found.registration.explanation).")
+        }
+        do {
+            // Only a registration made with this issuer at this endpoint: never one of another server (#25 item 3).
+            if reuse, let stored = try store.registration(issuer: found.issuer),
+                stored.registrationEndpoint == endpoint
+            {
+                return DiscoveredClient(id: stored.clientID, secret: stored.clientSecret, kind: .dynamic)
+            }
+        } catch {
+            throw SignInFailure(.misconfigured, "\(error)")
+        }
+        let registered: RegisteredClient
+        do {
+            registered = try await registrar.register(
+                ClientRegistrationRequest(redirectPort: redirectPort, scopes: found.scopes), at: endpoint)
+        } catch {
+            throw SignInFailure(.misconfigured, error.explanation)
+        }
+        do {
+            try store.saveRegistration(
+                PersistedRegistration(
+                    issuer: found.issuer, registrationEndpoint: endpoint, clientID: registered.clientID,
+                    clientSecret: registered.clientSecret, secretExpiresAt: registered.secretExpiresAt,
+                    redirectURI: "http://127.0.0.1:\(redirectPort)/"))
+        } catch {
+            throw SignInFailure(.misconfigured, "\(error)")
+        }
+        return DiscoveredClient(id: registered.clientID, secret: registered.clientSecret, kind: .dynamic)
+    }
+
+    /// The authorization request (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3) and `resource` (RFC 8707 §2.1).
+    package func authorizationURL(client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String)
+        -> String
+    {
+        var query: [(String, String)] = [
+            ("response_type", "code"), ("client_id", client.id), ("redirect_uri", redirectURI), ("state", state),
+            ("code_challenge", proofKey.challenge), ("code_challenge_method", "S256"), ("resource", found.resource),
+        ]
+        if !found.scopes.isEmpty { query.append(("scope", found.scopes.joined(separator: " "))) }
+        let endpoint = found.authorizationEndpoint
+        return endpoint + (endpoint.contains("?") ? "&" : "?") + FormEncoding.encode(query)
+    }
+
+    private func awaitCallback(
+        url: String, listener: LoopbackRedirectListener, console: any SignInConsole, noBrowser: Bool
+    ) async throws(SignInFailure) -> AuthorizationCallback {
+        guard noBrowser else {
+            await console.presentSignIn(url, heading: "Sign in for \(route.prefix) at \(found.issuer):")
+            return try await listener.callback(
+                timeoutMessage: "Nobody finished the sign-in in the browser within "
+                    + "\(timeout.components.seconds / 60) min; run: \(command) to try again.")
+        }
+        console.show("Sign in for \(route.prefix) at \(found.issuer): open this address in any browser:")
+        console.show("")
+        console.show("  " + url)
+        console.show("")
+        let pasted: String
+        do {
+            pasted = try await console.ask(
+                "Then paste the address the browser was sent to (\(listener.redirectURI)?…):", hidden: false)
+        } catch {
+            await listener.close()
+            throw error
+        }
+        await listener.close()
+        return AuthorizationCallback(target: pasted.trimmingWhitespace())
+    }
+
+    /// `state` first (RFC 6749 §10.12), then the issuer (RFC 9207 §2.4: a response from another server is a
+    /// mix-up attack), then the server's own error.
+    private func check(_ callback: AuthorizationCallback, state: String) throws(SignInFailure) {
+        guard callback.state == state else {
+            throw SignInFailure(
+                .rejected,
+                "The browser came back with a state that this sign-in did not send (a stale tab, or a forged "
+                    + "request); nothing was signed in. Run: \(command)")
+        }
+        if let iss = callback.parameters["iss"] {
+            guard iss == found.issuer else {
+                throw SignInFailure(
+                    .rejected,
+                    "The authorization response names another issuer (\(DiscoveryError.shown(iss))) than the one "
+                        + "this sign-in was sent to (\(found.issuer)): a possible mix-up attack (RFC 9207); nothing "
+                        + "was signed in.")
+            }
+        } else if found.issParameterSupported {
+            throw SignInFailure(
+                .rejected,
+                "The authorization response carries no iss although \(found.issuer) says it sends one (RFC 9207); "
+                    + "nothing was signed in.")
+        }
+        if let error = callback.error {
+            let detail = callback.errorDescription.map { " (\(DiscoveryError.shown($0)))" } ?? ""
+            if error == "access_denied" {
+                throw SignInFailure(
+                    .rejected,
+                    "The sign-in was cancelled or denied in the browser\(detail); run: \(command) to try again.")
+            }
+            throw SignInFailure(
+                .misconfigured,
+                "The authorization server refused the sign-in: \(DiscoveryError.shown(error))\(detail).")
+        }
+    }
+
+    private func save(
+        _ response: TokenResponse, client: DiscoveredClient, at issued: Date
+    ) throws(AttemptFailure) -> Outcome {
+        let key = DiscoveredSignInKey(issuer: found.issuer, clientID: client.id, resource: found.resource)
+        var record = PersistedDiscoveredSignIn(
+            key: key, clientKind: client.kind.rawValue, tokenEndpoint: found.tokenEndpoint,
+            revocationEndpoint: found.revocationEndpoint, scopes: found.scopes)
+        DiscoveredTokenRequest.record(response, into: &record, at: issued)
+        do {
+            try store.updateSignIn(key) { $0 = record }
+            // The route now uses this sign-in: one of another server, client or resource is no longer found.
+            try store.setRouteKey(key, upstream: route.upstream.url)
+        } catch {
+            throw .failed(SignInFailure(.misconfigured, "The sign-in could not be stored: \(error)"))
+        }
+        return Outcome(
+            issuer: found.issuer, clientKind: client.kind.rawValue, clientID: client.id, resource: found.resource,
+            scopes: response.scope ?? found.scopes, expiresOn: record.expiresOn,
+            hasRefreshToken: record.refreshToken != nil)
+    }
+}

@@ -1,0 +1,191 @@
+import AsyncHTTPClient
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The control plane's HTTP client: token endpoint requests and OpenID Connect discovery, over AsyncHTTPClient on
+/// the proxy's event loops (SPEC §3).
+///
+/// Configured for an identity provider, not a browser: redirects are never followed (a token request must not
+/// be re-sent elsewhere), connection establishment is not retried for seconds (a provider that refuses
+/// connections is reported at once — data-plane pitfall 10), and every request has a deadline.
+public final class IdentityProviderClient: Sendable {
+    package let http: HTTPClient
+    private let logger: Logger
+    private let discovered = Mutex<[String: ProviderEndpoints]>([:])
+    /// The whole exchange, connect included; a provider slower than this is reported unavailable.
+    package static let deadline: TimeAmount = .seconds(30)
+    /// Token endpoint answers larger than this are refused (a real one is a few KiB).
+    package static let maximumResponseBytes = 1 << 20
+
+    /// - Parameter caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
+    ///   provider behind a private CA).
+    public init(eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil) {
+        http = HTTPClient(
+            eventLoopGroupProvider: .shared(eventLoopGroup),
+            configuration: DiscoveryClient.configuration(caFile: caFile, read: .seconds(30)))
+        self.logger = logger
+    }
+
+    /// Releases the client's connections; call once, at shutdown.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    /// The provider's endpoints: Microsoft's v2.0 paths under an authority, or the issuer's discovery document
+    /// (OpenID Connect Discovery 1.0 §4), fetched once and kept.
+    package func endpoints(for endpoint: IdentityEndpoint) async throws(TokenError) -> ProviderEndpoints {
+        switch endpoint {
+        case .authority(let authority):
+            return ProviderEndpoints(microsoftAuthority: authority)
+        case .issuer(let issuer):
+            if let known = discovered.withLock({ $0[issuer] }) { return known }
+            let url =
+                issuer.hasSuffix("/")
+                ? issuer + ".well-known/openid-configuration"
+                : issuer + "/.well-known/openid-configuration"
+            let (status, _, body) = try await send(HTTPClientRequest(url: url))
+            guard status == 200, let document = ProviderEndpoints(discovery: body) else {
+                throw status >= 500
+                    ? .providerUnavailable(reason: "discovery at \(url) answered \(status)", retryAfterSeconds: 5)
+                    : .misconfigured(reason: "no OpenID Connect discovery document at \(url) (HTTP \(status))")
+            }
+            discovered.withLock { $0[issuer] = document }
+            return document
+        }
+    }
+
+    /// POSTs a form to a token endpoint and decodes the answer.
+    ///
+    /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    package func requestToken(
+        at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+    ) async throws(TokenEndpointCallFailure) -> TokenResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "accept", value: "application/json")
+        if let basicCredentials {
+            // RFC 6749 §2.3.1: each part is form-urlencoded before being joined and base64-encoded.
+            let pair = FormEncoding.encode(basicCredentials.id) + ":" + FormEncoding.encode(basicCredentials.secret)
+            request.headers.add(name: "authorization", value: "Basic " + Data(pair.utf8).base64EncodedString())
+        }
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+        do {
+            (status, headers, body) = try await send(request)
+        } catch {
+            throw .unreachable(error)
+        }
+        return try Self.tokenResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A token endpoint answer decoded: the token response, or the failure it describes.
+    package static func tokenResponse(
+        status: Int, headers: HTTPHeaders, body: Data
+    ) throws(TokenEndpointCallFailure) -> TokenResponse {
+        if status == 200, let response = TokenResponse(json: body) { return response }
+        let retryAfter = RetryAfter.seconds(headers.first(name: "retry-after"))
+        throw .rejected(TokenEndpointFailure(status: status, json: body, retryAfter: retryAfter))
+    }
+
+    /// POSTs a form and returns the raw answer, for endpoints whose successful answers are not token responses
+    /// (native authentication's `initiate` and `challenge`, device authorization, token revocation).
+    package func postForm(to url: String, form: [(String, String)]) async throws(TokenError) -> (
+        status: Int, headers: HTTPHeaders, body: Data
+    ) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "accept", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        return try await send(request)
+    }
+
+    package func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
+        do {
+            let response = try await http.execute(request, timeout: Self.deadline, logger: logger)
+            let body = try await response.body.collect(upTo: Self.maximumResponseBytes)
+            return (Int(response.status.code), response.headers, Data(buffer: body))
+        } catch {
+            throw .providerUnavailable(reason: Self.describe(error, url: request.url), retryAfterSeconds: 5)
+        }
+    }
+
+    private static func describe(_ error: any Error, url: String) -> String {
+        let host = URL(string: url)?.host ?? "the identity provider"
+        switch error {
+        case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:
+            return "\(host) did not answer in time"
+        case let error as HTTPClientError:
+            return "\(host): \(Self.describe(error))"
+        default:
+            // Never the library's own description: BoringSSL's carries its build path (issue #27).
+            return "cannot reach \(host): \(ConnectionFailure(error).explanation)"
+        }
+    }
+
+    /// AsyncHTTPClient's own errors: the connection ones in ``ConnectionFailure``'s words; the rest by their case
+    /// name, which is all their description holds ("HTTPClientError.bodyLengthMismatch").
+    private static func describe(_ error: HTTPClientError) -> String {
+        switch error {
+        case .connectTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout, .tlsHandshakeTimeout:
+            ConnectionFailure.timedOut.explanation
+        case .remoteConnectionClosed, .cancelled: ConnectionFailure.reset.explanation
+        default: "\(error)"
+        }
+    }
+}
+
+/// Why a token endpoint call produced no token: the provider could not be reached, or it answered with an error.
+package enum TokenEndpointCallFailure: Error {
+    case unreachable(TokenError)
+    case rejected(TokenEndpointFailure)
+
+    package var tokenError: TokenError {
+        switch self {
+        case .unreachable(let error): error
+        case .rejected(let failure): failure.tokenError
+        }
+    }
+}
+
+extension Data {
+    fileprivate init(buffer: ByteBuffer) {
+        self = buffer.withUnsafeReadableBytes { Data($0) }
+    }
+}
+
+/// The `claims` parameter of a token request (OpenID Connect Core §5.5): the resource server's challenge merged
+/// with the client's declared capabilities (`xms_cc`, e.g. `cp1` for continuous access evaluation — protocols.md
+/// §9), as MSAL merges them.
+package enum ClaimsRequest {
+    package static func merged(challenge: String?, capabilities: [String]) -> String? {
+        var root = challenge.flatMap { JSONObject.dictionary(Data($0.utf8)) } ?? [:]
+        if challenge != nil && root.isEmpty, let challenge { return challenge }  // not JSON: pass as received
+        if !capabilities.isEmpty {
+            var accessToken = root["access_token"] as? [String: Any] ?? [:]
+            accessToken["xms_cc"] = ["values": capabilities]
+            root["access_token"] = accessToken
+        }
+        guard !root.isEmpty,
+            let data = JSONObject.data(root)
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,134 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Which sign-in a discovered route's tokens belong to (#25): the authorization server's issuer, the client id and
+/// the RFC 8707 resource. Tokens are stored and looked up by all three, so a token of one authorization server,
+/// client or resource is never found for another (audience isolation, mix-up).
+public struct DiscoveredSignInKey: Sendable, Hashable, Codable {
+    public var issuer: String
+    public var clientID: String
+    public var resource: String
+
+    public init(issuer: String, clientID: String, resource: String) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.resource = resource
+    }
+}
+
+/// A client registered dynamically (RFC 7591) with one authorization server, kept for its next sign-ins. Stored
+/// under its issuer and shown to no other server.
+package struct PersistedRegistration: Sendable, Equatable, Codable {
+    package var issuer: String
+    package var registrationEndpoint: String
+    package var clientID: String
+    /// A secret the server issued despite `token_endpoint_auth_method: none`; never printed.
+    package var clientSecret: String?
+    package var secretExpiresAt: Int?
+    /// The loopback redirect URI it was registered with; a later sign-in on any port listens there first.
+    package var redirectURI: String?
+
+    package init(
+        issuer: String, registrationEndpoint: String, clientID: String, clientSecret: String? = nil,
+        secretExpiresAt: Int? = nil, redirectURI: String? = nil
+    ) {
+        self.issuer = issuer
+        self.registrationEndpoint = registrationEndpoint
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.secretExpiresAt = secretExpiresAt
+        self.redirectURI = redirectURI
+    }
+}
+
+/// A discovered route's sign-in: what discovery found that the token requests need (cached with the tokens, #25
+/// item 1) and the tokens themselves. The refresh token rotates; the newest is always the one stored.
+package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
+    package var key: DiscoveredSignInKey
+    /// `configured` or `dynamic` (``ClientRegistration/kind``).
+    package var clientKind: String
+    package var tokenEndpoint: String
+    package var revocationEndpoint: String?
+    package var scopes: [String]
+    package var refreshToken: String?
+    package var accessToken: String?
+    package var expiresOn: Date?
+    package var issuedAt: Date?
+    package var grantedScopes: [String]?
+
+    package init(
+        key: DiscoveredSignInKey, clientKind: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
+        scopes: [String], refreshToken: String? = nil, accessToken: String? = nil, expiresOn: Date? = nil,
+        issuedAt: Date? = nil, grantedScopes: [String]? = nil
+    ) {
+        self.key = key
+        self.clientKind = clientKind
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.scopes = scopes
+        self.refreshToken = refreshToken
+        self.accessToken = accessToken
+        self.expiresOn = expiresOn
+        self.issuedAt = issuedAt
+        self.grantedScopes = grantedScopes
+    }
+}
+
+/// Which sign-in each discovered route's upstream uses, written by `login ROUTE`: the data plane finds its route's
+/// tokens through it without discovering again.
+package struct PersistedDiscoveredRoutes: Sendable, Equatable, Codable {
+    package var routes: [String: DiscoveredSignInKey] = [:]
+
+    package init(routes: [String: DiscoveredSignInKey] = [:]) {
+        self.routes = routes
+    }
+}
+
+// The refresh token, the access token and a client secret are secrets: no rendering of these records shows them
+// (house rule 6), whatever prints one by accident — an interpolation, a `dump`, a test's failure message.
+
+extension PersistedRegistration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String {
+        "PersistedRegistration(issuer: \(issuer), clientID: \(clientID), clientSecret: "
+            + "\(clientSecret == nil ? "none" : "<redacted>"), redirectURI: \(redirectURI ?? "none"))"
+    }
+
+    package var debugDescription: String { description }
+
+    package var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "issuer": issuer, "registrationEndpoint": registrationEndpoint, "clientID": clientID,
+                "clientSecret": clientSecret == nil ? "none" : "<redacted>", "redirectURI": redirectURI as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+extension PersistedDiscoveredSignIn: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String {
+        "PersistedDiscoveredSignIn(issuer: \(key.issuer), clientID: \(key.clientID), resource: \(key.resource), "
+            + "refreshToken: \(refreshToken == nil ? "none" : "<redacted>"), accessToken: "
+            + "\(accessToken == nil ? "none" : "<redacted>"), expiresOn: \(expiresOn.map { "\($0)" } ?? "none"))"
+    }
+
+    package var debugDescription: String { description }
+
+    package var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "key": key, "clientKind": clientKind, "tokenEndpoint": tokenEndpoint, "scopes": scopes,
+                "refreshToken": refreshToken == nil ? "none" : "<redacted>",
+                "accessToken": accessToken == nil ? "none" : "<redacted>", "expiresOn": expiresOn as Any,
+            ], displayStyle: .struct)
+    }
+}

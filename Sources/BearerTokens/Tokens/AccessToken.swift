@@ -1,0 +1,82 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An access token for one scope set, with the times that decide when it may be used.
+///
+/// The token value is a secret: `description` and `debugDescription` never show it, so a token that ends up in a
+/// log line or an error message by accident prints `<redacted>`.
+public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
+    public let value: String
+    /// `Bearer <value>`, built once per token rather than once per request (a token is ~1 KiB).
+    package let authorizationHeader: String
+    /// The scope set the token was requested for.
+    public let scopes: ScopeSet
+    /// The scopes the provider says it granted (its `scope` response, else the requested ones); a later request
+    /// for any subset of these can use this token (as MSAL does).
+    public let grantedScopes: Set<String>
+    /// When the identity provider says the token stops working.
+    public let expiresOn: Date
+    /// When to refresh it proactively (`refresh_in` if the provider sent it, else the half-life).
+    public let refreshOn: Date
+    /// When this process received it (for a token read back from the token cache file: estimated from its
+    /// half-life). Its lifetime, `expiresOn - issuedAt`, sets its margin (``margin``).
+    public let issuedAt: Date
+
+    public init(
+        value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,
+        issuedAt: Date
+    ) {
+        self.value = value
+        self.authorizationHeader = "Bearer " + value
+        self.scopes = scopes
+        self.grantedScopes = Set(grantedScopes ?? scopes.scopes)
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2)
+        self.issuedAt = issuedAt
+    }
+
+    /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
+    /// that carries it is still on its way (envoy #45749 is the bug this margin avoids).
+    public static let minimumRemainingLifetime: TimeInterval = 5 * 60
+
+    /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
+    /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would
+    /// cost a token request (#22 item 6; docs/tokens.md).
+    public var margin: TimeInterval {
+        let lifetime = expiresOn.timeIntervalSince(issuedAt)
+        guard lifetime.isFinite, lifetime > 0 else { return 0 }
+        return min(Self.minimumRemainingLifetime, lifetime / 4)
+    }
+
+    /// Whether the token has not expired at `now`.
+    public func isValid(at now: Date) -> Bool {
+        expiresOn.timeIntervalSince(now) > 0
+    }
+
+    /// Whether the token may be sent at `now`: it is valid and has at least its ``margin`` left. (The token cache
+    /// also sends a valid token it obtained moments ago: ``TokenCache/minimumFetchInterval``.)
+    public func isUsable(at now: Date) -> Bool {
+        let left = expiresOn.timeIntervalSince(now)
+        return left > 0 && left >= margin
+    }
+
+    /// Whether this token may serve a request for `requested` (every requested scope was granted).
+    public func covers(_ requested: ScopeSet) -> Bool {
+        requested.scopes.allSatisfy { grantedScopes.contains($0) }
+    }
+
+    public var description: String {
+        "AccessToken(<redacted>, scopes: \(scopes), expiresOn: \(expiresOn))"
+    }
+
+    public var debugDescription: String { description }
+}

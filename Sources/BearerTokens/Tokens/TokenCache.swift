@@ -1,0 +1,401 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The one owner of the account's access tokens, keyed by scope set (SPEC §7).
+///
+/// - ``cachedToken(for:)`` is the data plane's synchronous fast path: a usable token (≥ 5 min left) or nil.
+/// - ``accessToken(for:claims:)`` fetches one when none is usable. Fetches are **single-flight**: the first caller
+///   for a request asks the flow, later callers wait for that same answer, so a thousand concurrent requests on a
+///   cold cache make exactly one token request.
+/// - A failed fetch **throttles** its scope set: until `Retry-After` (or a short backoff) passes, callers get the
+///   same failure without a new request — the provider is never hammered (protocols.md §2, MSAL's throttling).
+/// - ``refreshDueTokens()`` refreshes tokens past their `refreshOn` in the background while they keep being
+///   served; a failed refresh keeps the still-valid token and retries with backoff.
+public final class TokenCache: Sendable {
+    private struct Throttle {
+        /// On the monotonic clock (``uptime``): a wall clock that steps back does not lengthen it.
+        var until: Duration
+        var error: TokenError
+        var failures: Int
+    }
+
+    private struct State {
+        var tokens: [ScopeSet: AccessToken] = [:]
+        /// Who waits for the fetch under way for a request; each is handed its outcome.
+        var waiters: [TokenRequest: [CheckedContinuation<Result<AccessToken, TokenError>?, Never>]] = [:]
+        var throttles: [ScopeSet: Throttle] = [:]
+        var lastRefreshError: [ScopeSet: TokenError] = [:]
+        /// When each scope set's current token was obtained, on the monotonic clock (``uptime``).
+        var fetchedAt: [ScopeSet: Duration] = [:]
+        /// Each cached token's expiry and refresh time on the monotonic clock, from when it entered the cache.
+        var lifetimes: [ScopeSet: MonotonicLifetime] = [:]
+
+        /// Puts `token` in place for `scopes`, its times carried over to the monotonic clock.
+        mutating func store(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) {
+            tokens[scopes] = token
+            lifetimes[scopes] = MonotonicLifetime(token, now: now, uptime: uptime)
+        }
+
+        /// Forgets every token.
+        mutating func removeAllTokens() {
+            tokens = [:]
+            lifetimes = [:]
+            fetchedAt = [:]
+        }
+
+        /// Seconds of life `token` (cached for `scopes`) has left by both clocks: the wall clock against its
+        /// `expiresOn`, the monotonic clock against when it entered the cache (``MonotonicLifetime``).
+        func remaining(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> TimeInterval {
+            let wall = token.expiresOn.timeIntervalSince(now)
+            guard let lifetime = lifetimes[scopes] else { return wall }
+            return min(wall, lifetime.remaining(at: uptime))
+        }
+
+        /// Whether `token` is due for refresh by either clock.
+        func isDue(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> Bool {
+            token.refreshOn <= now || (lifetimes[scopes].map { $0.refreshAt <= uptime } ?? false)
+        }
+    }
+
+    private let flow: any SignInFlow
+    private let now: @Sendable () -> Date
+    /// The monotonic clock every duration here is measured on (#22 item 1); only expiry, which the provider states
+    /// in wall time, is compared with ``now``.
+    private let uptime: @Sendable () -> Duration
+    private let state = Mutex(State())
+    private let onChange: (@Sendable (TokenCacheChange) -> Void)?
+    private let observer: (any TokenCacheObserver)?
+    /// Time since an arbitrary start on the system's monotonic clock (`CLOCK_BOOTTIME` on Linux: it counts
+    /// suspend, and no one can set it).
+    public static let systemUptime: @Sendable () -> Duration = {
+        let start = ContinuousClock.now
+        return { ContinuousClock.now - start }
+    }()
+
+    /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
+    package static let baseBackoff: TimeInterval = 2
+    package static let maximumBackoff: TimeInterval = 60
+    private let throttlesSignInRequired: Bool
+
+    /// - Parameters:
+    ///   - flow: where fresh tokens come from.
+    ///   - now: the wall clock; tests pass their own so expiry and backoff are tested without sleeping.
+    ///   - uptime: the monotonic clock for back-offs and the token-request interval; nil derives it from `now`
+    ///     (tests that drive one clock), ``systemUptime`` in production.
+    ///   - onChange: told each change (persistence).
+    ///   - observer: told about each token request (logs, metrics).
+    ///   - throttlesSignInRequired: whether "sign-in required" blocks the next requests like any failure. A flow
+    ///     that answers it from local state alone (a discovered route with nothing stored) asks nobody, so there is
+    ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request (#25).
+    public init(
+        flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
+        uptime: (@Sendable () -> Duration)? = nil,
+        onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
+        throttlesSignInRequired: Bool = true
+    ) {
+        self.throttlesSignInRequired = throttlesSignInRequired
+        self.flow = flow
+        self.now = now
+        self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
+        self.onChange = onChange
+        self.observer = observer
+    }
+
+    /// The flow's name, for logs and `status`.
+    public var flowName: String { flow.name }
+
+    /// A usable cached token for `scopes`, without waiting: the token for exactly that set, else one whose granted
+    /// scopes include all of them (MSAL's subset rule).
+    public func cachedToken(for scopes: ScopeSet) -> AccessToken? {
+        let now = self.now()
+        let uptime = self.uptime()
+        return state.withLock { Self.usable(in: $0, for: scopes, at: now, uptime: uptime) }
+    }
+
+    private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
+        func sendable(_ key: ScopeSet, _ token: AccessToken) -> Bool {
+            let left = state.remaining(token, for: key, at: now, uptime: uptime)
+            return left > 0 && (left >= token.margin || fetchAge(of: token, in: state, uptime: uptime) != nil)
+        }
+        if let token = state.tokens[scopes], sendable(scopes, token) { return token }
+        return state.tokens.first { sendable($0.key, $0.value) && $0.value.covers(scopes) }?.value
+    }
+
+    /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
+    /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
+    /// interval (#22 item 6). Measured on the monotonic clock.
+    public static let minimumFetchInterval: TimeInterval = 10
+
+    /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
+    /// ``minimumFetchInterval``; nil once it is not (or when this process did not fetch it).
+    private static func fetchAge(of token: AccessToken, in state: State, uptime: Duration) -> TimeInterval? {
+        guard let fetched = state.fetchedAt[token.scopes] else { return nil }
+        let age = (uptime - fetched) / .seconds(1)
+        return age >= 0 && age < minimumFetchInterval ? age : nil
+    }
+
+    /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
+    /// satisfies the challenge. Concurrent callers for the same request share one fetch. Only a ``TokenError`` comes
+    /// out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
+    public func accessToken(for scopes: ScopeSet, claims: String? = nil) async throws(TokenError) -> AccessToken {
+        let request = TokenRequest(scopes: scopes, claims: claims)
+        while true {
+            enum Decision {
+                case use(AccessToken)
+                case fail(TokenError)
+                case lead
+                case wait
+            }
+            let now = self.now()
+            let uptime = self.uptime()
+            let decision: Decision = state.withLock { state in
+                if claims == nil, let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime) {
+                    return .use(token)
+                }
+                if let throttle = state.throttles[scopes], throttle.until > uptime, state.waiters[request] == nil {
+                    return .fail(Self.remaining(throttle, at: uptime))
+                }
+                if claims == nil, state.waiters[request] == nil,
+                    let wait = Self.fetchTooSoon(state.tokens[scopes], in: state, at: now, uptime: uptime)
+                {
+                    return .fail(wait)
+                }
+                if state.waiters[request] == nil {
+                    state.waiters[request] = []
+                    return .lead
+                }
+                return .wait
+            }
+            switch decision {
+            case .use(let token):
+                return token
+            case .fail(let error):
+                throw error
+            case .lead:
+                return try await fetch(request, background: false).get()
+            case .wait:
+                // Register inside the continuation closure (it runs synchronously). If the leader finished in
+                // between, there is nothing to wait for: resume with nil and decide again.
+                let shared: Result<AccessToken, TokenError>? = await withCheckedContinuation { continuation in
+                    let joined = state.withLock { state -> Bool in
+                        guard state.waiters[request] != nil else { return false }
+                        state.waiters[request]!.append(continuation)
+                        return true
+                    }
+                    if !joined { continuation.resume(returning: nil) }
+                }
+                if let shared { return try shared.get() }
+            }
+        }
+    }
+
+    /// Drops the cached token for `scopes` if it is still `rejected` (an upstream refused it), so the next request
+    /// fetches a new one; a newer token fetched meanwhile is kept.
+    public func invalidate(_ scopes: ScopeSet, rejected: String) {
+        let removed = state.withLock { state -> Bool in
+            var removed = false
+            for (key, token) in state.tokens where token.value == rejected {
+                state.tokens.removeValue(forKey: key)
+                state.lifetimes.removeValue(forKey: key)
+                removed = true
+            }
+            return removed
+        }
+        if removed { onChange?(.rejected(value: rejected)) }
+    }
+
+    /// Replaces every token with `tokens`, for `reason`, and reports it (tagged with its reason: persistence writes
+    /// only what came from this process).
+    ///
+    /// - A new credential — a sign-in or sign-out here, or one elsewhere — ends the old one's failures and
+    ///   back-off: they said nothing about the new account (SPEC §7).
+    /// - Tokens another process stored for the same credential end the back-off only of the scope sets they bring
+    ///   a usable token for: another process's write says nothing about the provider, and resetting the back-off
+    ///   on every write would let several processes ask a failing provider once a second (SPEC §7: never hammer
+    ///   it).
+    /// - Tokens restored from the file at start-up are put in place beside what is cached.
+    ///
+    /// Requests already waiting for a token keep waiting for the fetch under way.
+    public func replaceTokens(with tokens: [AccessToken], because reason: TokenReplacement) {
+        let now = self.now()
+        let uptime = self.uptime()
+        let usable = tokens.filter { $0.isUsable(at: now) }
+        let current = state.withLock { state -> [AccessToken] in
+            switch reason {
+            case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
+                state.removeAllTokens()
+                state.throttles = [:]
+                state.lastRefreshError = [:]
+            case .changedElsewhere(sameCredential: true):
+                state.removeAllTokens()
+                for token in usable {
+                    state.throttles[token.scopes] = nil
+                    state.lastRefreshError[token.scopes] = nil
+                }
+            case .restored:
+                break
+            }
+            for token in usable { state.store(token, for: token.scopes, at: now, uptime: uptime) }
+            return Array(state.tokens.values)
+        }
+        onChange?(.replacedAll(current, because: reason))
+    }
+
+    /// Every cached token, usable or not (for persistence and `status`).
+    public var allTokens: [AccessToken] { state.withLock { Array($0.tokens.values) } }
+
+    /// Refreshes, in the caller's task, every token whose `refreshOn` has passed, unless a fetch for it is already
+    /// under way or it is backing off after a failure. The current token keeps being served throughout; a failed
+    /// refresh leaves it in place. Returns how many refreshes succeeded.
+    @discardableResult
+    public func refreshDueTokens() async -> Int {
+        let now = self.now()
+        let uptime = self.uptime()
+        let due: [ScopeSet] = state.withLock { state in
+            state.tokens.filter { scopes, token in
+                state.isDue(token, for: scopes, at: now, uptime: uptime)
+                    && state.waiters[TokenRequest(scopes: token.scopes)] == nil
+                    && (state.throttles[token.scopes].map { $0.until <= uptime } ?? true)
+            }.map(\.value.scopes)
+        }
+        var refreshed = 0
+        for scopes in due {
+            let request = TokenRequest(scopes: scopes)
+            let claimed = state.withLock { state -> Bool in
+                guard state.waiters[request] == nil else { return false }
+                state.waiters[request] = []
+                return true
+            }
+            guard claimed else { continue }
+            if case .success = await fetch(request, background: true) { refreshed += 1 }
+        }
+        return refreshed
+    }
+
+    /// What `status` shows per scope set: expiry, and the last refresh error — never the token.
+    public func status(for scopes: ScopeSet) -> TokenStatus {
+        let now = self.now()
+        let uptime = self.uptime()
+        return state.withLock { state in
+            let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
+            return TokenStatus(
+                cached: token != nil, expiresOn: token?.expiresOn, refreshOn: token?.refreshOn,
+                lastError: state.lastRefreshError[scopes].map { "\($0)" })
+        }
+    }
+
+    /// Asks the flow, as the single leader for `request`, then hands the outcome to everyone waiting.
+    private func fetch(_ request: TokenRequest, background: Bool) async -> Result<AccessToken, TokenError> {
+        var result: Result<AccessToken, TokenError>
+        let started = ContinuousClock.now
+        do {
+            result = .success(try await flow.acquireToken(request))
+        } catch {
+            result = .failure(error)
+        }
+        if case .success(let token) = result, !token.isValid(at: self.now()) {
+            // `expires_in` 0 or negative: sending it would hand the upstream an expired token, and keeping it would
+            // make every request ask again. A failure instead, so the back-off paces the next attempt (#22 item 6).
+            result = .failure(
+                .providerUnavailable(
+                    reason: "the identity provider issued an access token that had already expired (expires_in ≤ 0)",
+                    retryAfterSeconds: Int(Self.baseBackoff)))
+        }
+        observer?.tokenFetched(
+            request, outcome: result, duration: ContinuousClock.now - started, background: background)
+        let now = self.now()
+        let uptime = self.uptime()
+        let waiters = state.withLock { state in
+            let scopes = request.scopes
+            switch result {
+            case .success(let token):
+                state.store(token, for: scopes, at: now, uptime: uptime)
+                state.fetchedAt[scopes] = uptime
+                state.throttles[scopes] = nil
+                state.lastRefreshError[scopes] = nil
+            case .failure(.signInRequired) where !throttlesSignInRequired:
+                state.throttles[scopes] = nil
+            case .failure(let error):
+                let failures = (state.throttles[scopes]?.failures ?? 0) + 1
+                state.throttles[scopes] = Throttle(
+                    until: uptime + .seconds(Self.backoff(for: error, failures: failures)), error: error,
+                    failures: failures)
+                if background { state.lastRefreshError[scopes] = error }
+            }
+            return state.waiters.removeValue(forKey: request) ?? []
+        }
+        if case .success(let token) = result { onChange?(.stored(token)) }
+        for waiter in waiters { waiter.resume(returning: result) }
+        return result
+    }
+
+    /// How long a failure blocks new requests for the same scope set: the provider's `Retry-After` when it sent
+    /// one, else an exponential backoff (2 s, 4 s, … 60 s).
+    package static func backoff(for error: TokenError, failures: Int) -> TimeInterval {
+        let exponential = min(
+            baseBackoff * Double(sign: .plus, exponent: max(0, failures - 1), significand: 1), maximumBackoff)
+        if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }
+        return exponential
+    }
+
+    /// The answer instead of a token request when the last token for the scope set expired less than
+    /// ``minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
+    /// would otherwise be asked once per token lifetime, however short (#22 item 6).
+    private static func fetchTooSoon(
+        _ token: AccessToken?, in state: State, at now: Date, uptime: Duration
+    ) -> TokenError? {
+        // A token that lived shorter than the interval, not one that a wall clock stepped forward past its expiry.
+        guard let token, state.remaining(token, for: token.scopes, at: now, uptime: uptime) <= 0,
+            token.expiresOn.timeIntervalSince(token.issuedAt) < minimumFetchInterval,
+            let age = fetchAge(of: token, in: state, uptime: uptime)
+        else { return nil }
+        return .providerUnavailable(
+            reason: "the identity provider's tokens for this scope set expire within seconds; asking again at most "
+                + "every \(Int(minimumFetchInterval)) s",
+            retryAfterSeconds: wholeSeconds(minimumFetchInterval - age))
+    }
+
+    /// The stored failure, with `Retry-After` counting down to the end of the block.
+    private static func remaining(_ throttle: Throttle, at uptime: Duration) -> TokenError {
+        guard case .providerUnavailable(let reason, _) = throttle.error else { return throttle.error }
+        return .providerUnavailable(
+            reason: reason, retryAfterSeconds: wholeSeconds((throttle.until - uptime) / .seconds(1)))
+    }
+
+    /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no
+    /// stored time (a clock that stepped, a provider's number) can reach a trapping conversion (#22 item 7).
+    package static func wholeSeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite else { return 1 }
+        return Int(seconds: interval, rounded: .up, clampedTo: 1...86_400)
+    }
+}
+
+/// A scope set's token state, as `status` shows it.
+public struct TokenStatus: Sendable, Equatable {
+    public var cached: Bool
+    public var expiresOn: Date?
+    public var refreshOn: Date?
+    public var lastError: String?
+
+    package init(cached: Bool, expiresOn: Date? = nil, refreshOn: Date? = nil, lastError: String? = nil) {
+        self.cached = cached
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn
+        self.lastError = lastError
+    }
+}
+
+/// Told about every token request the cache makes — for logs and metrics, never holding on to the token.
+public protocol TokenCacheObserver: Sendable {
+    func tokenFetched(
+        _ request: TokenRequest, outcome: Result<AccessToken, TokenError>, duration: Duration, background: Bool)
+}
