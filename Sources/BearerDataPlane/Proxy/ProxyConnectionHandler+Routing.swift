@@ -18,11 +18,14 @@ extension ProxyConnectionHandler {
         let exchange = Exchange(id: id, request: head, proxy: installed)
         self.exchange = exchange
         let upgrade = WebSocketUpgrade.requested(head)
-        connection.begin(
+        let began = connection.begin(
             ExchangeStateMachine.Request(
                 method: head.method, keepAlive: head.isKeepAlive, expectsContinue: exchange.expectsContinue,
                 upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
             now: context.eventLoop.now)
+        // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
+        // ends, and the connection closes rather than answer two requests at once.
+        guard began else { return context.close(promise: nil) }
         guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
         let target: RequestTarget
         switch proxy.requestGuard.check(head) {

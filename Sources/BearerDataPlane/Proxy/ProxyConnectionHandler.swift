@@ -66,6 +66,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
+        // The connection machine's own illegal events (the exchange's are counted as they abort).
+        if connection.illegalEvents > 0 {
+            server.metrics.stateErrors(machine: "connection").increment(by: Int64(connection.illegalEvents))
+        }
         // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
         if case .tunnelled = connection.state { return }
         server.metrics.activeConnections.decrement()

@@ -1,0 +1,158 @@
+import BearerDataPlane
+import BearerHTTP
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// #23 item 7 for the client connection's machine: docs/architecture.md's table of its transitions is the machine's
+/// own, found by trying every event in every state reachable from a new connection (``TransitionTable``). The
+/// exchange in progress is shown only as far as the connection sees it (none, or one whose request has or has not
+/// ended); its own transitions are ``ExchangeDiagramTests``'. A body part is delivered, queued or dropped exactly as
+/// the request's end is, so only the end is shown; rows from the two ends, closed and tunnelled, are left out.
+@Suite("The connection's transition table in docs/architecture.md matches the code")
+struct ConnectionDiagramTests {
+    typealias Machine = ConnectionStateMachine
+    static let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    static let limits = Machine.Limits(idle: .seconds(75), requestHead: .seconds(10), bodyStall: .seconds(60))
+
+    static func name(_ machine: Machine) -> String {
+        var parts: [String]
+        switch machine.state {
+        case .idle(_, let headDue): parts = [headDue == nil ? "idle" : "idle, a head arriving"]
+        case .busy:
+            let ended = machine.exchange?.requestHasEnded ?? false
+            parts = [ended ? "busy, request ended" : "busy, request streaming"]
+        case .tunnelled: parts = ["tunnelled"]
+        case .closed: parts = ["closed"]
+        }
+        if !machine.queued.isEmpty { parts.append("a request queued") }
+        if machine.readingEnded { parts.append("reading ended") }
+        if machine.mode == .quiescing { parts.append("quiescing") }
+        return parts.joined(separator: ", ")
+    }
+
+    static var events: [(String, (inout Machine) -> String)] {
+        let later = start + .hours(1)
+        let head = HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/"))
+        var closing = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/")
+        closing.headers.add(name: "connection", value: "close")
+        func delivery(_ delivery: Machine.Delivery) -> String {
+            switch delivery {
+            case .deliver: "deliver"
+            case .queue: "queue it"
+            case .drop: "drop it"
+            }
+        }
+        func exchangeAction(_ action: ExchangeStateMachine.Action) -> String {
+            switch action {
+            case .none: "—"
+            case .answer: "answer"
+            case .closeConnection: "close"
+            default: "the exchange's action"
+            }
+        }
+        return [
+            (
+                "a head, delivered",
+                { machine in
+                    let result = delivery(machine.received(head))
+                    guard result == "deliver" else { return result }
+                    return machine.begin(.init(method: .POST), now: start) ? "begin an exchange" : "illegal: counted"
+                }
+            ),
+            (
+                "a Connection: close head, delivered",
+                { machine in
+                    let result = delivery(machine.received(.head(closing)))
+                    guard result == "deliver" else { return result }
+                    return machine.begin(.init(method: .POST, keepAlive: false), now: start)
+                        ? "begin an exchange" : "illegal: counted"
+                }
+            ),
+            (
+                "the request's end",
+                { machine in
+                    let result = delivery(machine.received(.end(nil)))
+                    guard result == "deliver", machine.exchange != nil else { return result }
+                    return exchangeAction(machine.exchangeEvent { $0.requestEnd(now: start) })
+                }
+            ),
+            (
+                "bytes that made no part",
+                { machine in
+                    machine.readComplete(deliveredPart: false, now: start)
+                    return "—"
+                }
+            ),
+            (
+                "the exchange finished",
+                { machine in
+                    // As the handler finishes it: closing when the exchange will not keep the connection.
+                    let close = machine.exchange?.persistence == .close
+                    switch machine.exchangeFinished(close: close, now: start) {
+                    case .close: return "close"
+                    case .awaitRequest:
+                        var delivered = 0
+                        while machine.nextQueuedPart() != nil { delivered += 1 }
+                        return delivered == 0 ? "await a request" : "deliver what is queued"
+                    }
+                }
+            ),
+            (
+                "a malformed message",
+                { machine in
+                    switch machine.parseFailed(.badRequest(detail: "x")) {
+                    case .ignore: return "ignore it"
+                    case .deferred: return "answer it in its turn"
+                    case .answerNow: return exchangeAction(machine.readFailed(.badRequest(detail: "x"), now: start))
+                    }
+                }
+            ),
+            (
+                "the timer, all due",
+                { machine in
+                    guard machine.exchange == nil else { return "the exchange's deadlines" }
+                    switch machine.idleDeadlinesDue(now: later) {
+                    case .none: return "—"
+                    case .requestHeadTimedOut: return exchangeAction(machine.readFailed(.headersTooLarge, now: later))
+                    case .closeIdle: return "close"
+                    }
+                }
+            ),
+            ("quiesce", { $0.quiesce() ? "close" : "—" }),
+            ("the listener wants room", { $0.closeIfIdle() ? "close" : "—" }),
+            (
+                "the exchange became a tunnel",
+                { machine in
+                    guard machine.exchange != nil else { return "—" }
+                    machine.tunnel()
+                    return "leave the pipeline"
+                }
+            ),
+            ("the client closed", { machine in machine.clientClosed() == .none ? "—" : "abandon the exchange" }),
+        ]
+    }
+
+    @Test("the connection's table")
+    func connection() throws {
+        let start = Machine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
+        // Each event marked when the machine counts it illegal.
+        let events = Self.events.map { event in
+            (
+                event.0,
+                { (machine: inout Machine) -> String in
+                    let before = machine.illegalEvents
+                    let action = event.1(&machine)
+                    return machine.illegalEvents > before ? "illegal: counted" : action
+                }
+            )
+        }
+        var table = TransitionTable(start: start, name: Self.name, events: events)
+        // Closed and tunnelled are the ends: the handler has left the pipeline, or the channel is closing.
+        table.omitted = {
+            $0.action == "illegal: counted" || $0.from.hasPrefix("closed") || $0.from.hasPrefix("tunnelled")
+                || ($0.from.hasPrefix("idle") && $0.event == "the request's end")  // no end without a head
+        }
+        try table.expectDocumented(as: "connection-transitions")
+    }
+}
