@@ -68,6 +68,13 @@ let libraries: [Target.Dependency] = [
     .product(name: "Subprocess", package: "swift-subprocess"),
 ]
 
+/// A layer's dependencies: the targets of ours that `layers` lets it import, and every library. (Each target is
+/// declared below with its name written out: Tests/docker/lint.py reads the names to check the image's COPYs.)
+func dependencies(of target: String) -> [Target.Dependency] {
+    let imports = layers.first { $0.target == target }?.imports ?? []
+    return imports.map { .byName(name: $0) } + libraries
+}
+
 let package = Package(
     name: "bearer-proxy",
     platforms: [.macOS(.v15)],
@@ -88,13 +95,22 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
-    targets: layers.map { layer in
+    targets: [
+        .target(name: "BearerJSON", dependencies: dependencies(of: "BearerJSON"), swiftSettings: releaseSettings),
+        .target(name: "BearerHTTP", dependencies: dependencies(of: "BearerHTTP"), swiftSettings: releaseSettings),
         .target(
-            name: layer.target,
-            dependencies: layer.imports.map { .target(name: $0) } + libraries,
-            swiftSettings: releaseSettings
-        )
-    } + [
+            name: "BearerTelemetry", dependencies: dependencies(of: "BearerTelemetry"), swiftSettings: releaseSettings),
+        .target(
+            name: "BearerConfiguration", dependencies: dependencies(of: "BearerConfiguration"),
+            swiftSettings: releaseSettings),
+        .target(name: "BearerTokens", dependencies: dependencies(of: "BearerTokens"), swiftSettings: releaseSettings),
+        .target(name: "BearerSignIn", dependencies: dependencies(of: "BearerSignIn"), swiftSettings: releaseSettings),
+        .target(
+            name: "BearerDataPlane", dependencies: dependencies(of: "BearerDataPlane"), swiftSettings: releaseSettings),
+        .target(
+            name: "BearerOperations", dependencies: dependencies(of: "BearerOperations"), swiftSettings: releaseSettings
+        ),
+        .target(name: "BearerRuntime", dependencies: dependencies(of: "BearerRuntime"), swiftSettings: releaseSettings),
         .executableTarget(
             name: "bearer-proxy",
             dependencies: ourTargets.map { .target(name: $0) } + [
