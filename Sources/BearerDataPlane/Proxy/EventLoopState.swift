@@ -5,17 +5,18 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 
-/// Everything the data plane keeps per event loop: the upstream pool and the request-id sequence. Only code running
+/// Everything the data plane keeps per event loop: the upstream connector (with its pool) and the request-id sequence. Only code running
 /// on `eventLoop` touches it, so it needs no lock.
 package final class EventLoopState {
     package let eventLoop: any EventLoop
-    package let pool: UpstreamPool
+    /// Where this loop's exchanges get their upstream connections: HTTP/1.1's, the one transport today.
+    package let connector: any UpstreamConnector
     private let requestIDPrefix: String
     private var requestCounter: UInt64 = 0
 
-    package init(eventLoop: any EventLoop, pool: UpstreamPool = UpstreamPool()) {
+    package init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
         self.eventLoop = eventLoop
-        self.pool = pool
+        self.connector = connector
         // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
         // generating one cheap (no random syscall per request).
         self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-"

@@ -46,7 +46,7 @@ extension ProxyConnectionHandler {
         cancelTimer()
         self.exchange = nil
         self.upstream = nil
-        upstream.release()
+        upstream.detach()
         do {
             let client = clientChannel.pipeline.syncOperations
             let upstreamPipeline = upstreamChannel.pipeline.syncOperations

@@ -5,10 +5,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 import NIOHTTP1
-import NIOPosix
-import NIOSSL
 
-extension ProxyConnectionHandler: UpstreamHandlerOwner {
+extension ProxyConnectionHandler: UpstreamConnectionOwner {
     // MARK: Getting a connection
 
     /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
@@ -20,82 +18,42 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             server.metrics.stateErrors(machine: "exchange").increment()
             return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
         }
-        if let pooled = loop.pool.take(leg.origin) {
+        if let pooled = loop.connector.pooled(leg.origin) {
             arrived(pooled, ticket: ticket)
-        } else {
-            open(leg, ticket: ticket)
+            return
         }
-    }
-
-    /// Opens a new upstream connection on this connection's event loop (SPEC §3: same loop, no hops), secured as
-    /// the leg's origin says — an `https` origin always carries its TLS context (``UpstreamTransport``).
-    private func open(_ leg: UpstreamLeg, ticket: ExchangeStateMachine.Ticket) {
-        let origin = leg.origin
-        let pool = loop.pool
-        ClientBootstrap(group: context.eventLoop)
-            .connectTimeout(leg.proxy.timeouts.connect)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    switch origin.transport {
-                    case .plain:
-                        break
-                    case .tls(let tls):
-                        try pipeline.addHandler(
-                            NIOSSLClientHandler(
-                                context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
-                    }
-                    var encoder = HTTPRequestEncoder.Configuration()
-                    encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
-                    try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
-                    let upstream = UpstreamHandler(origin: origin)
-                    try pipeline.addHandler(ResponseByteWatch(connection: upstream))
-                    // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(
-                                leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
-                    try pipeline.addHandler(upstream)
-                }
+        // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
+        loop.connector.connect(leg.origin, timeout: leg.proxy.timeouts.connect, on: context.eventLoop) {
+            [weak self] result in
+            switch result {
+            case .success(let upstream):
+                // One that completes after the client left is kept for the next request (data-plane pitfall 6).
+                guard let self else { return upstream.release(reuse: true, now: .now()) }
+                self.arrived(upstream, ticket: ticket)
+            case .failure(let error):
+                guard let self else { return }
+                let failure = ConnectionFailure(error)
+                self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
             }
-            .connect(host: origin.host, port: origin.port)
-            .assumeIsolated()
-            .whenComplete { [weak self] result in
-                switch result {
-                case .success(let channel):
-                    guard let upstream = try? channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
-                    else {
-                        channel.close(promise: nil)
-                        return
-                    }
-                    upstream.onIdleClose = { [weak pool] handler in pool?.remove(handler) }
-                    guard let self else { return pool.park(upstream, now: .now()) }
-                    self.arrived(upstream, ticket: ticket)
-                case .failure(let error):
-                    guard let self else { return }
-                    let failure = ConnectionFailure(error)
-                    self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
-                }
-            }
+        }
     }
 
     /// An upstream connection for `ticket` is ready: the machine says whether the exchange still wants it. One
     /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
-    private func arrived(_ upstream: UpstreamHandler, ticket: ExchangeStateMachine.Ticket) {
+    private func arrived(_ upstream: any UpstreamConnection, ticket: ExchangeStateMachine.Ticket) {
         let now = context.eventLoop.now
         run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
     }
 
     /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
-    package func send(on upstream: UpstreamHandler, body: [ByteBuffer], end: Bool) {
+    package func send(on upstream: any UpstreamConnection, body: [ByteBuffer], end: Bool) {
         guard let exchange, let head = exchange.leg?.head, upstream.lease(to: self) else {
             // Neither new nor pooled (the pool and the connect hand out no other kind), or no head (``connect(_:)``
             // checked): a bug. The connection is not shared, and the exchange fails as a lost connection would.
             assertionFailure("an upstream connection leased twice, or no request head")
             server.metrics.stateErrors(machine: "upstream_connection").increment()
             upstream.close()
-            return run(connection.exchangeEvent { $0.upstreamClosed(reused: false, sawBytes: false, cause: .other) })
+            return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: .other) })
         }
         self.upstream = upstream
         exchange.upstreamSent = .now()
@@ -108,13 +66,9 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
     }
 
     /// Lets go of the upstream connection: back to the pool, or closed.
-    package func release(_ upstream: UpstreamHandler, _ release: ExchangeStateMachine.Release) {
+    package func release(_ upstream: any UpstreamConnection, _ release: ExchangeStateMachine.Release) {
         self.upstream = nil
-        upstream.release()
-        switch release {
-        case .park: loop.pool.park(upstream, now: .now())
-        case .close: upstream.close()
-        }
+        upstream.release(reuse: release == .park, now: .now())
     }
 
     /// Closes the upstream connection in use, if any (the exchange is answered without it).
@@ -125,7 +79,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
 
     // MARK: Upstream → client
 
-    package func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart) {
+    package func upstream(_ upstream: any UpstreamConnection, received part: HTTPClientResponsePart) {
         guard upstream === self.upstream, let exchange else {
             upstream.close()
             return
@@ -195,7 +149,7 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         fetchToken(ticket, claims: claims)
     }
 
-    package func upstreamReadComplete(_ upstream: UpstreamHandler) {
+    package func upstreamReadComplete(_ upstream: any UpstreamConnection) {
         // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
         if clientNeedsFlush {
             clientNeedsFlush = false
@@ -203,11 +157,11 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
         }
     }
 
-    package func upstreamWritabilityChanged(_ upstream: UpstreamHandler) {
+    package func upstreamWritabilityChanged(_ upstream: any UpstreamConnection) {
         updateReading()
     }
 
-    package func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool) {
+    package func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool) {
         guard upstream === self.upstream else { return }
         self.upstream = nil
         // A connection that simply went away is a reset; any other failure (a TLS handshake, an invalid response)
@@ -217,6 +171,6 @@ extension ProxyConnectionHandler: UpstreamHandlerOwner {
             case nil, is IOError, is ChannelError: .reset
             case let error?: ConnectionFailure(error)
             }
-        run(connection.exchangeEvent { $0.upstreamClosed(reused: reused, sawBytes: answered, cause: cause) })
+        run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })
     }
 }

@@ -30,7 +30,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// exactly while ``connection`` runs an exchange.
     package var exchange: Exchange?
     /// The upstream connection the exchange in progress is using.
-    package var upstream: UpstreamHandler?
+    package var upstream: (any UpstreamConnection)?
     package var clientAddress: String?
 
     // I/O bookkeeping, not lifecycle.
@@ -191,7 +191,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Performs what the exchange's machine asked for: every action of every event, in this one place. `arrived` is
     /// the upstream connection that the event delivered (``ExchangeStateMachine/Action/sendRequest(body:end:)``
     /// sends on it, ``ExchangeStateMachine/Action/parkConnection`` keeps it for later).
-    package func run(_ action: ExchangeStateMachine.Action, arrived: UpstreamHandler? = nil) {
+    package func run(_ action: ExchangeStateMachine.Action, arrived: (any UpstreamConnection)? = nil) {
         switch action {
         case .none:
             break
@@ -223,7 +223,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             guard let arrived else { return abort() }
             send(on: arrived, body: body, end: end)
         case .parkConnection:
-            if let arrived { loop.pool.park(arrived, now: .now()) }
+            arrived?.release(reuse: true, now: .now())
         case .forwardInformational(let status):
             guard let exchange else { break }
             var informational = HTTPResponseHead(version: exchange.request.version, status: status)
@@ -250,7 +250,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             if closeUpstream { closeUpstreamConnection() }
             context.close(promise: nil)
         case .switchProtocols(let head):
-            guard let exchange, let leg = exchange.leg, let upstream else { return abort() }
+            // WebSocket's handshake is HTTP/1.1's (RFC 6455 §4): the tunnel takes that connection's channel over.
+            guard let exchange, let leg = exchange.leg, let upstream = upstream as? UpstreamHandler else {
+                return abort()
+            }
             switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
         case .finish(let close):
             finishExchange(close: close)

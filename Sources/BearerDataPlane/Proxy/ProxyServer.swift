@@ -75,13 +75,15 @@ public final class ProxyServer: Service, Sendable {
         for loop in group.makeIterator() {
             let state = try await loop.submit {
                 NIOLoopBound(
-                    EventLoopState(eventLoop: loop, pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle)),
+                    EventLoopState(
+                        eventLoop: loop,
+                        connector: HTTP1Connector(pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle))),
                     eventLoop: loop)
             }.get()
             loops.append(state)
             sweeps.append(
                 loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
-                    state.value.pool.evictIdle(now: .now())
+                    state.value.connector.evictIdle(now: .now())
                 })
         }
         let acceptor = Acceptor(
@@ -146,7 +148,7 @@ public final class ProxyServer: Service, Sendable {
             try? await cancelled.futureResult.get()
         }
         for state in loops {
-            try? await state.eventLoop.submit { state.value.pool.closeAll() }.get()
+            try? await state.eventLoop.submit { state.value.connector.closeAll() }.get()
         }
     }
 }

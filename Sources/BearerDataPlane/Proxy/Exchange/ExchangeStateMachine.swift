@@ -380,16 +380,17 @@ package struct ExchangeStateMachine {
         }
     }
 
-    /// The upstream connection in use closed or failed (`cause` `.reset` when it simply went away). `reused`
-    /// whether it served an earlier exchange, and `sawBytes` whether any response byte came on it for this one.
-    package mutating func upstreamClosed(reused: Bool, sawBytes: Bool, cause: ConnectionFailure = .reset) -> Action {
+    /// The upstream connection in use closed or failed (`cause` `.reset` when it simply went away).
+    /// `neverProcessed` is the transport's word that the request reached no application (``UpstreamConnection``;
+    /// for HTTP/1.1, a pooled connection closed before any byte of an answer).
+    package mutating func upstreamClosed(neverProcessed: Bool, cause: ConnectionFailure = .reset) -> Action {
         switch state {
         case .streaming(let progress, .awaitingHead):
-            if reused, !sawBytes, !bodySent, !replays.contains(.staleConnection), Self.isIdempotent(request.method) {
-                // A pooled connection the upstream had already closed, before sending a single byte of an answer:
-                // the request provably never reached a response (SPEC §8), so it goes again, once, on a new
-                // connection. Anything else (an invalid answer, half an answer, a reset after the first byte, a
-                // body already sent) may have been acted on: never replayed.
+            if neverProcessed, !bodySent, !replays.contains(.staleConnection), Self.isIdempotent(request.method) {
+                // The transport says the request provably never reached a response (SPEC §8), so it goes again,
+                // once, on a new connection — if repeating it is harmless and no body byte left. Anything else (an
+                // invalid answer, half an answer, a reset after the first byte, a body already sent) may have been
+                // acted on: never replayed.
                 replays.insert(.staleConnection)
                 let ticket = nextTicket()
                 state = .connecting(Upload(progress: progress), ticket)

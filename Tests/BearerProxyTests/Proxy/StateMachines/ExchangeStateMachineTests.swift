@@ -136,34 +136,28 @@ struct ExchangeStateMachineTests {
         #expect(script.responseEnd() == .none)
     }
 
-    /// A pooled connection closed before any byte of an answer.
+    /// The upstream connection closed before the response head; `neverProcessed` is the transport's word that the
+    /// request reached no application (for HTTP/1.1: a pooled connection closed before any byte of an answer,
+    /// proven on real sockets by `StaleConnectionTests`).
     struct StaleCase: CustomTestStringConvertible, Sendable {
         let name: String
         let method: HTTPMethod
-        let reused: Bool
-        let sawBytes: Bool
+        let neverProcessed: Bool
         let body: Bool
         let replays: Bool
         var testDescription: String { name }
     }
 
     @Test(
-        "the upstream closes before the response head: replayed once only when provably unanswered",
+        "the upstream closes before the response head: replayed once only when provably unprocessed and repeatable",
         arguments: [
+            StaleCase(name: "never processed, GET", method: .GET, neverProcessed: true, body: false, replays: true),
             StaleCase(
-                name: "reused, silent, GET", method: .GET, reused: true, sawBytes: false, body: false, replays: true),
+                name: "never processed, DELETE", method: .DELETE, neverProcessed: true, body: false, replays: true),
+            StaleCase(name: "maybe processed", method: .GET, neverProcessed: false, body: false, replays: false),
             StaleCase(
-                name: "reused, silent, DELETE", method: .DELETE, reused: true, sawBytes: false, body: false,
-                replays: true),
-            StaleCase(
-                name: "a new connection", method: .GET, reused: false, sawBytes: false, body: false, replays: false),
-            StaleCase(
-                name: "bytes of an answer came", method: .GET, reused: true, sawBytes: true, body: false, replays: false
-            ),
-            StaleCase(
-                name: "POST is not idempotent", method: .POST, reused: true, sawBytes: false, body: false,
-                replays: false),
-            StaleCase(name: "a body was sent", method: .PUT, reused: true, sawBytes: false, body: true, replays: false),
+                name: "POST is not idempotent", method: .POST, neverProcessed: true, body: false, replays: false),
+            StaleCase(name: "a body was sent", method: .PUT, neverProcessed: true, body: true, replays: false),
         ])
     func staleConnection(_ stale: StaleCase) throws {
         var script = ExchangeScript(.init(method: stale.method))
@@ -171,7 +165,7 @@ struct ExchangeStateMachineTests {
         _ = script.connected(ticket)
         if stale.body { _ = script.body("x") }
         _ = script.end()
-        let action = script.machine.upstreamClosed(reused: stale.reused, sawBytes: stale.sawBytes)
+        let action = script.machine.upstreamClosed(neverProcessed: stale.neverProcessed)
         guard stale.replays else {
             #expect(action == Self.failed(.upstreamClosed(.reset), closeUpstream: true))
             return
@@ -182,7 +176,7 @@ struct ExchangeStateMachineTests {
         #expect(script.connected(again) == .sendRequest(body: [], end: true))
         // Only once.
         #expect(
-            script.machine.upstreamClosed(reused: true, sawBytes: false)
+            script.machine.upstreamClosed(neverProcessed: true)
                 == Self.failed(.upstreamClosed(.reset), closeUpstream: true))
     }
 
@@ -193,7 +187,7 @@ struct ExchangeStateMachineTests {
         _ = script.end()
         _ = script.connected(ticket)
         _ = script.head(.ok)
-        #expect(script.machine.upstreamClosed(reused: true, sawBytes: true) == .closeConnection(closeUpstream: false))
+        #expect(script.machine.upstreamClosed(neverProcessed: false) == .closeConnection(closeUpstream: false))
         #expect(script.stateName == "closing")
         #expect(script.machine.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
     }
@@ -263,7 +257,7 @@ struct ExchangeStateMachineTests {
         _ = script.connected(ticket)
         _ = script.head(.unauthorized, retry: .refresh)
         #expect(
-            script.machine.upstreamClosed(reused: false, sawBytes: true, cause: .invalidResponse("bad"))
+            script.machine.upstreamClosed(neverProcessed: false, cause: .invalidResponse("bad"))
                 == Self.failed(.upstreamClosed(.invalidResponse("bad")), closeUpstream: true))
         #expect(script.stateName == "finished")
     }

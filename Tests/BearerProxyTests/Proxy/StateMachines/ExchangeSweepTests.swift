@@ -107,7 +107,7 @@ struct ExchangeSweepTests {
             // The connection is gone before the machine hears of it: the handler forgets it first.
             step.world.attached = false
             step.world.finalHead = false
-            action = step.machine.upstreamClosed(reused: event == .staleClose, sawBytes: event == .resetAfterBytes)
+            action = step.machine.upstreamClosed(neverProcessed: event == .staleClose)
         case .timer: action = step.machine.deadlinesDue(now: start + .hours(1), readsWithheld: false)
         case .clientGone:
             guard case .abandon(let closeUpstream, _) = step.machine.clientClosed() else {
@@ -243,7 +243,7 @@ struct ExchangeSweepTests {
                         var after = next.machine
                         let late: [Action] = [
                             after.tokenArrived(Machine.Ticket(exchange: 1, attempt: 99)),
-                            after.responseEnd(now: Self.start), after.upstreamClosed(reused: true, sawBytes: false),
+                            after.responseEnd(now: Self.start), after.upstreamClosed(neverProcessed: true),
                             after.requestBody(ByteBuffer(string: "x"), now: Self.start),
                         ]
                         for action in late where action != .none && !next.world.tunnel {

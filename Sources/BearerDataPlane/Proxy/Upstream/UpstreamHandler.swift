@@ -6,30 +6,20 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 
-/// The receiving side of an exchange's upstream events; implemented by ``ProxyConnectionHandler``.
-package protocol UpstreamHandlerOwner: AnyObject {
-    func upstream(_ upstream: UpstreamHandler, received part: HTTPClientResponsePart)
-    func upstreamReadComplete(_ upstream: UpstreamHandler)
-    func upstreamWritabilityChanged(_ upstream: UpstreamHandler)
-    /// The connection closed while the exchange had it; `reused` and `answered` decide whether its request may be
-    /// replayed (``UpstreamConnectionStateMachine``).
-    func upstreamClosed(_ upstream: UpstreamHandler, error: (any Error)?, reused: Bool, answered: Bool)
-}
-
-/// The last handler of an upstream connection's pipeline: hands responses to the exchange that owns the connection
-/// and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life — leased,
-/// pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class holds
-/// the I/O handles and performs what the machine decides.
-package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// HTTP/1.1's ``UpstreamConnection``, the last handler of its pipeline (``HTTP1Connector`` builds it): hands responses
+/// to the exchange that owns the connection and applies backpressure by withholding `read()` while the downstream
+/// client cannot keep up. Its life — leased, pooled, closed, and the facts that decide a replay — is
+/// ``UpstreamConnectionStateMachine``'s; this class holds the I/O handles and performs what the machine decides.
+package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
     package typealias InboundIn = HTTPClientResponsePart
     package typealias OutboundIn = HTTPClientRequestPart
     package typealias OutboundOut = HTTPClientRequestPart
 
     package let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
-    package private(set) weak var owner: (any UpstreamHandlerOwner)?
-    /// Called when the connection closes while pooled, so the pool forgets it.
-    package var onIdleClose: ((UpstreamHandler) -> Void)?
+    package private(set) weak var owner: (any UpstreamConnectionOwner)?
+    /// Where it waits between exchanges (its connector's, on its loop).
+    package weak var pool: UpstreamPool?
     package private(set) var machine = UpstreamConnectionStateMachine()
 
     private var context: ChannelHandlerContext?
@@ -41,15 +31,21 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
-    package func lease(to owner: any UpstreamHandlerOwner) -> Bool {
+    package func lease(to owner: any UpstreamConnectionOwner) -> Bool {
         guard machine.lease() else { return false }
         self.owner = owner
         return true
     }
 
-    /// The exchange lets go of it (it goes to the pool or closes next).
-    package func release() {
+    /// The exchange lets go of it without closing it: the WebSocket tunnel takes its channel over.
+    package func detach() {
         owner = nil
+    }
+
+    package func release(reuse: Bool, now: NIODeadline) {
+        owner = nil
+        guard reuse, let pool else { return close() }
+        pool.park(self, now: now)
     }
 
     /// Bytes arrived from the upstream (``ResponseByteWatch``).
@@ -142,9 +138,11 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .tellExchange(let reused, let answered):
             guard let owner else { return }
             self.owner = nil
-            owner.upstreamClosed(self, error: error, reused: reused, answered: answered)
+            // HTTP/1.1's half of the replay rule: a connection the upstream kept idle and closed before a single
+            // byte of an answer (RFC 9112 §9.3.1) never had the request processed.
+            owner.upstreamClosed(self, error: error, neverProcessed: reused && !answered)
         case .leavePool:
-            onIdleClose?(self)
+            pool?.remove(self)
         }
     }
 }

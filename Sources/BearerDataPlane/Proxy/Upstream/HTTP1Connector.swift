@@ -1,0 +1,79 @@
+import BearerConfiguration
+import BearerHTTP
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// HTTP/1.1's ``UpstreamConnector``: a pool of idle keep-alive connections per origin (``UpstreamPool``), and new
+/// connections with their pipeline — TLS when the origin is `https` (its context always with it: ``UpstreamOrigin``),
+/// NIO's request encoder and response decoder, the byte watch that the replay rule needs, and ``UpstreamHandler``.
+package final class HTTP1Connector: UpstreamConnector {
+    package let pool: UpstreamPool
+
+    package init(pool: UpstreamPool = UpstreamPool()) {
+        self.pool = pool
+    }
+
+    package func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)? {
+        pool.take(origin)
+    }
+
+    package func connect(
+        _ origin: UpstreamOrigin, timeout: TimeAmount, on eventLoop: any EventLoop,
+        completion: @escaping (Result<any UpstreamConnection, any Error>) -> Void
+    ) {
+        let pool = self.pool
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    switch origin.transport {
+                    case .plain:
+                        break
+                    case .tls(let tls):
+                        try pipeline.addHandler(
+                            NIOSSLClientHandler(
+                                context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
+                    }
+                    var encoder = HTTPRequestEncoder.Configuration()
+                    encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
+                    try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
+                    let upstream = UpstreamHandler(origin: origin)
+                    try pipeline.addHandler(ResponseByteWatch(connection: upstream))
+                    // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(
+                                leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
+                    try pipeline.addHandler(upstream)
+                }
+            }
+            .connect(host: origin.host, port: origin.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    guard let upstream = try? channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
+                    else {
+                        channel.close(promise: nil)
+                        return completion(.failure(ChannelError.inappropriateOperationForState))
+                    }
+                    upstream.pool = pool
+                    completion(.success(upstream))
+                case .failure(let error):
+                    completion(.failure(error))
+                }
+            }
+    }
+
+    package func evictIdle(now: NIODeadline) {
+        pool.evictIdle(now: now)
+    }
+
+    package func closeAll() {
+        pool.closeAll()
+    }
+}

@@ -1,0 +1,52 @@
+import BearerConfiguration
+import BearerHTTP
+import NIOCore
+import NIOHTTP1
+
+/// An upstream connection as the exchange using it sees it (#23 item 5): one request at a time, written as parts,
+/// its response delivered to the ``UpstreamConnectionOwner``. HTTP/1.1 (``UpstreamHandler``) is the one transport
+/// today; another — HTTP/2, say — is a new conformance with its own ``UpstreamConnector``, not edits through the
+/// client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
+/// fails before an answer, whether the request provably reached no application (``UpstreamConnectionOwner``).
+package protocol UpstreamConnection: AnyObject {
+    /// `owner`'s exchange takes the connection: whether it may (a connection serves one exchange at a time).
+    func lease(to owner: any UpstreamConnectionOwner) -> Bool
+    /// Whether it can take more request bytes now (backpressure).
+    var isWritable: Bool { get }
+    func write(_ part: HTTPClientRequestPart)
+    func flush()
+    /// Stops delivering response parts until ``resumeReads()`` (the client is not draining them).
+    func pauseReads()
+    func resumeReads()
+    /// The exchange is done with it: kept by its connector for the next exchange to the same origin when `reuse`
+    /// (both messages on it are complete), else closed.
+    func release(reuse: Bool, now: NIODeadline)
+    func close()
+}
+
+/// The receiving side of an exchange's upstream connection; implemented by ``ProxyConnectionHandler``.
+package protocol UpstreamConnectionOwner: AnyObject {
+    func upstream(_ upstream: any UpstreamConnection, received part: HTTPClientResponsePart)
+    func upstreamReadComplete(_ upstream: any UpstreamConnection)
+    func upstreamWritabilityChanged(_ upstream: any UpstreamConnection)
+    /// The connection closed while the exchange had it. `neverProcessed`: the transport's word that the request
+    /// reached no application — for HTTP/1.1, a pooled connection the upstream closed before any byte of an answer
+    /// (SPEC §8; RFC 9112 §9.3.1) — so the exchange may send it again if it may repeat it at all.
+    func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool)
+}
+
+/// Gets upstream connections for exchanges on one event loop: an idle one it kept, or a new one (SPEC §3: on the
+/// client connection's own loop, no hops).
+package protocol UpstreamConnector: AnyObject {
+    /// An idle connection to `origin` kept from an earlier exchange, if there is one — at once, allocating nothing.
+    func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)?
+    /// Opens a new connection to `origin` on `eventLoop` (this connector's), within `timeout`; `completion` runs on
+    /// that loop.
+    func connect(
+        _ origin: UpstreamOrigin, timeout: TimeAmount, on eventLoop: any EventLoop,
+        completion: @escaping (Result<any UpstreamConnection, any Error>) -> Void)
+    /// Closes the kept connections idle for too long.
+    func evictIdle(now: NIODeadline)
+    /// Closes every kept connection (shutdown).
+    func closeAll()
+}

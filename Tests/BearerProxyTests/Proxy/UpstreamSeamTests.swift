@@ -1,0 +1,170 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+/// #23 item 5: the client connection's handler talks to its upstream only through ``UpstreamConnector`` and
+/// ``UpstreamConnection``. Here a transport that is no NIO pipeline at all — an in-memory one, as an HTTP/2 stream
+/// would be — carries proxied requests through the real client pipeline: the request goes to it in parts, its answer
+/// comes back to the client, it is released for reuse, and its own word that a request was never processed makes the
+/// exchange replay it on a new connection.
+@Suite("The upstream seam: any transport behind UpstreamConnector")
+struct UpstreamSeamTests {
+    /// A connection that keeps what it is sent; the test answers through its owner.
+    final class MemoryConnection: UpstreamConnection {
+        var owner: (any UpstreamConnectionOwner)?
+        var written: [HTTPClientRequestPart] = []
+        var releases: [Bool] = []
+        var closed = false
+
+        func lease(to owner: any UpstreamConnectionOwner) -> Bool {
+            guard self.owner == nil, !closed else { return false }
+            self.owner = owner
+            return true
+        }
+        var isWritable: Bool { true }
+        func write(_ part: HTTPClientRequestPart) { written.append(part) }
+        func flush() {}
+        func pauseReads() {}
+        func resumeReads() {}
+        func release(reuse: Bool, now: NIODeadline) {
+            owner = nil
+            releases.append(reuse)
+        }
+        func close() {
+            owner = nil
+            closed = true
+        }
+
+        /// The upstream answers `status` with `body`.
+        func answer(_ status: HTTPResponseStatus, body: String) {
+            let owner = owner!
+            var head = HTTPResponseHead(version: .http1_1, status: status)
+            head.headers.add(name: "content-length", value: String(body.utf8.count))
+            owner.upstream(self, received: .head(head))
+            owner.upstream(self, received: .body(ByteBuffer(string: body)))
+            owner.upstream(self, received: .end(nil))
+            owner.upstreamReadComplete(self)
+        }
+
+        /// The transport lost the connection before any answer, and says whether the request was processed.
+        func lost(neverProcessed: Bool) {
+            let owner = owner!
+            self.owner = nil
+            closed = true
+            owner.upstreamClosed(self, error: nil, neverProcessed: neverProcessed)
+        }
+    }
+
+    /// Hands out a new ``MemoryConnection`` for each connect, at once; keeps none.
+    final class MemoryConnector: UpstreamConnector {
+        var made: [MemoryConnection] = []
+        func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)? { nil }
+        func connect(
+            _ origin: UpstreamOrigin, timeout: TimeAmount, on eventLoop: any EventLoop,
+            completion: @escaping (Result<any UpstreamConnection, any Error>) -> Void
+        ) {
+            let connection = MemoryConnection()
+            made.append(connection)
+            completion(.success(connection))
+        }
+        func evictIdle(now: NIODeadline) {}
+        func closeAll() {}
+    }
+
+    /// The generation in force, fixed.
+    struct Installed: GenerationSource {
+        let context: ProxyContext
+        func beginExchange() -> ProxyContext? {
+            context.exchangeBegan()
+            return context
+        }
+        var peerUsers: PeerUserPolicy? { nil }
+    }
+
+    /// The proxy's client pipeline on an `EmbeddedChannel`, its upstream connections from `connector`, serving a
+    /// route that sends no token (so nothing waits on the token cache).
+    static func connection(
+        _ proxy: ProxyHarness, connector: MemoryConnector
+    ) throws -> EmbeddedChannel {
+        let configuration = try TestConfigurations.make(routes: routes)
+        let context = try ProxyContext(
+            configuration: configuration, tokens: proxy.proxy.tokens,
+            admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer), policy: SafetyPolicy(),
+            timeouts: ProxyTimeouts())
+        let channel = EmbeddedChannel()
+        let core = ProxyServerCore(
+            installed: Installed(context: context), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
+            timeouts: ProxyTimeouts())
+        let pipeline = channel.pipeline.syncOperations
+        var encoder = HTTPResponseEncoder.Configuration()
+        encoder.automaticallySetFramingHeaders = false
+        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try pipeline.addHandler(
+            ProxyConnectionHandler(
+                server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop, connector: connector)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    static func written(_ channel: EmbeddedChannel) throws -> String {
+        var text = ""
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+        return text
+    }
+
+    static let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9/base", "auth": "none" } ]"#
+    static let request = "GET /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    @Test("a request goes to the transport and its answer to the client; the connection is released for reuse")
+    func proxied() async throws {
+        try await ProxyHarness.with(routes: Self.routes) { proxy in
+            let connector = MemoryConnector()
+            let channel = try Self.connection(proxy, connector: connector)
+            try channel.writeInbound(ByteBuffer(string: Self.request))
+            let connection = try #require(connector.made.first)
+            guard case .head(let head) = connection.written.first else {
+                Issue.record("no request head went to the transport: \(connection.written)")
+                return
+            }
+            #expect(head.uri == "/base/items")
+            #expect(head.headers.first(name: "host") == "127.0.0.1:9")
+            #expect(connection.written.last == .end(nil))
+            connection.answer(.ok, body: "hello")
+            let response = try Self.written(channel)
+            #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(response)")
+            #expect(response.hasSuffix("\r\n\r\nhello"))
+            #expect(connection.releases == [true], "both messages complete: kept for the next exchange")
+            #expect(connector.made.count == 1)
+            _ = try? channel.finish()
+        }
+    }
+
+    @Test("the transport's word decides a replay: never processed goes again on a new connection, else 502")
+    func replayIsTheTransportsWord() async throws {
+        try await ProxyHarness.with(routes: Self.routes) { proxy in
+            let connector = MemoryConnector()
+            let channel = try Self.connection(proxy, connector: connector)
+            try channel.writeInbound(ByteBuffer(string: Self.request))
+            try #require(connector.made.count == 1)
+            connector.made[0].lost(neverProcessed: true)
+            try #require(connector.made.count == 2, "replayed on a new connection")
+            #expect(connector.made[1].written.count == 2)
+            connector.made[1].lost(neverProcessed: false)
+            let response = try Self.written(channel)
+            #expect(response.hasPrefix("HTTP/1.1 502 "), "\(response)")
+            #expect(connector.made.count == 2, "replayed once only")
+            _ = try? channel.finish()
+        }
+    }
+}
