@@ -97,19 +97,23 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.request.version.minor == 0
                 && Forwarding.responseFraming(upstream: head, request: exchange.request) == .untilClose
             run(
-                connection.exchangeEvent { $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry) }
-            )
+                connection.exchangeEvent {
+                    $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry)
+                },
+                record: exchange, inUse: upstream)
         case .body(let buffer):
-            run(connection.exchangeEvent { $0.responseBody(buffer) })
+            run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
         case .end(let trailers):
             let now = context.eventLoop.now
-            run(connection.exchangeEvent { $0.responseEnd(trailers: trailers, now: now) })
+            run(
+                connection.exchangeEvent { $0.responseEnd(trailers: trailers, now: now) }, record: exchange,
+                inUse: upstream)
         }
     }
 
     /// Writes the upstream's response head, rewritten for the client (SPEC §8).
-    package func forwardResponseHead(_ head: HTTPResponseHead, keepAlive: Bool) {
-        guard let exchange, let leg = exchange.leg else { return }
+    package func forwardResponseHead(_ head: HTTPResponseHead, keepAlive: Bool, exchange: Exchange) {
+        guard let leg = exchange.leg else { return }
         var (clientHead, _) = Forwarding.clientResponse(
             upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
             keepAlive: keepAlive)
