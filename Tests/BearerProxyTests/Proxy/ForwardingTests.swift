@@ -159,6 +159,33 @@ struct ForwardingTests {
         #expect(head.headers[canonicalForm: "x-forwarded-host"] == ["proxy.local"])
     }
 
+    @Test("the framing decided from the upstream's head alone is the one its rewrite for the client has")
+    func framingAgrees() throws {
+        let route = try Self.binding(#"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"] }"#)
+        let heads: [[(String, String)]] = [
+            [], [("Content-Length", "5")], [("Transfer-Encoding", "chunked")],
+            [("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
+            [("Content-Length", "5"), ("Connection", "content-length")], [("Connection", "keep-alive")],
+            [("Content-Length", "5"), ("Connection", "close, x-a")],
+        ]
+        for version in [HTTPVersion.http1_0, .http1_1] {
+            for method in [HTTPMethod.GET, .HEAD] {
+                for status in [HTTPResponseStatus.ok, .noContent, .notModified, .created] {
+                    for fields in heads {
+                        let request = HTTPRequestHead(version: version, method: method, uri: "/a")
+                        let upstream = HTTPResponseHead(
+                            version: .http1_1, status: status, headers: HTTPHeaders(fields))
+                        let rewritten = Forwarding.clientResponse(
+                            upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
+                        #expect(
+                            Forwarding.responseFraming(upstream: upstream, request: request) == rewritten.framing,
+                            "\(version) \(method) \(status) \(fields)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("responses: hop-by-hop stripped, status kept, chunked re-framed for HTTP/1.1 and close-delimited for 1.0")
     func responseFraming() {
         let upstream = HTTPResponseHead(
