@@ -19,6 +19,7 @@ struct ClockStepTests {
         let faults = try MachineFaults()
         try await withUpstream({ _ in .echo }) { upstream in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             try Data(
                 #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "/api", "#

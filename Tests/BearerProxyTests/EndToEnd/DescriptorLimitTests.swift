@@ -20,6 +20,7 @@ struct DescriptorLimitTests {
     @Test("200 connections against a limit of 96 descriptors: no crash, the cap holds, and it recovers")
     func crowdUnderLowLimit() async throws {
         let state = try CommandLineTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
         let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = state

@@ -18,6 +18,7 @@ struct LoginRouteCommandTests {
     func loginTokenStatusLogout() async throws {
         try await DiscoveredSignInTests.withServer { server, _ in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let config = directory + "/routes.json"
             let json =
                 #"{"account": {"flow": "dev"}, "routes": [{"prefix": "/mcp", "upstream": "\#(server.resource)", "#
@@ -51,6 +52,7 @@ struct LoginRouteCommandTests {
     func notDiscovered() async throws {
         try await DiscoveredSignInTests.withServer { server, _ in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let config = directory + "/routes.json"
             let json =
                 #"{"account": {"flow": "dev"}, "routes": [{"prefix": "/api", "upstream": "\#(server.resource)", "#

@@ -39,6 +39,7 @@ struct ReloadShutdownTests {
     func reloadsAndShutdownGoAhead() async throws {
         try await RawUpstream.with(answer: GenerationTests.holdFirst) { upstream in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             try Self.write(file, account: #"{ "flow": "dev" }"#, upstream: upstream, more: false)
             let port = try await closedPort()

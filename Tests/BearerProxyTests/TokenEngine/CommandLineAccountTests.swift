@@ -16,6 +16,7 @@ struct CommandLineAccountTests {
     func cycle() async throws {
         try await withIdentityProvider { provider in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             let account = TestAccounts.refreshToken(provider)
             try Data(
@@ -61,6 +62,7 @@ struct CommandLineAccountTests {
     func tokenErrors() async throws {
         try await withIdentityProvider { provider in
             let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             try Data(
                 #"{ "account": \#(TestAccounts.refreshToken(provider)), "routes": [ { "prefix": "/todo", "#

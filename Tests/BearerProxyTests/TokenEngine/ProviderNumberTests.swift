@@ -108,6 +108,7 @@ struct ProviderNumberTests {
                     body: #"{"error": "temporarily_unavailable"}"#))
             try await withUpstream({ _ in .echo }) { upstream in
                 let directory = try CommandLineTests.temporaryDirectory()
+                defer { try? FileManager.default.removeItem(atPath: directory) }
                 let config = directory + "/routes.json"
                 try Data(
                     """
