@@ -40,14 +40,6 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// Whether the response's head has gone to the client (then a failure can only close the connection).
-    package var responseStarted: Bool {
-        switch state {
-        case .streaming(_, .streaming), .answered, .tunnelling, .closing, .finished: true
-        default: false
-        }
-    }
-
     /// Whether the last request part this exchange will see has arrived (or nothing more is read for it).
     package var requestHasEnded: Bool {
         switch state {
@@ -67,9 +59,7 @@ extension ExchangeStateMachine {
         default: false
         }
     }
-}
 
-extension ExchangeStateMachine {
     /// Whether response body parts go to the client now (not while a rejected answer is being dropped).
     package var forwardsResponseBody: Bool {
         if case .streaming(_, .streaming) = state { return true }

@@ -9,7 +9,7 @@ import NIOSSL
 /// connections with their pipeline — TLS when the origin is `https` (its context always with it: ``UpstreamOrigin``),
 /// NIO's request encoder and response decoder, the byte watch that the replay rule needs, and ``UpstreamHandler``.
 package final class HTTP1Connector: UpstreamConnector {
-    package let pool: UpstreamPool
+    private let pool: UpstreamPool
 
     package init(pool: UpstreamPool = UpstreamPool()) {
         self.pool = pool
