@@ -57,10 +57,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         self.upstream = upstream
         exchange.upstreamSent = .now()
-        upstream.write(.head(head))
-        for part in body { upstream.write(.body(.byteBuffer(part))) }
-        if end { upstream.write(.end(nil)) }
-        upstream.flush()
+        upstream.send(head, body: body, end: end)
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
     }

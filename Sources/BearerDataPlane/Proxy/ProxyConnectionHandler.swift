@@ -203,7 +203,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             break
         case .forwardBody(let body):
             // Flushed when the read completes: the timer is re-armed there too.
-            upstream?.write(.body(.byteBuffer(body)))
+            upstream?.write(body)
             upstreamNeedsFlush = true
             return
         case .consumeLocally(let body):
@@ -216,8 +216,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             if !context.channel.isWritable { upstream?.pauseReads() }
             return
         case .forwardEnd:
-            upstream?.write(.end(nil))
-            upstream?.flush()
+            upstream?.end()
             upstreamNeedsFlush = false
         case .answerLocally(let ticket):
             answerLocally(ticket)

@@ -32,7 +32,13 @@ struct UpstreamSeamTests {
             return true
         }
         var isWritable: Bool { true }
-        func write(_ part: HTTPClientRequestPart) { written.append(part) }
+        func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool) {
+            written.append(.head(head))
+            for part in body { written.append(.body(.byteBuffer(part))) }
+            if end { written.append(.end(nil)) }
+        }
+        func write(_ body: ByteBuffer) { written.append(.body(.byteBuffer(body))) }
+        func end() { written.append(.end(nil)) }
         func flush() {}
         func pauseReads() {}
         func resumeReads() {}

@@ -13,7 +13,14 @@ package protocol UpstreamConnection: AnyObject {
     func lease(to owner: any UpstreamConnectionOwner) -> Bool
     /// Whether it can take more request bytes now (backpressure).
     var isWritable: Bool { get }
-    func write(_ part: HTTPClientRequestPart)
+    /// Writes the request's head, the body that has arrived with it, and its end when it has; then flushes. One
+    /// call for the request's start, so the transport reaches its channel once (per request, each call through this
+    /// protocol costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
+    func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool)
+    /// Writes a part of the request's body, sent at the next ``flush()``.
+    func write(_ body: ByteBuffer)
+    /// Writes the request's end and flushes.
+    func end()
     func flush()
     /// Stops delivering response parts until ``resumeReads()`` (the client is not draining them).
     func pauseReads()

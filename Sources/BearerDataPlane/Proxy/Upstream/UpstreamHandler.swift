@@ -67,8 +67,22 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    package func write(_ part: HTTPClientRequestPart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
+    package func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool) {
+        guard let context else { return }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        for part in body { context.write(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil) }
+        if end { context.write(wrapOutboundOut(.end(nil)), promise: nil) }
+        context.flush()
+    }
+
+    package func write(_ body: ByteBuffer) {
+        context?.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+    }
+
+    package func end() {
+        guard let context else { return }
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        context.flush()
     }
 
     package func flush() { context?.flush() }
