@@ -40,7 +40,7 @@ extension AccountRuntime {
             }
             revocation = await DiscoveredTokenRequest.revoke(
                 refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
-                provider: discovered.provider())
+                provider: discovered.provider(caFile: route.tls.caFile))
         }
         try store.updateSignIn(key) { $0 = nil }
         try store.setRouteKey(nil, upstream: route.upstream.url)

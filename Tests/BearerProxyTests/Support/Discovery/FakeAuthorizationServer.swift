@@ -11,13 +11,15 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
 /// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both
 /// (RFC 9728, RFC 8414), `/authorize` (code + PKCE S256, `resource`, `iss`), `/token` (the code and rotating
 /// refresh tokens, each bound to its client and resource) and `/register` (RFC 7591). The resource accepts only
-/// tokens this server issued for its own `resource`, and answers with the audience it saw.
+/// tokens this server issued for its own `resource`, and answers with the audience it saw. With `tls`, it speaks
+/// https with the fixture certificate (`TLSFixtures`: trust `TLSFixtures.caFile`).
 final class FakeAuthorizationServer: Sendable {
     /// What `/authorize` does with the next request.
     enum AuthorizeOutcome: Sendable {
@@ -54,27 +56,35 @@ final class FakeAuthorizationServer: Sendable {
 
     private let server: FakeHTTPServer
     private let state: Shared
+    private let scheme: String
 
     var port: Int { server.port }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
     /// The protected resource's URL, the route's upstream and the `resource` of every token.
     var resource: String { baseURL + "/mcp" }
 
-    private init(server: FakeHTTPServer, state: Shared) {
+    private init(server: FakeHTTPServer, state: Shared, scheme: String) {
         self.server = server
         self.state = state
+        self.scheme = scheme
     }
 
-    static func start(_ settings: Settings = Settings()) async throws -> FakeAuthorizationServer {
+    static func start(_ settings: Settings = Settings(), tls: Bool = false) async throws -> FakeAuthorizationServer {
         let state = Shared(record: Record(settings: settings))
+        let sslContext = tls ? try TLSFixtures.serverContext() : nil
+        let scheme = tls ? "https" : "http"
         let server = try await FakeHTTPServer.start(
             opened: { channel in state.opened(channel) }, closed: { state.closed($0) }
         ) { channel, _ in
+            if let sslContext {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+            }
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: Endpoints(state: state)))
+            try channel.pipeline.syncOperations.addHandler(
+                FakeHTTPHandler(endpoints: Endpoints(state: state, scheme: scheme)))
         }
-        return FakeAuthorizationServer(server: server, state: state)
+        return FakeAuthorizationServer(server: server, state: state, scheme: scheme)
     }
 
     func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
@@ -121,6 +131,7 @@ final class FakeAuthorizationServer: Sendable {
 
     struct Endpoints: FakeHTTPEndpoints {
         let state: Shared
+        let scheme: String
 
         var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
 
@@ -129,7 +140,7 @@ final class FakeAuthorizationServer: Sendable {
         }
 
         private func reply(_ request: FakeHTTPRequest) -> FakeIdentityResponse {
-            let origin = "http://" + (request.headers.first(name: "host") ?? "")
+            let origin = scheme + "://" + (request.headers.first(name: "host") ?? "")
             switch request.path {
             case "/.well-known/oauth-protected-resource/mcp":
                 let named = state.record.withLock { $0.settings.authorizationServer } ?? origin
