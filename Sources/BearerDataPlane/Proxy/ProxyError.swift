@@ -26,8 +26,9 @@ package enum ProxyError: Error, Equatable {
     case upstreamTimeout(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
-    /// A discovered route (#25) with no usable sign-in: none stored, or its refresh token refused.
-    case discoveredSignInRequired(route: String)
+    /// A discovered route (#25) with no usable sign-in: none stored, its refresh token refused, or its upstream now
+    /// naming another authorization server; `reason` says which when the route's flow knows (it names the command).
+    case discoveredSignInRequired(route: String, reason: String? = nil)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
@@ -138,7 +139,9 @@ package enum ProxyError: Error, Equatable {
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
-        case .discoveredSignInRequired(let route):
+        case .discoveredSignInRequired(let route, let reason?):
+            "There is no usable sign-in for \(route): " + reason
+        case .discoveredSignInRequired(let route, nil):
             "There is no usable sign-in for \(route) (nobody has signed in, or its sign-in expired or was "
                 + "revoked); its upstream names its own authorization server. Run: bearer-proxy login \(route)"
         case .oauthMetadataNotForwarded(let route):

@@ -78,13 +78,17 @@ package final class DiscoveredRouteTokens: Sendable {
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
         let provider = provider(caFile: route.tls.caFile)
         return state.withLock { state in
-            // A reload that gives the route another CA file gets a cache whose client trusts it.
+            // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
             let name = CacheName(
                 prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
             if let known = state.caches[name] { return known }
+            let logger = logger
+            let rediscovery = RouteRediscovery { () async throws(DiscoveryError) -> DiscoveredAuthorization in
+                try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
+            }
             let flow = DiscoveredRouteFlow(
-                route: route.prefix, upstream: route.upstream.url, store: store, provider: provider, logger: logger,
-                now: now)
+                route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
+                rediscovery: rediscovery, logger: logger, now: now)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
             let made = TokenCache(flow: flow, now: now, uptime: uptime, throttlesSignInRequired: false)

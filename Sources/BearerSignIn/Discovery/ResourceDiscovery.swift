@@ -105,6 +105,7 @@ package struct ResourceDiscovery: Sendable {
             let url = try OAuthURL(text, role: role)
             try await addresses.check(url, role: role)
             let outcome: String
+            let transient: Bool
             do {
                 let (status, body) = try await transport.fetch(text)
                 if status == 200 {
@@ -112,11 +113,13 @@ package struct ResourceDiscovery: Sendable {
                     return ((text, body), attempts)
                 }
                 outcome = "HTTP \(status)"
+                transient = status >= 500 || status == 429
             } catch {
                 outcome = error.explanation
+                transient = true
             }
             logger.debug("discovery: no metadata", metadata: ["url": "\(text)", "outcome": "\(outcome)"])
-            attempts.append(MetadataAttempt(url: text, outcome: outcome))
+            attempts.append(MetadataAttempt(url: text, outcome: outcome, transient: transient))
         }
         return (nil, attempts)
     }

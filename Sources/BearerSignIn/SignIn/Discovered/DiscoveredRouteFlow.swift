@@ -16,12 +16,15 @@ import Synchronization
 /// under (issuer, client, resource) — never the account's — refreshed with its own refresh token at its own
 /// token endpoint, with the same `resource`. The redemption is a critical section per machine (the sign-in's
 /// ``RedemptionLock``): under it the file is read again, a token another process obtained is taken over, and a
-/// rotated refresh token is written before the lock is let go.
+/// rotated refresh token is written before the lock is let go. A token the upstream refused sends the route
+/// through discovery again first (``RouteRediscovery``).
 package struct DiscoveredRouteFlow: SignInFlow {
     package let route: String
     package let upstream: String
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
+    /// Discovery again on a refused token; nil: the stored metadata is used as it is.
+    package let rediscovery: RouteRediscovery?
     package let logger: Logger
     package let now: @Sendable () -> Date
     /// The token this flow last handed out: asked again while the file still holds it fresh, the cache has dropped
@@ -49,6 +52,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         } catch {
             throw error as? TokenError ?? notSignedIn("nobody has signed in")
         }
+        let confirmed = try await rediscoverIfRefused(key, request: request)
         return try await store.redemptionLock(key).withLock { outcome async throws(TokenError) -> AccessToken in
             if outcome == .cancelled {
                 throw .providerUnavailable(
@@ -57,12 +61,56 @@ package struct DiscoveredRouteFlow: SignInFlow {
             if outcome != .held {
                 logger.warning("redeeming \(route)'s refresh token without its redemption lock: \(outcome)")
             }
-            return try await underLock(key, request: request)
+            return try await underLock(key, request: request, confirmed: confirmed)
         }
     }
 
-    private func underLock(_ key: DiscoveredSignInKey, request: TokenRequest) async throws(TokenError) -> AccessToken {
-        let stored: PersistedDiscoveredSignIn
+    /// When the upstream refused the token this flow handed out — the cache asks again while the file still holds
+    /// it fresh — discovery runs again (at most once per ``RouteRediscovery/interval``) before anything is sent to
+    /// the authorization server: the same server confirms the sign-in (with its current endpoints, returned);
+    /// another one gets nothing of it and the route needs a sign-in there (#25 item 3); a discovery that failed for
+    /// now leaves the metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
+    private func rediscoverIfRefused(
+        _ key: DiscoveredSignInKey, request: TokenRequest
+    ) async throws(TokenError) -> DiscoveredAuthorization? {
+        guard let rediscovery, let stored = try? store.signIn(key),
+            let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
+            token.isUsable(at: now()), token.refreshOn > now(), served.matches(token.value)
+        else { return nil }
+        switch await rediscovery.verdict(on: key, at: now()) {
+        case .confirmed(let found):
+            return found
+        case .unavailable(let error):
+            logger.warning(
+                "\(route): discovery failed for now; the metadata stored with the sign-in is used",
+                metadata: ["reason": "\(error.explanation)"])
+            return nil
+        case .refused(let error):
+            logger.error(
+                "\(route): discovery refused its upstream's metadata", metadata: ["reason": "\(error.explanation)"])
+            throw .signInRequired(
+                reason: "discovery now refuses its upstream's metadata: \(error.explanation) Nothing stored is "
+                    + "used. Run: bearer-proxy discover \(route)")
+        case .changed(let issuer, let resource):
+            do {
+                // The route no longer uses that sign-in; one a `login` made meanwhile is left alone.
+                if try store.routeKey(upstream: upstream) == key { try store.setRouteKey(nil, upstream: upstream) }
+            } catch {
+                logger.error("\(route): the former authorization server's sign-in could not be set aside: \(error)")
+            }
+            let change =
+                issuer != key.issuer
+                ? "names another authorization server (\(DiscoveryError.shown(issuer))) than \(key.issuer)"
+                : "describes another resource (\(DiscoveryError.shown(resource))) than \(key.resource)"
+            logger.warning("\(route): its upstream \(change); its sign-in is set aside")
+            throw notSignedIn("its upstream now \(change), and nothing of that sign-in is used there")
+        }
+    }
+
+    private func underLock(
+        _ key: DiscoveredSignInKey, request: TokenRequest, confirmed: DiscoveredAuthorization?
+    ) async throws(TokenError) -> AccessToken {
+        var stored: PersistedDiscoveredSignIn
         let client: DiscoveredClient
         do {
             guard let signIn = try store.signIn(key) else { throw notSignedIn("nobody has signed in") }
@@ -88,6 +136,11 @@ package struct DiscoveredRouteFlow: SignInFlow {
             throw error as? TokenError ?? notSignedIn("nobody has signed in")
         }
         guard let refreshToken = stored.refreshToken else { throw notSignedIn("its sign-in has expired") }
+        if let confirmed {
+            // The authorization server's current endpoints, confirmed just now, replace the stored ones.
+            stored.tokenEndpoint = confirmed.tokenEndpoint
+            stored.revocationEndpoint = confirmed.revocationEndpoint
+        }
         let issued = now()
         let response: TokenResponse
         do {
@@ -133,17 +186,19 @@ package struct DiscoveredRouteFlow: SignInFlow {
     }
 
     private func notSignedIn(_ why: String) -> TokenError {
-        .signInRequired(reason: "\(route): \(why). Run: bearer-proxy login \(route)")
+        // The route is named by whoever shows the reason (the problem's detail, `token ROUTE`'s error).
+        .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
     }
 
     package init(
-        route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient, logger: Logger,
-        now: @escaping @Sendable () -> Date
+        route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
+        rediscovery: RouteRediscovery? = nil, logger: Logger, now: @escaping @Sendable () -> Date
     ) {
         self.route = route
         self.upstream = upstream
         self.store = store
         self.provider = provider
+        self.rediscovery = rediscovery
         self.logger = logger
         self.now = now
     }

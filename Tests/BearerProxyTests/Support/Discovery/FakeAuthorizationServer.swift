@@ -39,6 +39,12 @@ final class FakeAuthorizationServer: Sendable {
         var preregistered: Set<String> = []
         /// The authorization server the resource's metadata names; nil: this one.
         var authorizationServer: String?
+        /// The `resource` its metadata names; nil: its own URL.
+        var metadataResource: String?
+        /// A status the resource's metadata answers instead of 200 (a metadata server in trouble).
+        var metadataStatus: Int?
+        /// The resource refuses every token (`invalid_token`), even one this server issued for it.
+        var refusesTokens = false
     }
 
     struct Record: Sendable {
@@ -51,6 +57,7 @@ final class FakeAuthorizationServer: Sendable {
         var authorizeQueries: [[String: String]] = []
         var tokenForms: [[String: String]] = []
         var revoked: [String] = []
+        var resourceMetadataRequests = 0
         var counter = 0
     }
 
@@ -91,6 +98,8 @@ final class FakeAuthorizationServer: Sendable {
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
+    /// How many times the resource's metadata (RFC 9728) was asked for.
+    var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
     /// The tokens revoked at `/revoke` (RFC 7009).
     var revoked: [String] { state.record.withLock { $0.revoked } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
@@ -143,8 +152,15 @@ final class FakeAuthorizationServer: Sendable {
             let origin = scheme + "://" + (request.headers.first(name: "host") ?? "")
             switch request.path {
             case "/.well-known/oauth-protected-resource/mcp":
-                let named = state.record.withLock { $0.settings.authorizationServer } ?? origin
-                return .json(["resource": origin + "/mcp", "authorization_servers": [named]])
+                let settings = state.record.withLock { record in
+                    record.resourceMetadataRequests += 1
+                    return record.settings
+                }
+                if let status = settings.metadataStatus { return .json(status: status, ["error": "unavailable"]) }
+                return .json([
+                    "resource": settings.metadataResource ?? origin + "/mcp",
+                    "authorization_servers": [settings.authorizationServer ?? origin],
+                ])
             case "/.well-known/oauth-authorization-server":
                 let settings = state.record.withLock { $0.settings }
                 var document: [String: Any] = [
@@ -182,8 +198,10 @@ final class FakeAuthorizationServer: Sendable {
                 let bearer = request.headers.first(name: "authorization").flatMap {
                     $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
                 }
-                let audience = bearer.flatMap { token in state.record.withLock { $0.accessTokens[token] } }
-                guard let audience, audience == origin + "/mcp" else {
+                let (audience, refuses) = state.record.withLock { record in
+                    (bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens)
+                }
+                guard let audience, audience == origin + "/mcp", !refuses else {
                     let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
                     let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
