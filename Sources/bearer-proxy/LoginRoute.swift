@@ -52,7 +52,7 @@ struct LoginRoute {
                         route: match, settings: settings, found: found,
                         caFile: match.tls.caFile ?? configuration.tls.caFile,
                         stateDirectory: StateDirectory.standard(environment: global.environment), console: console,
-                        noBrowser: noBrowser, logger: logger)
+                        noBrowser: noBrowser, logger: logger, environment: global.environment)
                 })
         } catch {
             result = .failure(error)

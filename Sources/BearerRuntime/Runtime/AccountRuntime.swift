@@ -148,8 +148,8 @@ public struct AccountRuntime: Sendable {
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
         let discovered = stateDirectory.map { directory in
             DiscoveredRouteTokens(
-                store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup, logger: logger,
-                now: now, uptime: uptime)
+                store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
+                environment: environment, logger: logger, now: now, uptime: uptime)
         }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,

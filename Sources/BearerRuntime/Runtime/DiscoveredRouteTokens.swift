@@ -27,6 +27,8 @@ package final class DiscoveredRouteTokens: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let uptime: (@Sendable () -> Duration)?
+    /// Where a configured client's `clientSecretEnv` is read.
+    private let environment: [String: String]
     /// The caches by route, and the HTTP clients of their token requests by the CA file they trust ("" for none) —
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
@@ -43,9 +45,10 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     package init(
-        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, logger: Logger,
-        now: @escaping @Sendable () -> Date, uptime: (@Sendable () -> Duration)?
+        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
+        logger: Logger, now: @escaping @Sendable () -> Date, uptime: (@Sendable () -> Duration)?
     ) {
+        self.environment = environment
         self.store = store
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -88,13 +91,18 @@ package final class DiscoveredRouteTokens: Sendable {
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
-                rediscovery: rediscovery, logger: logger, now: now)
+                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
             let made = TokenCache(flow: flow, now: now, uptime: uptime, throttlesSignInRequired: false)
             state.caches[name] = made
             return made
         }
+    }
+
+    /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
+    package func clientSecret(_ settings: DiscoverySettings) -> String? {
+        settings.clientSecretEnv.flatMap { environment[$0] }
     }
 
     /// Closes the HTTP clients that were made; once.

@@ -90,6 +90,7 @@ package struct ResourceDiscovery: Sendable {
             serverMetadataAttempts: serverAttempts, authorizationEndpoint: authorization, tokenEndpoint: token,
             registrationEndpoint: server.registrationEndpoint, revocationEndpoint: server.revocationEndpoint,
             codeChallengeMethods: server.codeChallengeMethodsSupported ?? [],
+            tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,
             scopes: scopes, scopeSource: source,
             registration: ClientRegistration.choose(

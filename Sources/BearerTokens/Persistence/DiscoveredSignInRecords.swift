@@ -57,6 +57,10 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var clientKind: String
     package var tokenEndpoint: String
     package var revocationEndpoint: String?
+    /// How a configured client with a secret authenticates at the token endpoint (`client_secret_basic` or
+    /// `client_secret_post`), chosen from the server's metadata at sign-in; nil: Basic. The secret itself is never
+    /// stored: it is read from the route's `clientSecretEnv`.
+    package var tokenEndpointAuthMethod: String?
     package var scopes: [String]
     package var refreshToken: String?
     package var accessToken: String?

@@ -28,7 +28,8 @@ import Testing
     /// Discovers the route and signs in, a test browser following every URL the sign-in opens.
     static func signIn(
         _ server: FakeAuthorizationServer, state: StateDirectory, settings: DiscoverySettings = DiscoverySettings(),
-        console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false, caFile: String? = nil
+        console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false, caFile: String? = nil,
+        environment: [String: String] = [:]
     ) async throws -> Outcome {
         let route = route(server, settings: settings, caFile: caFile)
         let found = try await DiscoveredAuthorization.discover(
@@ -39,7 +40,8 @@ import Testing
             outcome = .success(
                 try await DiscoveredSignIn.run(
                     route: route, settings: settings, found: found, caFile: caFile, stateDirectory: state,
-                    console: console, noBrowser: noBrowser, logger: ProxyHarness.silentLogger))
+                    console: console, noBrowser: noBrowser, logger: ProxyHarness.silentLogger,
+                    environment: environment))
         } catch {
             outcome = .failure(error)
         }

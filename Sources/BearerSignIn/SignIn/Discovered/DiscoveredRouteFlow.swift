@@ -25,6 +25,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let provider: IdentityProviderClient
     /// Discovery again on a refused token; nil: the stored metadata is used as it is.
     package let rediscovery: RouteRediscovery?
+    /// The secret of the route's configured client (from its `clientSecretEnv`); nil for a public client.
+    package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
     /// The token this flow last handed out: asked again while the file still holds it fresh, the cache has dropped
@@ -128,7 +130,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 else { throw notSignedIn("its client registration is gone") }
                 client = DiscoveredClient(id: key.clientID, secret: registration.clientSecret, kind: .dynamic)
             } else {
-                client = DiscoveredClient(id: key.clientID, secret: nil, kind: .configured)
+                client = DiscoveredClient(
+                    id: key.clientID, secret: clientSecret, kind: .configured,
+                    authentication: stored.tokenEndpointAuthMethod.flatMap(DiscoveredClient.Authentication.init)
+                        ?? .basic)
             }
         } catch let error as StateError {
             throw .misconfigured(reason: "\(error)")
@@ -192,8 +197,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
 
     package init(
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
-        rediscovery: RouteRediscovery? = nil, logger: Logger, now: @escaping @Sendable () -> Date
+        rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
+        now: @escaping @Sendable () -> Date
     ) {
+        self.clientSecret = clientSecret
         self.route = route
         self.upstream = upstream
         self.store = store

@@ -45,6 +45,11 @@ final class FakeAuthorizationServer: Sendable {
         var metadataStatus: Int?
         /// The resource refuses every token (`invalid_token`), even one this server issued for it.
         var refusesTokens = false
+        /// Confidential clients known without registration, with their secrets: the token endpoint refuses them
+        /// (`invalid_client`) without it, by either method.
+        var secrets: [String: String] = [:]
+        /// `token_endpoint_auth_methods_supported` (RFC 8414 §2); nil: not listed.
+        var authMethods: [String]?
     }
 
     struct Record: Sendable {
@@ -58,6 +63,8 @@ final class FakeAuthorizationServer: Sendable {
         var tokenForms: [[String: String]] = []
         var revoked: [String] = []
         var resourceMetadataRequests = 0
+        /// How each token request authenticated its client: `client_secret_basic`, `client_secret_post` or `none`.
+        var tokenAuthentications: [String] = []
         var counter = 0
     }
 
@@ -97,6 +104,7 @@ final class FakeAuthorizationServer: Sendable {
     func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
+    var tokenAuthentications: [String] { state.record.withLock { $0.tokenAuthentications } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
     /// How many times the resource's metadata (RFC 9728) was asked for.
     var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
@@ -170,11 +178,12 @@ final class FakeAuthorizationServer: Sendable {
                     "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
                 ]
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
+                if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
             case "/token":
-                return token(request.form, origin: origin)
+                return token(request, origin: origin)
             case "/revoke":
                 return state.record.withLock { record in
                     if let token = request.form["token"] {
@@ -240,12 +249,33 @@ final class FakeAuthorizationServer: Sendable {
             }
         }
 
-        private func token(_ form: [String: String], origin: String) -> FakeIdentityResponse {
-            state.record.withLock { record in
+        /// The client id and secret of HTTP Basic (RFC 6749 §2.3.1: each form-encoded, then Base64).
+        private static func basic(_ request: FakeHTTPRequest) -> (id: String, secret: String)? {
+            guard let value = request.headers.first(name: "authorization"), value.hasPrefix("Basic "),
+                let data = Data(base64Encoded: String(value.dropFirst(6))),
+                let pair = String(data: data, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+            else { return nil }
+            func decoded(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
+            }
+            return (decoded(pair[..<colon]), decoded(pair[pair.index(after: colon)...]))
+        }
+
+        private func token(_ request: FakeHTTPRequest, origin: String) -> FakeIdentityResponse {
+            let form = request.form
+            let basic = Self.basic(request)
+            return state.record.withLock { record in
                 record.tokenForms.append(form)
-                guard let client = form["client_id"],
+                let method =
+                    basic != nil ? "client_secret_basic" : form["client_secret"] != nil ? "client_secret_post" : "none"
+                record.tokenAuthentications.append(method)
+                guard let client = basic?.id ?? form["client_id"],
                     record.clients.contains(client) || record.settings.preregistered.contains(client)
+                        || record.settings.secrets[client] != nil
                 else { return .json(status: 401, ["error": "invalid_client"]) }
+                if let secret = record.settings.secrets[client], secret != basic?.secret ?? form["client_secret"] {
+                    return .json(status: 401, ["error": "invalid_client"])
+                }
                 let resource: String
                 switch form["grant_type"] {
                 case "authorization_code":
