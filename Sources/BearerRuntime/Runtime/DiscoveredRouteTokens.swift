@@ -94,7 +94,13 @@ package final class DiscoveredRouteTokens: Sendable {
                 rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
-            let made = TokenCache(flow: flow, now: now, uptime: uptime, throttlesSignInRequired: false)
+            // The flow hears which token an upstream refused: only that one sends it to the authorization server.
+            let served = flow.served
+            let made = TokenCache(
+                flow: flow, now: now, uptime: uptime,
+                onChange: { change in
+                    if case .rejected(let value) = change { served.reject(value) }
+                }, throttlesSignInRequired: false)
             state.caches[name] = made
             return made
         }

@@ -16,6 +16,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         case metadata
         /// Neither: the sign-in asks for no scope.
         case none
+        /// `login ROUTE --scopes`: a step-up after a `403` `insufficient_scope` (#25 item 5).
+        case command
     }
 
     /// The upstream's status for the unauthenticated probe (401 when it asks for a token).

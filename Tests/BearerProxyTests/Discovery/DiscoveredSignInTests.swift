@@ -29,11 +29,13 @@ import Testing
     static func signIn(
         _ server: FakeAuthorizationServer, state: StateDirectory, settings: DiscoverySettings = DiscoverySettings(),
         console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false, caFile: String? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], scopes: [String]? = nil
     ) async throws -> Outcome {
         let route = route(server, settings: settings, caFile: caFile)
-        let found = try await DiscoveredAuthorization.discover(
+        var found = try await DiscoveredAuthorization.discover(
             for: route, settings: settings, logger: ProxyHarness.silentLogger)
+        // As `login ROUTE --scopes` does.
+        if let scopes { found.scopes = scopes }
         async let browsing: Void = browse(console)
         let outcome: Outcome
         do throws(SignInFailure) {

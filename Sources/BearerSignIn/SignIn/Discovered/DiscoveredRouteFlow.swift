@@ -29,15 +29,20 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
-    /// The token this flow last handed out: asked again while the file still holds it fresh, the cache has dropped
-    /// it because the upstream refused it (`invalid_token`), and taking it over again would only be refused again.
+    /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
+    /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
+    /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
+    /// is taken over again until a new sign-in replaces it in the file.
     package let served = ServedToken()
 
     package final class ServedToken: Sendable {
-        private let value = Mutex<String?>(nil)
+        private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
 
-        package func matches(_ token: String) -> Bool { value.withLock { $0 == token } }
-        package func set(_ token: String) { value.withLock { $0 = token } }
+        package func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
+        package func set(_ token: String) { value.withLock { $0 = (token, false) } }
+        package func reject(_ token: String) {
+            value.withLock { if $0.token == token { $0.rejected = true } }
+        }
 
         package init() {}
     }
@@ -67,8 +72,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
         }
     }
 
-    /// When the upstream refused the token this flow handed out — the cache asks again while the file still holds
-    /// it fresh — discovery runs again (at most once per ``RouteRediscovery/interval``) before anything is sent to
+    /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
+    /// again (at most once per ``RouteRediscovery/interval``) before anything is sent to
     /// the authorization server: the same server confirms the sign-in (with its current endpoints, returned);
     /// another one gets nothing of it and the route needs a sign-in there (#25 item 3); a discovery that failed for
     /// now leaves the metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
@@ -77,7 +82,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     ) async throws(TokenError) -> DiscoveredAuthorization? {
         guard let rediscovery, let stored = try? store.signIn(key),
             let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
-            token.isUsable(at: now()), token.refreshOn > now(), served.matches(token.value)
+            token.isUsable(at: now()), token.refreshOn > now(), served.wasRejected(token.value)
         else { return nil }
         switch await rediscovery.verdict(on: key, at: now()) {
         case .confirmed(let found):
@@ -119,7 +124,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
             stored = signIn
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
-                token.isUsable(at: now()), token.refreshOn > now(), !served.matches(token.value)
+                token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
             {
                 served.set(token.value)
                 return token

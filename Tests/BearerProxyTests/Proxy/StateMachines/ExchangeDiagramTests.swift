@@ -69,6 +69,7 @@ struct ExchangeDiagramTests {
                 case .upstreamClosed: "502 (closed)"
                 case .unexpectedSwitch: "502 (unexpected 101)"
                 case .responseWithoutHead: "502 (no head)"
+                case .insufficientScope: "403 (step-up)"
                 }
             }
         }

@@ -50,15 +50,23 @@ final class FakeAuthorizationServer: Sendable {
         var secrets: [String: String] = [:]
         /// `token_endpoint_auth_methods_supported` (RFC 8414 §2); nil: not listed.
         var authMethods: [String]?
+        /// The `scope` of the resource's 401 challenge (a sign-in's initial scopes); nil: none.
+        var challengeScope: String?
+        /// Scopes the resource requires: a token without one of them gets `403` `insufficient_scope` naming them
+        /// (RFC 6750 §3.1).
+        var requiredScopes: [String] = []
     }
 
     struct Record: Sendable {
         var settings = Settings()
         var clients: Set<String> = []
         var registrations = 0
-        var codes: [String: (client: String, redirect: String, challenge: String, resource: String)] = [:]
-        var refreshTokens: [String: (client: String, resource: String)] = [:]
+        var codes: [String: (client: String, redirect: String, challenge: String, resource: String, scope: String)] =
+            [:]
+        var refreshTokens: [String: (client: String, resource: String, scope: String)] = [:]
         var accessTokens: [String: String] = [:]
+        /// The scopes each access token was granted.
+        var accessScopes: [String: Set<String>] = [:]
         var authorizeQueries: [[String: String]] = []
         var tokenForms: [[String: String]] = []
         var revoked: [String] = []
@@ -207,13 +215,23 @@ final class FakeAuthorizationServer: Sendable {
                 let bearer = request.headers.first(name: "authorization").flatMap {
                     $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
                 }
-                let (audience, refuses) = state.record.withLock { record in
-                    (bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens)
+                let (audience, refuses, scopes, settings) = state.record.withLock { record in
+                    (
+                        bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens,
+                        bearer.flatMap { record.accessScopes[$0] } ?? [], record.settings
+                    )
                 }
+                let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
                 guard let audience, audience == origin + "/mcp", !refuses else {
-                    let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
-                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + metadata
+                    let scope = settings.challengeScope.map { #"scope="\#($0)", "# } ?? ""
+                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + scope + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
+                }
+                if !Set(settings.requiredScopes).isSubset(of: scopes) {
+                    let needed = settings.requiredScopes.joined(separator: " ")
+                    let challenge = #"Bearer error="insufficient_scope", scope="\#(needed)", "# + metadata
+                    return .json(
+                        status: 403, ["error": "insufficient_scope"], headers: [("www-authenticate", challenge)])
                 }
                 return .json(["audience": audience, "path": request.uri])
             }
@@ -236,7 +254,7 @@ final class FakeAuthorizationServer: Sendable {
                 case .approve, .wrongState, .wrongIssuer, .noIssuer:
                     record.counter += 1
                     let code = "code-\(record.counter)"
-                    record.codes[code] = (client, redirect, challenge, resource)
+                    record.codes[code] = (client, redirect, challenge, resource, query["scope"] ?? "")
                     parameters.append(("code", code))
                 }
                 let state = query["state"] ?? ""
@@ -277,6 +295,7 @@ final class FakeAuthorizationServer: Sendable {
                     return .json(status: 401, ["error": "invalid_client"])
                 }
                 let resource: String
+                let scope: String
                 switch form["grant_type"] {
                 case "authorization_code":
                     guard let code = form["code"], let issued = record.codes.removeValue(forKey: code),
@@ -286,11 +305,13 @@ final class FakeAuthorizationServer: Sendable {
                         issued.resource == form["resource"]
                     else { return .json(status: 400, ["error": "invalid_grant"]) }
                     resource = issued.resource
+                    scope = issued.scope
                 case "refresh_token":
                     guard let old = form["refresh_token"], let issued = record.refreshTokens.removeValue(forKey: old),
                         issued.client == client, issued.resource == form["resource"]
                     else { return .json(status: 400, ["error": "invalid_grant"]) }
                     resource = issued.resource
+                    scope = issued.scope  // a refresh keeps what was granted (RFC 6749 §6)
                 default:
                     return .json(status: 400, ["error": "unsupported_grant_type"])
                 }
@@ -298,10 +319,13 @@ final class FakeAuthorizationServer: Sendable {
                 let access = "at-\(record.counter)-\(UUID().uuidString)"
                 let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
                 record.accessTokens[access] = resource
-                record.refreshTokens[refresh] = (client, resource)
-                return .json([
+                record.accessScopes[access] = Set(scope.split(separator: " ").map(String.init))
+                record.refreshTokens[refresh] = (client, resource, scope)
+                var response: [String: Any] = [
                     "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
-                ])
+                ]
+                if !scope.isEmpty { response["scope"] = scope }
+                return .json(response)
             }
         }
     }
