@@ -29,6 +29,7 @@ package final class DiscoveredRouteTokens: Sendable {
     private let uptime: (@Sendable () -> Duration)?
     /// Where a configured client's `clientSecretEnv` is read.
     private let environment: [String: String]
+    private let metrics: ProxyMetrics?
     /// The caches by route, and the HTTP clients of their token requests by the CA file they trust ("" for none) —
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
@@ -46,9 +47,11 @@ package final class DiscoveredRouteTokens: Sendable {
 
     package init(
         store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
-        logger: Logger, now: @escaping @Sendable () -> Date, uptime: (@Sendable () -> Duration)?
+        logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
+        uptime: (@Sendable () -> Duration)?
     ) {
         self.environment = environment
+        self.metrics = metrics
         self.store = store
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -85,8 +88,10 @@ package final class DiscoveredRouteTokens: Sendable {
             let name = CacheName(
                 prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
             if let known = state.caches[name] { return known }
-            let logger = logger
-            let rediscovery = RouteRediscovery { () async throws(DiscoveryError) -> DiscoveredAuthorization in
+            var logger = logger
+            logger[metadataKey: "route"] = "\(route.prefix)"
+            let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
+                [logger] () async throws(DiscoveryError) -> DiscoveredAuthorization in
                 try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
             }
             let flow = DiscoveredRouteFlow(
@@ -100,7 +105,11 @@ package final class DiscoveredRouteTokens: Sendable {
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { served.reject(value) }
-                }, throttlesSignInRequired: false)
+                },
+                // One line per token request, as the account's (a sign-in required among them), counted under
+                // the flow `discover`.
+                observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
+                throttlesSignInRequired: false)
             state.caches[name] = made
             return made
         }

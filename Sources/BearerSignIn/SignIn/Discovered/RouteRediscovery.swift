@@ -33,11 +33,22 @@ package final class RouteRediscovery: Sendable {
     /// How long one discovery's outcome stands for a route.
     package static let interval: TimeInterval = 30
 
+    private let route: String
     private let discover: @Sendable () async throws(DiscoveryError) -> DiscoveredAuthorization
+    private let logger: Logger
+    private let metrics: ProxyMetrics?
     private let last = Mutex<(at: Date, outcome: Result<DiscoveredAuthorization, DiscoveryError>)?>(nil)
 
-    /// - Parameter discover: discovery for the route, as `bearer-proxy discover ROUTE` runs it.
-    package init(discover: @escaping @Sendable () async throws(DiscoveryError) -> DiscoveredAuthorization) {
+    /// - Parameters:
+    ///   - route: the route's prefix, for the log lines and the metric's label.
+    ///   - discover: discovery for the route, as `bearer-proxy discover ROUTE` runs it.
+    package init(
+        route: String, logger: Logger, metrics: ProxyMetrics? = nil,
+        discover: @escaping @Sendable () async throws(DiscoveryError) -> DiscoveredAuthorization
+    ) {
+        self.route = route
+        self.logger = logger
+        self.metrics = metrics
         self.discover = discover
     }
 
@@ -52,6 +63,7 @@ package final class RouteRediscovery: Sendable {
         if let recent {
             outcome = recent
         } else {
+            logger.info("discovery started: the upstream refused the route's token", metadata: ["route": "\(route)"])
             do {
                 outcome = .success(try await discover())
             } catch {
@@ -59,13 +71,47 @@ package final class RouteRediscovery: Sendable {
             }
             last.withLock { $0 = (now, outcome) }
         }
+        let verdict = Self.verdict(outcome, on: key)
+        if recent == nil { record(verdict) }
+        return verdict
+    }
+
+    private static func verdict(
+        _ outcome: Result<DiscoveredAuthorization, DiscoveryError>, on key: DiscoveredSignInKey
+    ) -> Verdict {
         switch outcome {
         case .success(let found) where found.issuer == key.issuer && found.resource == key.resource:
-            return .confirmed(found)
+            .confirmed(found)
         case .success(let found):
-            return .changed(issuer: found.issuer, resource: found.resource)
+            .changed(issuer: found.issuer, resource: found.resource)
         case .failure(let error):
-            return error.isTransient ? .unavailable(error) : .refused(error)
+            error.isTransient ? .unavailable(error) : .refused(error)
         }
+    }
+
+    /// One log line and one count per discovery that ran: never a token (discovery handles none), only URLs the
+    /// servers published and the reason, quoted as ``DiscoveryError`` quotes them.
+    private func record(_ verdict: Verdict) {
+        let outcome: String
+        switch verdict {
+        case .confirmed(let found):
+            outcome = "confirmed"
+            logger.info(
+                "discovery succeeded: the same authorization server",
+                metadata: ["route": "\(route)", "issuer": "\(found.issuer)"])
+        case .changed(let issuer, _):
+            outcome = "changed"
+            logger.warning(
+                "discovery succeeded: another authorization server or resource",
+                metadata: ["route": "\(route)", "issuer": "\(DiscoveryError.shown(issuer))"])
+        case .unavailable(let error):
+            outcome = "unavailable"
+            logger.warning(
+                "discovery failed for now", metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
+        case .refused(let error):
+            outcome = "refused"
+            logger.error("discovery failed", metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
+        }
+        metrics?.discovery(route: route, outcome: outcome)
     }
 }

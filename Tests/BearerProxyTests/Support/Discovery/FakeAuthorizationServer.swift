@@ -71,6 +71,8 @@ final class FakeAuthorizationServer: Sendable {
         var tokenForms: [[String: String]] = []
         var revoked: [String] = []
         var resourceMetadataRequests = 0
+        /// Every access and refresh token issued, for the scans of output for secrets.
+        var issued: [String] = []
         /// How each token request authenticated its client: `client_secret_basic`, `client_secret_post` or `none`.
         var tokenAuthentications: [String] = []
         var counter = 0
@@ -113,6 +115,7 @@ final class FakeAuthorizationServer: Sendable {
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
     var tokenAuthentications: [String] { state.record.withLock { $0.tokenAuthentications } }
+    var issuedTokens: [String] { state.record.withLock { $0.issued } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
     /// How many times the resource's metadata (RFC 9728) was asked for.
     var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
@@ -319,6 +322,7 @@ final class FakeAuthorizationServer: Sendable {
                 let access = "at-\(record.counter)-\(UUID().uuidString)"
                 let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
                 record.accessTokens[access] = resource
+                record.issued += [access, refresh]
                 record.accessScopes[access] = Set(scope.split(separator: " ").map(String.init))
                 record.refreshTokens[refresh] = (client, resource, scope)
                 var response: [String: Any] = [
