@@ -50,6 +50,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package var name: String { "discover" }
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        await awaitSignInInProgress()
         let key: DiscoveredSignInKey
         do {
             guard let found = try store.routeKey(upstream: upstream) else { throw notSignedIn("nobody has signed in") }
@@ -70,6 +71,15 @@ package struct DiscoveredRouteFlow: SignInFlow {
             }
             return try await underLock(key, request: request, confirmed: confirmed)
         }
+    }
+
+    /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
+    /// machine, so that the sign-in it is about to store is used rather than answered around: the request itself
+    /// is still bounded by its route's time limit, and the token request goes on for the next one.
+    private func awaitSignInInProgress() async {
+        await store.routeSignInLock(upstream: upstream).withLock(
+            waiting: { logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))") }
+        ) { _ in }
     }
 
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs

@@ -126,7 +126,11 @@ public struct DiscoveredSignIn: Sendable {
                 return Self.outcome(of: done)
             }
             if outcome == .cancelled { throw SignInFailure(.cancelled, "Sign-in cancelled.") }
-            return try await signInOnce(console: console, noBrowser: noBrowser)
+            // Taken inside the server's lock, and `serve` takes only this one: no two holders wait on each other.
+            return try await store.routeSignInLock(upstream: route.upstream.url).withLock {
+                _ async throws(SignInFailure) -> Outcome in
+                try await signInOnce(console: console, noBrowser: noBrowser)
+            }
         }
     }
 
