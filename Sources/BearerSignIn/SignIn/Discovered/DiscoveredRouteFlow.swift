@@ -83,7 +83,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     }
 
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
-    /// again (at most once per ``RouteRediscovery/interval``) before anything is sent to
+    /// again (at most once per ``RouteRediscovery/interval``, which logs and counts it) before anything is sent to
     /// the authorization server: the same server confirms the sign-in (with its current endpoints, returned);
     /// another one gets nothing of it and the route needs a sign-in there (#25 item 3); a discovery that failed for
     /// now leaves the metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
@@ -97,14 +97,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
         switch await rediscovery.verdict(on: key, at: now()) {
         case .confirmed(let found):
             return found
-        case .unavailable(let error):
-            logger.warning(
-                "\(route): discovery failed for now; the metadata stored with the sign-in is used",
-                metadata: ["reason": "\(error.explanation)"])
+        case .unavailable:
             return nil
         case .refused(let error):
-            logger.error(
-                "\(route): discovery refused its upstream's metadata", metadata: ["reason": "\(error.explanation)"])
             throw .signInRequired(
                 reason: "discovery now refuses its upstream's metadata: \(error.explanation) Nothing stored is "
                     + "used. Run: bearer-proxy discover \(route)")
@@ -119,7 +114,6 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 issuer != key.issuer
                 ? "names another authorization server (\(DiscoveryError.shown(issuer))) than \(key.issuer)"
                 : "describes another resource (\(DiscoveryError.shown(resource))) than \(key.resource)"
-            logger.warning("\(route): its upstream \(change); its sign-in is set aside")
             throw notSignedIn("its upstream now \(change), and nothing of that sign-in is used there")
         }
     }

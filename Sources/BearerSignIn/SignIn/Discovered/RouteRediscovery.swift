@@ -102,15 +102,18 @@ package final class RouteRediscovery: Sendable {
         case .changed(let issuer, _):
             outcome = "changed"
             logger.warning(
-                "discovery succeeded: another authorization server or resource",
+                "discovery succeeded: another authorization server or resource; the route's sign-in is set aside",
                 metadata: ["route": "\(route)", "issuer": "\(DiscoveryError.shown(issuer))"])
         case .unavailable(let error):
             outcome = "unavailable"
             logger.warning(
-                "discovery failed for now", metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
+                "discovery failed for now; the metadata stored with the sign-in is used",
+                metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
         case .refused(let error):
             outcome = "refused"
-            logger.error("discovery failed", metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
+            logger.error(
+                "discovery failed: nothing stored is used",
+                metadata: ["route": "\(route)", "reason": "\(error.explanation)"])
         }
         metrics?.discovery(route: route, outcome: outcome)
     }
