@@ -38,9 +38,17 @@ struct LoginRoute {
             throw ExitCode(2)
         }
         let logger = Logger(label: "bearer-proxy.login")
+        let stateDirectory = StateDirectory.standard(environment: global.environment)
         var found: DiscoveredAuthorization
         do {
-            found = try await DiscoveredAuthorization.discover(for: match, settings: settings, logger: logger)
+            let (discovered, unavailable) = try await DiscoveredAuthorization.discoverOrStored(
+                for: match, settings: settings, stateDirectory: stateDirectory, logger: logger)
+            if let unavailable {
+                Terminal.error(
+                    "warning: \(prefix): \(unavailable.explanation) Signing in with the metadata stored with its last "
+                        + "sign-in.")
+            }
+            found = discovered
         } catch {
             Terminal.error("error: \(prefix): \(error.explanation)")
             throw ExitCode(1)
@@ -58,7 +66,7 @@ struct LoginRoute {
                     try await DiscoveredSignIn.run(
                         route: match, settings: settings, found: found,
                         caFile: match.tls.caFile ?? configuration.tls.caFile,
-                        stateDirectory: StateDirectory.standard(environment: global.environment), console: console,
+                        stateDirectory: stateDirectory, console: console,
                         noBrowser: noBrowser, logger: logger, environment: global.environment)
                 })
         } catch {

@@ -18,6 +18,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         case none
         /// `login ROUTE --scopes`: a step-up after a `403` `insufficient_scope` (#25 item 5).
         case command
+        /// The last sign-in's, with its stored metadata: discovery failed for now.
+        case stored
     }
 
     /// The upstream's status for the unauthenticated probe (401 when it asks for a token).

@@ -152,8 +152,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         guard let refreshToken = stored.refreshToken else { throw notSignedIn("its sign-in has expired") }
         if let confirmed {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
-            stored.tokenEndpoint = confirmed.tokenEndpoint
-            stored.revocationEndpoint = confirmed.revocationEndpoint
+            stored.keep(confirmed)
         }
         let issued = now()
         let response: TokenResponse

@@ -392,6 +392,7 @@ public struct DiscoveredSignIn: Sendable {
         if client.kind == .configured, client.secret != nil {
             record.tokenEndpointAuthMethod = client.authentication.rawValue
         }
+        record.keep(found)
         DiscoveredTokenRequest.record(response, into: &record, at: issued)
         do {
             try store.updateSignIn(key) { $0 = record }
