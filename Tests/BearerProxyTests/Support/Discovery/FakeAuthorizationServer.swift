@@ -123,6 +123,20 @@ final class FakeAuthorizationServer: Sendable {
     var revoked: [String] { state.record.withLock { $0.revoked } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
     func forgetClients() { state.record.withLock { $0.clients = [] } }
+    /// Issues an access and a refresh token for `client` and `resource` as a sign-in would have, without one: for a
+    /// test whose subject is what comes after the sign-in.
+    func issueTokens(client: String, resource: String) -> (access: String, refresh: String) {
+        state.record.withLock { record in
+            record.counter += 1
+            let access = "at-\(record.counter)-\(UUID().uuidString)"
+            let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
+            record.accessTokens[access] = resource
+            record.refreshTokens[refresh] = (client, resource, "")
+            record.issued += [access, refresh]
+            return (access, refresh)
+        }
+    }
+
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
     func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
 
