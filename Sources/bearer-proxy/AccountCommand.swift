@@ -83,6 +83,14 @@ struct Login: AsyncParsableCommand {
         help: "With ROUTE: print the sign-in URL and read the address the browser was sent to, instead of waiting.")
     var noBrowser = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With ROUTE: sign in for these scopes (space-separated) instead of the ones discovery finds — what a 403 "
+                + "insufficient_scope's answer names.",
+            valueName: "scopes"))
+    var scopes: String?
+
     @Flag(
         name: .long,
         help:
@@ -92,8 +100,15 @@ struct Login: AsyncParsableCommand {
 
     func run() async throws {
         if let route {
-            return try await LoginRoute(global: options.global, noPersist: options.noPersist, noBrowser: noBrowser)
-                .run(route: route)
+            return try await LoginRoute(
+                global: options.global, noPersist: options.noPersist, noBrowser: noBrowser,
+                scopes: scopes.map { $0.split(separator: " ").map(String.init) }
+            ).run(route: route)
+        }
+        if scopes != nil {
+            Terminal.error(
+                "error: --scopes is for login ROUTE (a discovered route); the account's scopes come from routes.json")
+            throw ExitCode(2)
         }
         try await options.withAccount { [link] account in
             // The new account reaches the file with its tokens: a running `serve` never sees it without them.

@@ -23,6 +23,8 @@ struct LoginRoute {
     let global: GlobalOptions
     let noPersist: Bool
     let noBrowser: Bool
+    /// `--scopes`: the scopes to sign in for instead of the discovered ones (a step-up, #25 item 5).
+    let scopes: [String]?
 
     func run(route: String) async throws {
         global.bootstrapLogging()
@@ -36,23 +38,36 @@ struct LoginRoute {
             throw ExitCode(2)
         }
         let logger = Logger(label: "bearer-proxy.login")
-        let found: DiscoveredAuthorization
+        let stateDirectory = StateDirectory.standard(environment: global.environment)
+        var found: DiscoveredAuthorization
         do {
-            found = try await DiscoveredAuthorization.discover(for: match, settings: settings, logger: logger)
+            let (discovered, unavailable) = try await DiscoveredAuthorization.discoverOrStored(
+                for: match, settings: settings, stateDirectory: stateDirectory, logger: logger)
+            if let unavailable {
+                Terminal.error(
+                    "warning: \(prefix): \(unavailable.explanation) Signing in with the metadata stored with its last "
+                        + "sign-in.")
+            }
+            found = discovered
         } catch {
             Terminal.error("error: \(prefix): \(error.explanation)")
             throw ExitCode(1)
+        }
+        if let scopes {
+            // Asked for at the authorization request only: a refresh never widens what was granted.
+            found.scopes = scopes
+            found.scopeSource = .command
         }
         let console = TerminalConsole(environment: global.environment)
         let result: Result<DiscoveredSignIn.Outcome, any Error>
         do {
             result = .success(
-                try await Interrupt.cancellingOnSignal { [noBrowser, global] in
+                try await Interrupt.cancellingOnSignal { [noBrowser, global, found] in
                     try await DiscoveredSignIn.run(
                         route: match, settings: settings, found: found,
                         caFile: match.tls.caFile ?? configuration.tls.caFile,
-                        stateDirectory: StateDirectory.standard(environment: global.environment), console: console,
-                        noBrowser: noBrowser, logger: logger)
+                        stateDirectory: stateDirectory, console: console,
+                        noBrowser: noBrowser, logger: logger, environment: global.environment)
                 })
         } catch {
             result = .failure(error)

@@ -35,7 +35,7 @@ public enum ConfigurationKeys {
 
     /// A discovered route's `discovery` (#25).
     public static let discovery: Set<String> = [
-        "clientId", "clientMetadataDocument", "redirectPort", "allowPrivateAddresses",
+        "clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "allowPrivateAddresses",
     ]
 
     /// `requireHeader`, at the top level or on a route.

@@ -7,6 +7,10 @@ public struct DiscoverySettings: Sendable, Hashable {
     /// `clientId`: a client registered with the authorization server beforehand. Default none (a Client ID
     /// Metadata Document, else dynamic registration).
     public var clientID: String?
+    /// `clientSecretEnv`: the environment variable holding the secret of the `clientId` client, when the
+    /// authorization server registered it as a confidential client. Default none (a public client). Only the
+    /// variable's name is kept here: the secret is read where a token request needs it, and never shown.
+    public var clientSecretEnv: String?
     /// `clientMetadataDocument`: the https URL of the route's Client ID Metadata Document, used as its `client_id`
     /// when the authorization server supports it. Default none.
     public var clientMetadataDocument: String?
@@ -17,10 +21,11 @@ public struct DiscoverySettings: Sendable, Hashable {
     public var allowPrivateAddresses: Bool
 
     public init(
-        clientID: String? = nil, clientMetadataDocument: String? = nil, redirectPort: Int = 0,
-        allowPrivateAddresses: Bool = false
+        clientID: String? = nil, clientSecretEnv: String? = nil, clientMetadataDocument: String? = nil,
+        redirectPort: Int = 0, allowPrivateAddresses: Bool = false
     ) {
         self.clientID = clientID
+        self.clientSecretEnv = clientSecretEnv
         self.clientMetadataDocument = clientMetadataDocument
         self.redirectPort = redirectPort
         self.allowPrivateAddresses = allowPrivateAddresses

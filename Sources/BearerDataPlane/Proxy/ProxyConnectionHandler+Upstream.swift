@@ -89,13 +89,28 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
+            let stepUp =
+                head.status == .forbidden && sendsToken && exchange.leg?.binding.discoveredTokens != nil
+                ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
+            if let stepUp, let leg = exchange.leg, let key = leg.binding.tokenKey, let token = leg.token {
+                // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
+                leg.binding.tokens(leg.proxy).drop(key, token: token)
+                let route = leg.binding.route.prefix
+                server.metrics.stepUp(route: route)
+                server.logger.info(
+                    "step-up required: the upstream answered 403 insufficient_scope",
+                    metadata: [
+                        "request-id": "\(exchange.id)", "route": "\(route)",
+                        "scopes": "\(stepUp.joined(separator: " "))",
+                    ])
+            }
             // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
             let endsWithConnection =
                 exchange.request.version.minor == 0
                 && Forwarding.responseFraming(upstream: head, request: exchange.request) == .untilClose
             run(
                 connection.exchangeEvent {
-                    $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry)
+                    $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
                 },
                 record: exchange, inUse: upstream)
         case .body(let buffer):

@@ -21,8 +21,8 @@ extension ProxyError {
     /// The same for a discovered route (#25): a sign-in is needed for that route (`login ROUTE`), not for the
     /// account.
     package init(_ error: TokenError, discoveredRoute route: String) {
-        if case .signInRequired = error {
-            self = .discoveredSignInRequired(route: route)
+        if case .signInRequired(let reason) = error {
+            self = .discoveredSignInRequired(route: route, reason: reason.isEmpty ? nil : reason)
         } else {
             self.init(error)
         }

@@ -26,8 +26,12 @@ package enum ProxyError: Error, Equatable {
     case upstreamTimeout(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
-    /// A discovered route (#25) with no usable sign-in: none stored, or its refresh token refused.
-    case discoveredSignInRequired(route: String)
+    /// A discovered route (#25) with no usable sign-in: none stored, its refresh token refused, or its upstream now
+    /// naming another authorization server; `reason` says which when the route's flow knows (it names the command).
+    case discoveredSignInRequired(route: String, reason: String? = nil)
+    /// A discovered route's upstream answered `403` `insufficient_scope` (RFC 6750 §3.1): a sign-in for `scopes` — what
+    /// the route's token has and what the challenge asks for — is needed; a refresh never widens (#25 item 5).
+    case discoveredStepUpRequired(route: String, scopes: [String])
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
@@ -43,7 +47,9 @@ package enum ProxyError: Error, Equatable {
         case .uriTooLong: .uriTooLong
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .requestTimeout: .requestTimeout
-        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest, .requiredHeaderMissing: .forbidden
+        case .forbiddenHost, .forbiddenOrigin, .crossSiteRequest, .requiredHeaderMissing,
+            .discoveredStepUpRequired:
+            .forbidden
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout: .gatewayTimeout
@@ -74,6 +80,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamTimeout: slug = "upstream-timeout"
         case .upstreamProtocolError: slug = "upstream-protocol-error"
         case .signInRequired, .discoveredSignInRequired: slug = "sign-in-required"
+        case .discoveredStepUpRequired: slug = "step-up-required"
         case .oauthMetadataNotForwarded: slug = "oauth-metadata-not-forwarded"
         case .tokenUnavailable: slug = "token-unavailable"
         case .tokenMisconfigured: slug = "token-misconfigured"
@@ -101,6 +108,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamTimeout: "Upstream timed out"
         case .upstreamProtocolError: "Upstream sent an invalid response"
         case .signInRequired, .discoveredSignInRequired: "Sign-in required"
+        case .discoveredStepUpRequired: "Sign-in with more scopes required"
         case .oauthMetadataNotForwarded: "OAuth metadata not forwarded"
         case .tokenUnavailable: "Access token unavailable"
         case .tokenMisconfigured: "Identity provider rejected the configuration"
@@ -138,9 +146,17 @@ package enum ProxyError: Error, Equatable {
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
-        case .discoveredSignInRequired(let route):
+        case .discoveredSignInRequired(let route, let reason?):
+            "There is no usable sign-in for \(route): " + reason
+        case .discoveredSignInRequired(let route, nil):
             "There is no usable sign-in for \(route) (nobody has signed in, or its sign-in expired or was "
                 + "revoked); its upstream names its own authorization server. Run: bearer-proxy login \(route)"
+        case .discoveredStepUpRequired(let route, let scopes):
+            // Single quotes: the scopes come from the upstream's challenge, and a pasted command must not expand
+            // anything in them (``StepUpScopes`` keeps only scope tokens without a quote or backslash).
+            "The upstream of \(route) needs a token with more scopes (insufficient_scope, RFC 6750 §3.1); a refresh "
+                + "never widens what was granted. Sign in for them: bearer-proxy login \(route) --scopes '"
+                + scopes.joined(separator: " ") + "'"
         case .oauthMetadataNotForwarded(let route):
             "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
                 + "OAuth of its own."

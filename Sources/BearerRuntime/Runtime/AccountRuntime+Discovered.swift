@@ -29,18 +29,21 @@ extension AccountRuntime {
     public func forgetDiscovered(
         _ route: Route, registration: Bool
     ) async throws(StateError) -> (issuer: String, revocation: String)? {
-        guard case .discover = route.auth, let discovered,
+        guard case .discover(let settings) = route.auth, let discovered,
             let key = try discovered.store.routeKey(upstream: route.upstream.url)
         else { return nil }
         let store = discovered.store
         var revocation = "nothing to revoke"
         if let stored = try store.signIn(key), let refreshToken = stored.refreshToken {
-            let secret = try store.registration(issuer: key.issuer).flatMap {
-                $0.clientID == key.clientID ? $0.clientSecret : nil
-            }
+            let secret =
+                stored.clientKind == "configured"
+                ? discovered.clientSecret(settings)
+                : try store.registration(issuer: key.issuer).flatMap {
+                    $0.clientID == key.clientID ? $0.clientSecret : nil
+                }
             revocation = await DiscoveredTokenRequest.revoke(
                 refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
-                provider: discovered.provider())
+                provider: discovered.provider(caFile: route.tls.caFile))
         }
         try store.updateSignIn(key) { $0 = nil }
         try store.setRouteKey(nil, upstream: route.upstream.url)

@@ -149,7 +149,7 @@ public struct AccountRuntime: Sendable {
         let discovered = stateDirectory.map { directory in
             DiscoveredRouteTokens(
                 store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
-                caFile: configuration.tls.caFile, logger: logger, now: now, uptime: uptime)
+                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime)
         }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,

@@ -24,21 +24,36 @@ import Synchronization
 package final class DiscoveredRouteTokens: Sendable {
     package let store: DiscoveredSignInStore
     private let eventLoopGroup: any EventLoopGroup
-    private let caFile: String?
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let uptime: (@Sendable () -> Duration)?
-    /// The caches by route, and the one HTTP client of their token requests — made with the first discovered route,
-    /// so a configuration without one opens nothing.
-    private let state = Mutex<(caches: [String: TokenCache], provider: IdentityProviderClient?)>(([:], nil))
+    /// Where a configured client's `clientSecretEnv` is read.
+    private let environment: [String: String]
+    private let metrics: ProxyMetrics?
+    /// The caches by route, and the HTTP clients of their token requests by the CA file they trust ("" for none) —
+    /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
+    /// route's authorization server is often on the route's own host, trusted through the route's own
+    /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25).
+    private let state = Mutex<(caches: [CacheName: TokenCache], providers: [String: IdentityProviderClient])>(
+        ([:], [:]))
+
+    /// What a route's cache is made from: a route that keeps all of it keeps its cache across reloads.
+    private struct CacheName: Hashable {
+        var prefix: String
+        var upstream: String
+        var caFile: String?
+        var settings: DiscoverySettings
+    }
 
     package init(
-        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, caFile: String?, logger: Logger,
-        now: @escaping @Sendable () -> Date, uptime: (@Sendable () -> Duration)?
+        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
+        logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
+        uptime: (@Sendable () -> Duration)?
     ) {
+        self.environment = environment
+        self.metrics = metrics
         self.store = store
         self.eventLoopGroup = eventLoopGroup
-        self.caFile = caFile
         self.logger = logger
         self.now = now
         self.uptime = uptime
@@ -48,43 +63,69 @@ package final class DiscoveredRouteTokens: Sendable {
     package func caches(for configuration: Configuration) -> [String: TokenCache] {
         var result: [String: TokenCache] = [:]
         for route in configuration.routes.routes {
-            guard case .discover = route.auth else { continue }
-            result[route.prefix] = cache(prefix: route.prefix, upstream: route.upstream.url)
+            guard case .discover(let settings) = route.auth else { continue }
+            result[route.prefix] = cache(for: route, settings: settings)
         }
         return result
     }
 
-    /// The HTTP client of the discovered routes' token requests, made once.
-    package func provider() -> IdentityProviderClient {
+    /// The HTTP client of the token requests of a route whose `tls.caFile` (its own, else the global one) is
+    /// `caFile`, made once per file.
+    package func provider(caFile: String?) -> IdentityProviderClient {
         state.withLock { state in
             let provider =
-                state.provider ?? IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger, caFile: caFile)
-            state.provider = provider
+                state.providers[caFile ?? ""]
+                ?? IdentityProviderClient(eventLoopGroup: eventLoopGroup, logger: logger, caFile: caFile)
+            state.providers[caFile ?? ""] = provider
             return provider
         }
     }
 
-    private func cache(prefix: String, upstream: String) -> TokenCache {
-        let provider = provider()
+    private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+        let provider = provider(caFile: route.tls.caFile)
         return state.withLock { state in
-            let name = prefix + " " + upstream
+            // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
+            let name = CacheName(
+                prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
             if let known = state.caches[name] { return known }
+            var logger = logger
+            logger[metadataKey: "route"] = "\(route.prefix)"
+            let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
+                [logger] () async throws(DiscoveryError) -> DiscoveredAuthorization in
+                try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
+            }
             let flow = DiscoveredRouteFlow(
-                route: prefix, upstream: upstream, store: store, provider: provider, logger: logger, now: now)
+                route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
+                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
-            let made = TokenCache(flow: flow, now: now, uptime: uptime, throttlesSignInRequired: false)
+            // The flow hears which token an upstream refused: only that one sends it to the authorization server.
+            let served = flow.served
+            let made = TokenCache(
+                flow: flow, now: now, uptime: uptime,
+                onChange: { change in
+                    if case .rejected(let value) = change { served.reject(value) }
+                },
+                // One line per token request, as the account's (a sign-in required among them), counted under
+                // the flow `discover`.
+                observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
+                throttlesSignInRequired: false)
             state.caches[name] = made
             return made
         }
     }
 
-    /// Closes the HTTP client, if one was made; once.
+    /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
+    package func clientSecret(_ settings: DiscoverySettings) -> String? {
+        settings.clientSecretEnv.flatMap { environment[$0] }
+    }
+
+    /// Closes the HTTP clients that were made; once.
     package func shutdown() async {
-        let provider = state.withLock { state in
-            defer { state.provider = nil }
-            return state.provider
+        let providers = state.withLock { state in
+            defer { state.providers = [:] }
+            return Array(state.providers.values)
         }
-        try? await provider?.shutdown()
+        for provider in providers { try? await provider.shutdown() }
     }
 }

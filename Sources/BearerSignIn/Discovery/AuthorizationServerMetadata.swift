@@ -19,6 +19,9 @@ package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
     package var registrationEndpoint: String?
     package var revocationEndpoint: String?
     package var codeChallengeMethodsSupported: [String]?
+    /// How a confidential client authenticates at the token endpoint (RFC 8414 §2; absent means
+    /// `client_secret_basic`).
+    package var tokenEndpointAuthMethodsSupported: [String]?
     package var scopesSupported: [String]?
     /// Client ID Metadata Documents (MCP 2025-11-25; draft-ietf-oauth-client-id-metadata-document).
     package var clientIDMetadataDocumentSupported: Bool?
@@ -32,6 +35,7 @@ package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
         case registrationEndpoint = "registration_endpoint"
         case revocationEndpoint = "revocation_endpoint"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case scopesSupported = "scopes_supported"
         case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"

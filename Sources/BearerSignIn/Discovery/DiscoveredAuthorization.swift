@@ -16,6 +16,10 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         case metadata
         /// Neither: the sign-in asks for no scope.
         case none
+        /// `login ROUTE --scopes`: a step-up after a `403` `insufficient_scope` (#25 item 5).
+        case command
+        /// The last sign-in's, with its stored metadata: discovery failed for now.
+        case stored
     }
 
     /// The upstream's status for the unauthenticated probe (401 when it asks for a token).
@@ -35,6 +39,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
     public var registrationEndpoint: String?
     public var revocationEndpoint: String?
     public var codeChallengeMethods: [String]
+    /// The server's `token_endpoint_auth_methods_supported` (RFC 8414 §2), nil when it lists none.
+    public var tokenEndpointAuthMethods: [String]?
     /// RFC 9207: the server says it sends `iss` with authorization responses (then a sign-in requires it).
     public var issParameterSupported: Bool
     public var scopes: [String]
@@ -45,7 +51,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         probeStatus: Int, metadataFromChallenge: Bool, resourceMetadataAttempts: [MetadataAttempt], resource: String,
         issuer: String, serverMetadataAttempts: [MetadataAttempt], authorizationEndpoint: String, tokenEndpoint: String,
         registrationEndpoint: String? = nil, revocationEndpoint: String? = nil, codeChallengeMethods: [String],
-        issParameterSupported: Bool, scopes: [String], scopeSource: ScopeSource, registration: ClientRegistration
+        tokenEndpointAuthMethods: [String]? = nil, issParameterSupported: Bool, scopes: [String],
+        scopeSource: ScopeSource, registration: ClientRegistration
     ) {
         self.probeStatus = probeStatus
         self.metadataFromChallenge = metadataFromChallenge
@@ -58,6 +65,7 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         self.registrationEndpoint = registrationEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.codeChallengeMethods = codeChallengeMethods
+        self.tokenEndpointAuthMethods = tokenEndpointAuthMethods
         self.issParameterSupported = issParameterSupported
         self.scopes = scopes
         self.scopeSource = scopeSource

@@ -87,9 +87,33 @@ public enum DiscoveryError: Error, Sendable, Equatable {
 public struct MetadataAttempt: Sendable, Equatable, Encodable {
     public var url: String
     public var outcome: String
+    /// Whether asking again later may find it: no answer, or a 5xx or 429 (RFC 9110 §15.6, RFC 6585 §4). Not shown.
+    public var transient: Bool
 
-    package init(url: String, outcome: String) {
+    package init(url: String, outcome: String, transient: Bool = false) {
         self.url = url
         self.outcome = outcome
+        self.transient = transient
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case url
+        case outcome
+    }
+}
+
+extension DiscoveryError {
+    /// Whether the failure may pass by itself (#25 item 1: then the metadata stored with the sign-in is used): the
+    /// upstream or a metadata URL did not answer, or answered 5xx or 429, or a host did not resolve. Every other
+    /// failure is the servers' definitive answer — another resource or issuer, no PKCE, an unsafe URL — and
+    /// nothing stored may stand in for it.
+    public var isTransient: Bool {
+        switch self {
+        case .upstreamUnreachable, .hostNotFound: true
+        case .noMetadata(let tried), .noAuthorizationServerMetadata(_, let tried): tried.contains { $0.transient }
+        case .invalidMetadata, .resourceMismatch, .noAuthorizationServer, .issuerMismatch, .pkceUnsupported,
+            .insecureURL, .invalidURL, .privateAddress, .registrationRefused:
+            false
+        }
     }
 }

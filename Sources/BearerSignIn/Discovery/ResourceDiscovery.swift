@@ -90,6 +90,7 @@ package struct ResourceDiscovery: Sendable {
             serverMetadataAttempts: serverAttempts, authorizationEndpoint: authorization, tokenEndpoint: token,
             registrationEndpoint: server.registrationEndpoint, revocationEndpoint: server.revocationEndpoint,
             codeChallengeMethods: server.codeChallengeMethodsSupported ?? [],
+            tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,
             scopes: scopes, scopeSource: source,
             registration: ClientRegistration.choose(
@@ -105,6 +106,7 @@ package struct ResourceDiscovery: Sendable {
             let url = try OAuthURL(text, role: role)
             try await addresses.check(url, role: role)
             let outcome: String
+            let transient: Bool
             do {
                 let (status, body) = try await transport.fetch(text)
                 if status == 200 {
@@ -112,11 +114,13 @@ package struct ResourceDiscovery: Sendable {
                     return ((text, body), attempts)
                 }
                 outcome = "HTTP \(status)"
+                transient = status >= 500 || status == 429
             } catch {
                 outcome = error.explanation
+                transient = true
             }
             logger.debug("discovery: no metadata", metadata: ["url": "\(text)", "outcome": "\(outcome)"])
-            attempts.append(MetadataAttempt(url: text, outcome: outcome))
+            attempts.append(MetadataAttempt(url: text, outcome: outcome, transient: transient))
         }
         return (nil, attempts)
     }

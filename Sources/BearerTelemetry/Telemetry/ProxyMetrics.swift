@@ -17,6 +17,8 @@ import Prometheus
 /// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
 /// | `bearer_proxy_token_cache_write_failures_total` | counter | — (writes of the token cache file that failed) |
 /// | `bearer_proxy_token_cache_unsaved` | gauge | — (1 while memory holds changes the file lacks, #22 item 3) |
+/// | `bearer_proxy_discoveries_total` | counter | `route`, `outcome` (a discovered route's discovery again, #25) |
+/// | `bearer_proxy_step_ups_total` | counter | `route` (a discovered route's `403` `insufficient_scope`, #25) |
 ///
 /// Labels are bounded: routes are the configured prefixes (`-` for the proxy's own endpoints, `none` for
 /// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
@@ -102,6 +104,22 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_token_refreshes_total", dimensions: [("outcome", outcome)], factory: factory
         )
         .increment()
+    }
+
+    /// Counts a discovered route's discovery run again after its upstream refused its token (#25), by what it said:
+    /// `confirmed`, `changed` (another authorization server or resource), `unavailable` (failed for now: the stored
+    /// metadata was used), `refused` (the metadata is not usable).
+    package func discovery(route: String, outcome: String) {
+        Metrics.Counter(
+            label: "bearer_proxy_discoveries_total", dimensions: [("route", route), ("outcome", outcome)],
+            factory: factory
+        ).increment()
+    }
+
+    /// Counts a discovered route's `403` `insufficient_scope` answered with the step-up sign-in's command (#25).
+    package func stepUp(route: String) {
+        Metrics.Counter(label: "bearer_proxy_step_ups_total", dimensions: [("route", route)], factory: factory)
+            .increment()
     }
 
     /// The handles for one route, made once per event loop and route (metric creation takes the registry's lock;

@@ -57,6 +57,18 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var clientKind: String
     package var tokenEndpoint: String
     package var revocationEndpoint: String?
+    /// How a configured client with a secret authenticates at the token endpoint (`client_secret_basic` or
+    /// `client_secret_post`), chosen from the server's metadata at sign-in; nil: Basic. The secret itself is never
+    /// stored: it is read from the route's `clientSecretEnv`.
+    package var tokenEndpointAuthMethod: String?
+    /// The rest of the authorization server's metadata a sign-in needs, kept so that a `login ROUTE` whose
+    /// discovery fails for now (no answer, 5xx) can sign in again with it (#25 item 1); nil in a sign-in stored
+    /// before they were kept.
+    package var authorizationEndpoint: String?
+    package var registrationEndpoint: String?
+    package var codeChallengeMethods: [String]?
+    package var issParameterSupported: Bool?
+    package var tokenEndpointAuthMethods: [String]?
     package var scopes: [String]
     package var refreshToken: String?
     package var accessToken: String?

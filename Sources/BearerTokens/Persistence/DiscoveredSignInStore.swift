@@ -36,6 +36,12 @@ public struct DiscoveredSignInStore: Sendable {
         "discovered-login-" + Self.hash(["login", issuer])
     }
 
+    /// The lock a `login ROUTE` holds while it signs in for the route of `upstream`: a `serve` that finds no usable
+    /// sign-in for that route waits on it for the one being made, instead of answering at once (#25 item 6).
+    package func routeSignInLock(upstream: String) -> RedemptionLock {
+        RedemptionLock(directory: directory, fileName: "discovered-route-" + Self.hash(["route", upstream]))
+    }
+
     /// Forgets the registration at `issuer` (stale: `invalid_client`, or `logout --forget-registration`).
     package func dropRegistration(issuer: String) throws(StateError) {
         try registrationFile(issuer).update { $0 = nil }

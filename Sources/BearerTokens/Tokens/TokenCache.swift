@@ -213,6 +213,17 @@ public final class TokenCache: Sendable {
         if removed { onChange?(.rejected(value: rejected)) }
     }
 
+    /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected: the next request asks
+    /// the flow again, which may find a newer one — a discovered route's sign-in for more scopes after its
+    /// upstream's `403` `insufficient_scope` (#25 item 5).
+    public func drop(_ scopes: ScopeSet, token: String) {
+        state.withLock { state in
+            guard state.tokens[scopes]?.value == token else { return }
+            state.tokens.removeValue(forKey: scopes)
+            state.lifetimes.removeValue(forKey: scopes)
+        }
+    }
+
     /// Replaces every token with `tokens`, for `reason`, and reports it (tagged with its reason: persistence writes
     /// only what came from this process).
     ///

@@ -192,6 +192,13 @@ import Testing
         ProblemCase(
             discover(#""discovery": {"clientId": "a", "clientMetadataDocument": "https://app.example.com/c.json"}"#),
             "routes[0].discovery.clientMetadataDocument", "use \"clientId\" or \"clientMetadataDocument\", not both"),
+        ProblemCase(
+            discover(#""discovery": {"clientId": "a", "clientSecretEnv": "MCP_SECRET"}"#),
+            "routes[0].discovery.clientSecretEnv", "environment variable MCP_SECRET is not set"),
+        ProblemCase(
+            discover(#""discovery": {"clientSecretEnv": "MCP_SECRET"}"#), "routes[0].discovery.clientSecretEnv",
+            "needs \"clientId\": the secret belongs to a client registered beforehand",
+            environment: ["MCP_SECRET": "s"]),
     ]
 
     /// A discovered route with `extra` members and otherwise valid.

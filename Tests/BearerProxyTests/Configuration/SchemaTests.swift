@@ -554,6 +554,8 @@ extension SchemaTests {
             #"{"clientMetadataDocument": "http://app.example.com/client.json"}"#,
             #"{"clientMetadataDocument": "https://app.example.com"}"#, #"{"clientId": ""}"#,
             #"{"redirectPort": 65536}"#, #"{"allowPrivateAddresses": "yes"}"#, #"{"clientID": "app"}"#, "[]",
+            #"{"clientId": "app", "clientSecretEnv": "APP_SECRET"}"#, #"{"clientSecretEnv": "APP_SECRET"}"#,
+            #"{"clientId": "app", "clientSecretEnv": "not a name"}"#,
         ],
         "token": [#""firebase-id""#, #""provider-access""#, #""id""#],
         "headers": [#"{"set": {"X-Probe": "1"}, "remove": ["Cookie"]}"#, "{}", #"{"set": {}}"#, #"{"add": {}}"#],

@@ -17,25 +17,33 @@ import Testing
 @Suite struct DiscoveredSignInTests {
     typealias Outcome = Result<DiscoveredSignIn.Outcome, SignInFailure>
 
-    static func route(_ server: FakeAuthorizationServer, settings: DiscoverySettings = DiscoverySettings()) -> Route {
-        Route(prefix: "/mcp", upstream: Upstream(parsing: server.resource)!, auth: .discover(settings))
+    static func route(
+        _ server: FakeAuthorizationServer, settings: DiscoverySettings = DiscoverySettings(), caFile: String? = nil
+    ) -> Route {
+        Route(
+            prefix: "/mcp", upstream: Upstream(parsing: server.resource)!, auth: .discover(settings),
+            tls: TLSSettings(caFile: caFile))
     }
 
     /// Discovers the route and signs in, a test browser following every URL the sign-in opens.
     static func signIn(
         _ server: FakeAuthorizationServer, state: StateDirectory, settings: DiscoverySettings = DiscoverySettings(),
-        console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false
+        console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false, caFile: String? = nil,
+        environment: [String: String] = [:], scopes: [String]? = nil
     ) async throws -> Outcome {
-        let route = route(server, settings: settings)
-        let found = try await DiscoveredAuthorization.discover(
+        let route = route(server, settings: settings, caFile: caFile)
+        var found = try await DiscoveredAuthorization.discover(
             for: route, settings: settings, logger: ProxyHarness.silentLogger)
+        // As `login ROUTE --scopes` does.
+        if let scopes { found.scopes = scopes }
         async let browsing: Void = browse(console)
         let outcome: Outcome
         do throws(SignInFailure) {
             outcome = .success(
                 try await DiscoveredSignIn.run(
-                    route: route, settings: settings, found: found, caFile: nil, stateDirectory: state,
-                    console: console, noBrowser: noBrowser, logger: ProxyHarness.silentLogger))
+                    route: route, settings: settings, found: found, caFile: caFile, stateDirectory: state,
+                    console: console, noBrowser: noBrowser, logger: ProxyHarness.silentLogger,
+                    environment: environment))
         } catch {
             outcome = .failure(error)
         }
@@ -55,10 +63,10 @@ import Testing
     }
 
     static func withServer(
-        _ settings: FakeAuthorizationServer.Settings = .init(),
+        _ settings: FakeAuthorizationServer.Settings = .init(), tls: Bool = false,
         _ body: (FakeAuthorizationServer, StoreScratchDirectory) async throws -> Void
     ) async throws {
-        let server = try await FakeAuthorizationServer.start(settings)
+        let server = try await FakeAuthorizationServer.start(settings, tls: tls)
         let scratch = try StoreScratchDirectory()
         do {
             try await body(server, scratch)

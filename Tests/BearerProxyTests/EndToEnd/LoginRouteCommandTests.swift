@@ -48,6 +48,30 @@ struct LoginRouteCommandTests {
         }
     }
 
+    @Test("login ROUTE --scopes signs in for those scopes; --scopes without a route is a usage error")
+    func loginWithScopes() async throws {
+        try await DiscoveredSignInTests.withServer { server, _ in
+            let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let config = directory + "/routes.json"
+            let json =
+                #"{"account": {"flow": "dev"}, "routes": [{"prefix": "/mcp", "upstream": "\#(server.resource)", "#
+                + #""auth": "discover"}]}"#
+            try json.write(toFile: config, atomically: true, encoding: .utf8)
+            let environment = [
+                "XDG_STATE_HOME": directory + "/state", "BROWSER": "curl --silent --location --output /dev/null",
+            ]
+            let login = try await CommandLineTests.run(
+                ["login", "mcp", "--scopes", "mcp:read mcp:write", "--config", config], environment: environment)
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout.contains("scopes: mcp:read mcp:write"), "\(login.stdout)")
+            #expect(server.authorizeQueries.last?["scope"] == "mcp:read mcp:write")
+            let account = try await CommandLineTests.run(
+                ["login", "--scopes", "x", "--config", config], environment: environment)
+            #expect(account.status == 2 && account.stderr.contains("--scopes is for login ROUTE"), "\(account.stderr)")
+        }
+    }
+
     @Test("login with a route that is not discovered is a usage error")
     func notDiscovered() async throws {
         try await DiscoveredSignInTests.withServer { server, _ in

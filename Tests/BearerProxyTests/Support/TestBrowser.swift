@@ -1,7 +1,8 @@
 import Foundation
 
 /// Plays the browser in the sign-in tests: opens a URL on 127.0.0.1 and follows redirects, as a browser would
-/// from the identity provider's authorization endpoint to the loopback redirect URI.
+/// from the identity provider's authorization endpoint to the loopback redirect URI. An https URL is visited over
+/// TLS trusting the fixture CA (`TLSFixtures`), as a browser trusting that CA would.
 enum TestBrowser {
     struct Visit: Sendable {
         /// Every URL requested, in order.
@@ -20,8 +21,9 @@ enum TestBrowser {
             else {
                 throw TestSupportError.timedOut("the test browser only visits loopback: \(current)", after: .zero)
             }
-            let target = String(current.dropFirst("http://\(host):\(port)".count))
-            let response = try await TestClient.send(port: port, uri: target.isEmpty ? "/" : target)
+            let tls = parsed.scheme == "https"
+            let target = String(current.dropFirst("\(tls ? "https" : "http")://\(host):\(port)".count))
+            let response = try await TestClient.send(port: port, uri: target.isEmpty ? "/" : target, tls: tls)
             guard (300..<400).contains(response.status.code), let location = response.headers.first(name: "location"),
                 urls.count <= maximumRedirects
             else { return Visit(urls: urls, final: response) }

@@ -10,10 +10,18 @@ extension ConfigurationReader {
         guard let discovery = route.object("discovery") else { return nil }
         discovery.rejectUnknownKeys(allowed: ConfigurationKeys.discovery)
         let clientID = discovery.nonEmptyString("clientId")
+        // Checked to be set now, so a missing secret is found at start-up (and by `check`), not at a refresh.
+        let secretEnv = readVariableName(discovery, "clientSecretEnv", required: false, mustBeSet: true)
         let document = discovery.string("clientMetadataDocument")
         let redirectPort = discovery.integer("redirectPort", in: 0...65535)
         let allowPrivate = discovery.bool("allowPrivateAddresses")
         var valid = (discovery.contains("clientId") == (clientID != nil))
+        valid = valid && discovery.contains("clientSecretEnv") == (secretEnv != nil)
+        if secretEnv != nil, !discovery.contains("clientId") {
+            discovery.report(
+                "clientSecretEnv", "needs \"clientId\": the secret belongs to a client registered beforehand")
+            valid = false
+        }
         valid = valid && discovery.contains("redirectPort") == (redirectPort != nil)
         valid = valid && discovery.contains("allowPrivateAddresses") == (allowPrivate != nil)
         if let document {
@@ -30,7 +38,8 @@ extension ConfigurationReader {
         }
         guard valid else { return nil }
         return DiscoverySettings(
-            clientID: clientID, clientMetadataDocument: document, redirectPort: redirectPort ?? 0,
+            clientID: clientID, clientSecretEnv: secretEnv, clientMetadataDocument: document,
+            redirectPort: redirectPort ?? 0,
             allowPrivateAddresses: allowPrivate ?? false)
     }
 

@@ -105,6 +105,8 @@ extension ExchangeStateMachine {
         case unexpectedSwitch
         /// A response `end` without a head.
         case responseWithoutHead
+        /// A discovered route's upstream answered `403` `insufficient_scope`: a sign-in for these scopes is needed.
+        case insufficientScope(scopes: [String])
     }
 
     /// What answers a request, decided by the handler's routing step (SPEC §8, §9).

@@ -299,9 +299,12 @@ package struct ExchangeStateMachine {
     /// A response head arrived. `endsWithConnection` when its body, as forwarded, ends only when the connection
     /// closes (``Forwarding/responseFraming(upstream:request:)``, RFC 9112 §6.3 rule 8: an HTTP/1.0 client and no
     /// length): the client's connection closes after it too. `retry` is what its challenge asks for, when it is a
-    /// `401` that one replay with another token could fix (``BearerChallenge``).
+    /// `401` that one replay with another token could fix (``BearerChallenge``); `stepUp` the scopes a discovered
+    /// route's `403` `insufficient_scope` asks a sign-in for (then the proxy answers, and the upstream's connection,
+    /// its answer unread, closes).
     package mutating func responseHead(
-        _ head: HTTPResponseHead, endsWithConnection: Bool = false, retry: TokenRetry? = nil
+        _ head: HTTPResponseHead, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
+        stepUp: [String]? = nil
     ) -> Action {
         guard case .streaming(let progress, .awaitingHead) = state else { return illegal("a response head") }
         let status = head.status
@@ -316,6 +319,7 @@ package struct ExchangeStateMachine {
             if status == .continue && expectation == .awaitingContinue { expectation = .continued }
             return .forwardInformational(status)
         }
+        if let stepUp, status == .forbidden { return fail(.insufficientScope(scopes: stepUp)) }
         let upstreamKeepAlive = head.isKeepAlive
         if let retry, status == .unauthorized, !replays.contains(.newToken), progress == .ended, case .kept = kept {
             // This answer is read and dropped; the request goes again with a new token once it has ended.

@@ -19,6 +19,8 @@ package final class UpstreamLeg {
     package private(set) var head: HTTPRequestHead?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     package private(set) var token: String?
+    /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for.
+    package private(set) var tokenScopes: Set<String> = []
 
     package init(binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?) {
         self.binding = binding
@@ -32,6 +34,7 @@ package final class UpstreamLeg {
     /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8).
     package func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
         self.token = token?.value
+        tokenScopes = token?.grantedScopes ?? []
         head = Forwarding.upstreamRequest(
             client: exchange.request, binding: binding, remainder: remainder, query: query,
             authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,

@@ -16,23 +16,33 @@ import Synchronization
 /// under (issuer, client, resource) — never the account's — refreshed with its own refresh token at its own
 /// token endpoint, with the same `resource`. The redemption is a critical section per machine (the sign-in's
 /// ``RedemptionLock``): under it the file is read again, a token another process obtained is taken over, and a
-/// rotated refresh token is written before the lock is let go.
+/// rotated refresh token is written before the lock is let go. A token the upstream refused sends the route
+/// through discovery again first (``RouteRediscovery``).
 package struct DiscoveredRouteFlow: SignInFlow {
     package let route: String
     package let upstream: String
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
+    /// Discovery again on a refused token; nil: the stored metadata is used as it is.
+    package let rediscovery: RouteRediscovery?
+    /// The secret of the route's configured client (from its `clientSecretEnv`); nil for a public client.
+    package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
-    /// The token this flow last handed out: asked again while the file still holds it fresh, the cache has dropped
-    /// it because the upstream refused it (`invalid_token`), and taking it over again would only be refused again.
+    /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
+    /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
+    /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
+    /// is taken over again until a new sign-in replaces it in the file.
     package let served = ServedToken()
 
     package final class ServedToken: Sendable {
-        private let value = Mutex<String?>(nil)
+        private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
 
-        package func matches(_ token: String) -> Bool { value.withLock { $0 == token } }
-        package func set(_ token: String) { value.withLock { $0 = token } }
+        package func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
+        package func set(_ token: String) { value.withLock { $0 = (token, false) } }
+        package func reject(_ token: String) {
+            value.withLock { if $0.token == token { $0.rejected = true } }
+        }
 
         package init() {}
     }
@@ -40,6 +50,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package var name: String { "discover" }
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        await awaitSignInInProgress()
         let key: DiscoveredSignInKey
         do {
             guard let found = try store.routeKey(upstream: upstream) else { throw notSignedIn("nobody has signed in") }
@@ -49,6 +60,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         } catch {
             throw error as? TokenError ?? notSignedIn("nobody has signed in")
         }
+        let confirmed = try await rediscoverIfRefused(key, request: request)
         return try await store.redemptionLock(key).withLock { outcome async throws(TokenError) -> AccessToken in
             if outcome == .cancelled {
                 throw .providerUnavailable(
@@ -57,19 +69,66 @@ package struct DiscoveredRouteFlow: SignInFlow {
             if outcome != .held {
                 logger.warning("redeeming \(route)'s refresh token without its redemption lock: \(outcome)")
             }
-            return try await underLock(key, request: request)
+            return try await underLock(key, request: request, confirmed: confirmed)
         }
     }
 
-    private func underLock(_ key: DiscoveredSignInKey, request: TokenRequest) async throws(TokenError) -> AccessToken {
-        let stored: PersistedDiscoveredSignIn
+    /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
+    /// machine, so that the sign-in it is about to store is used rather than answered around: the request itself
+    /// is still bounded by its route's time limit, and the token request goes on for the next one.
+    private func awaitSignInInProgress() async {
+        await store.routeSignInLock(upstream: upstream).withLock(
+            waiting: { logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))") }
+        ) { _ in }
+    }
+
+    /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
+    /// again (at most once per ``RouteRediscovery/interval``, which logs and counts it) before anything is sent to
+    /// the authorization server: the same server confirms the sign-in (with its current endpoints, returned);
+    /// another one gets nothing of it and the route needs a sign-in there (#25 item 3); a discovery that failed for
+    /// now leaves the metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
+    private func rediscoverIfRefused(
+        _ key: DiscoveredSignInKey, request: TokenRequest
+    ) async throws(TokenError) -> DiscoveredAuthorization? {
+        guard let rediscovery, let stored = try? store.signIn(key),
+            let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
+            token.isUsable(at: now()), token.refreshOn > now(), served.wasRejected(token.value)
+        else { return nil }
+        switch await rediscovery.verdict(on: key, at: now()) {
+        case .confirmed(let found):
+            return found
+        case .unavailable:
+            return nil
+        case .refused(let error):
+            throw .signInRequired(
+                reason: "discovery now refuses its upstream's metadata: \(error.explanation) Nothing stored is "
+                    + "used. Run: bearer-proxy discover \(route)")
+        case .changed(let issuer, let resource):
+            do {
+                // The route no longer uses that sign-in; one a `login` made meanwhile is left alone.
+                if try store.routeKey(upstream: upstream) == key { try store.setRouteKey(nil, upstream: upstream) }
+            } catch {
+                logger.error("\(route): the former authorization server's sign-in could not be set aside: \(error)")
+            }
+            let change =
+                issuer != key.issuer
+                ? "names another authorization server (\(DiscoveryError.shown(issuer))) than \(key.issuer)"
+                : "describes another resource (\(DiscoveryError.shown(resource))) than \(key.resource)"
+            throw notSignedIn("its upstream now \(change), and nothing of that sign-in is used there")
+        }
+    }
+
+    private func underLock(
+        _ key: DiscoveredSignInKey, request: TokenRequest, confirmed: DiscoveredAuthorization?
+    ) async throws(TokenError) -> AccessToken {
+        var stored: PersistedDiscoveredSignIn
         let client: DiscoveredClient
         do {
             guard let signIn = try store.signIn(key) else { throw notSignedIn("nobody has signed in") }
             stored = signIn
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
-                token.isUsable(at: now()), token.refreshOn > now(), !served.matches(token.value)
+                token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
             {
                 served.set(token.value)
                 return token
@@ -80,7 +139,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 else { throw notSignedIn("its client registration is gone") }
                 client = DiscoveredClient(id: key.clientID, secret: registration.clientSecret, kind: .dynamic)
             } else {
-                client = DiscoveredClient(id: key.clientID, secret: nil, kind: .configured)
+                client = DiscoveredClient(
+                    id: key.clientID, secret: clientSecret, kind: .configured,
+                    authentication: stored.tokenEndpointAuthMethod.flatMap(DiscoveredClient.Authentication.init)
+                        ?? .basic)
             }
         } catch let error as StateError {
             throw .misconfigured(reason: "\(error)")
@@ -88,6 +150,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
             throw error as? TokenError ?? notSignedIn("nobody has signed in")
         }
         guard let refreshToken = stored.refreshToken else { throw notSignedIn("its sign-in has expired") }
+        if let confirmed {
+            // The authorization server's current endpoints, confirmed just now, replace the stored ones.
+            stored.keep(confirmed)
+        }
         let issued = now()
         let response: TokenResponse
         do {
@@ -133,17 +199,21 @@ package struct DiscoveredRouteFlow: SignInFlow {
     }
 
     private func notSignedIn(_ why: String) -> TokenError {
-        .signInRequired(reason: "\(route): \(why). Run: bearer-proxy login \(route)")
+        // The route is named by whoever shows the reason (the problem's detail, `token ROUTE`'s error).
+        .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
     }
 
     package init(
-        route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient, logger: Logger,
+        route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
+        rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date
     ) {
+        self.clientSecret = clientSecret
         self.route = route
         self.upstream = upstream
         self.store = store
         self.provider = provider
+        self.rediscovery = rediscovery
         self.logger = logger
         self.now = now
     }

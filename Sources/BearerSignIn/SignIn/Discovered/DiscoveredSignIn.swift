@@ -52,12 +52,16 @@ public struct DiscoveredSignIn: Sendable {
     package let eventLoopGroup: any EventLoopGroup
     package let timeout: Duration
     package let now: @Sendable () -> Date
+    /// Where the configured client's `clientSecretEnv` is read.
+    package let environment: [String: String]
 
     public init(
         route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, store: DiscoveredSignInStore,
         provider: IdentityProviderClient, registrar: DiscoveryClient, eventLoopGroup: any EventLoopGroup,
-        timeout: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() }
+        environment: [String: String] = [:], timeout: Duration = .seconds(300),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.environment = environment
         self.route = route
         self.settings = settings
         self.found = found
@@ -74,7 +78,7 @@ public struct DiscoveredSignIn: Sendable {
     public static func run(
         route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, caFile: String?,
         stateDirectory: StateDirectory, console: any SignInConsole, noBrowser: Bool, logger: Logger,
-        timeout: Duration = .seconds(300)
+        environment: [String: String] = [:], timeout: Duration = .seconds(300)
     ) async throws(SignInFailure) -> Outcome {
         let group = MultiThreadedEventLoopGroup.singleton
         let http = HTTPClient(
@@ -83,7 +87,7 @@ public struct DiscoveredSignIn: Sendable {
         let signIn = DiscoveredSignIn(
             route: route, settings: settings, found: found, store: DiscoveredSignInStore(directory: stateDirectory),
             provider: provider, registrar: DiscoveryClient(http: http, logger: logger), eventLoopGroup: group,
-            timeout: timeout)
+            environment: environment, timeout: timeout)
         let result: Result<Outcome, SignInFailure>
         do {
             result = .success(try await signIn.run(console: console, noBrowser: noBrowser))
@@ -122,7 +126,11 @@ public struct DiscoveredSignIn: Sendable {
                 return Self.outcome(of: done)
             }
             if outcome == .cancelled { throw SignInFailure(.cancelled, "Sign-in cancelled.") }
-            return try await signInOnce(console: console, noBrowser: noBrowser)
+            // Taken inside the server's lock, and `serve` takes only this one: no two holders wait on each other.
+            return try await store.routeSignInLock(upstream: route.upstream.url).withLock {
+                _ async throws(SignInFailure) -> Outcome in
+                try await signInOnce(console: console, noBrowser: noBrowser)
+            }
         }
     }
 
@@ -253,7 +261,10 @@ public struct DiscoveredSignIn: Sendable {
         let endpoint: String
         switch found.registration {
         case .configured(let clientID):
-            return DiscoveredClient(id: clientID, secret: nil, kind: .configured)
+            // A confidential client's secret (RFC 6749 §2.3.1), sent as the server's metadata allows.
+            return DiscoveredClient(
+                id: clientID, secret: settings.clientSecretEnv.flatMap { environment[$0] }, kind: .configured,
+                authentication: DiscoveredClient.Authentication(supported: found.tokenEndpointAuthMethods))
         case .dynamic(let registrationEndpoint):
             endpoint = registrationEndpoint
         case .metadataDocument(let url):
@@ -378,6 +389,10 @@ public struct DiscoveredSignIn: Sendable {
         var record = PersistedDiscoveredSignIn(
             key: key, clientKind: client.kind.rawValue, tokenEndpoint: found.tokenEndpoint,
             revocationEndpoint: found.revocationEndpoint, scopes: found.scopes)
+        if client.kind == .configured, client.secret != nil {
+            record.tokenEndpointAuthMethod = client.authentication.rawValue
+        }
+        record.keep(found)
         DiscoveredTokenRequest.record(response, into: &record, at: issued)
         do {
             try store.updateSignIn(key) { $0 = record }

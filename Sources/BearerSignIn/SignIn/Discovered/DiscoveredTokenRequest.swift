@@ -64,8 +64,9 @@ package enum DiscoveredTokenRequest {
     /// The stored access token as the token cache holds it, for `scopes` (the route's cache key).
     package static func accessToken(_ stored: PersistedDiscoveredSignIn, scopes: ScopeSet) -> AccessToken? {
         guard let value = stored.accessToken, let expiresOn = stored.expiresOn else { return nil }
+        // A response without `scope` granted what was asked (RFC 6749 §5.1): the step-up's union starts from it.
         return AccessToken(
-            value: value, scopes: scopes, grantedScopes: stored.grantedScopes, expiresOn: expiresOn,
+            value: value, scopes: scopes, grantedScopes: stored.grantedScopes ?? stored.scopes, expiresOn: expiresOn,
             issuedAt: stored.issuedAt ?? expiresOn.addingTimeInterval(-3600))
     }
 }

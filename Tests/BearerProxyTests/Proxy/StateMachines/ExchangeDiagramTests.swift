@@ -69,6 +69,7 @@ struct ExchangeDiagramTests {
                 case .upstreamClosed: "502 (closed)"
                 case .unexpectedSwitch: "502 (unexpected 101)"
                 case .responseWithoutHead: "502 (no head)"
+                case .insufficientScope: "403 (step-up)"
                 }
             }
         }
@@ -142,6 +143,7 @@ struct ExchangeDiagramTests {
             ("200 head", event { $0.responseHead(head(.ok)) }),
             ("200 head, framed by the close", event { $0.responseHead(head(.ok), endsWithConnection: true) }),
             ("401 invalid_token head", event { $0.responseHead(head(.unauthorized), retry: .refresh) }),
+            ("403 insufficient_scope head (discovered)", event { $0.responseHead(head(.forbidden), stepUp: ["s"]) }),
             ("101 head", event { $0.responseHead(head(.switchingProtocols)) }),
             ("response body part", event { $0.responseBody(part) }),
             ("response end", event { $0.responseEnd(now: now) }),

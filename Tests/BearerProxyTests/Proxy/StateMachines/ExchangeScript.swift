@@ -59,11 +59,11 @@ struct ExchangeScript {
 
     mutating func head(
         _ status: HTTPResponseStatus, keepAlive: Bool = true, retry: ExchangeStateMachine.TokenRetry? = nil,
-        endsWithConnection: Bool = false
+        endsWithConnection: Bool = false, stepUp: [String]? = nil
     ) -> ExchangeStateMachine.Action {
         let head = Self.responseHead(status, keepAlive: keepAlive)
         lastHead = head
-        return machine.responseHead(head, endsWithConnection: endsWithConnection, retry: retry)
+        return machine.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
     }
 
     mutating func responseEnd() -> ExchangeStateMachine.Action { machine.responseEnd(now: now) }

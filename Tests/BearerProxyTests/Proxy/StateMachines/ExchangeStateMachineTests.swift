@@ -215,6 +215,20 @@ struct ExchangeStateMachineTests {
         #expect(script.head(.unauthorized, retry: .refresh) == script.forwarded(keepAlive: true))
     }
 
+    @Test("a discovered route's 403 insufficient_scope is answered by the proxy; its upstream connection closes")
+    func stepUp() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(
+            script.head(.forbidden, stepUp: ["a", "b"])
+                == .answer(
+                    .failure(.insufficientScope(scopes: ["a", "b"])), keepAlive: true, closeUpstream: true,
+                    then: .finished(close: false)))
+        #expect(script.stateName == "finished")
+    }
+
     @Test("a 401 insufficient_claims replays with the claims; a closing upstream is not parked")
     func claimsReplay() throws {
         var script = ExchangeScript()

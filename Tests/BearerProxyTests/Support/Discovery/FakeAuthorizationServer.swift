@@ -11,13 +11,15 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
 /// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both
 /// (RFC 9728, RFC 8414), `/authorize` (code + PKCE S256, `resource`, `iss`), `/token` (the code and rotating
 /// refresh tokens, each bound to its client and resource) and `/register` (RFC 7591). The resource accepts only
-/// tokens this server issued for its own `resource`, and answers with the audience it saw.
+/// tokens this server issued for its own `resource`, and answers with the audience it saw. With `tls`, it speaks
+/// https with the fixture certificate (`TLSFixtures`: trust `TLSFixtures.caFile`).
 final class FakeAuthorizationServer: Sendable {
     /// What `/authorize` does with the next request.
     enum AuthorizeOutcome: Sendable {
@@ -37,54 +39,104 @@ final class FakeAuthorizationServer: Sendable {
         var preregistered: Set<String> = []
         /// The authorization server the resource's metadata names; nil: this one.
         var authorizationServer: String?
+        /// The `resource` its metadata names; nil: its own URL.
+        var metadataResource: String?
+        /// A status the resource's metadata answers instead of 200 (a metadata server in trouble).
+        var metadataStatus: Int?
+        /// The resource refuses every token (`invalid_token`), even one this server issued for it.
+        var refusesTokens = false
+        /// Confidential clients known without registration, with their secrets: the token endpoint refuses them
+        /// (`invalid_client`) without it, by either method.
+        var secrets: [String: String] = [:]
+        /// `token_endpoint_auth_methods_supported` (RFC 8414 §2); nil: not listed.
+        var authMethods: [String]?
+        /// The `scope` of the resource's 401 challenge (a sign-in's initial scopes); nil: none.
+        var challengeScope: String?
+        /// Scopes the resource requires: a token without one of them gets `403` `insufficient_scope` naming them
+        /// (RFC 6750 §3.1).
+        var requiredScopes: [String] = []
     }
 
     struct Record: Sendable {
         var settings = Settings()
         var clients: Set<String> = []
         var registrations = 0
-        var codes: [String: (client: String, redirect: String, challenge: String, resource: String)] = [:]
-        var refreshTokens: [String: (client: String, resource: String)] = [:]
+        var codes: [String: (client: String, redirect: String, challenge: String, resource: String, scope: String)] =
+            [:]
+        var refreshTokens: [String: (client: String, resource: String, scope: String)] = [:]
         var accessTokens: [String: String] = [:]
+        /// The scopes each access token was granted.
+        var accessScopes: [String: Set<String>] = [:]
         var authorizeQueries: [[String: String]] = []
         var tokenForms: [[String: String]] = []
         var revoked: [String] = []
+        var resourceMetadataRequests = 0
+        /// Every access and refresh token issued, for the scans of output for secrets.
+        var issued: [String] = []
+        /// How each token request authenticated its client: `client_secret_basic`, `client_secret_post` or `none`.
+        var tokenAuthentications: [String] = []
         var counter = 0
     }
 
     private let server: FakeHTTPServer
     private let state: Shared
+    private let scheme: String
 
     var port: Int { server.port }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
     /// The protected resource's URL, the route's upstream and the `resource` of every token.
     var resource: String { baseURL + "/mcp" }
 
-    private init(server: FakeHTTPServer, state: Shared) {
+    private init(server: FakeHTTPServer, state: Shared, scheme: String) {
         self.server = server
         self.state = state
+        self.scheme = scheme
     }
 
-    static func start(_ settings: Settings = Settings()) async throws -> FakeAuthorizationServer {
+    static func start(_ settings: Settings = Settings(), tls: Bool = false) async throws -> FakeAuthorizationServer {
         let state = Shared(record: Record(settings: settings))
+        let sslContext = tls ? try TLSFixtures.serverContext() : nil
+        let scheme = tls ? "https" : "http"
         let server = try await FakeHTTPServer.start(
             opened: { channel in state.opened(channel) }, closed: { state.closed($0) }
         ) { channel, _ in
+            if let sslContext {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+            }
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: Endpoints(state: state)))
+            try channel.pipeline.syncOperations.addHandler(
+                FakeHTTPHandler(endpoints: Endpoints(state: state, scheme: scheme)))
         }
-        return FakeAuthorizationServer(server: server, state: state)
+        return FakeAuthorizationServer(server: server, state: state, scheme: scheme)
     }
 
     func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
+    var tokenAuthentications: [String] { state.record.withLock { $0.tokenAuthentications } }
+    var issuedTokens: [String] { state.record.withLock { $0.issued } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
+    /// How many times the resource's metadata (RFC 9728) was asked for.
+    var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
     /// The tokens revoked at `/revoke` (RFC 7009).
     var revoked: [String] { state.record.withLock { $0.revoked } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
     func forgetClients() { state.record.withLock { $0.clients = [] } }
+    /// Issues an access and a refresh token for `client` and `resource` as a sign-in would have, without one: for a
+    /// test whose subject is what comes after the sign-in.
+    func issueTokens(client: String, resource: String) -> (access: String, refresh: String) {
+        state.record.withLock { record in
+            record.counter += 1
+            let access = "at-\(record.counter)-\(UUID().uuidString)"
+            let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
+            record.accessTokens[access] = resource
+            record.refreshTokens[refresh] = (client, resource, "")
+            record.issued += [access, refresh]
+            return (access, refresh)
+        }
+    }
+
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
     func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
 
@@ -121,6 +173,7 @@ final class FakeAuthorizationServer: Sendable {
 
     struct Endpoints: FakeHTTPEndpoints {
         let state: Shared
+        let scheme: String
 
         var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
 
@@ -129,11 +182,18 @@ final class FakeAuthorizationServer: Sendable {
         }
 
         private func reply(_ request: FakeHTTPRequest) -> FakeIdentityResponse {
-            let origin = "http://" + (request.headers.first(name: "host") ?? "")
+            let origin = scheme + "://" + (request.headers.first(name: "host") ?? "")
             switch request.path {
             case "/.well-known/oauth-protected-resource/mcp":
-                let named = state.record.withLock { $0.settings.authorizationServer } ?? origin
-                return .json(["resource": origin + "/mcp", "authorization_servers": [named]])
+                let settings = state.record.withLock { record in
+                    record.resourceMetadataRequests += 1
+                    return record.settings
+                }
+                if let status = settings.metadataStatus { return .json(status: status, ["error": "unavailable"]) }
+                return .json([
+                    "resource": settings.metadataResource ?? origin + "/mcp",
+                    "authorization_servers": [settings.authorizationServer ?? origin],
+                ])
             case "/.well-known/oauth-authorization-server":
                 let settings = state.record.withLock { $0.settings }
                 var document: [String: Any] = [
@@ -143,11 +203,12 @@ final class FakeAuthorizationServer: Sendable {
                     "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
                 ]
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
+                if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
             case "/token":
-                return token(request.form, origin: origin)
+                return token(request, origin: origin)
             case "/revoke":
                 return state.record.withLock { record in
                     if let token = request.form["token"] {
@@ -171,11 +232,23 @@ final class FakeAuthorizationServer: Sendable {
                 let bearer = request.headers.first(name: "authorization").flatMap {
                     $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
                 }
-                let audience = bearer.flatMap { token in state.record.withLock { $0.accessTokens[token] } }
-                guard let audience, audience == origin + "/mcp" else {
-                    let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
-                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + metadata
+                let (audience, refuses, scopes, settings) = state.record.withLock { record in
+                    (
+                        bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens,
+                        bearer.flatMap { record.accessScopes[$0] } ?? [], record.settings
+                    )
+                }
+                let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
+                guard let audience, audience == origin + "/mcp", !refuses else {
+                    let scope = settings.challengeScope.map { #"scope="\#($0)", "# } ?? ""
+                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + scope + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
+                }
+                if !Set(settings.requiredScopes).isSubset(of: scopes) {
+                    let needed = settings.requiredScopes.joined(separator: " ")
+                    let challenge = #"Bearer error="insufficient_scope", scope="\#(needed)", "# + metadata
+                    return .json(
+                        status: 403, ["error": "insufficient_scope"], headers: [("www-authenticate", challenge)])
                 }
                 return .json(["audience": audience, "path": request.uri])
             }
@@ -198,7 +271,7 @@ final class FakeAuthorizationServer: Sendable {
                 case .approve, .wrongState, .wrongIssuer, .noIssuer:
                     record.counter += 1
                     let code = "code-\(record.counter)"
-                    record.codes[code] = (client, redirect, challenge, resource)
+                    record.codes[code] = (client, redirect, challenge, resource, query["scope"] ?? "")
                     parameters.append(("code", code))
                 }
                 let state = query["state"] ?? ""
@@ -211,13 +284,35 @@ final class FakeAuthorizationServer: Sendable {
             }
         }
 
-        private func token(_ form: [String: String], origin: String) -> FakeIdentityResponse {
-            state.record.withLock { record in
+        /// The client id and secret of HTTP Basic (RFC 6749 §2.3.1: each form-encoded, then Base64).
+        private static func basic(_ request: FakeHTTPRequest) -> (id: String, secret: String)? {
+            guard let value = request.headers.first(name: "authorization"), value.hasPrefix("Basic "),
+                let data = Data(base64Encoded: String(value.dropFirst(6))),
+                let pair = String(data: data, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+            else { return nil }
+            func decoded(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
+            }
+            return (decoded(pair[..<colon]), decoded(pair[pair.index(after: colon)...]))
+        }
+
+        private func token(_ request: FakeHTTPRequest, origin: String) -> FakeIdentityResponse {
+            let form = request.form
+            let basic = Self.basic(request)
+            return state.record.withLock { record in
                 record.tokenForms.append(form)
-                guard let client = form["client_id"],
+                let method =
+                    basic != nil ? "client_secret_basic" : form["client_secret"] != nil ? "client_secret_post" : "none"
+                record.tokenAuthentications.append(method)
+                guard let client = basic?.id ?? form["client_id"],
                     record.clients.contains(client) || record.settings.preregistered.contains(client)
+                        || record.settings.secrets[client] != nil
                 else { return .json(status: 401, ["error": "invalid_client"]) }
+                if let secret = record.settings.secrets[client], secret != basic?.secret ?? form["client_secret"] {
+                    return .json(status: 401, ["error": "invalid_client"])
+                }
                 let resource: String
+                let scope: String
                 switch form["grant_type"] {
                 case "authorization_code":
                     guard let code = form["code"], let issued = record.codes.removeValue(forKey: code),
@@ -227,11 +322,13 @@ final class FakeAuthorizationServer: Sendable {
                         issued.resource == form["resource"]
                     else { return .json(status: 400, ["error": "invalid_grant"]) }
                     resource = issued.resource
+                    scope = issued.scope
                 case "refresh_token":
                     guard let old = form["refresh_token"], let issued = record.refreshTokens.removeValue(forKey: old),
                         issued.client == client, issued.resource == form["resource"]
                     else { return .json(status: 400, ["error": "invalid_grant"]) }
                     resource = issued.resource
+                    scope = issued.scope  // a refresh keeps what was granted (RFC 6749 §6)
                 default:
                     return .json(status: 400, ["error": "unsupported_grant_type"])
                 }
@@ -239,10 +336,14 @@ final class FakeAuthorizationServer: Sendable {
                 let access = "at-\(record.counter)-\(UUID().uuidString)"
                 let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
                 record.accessTokens[access] = resource
-                record.refreshTokens[refresh] = (client, resource)
-                return .json([
+                record.issued += [access, refresh]
+                record.accessScopes[access] = Set(scope.split(separator: " ").map(String.init))
+                record.refreshTokens[refresh] = (client, resource, scope)
+                var response: [String: Any] = [
                     "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
-                ])
+                ]
+                if !scope.isEmpty { response["scope"] = scope }
+                return .json(response)
             }
         }
     }

@@ -1,0 +1,111 @@
+import BearerConfiguration
+import BearerDataPlane
+import BearerHTTP
+import BearerJSON
+import BearerOperations
+import BearerRuntime
+import BearerSignIn
+import BearerTelemetry
+import BearerTokens
+import Foundation
+import Testing
+
+/// A discovered route whose upstream refuses its token runs discovery again (#25 items 1 and 3), at most once per
+/// route per interval: another authorization server gets nothing of the old sign-in, a discovery that fails for now
+/// leaves the stored metadata in use, and one that refuses the metadata leaves nothing in use.
+@Suite("End to end: discovery again on a refused token")
+struct DiscoveredRediscoveryTests {
+    static func routes(_ server: FakeAuthorizationServer) -> String {
+        #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
+    }
+
+    /// Signs in, starts a proxy on a clock that stands still (the rediscovery interval never passes by itself),
+    /// and checks that a first request gets through before `body` runs.
+    static func withSignedInProxy(
+        _ server: FakeAuthorizationServer, _ scratch: StoreScratchDirectory, _ body: (ProxyHarness) async throws -> Void
+    ) async throws {
+        _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
+        let frozen = Date()
+        try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state, now: { frozen }) {
+            proxy in
+            #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
+            try await body(proxy)
+        }
+    }
+
+    static func detail(_ response: TestResponse) throws -> String {
+        try #require(try response.jsonObject()["detail"] as? String)
+    }
+
+    @Test("an upstream that now names another authorization server: the old sign-in is set aside and sent nowhere")
+    func authorizationServerChanged() async throws {
+        try await DiscoveredSignInTests.withServer { first, scratch in
+            let second = try await FakeAuthorizationServer.start()
+            do {
+                try await Self.withSignedInProxy(first, scratch) { proxy in
+                    first.update { $0.authorizationServer = second.baseURL }
+                    first.revokeAccessTokens()
+                    let forms = first.tokenForms.count
+                    let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                    #expect(response.status == .unauthorized)
+                    let detail = try Self.detail(response)
+                    #expect(detail.contains(second.baseURL) && detail.contains("bearer-proxy login /a"))
+                    // No refresh at the old server, nothing at all at the new one.
+                    #expect(first.tokenForms.count == forms)
+                    #expect(second.tokenForms.isEmpty && second.registrations == 0)
+                }
+                #expect(try DiscoveredSignInStore(directory: scratch.state).routeKey(upstream: first.resource) == nil)
+            } catch {
+                await second.shutdown()
+                throw error
+            }
+            await second.shutdown()
+        }
+    }
+
+    @Test("an upstream refusing every token gets one discovery per interval, not one per refused request")
+    func boundedRediscovery() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update { $0.refusesTokens = true }
+                let before = server.resourceMetadataRequests
+                for _ in 0..<4 {
+                    let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                    #expect(response.status == .unauthorized)
+                }
+                #expect(server.resourceMetadataRequests == before + 1)
+            }
+        }
+    }
+
+    @Test("a discovery that fails for now (metadata 503) leaves the stored metadata in use: the refresh goes through")
+    func transientFailureUsesStoredMetadata() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update { $0.metadataStatus = 503 }
+                server.revokeAccessTokens()
+                let before = server.resourceMetadataRequests
+                let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(response.status == .ok)
+                #expect(server.resourceMetadataRequests == before + 1)
+                #expect(server.tokenForms.last?["grant_type"] == "refresh_token")
+            }
+        }
+    }
+
+    @Test("a discovery that refuses the metadata (another resource) leaves nothing stored in use: no refresh")
+    func definitiveFailureUsesNothing() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update { $0.metadataResource = "http://127.0.0.1:1/elsewhere" }
+                server.revokeAccessTokens()
+                let forms = server.tokenForms.count
+                let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(response.status == .unauthorized)
+                let detail = try Self.detail(response)
+                #expect(detail.contains("RFC 9728") && detail.contains("bearer-proxy discover /a"))
+                #expect(server.tokenForms.count == forms)
+            }
+        }
+    }
+}
