@@ -27,6 +27,18 @@ def pairs(headers):
     return [[name.decode("latin-1").lower(), value.decode("latin-1")] for name, value in headers.raw_items()]
 
 
+def switches(request):
+    """Whether the server takes the upgrade h11 offers it: CONNECT, or Upgrade with the "upgrade" connection option
+    (RFC 9110 §7.8, §9.3.6) -- llhttp's rule, which the Go program follows too. h11 pauses on any Upgrade field and
+    leaves the choice to the server; one that declines answers as usual and h11 reads on (its docs, "Switching
+    protocols")."""
+    if request.method == b"CONNECT":
+        return True
+    options = [option.strip().lower() for name, value in request.headers if name == b"connection"
+               for option in value.split(b",")]
+    return any(name == b"upgrade" for name, _ in request.headers) and b"upgrade" in options
+
+
 def pieces(data, splits):
     start = 0
     for split in sorted(splits) + [len(data)]:
@@ -41,6 +53,7 @@ def frame(data, splits, responses):
     current = None
     fed = 0
     consumed = 0
+    request = None
 
     def verdict(end, error=None):
         return {"messages": messages, "end": end, "error": error, "leftover": len(data) - consumed}
@@ -72,6 +85,7 @@ def frame(data, splits, responses):
             if isinstance(event, h11.ConnectionClosed):
                 return verdict("clean" if current is None else "incomplete")
             if isinstance(event, (h11.Request, h11.Response, h11.InformationalResponse)):
+                request = event
                 current = {"version": "HTTP/" + event.http_version.decode(), "fields": pairs(event.headers),
                            "body": b"", "trailers": []}
                 if isinstance(event, h11.Request):
@@ -93,7 +107,7 @@ def frame(data, splits, responses):
                 current = None
                 consumed = fed - len(conn.trailing_data[0])
                 if not responses:
-                    if conn.their_state is h11.MIGHT_SWITCH_PROTOCOL:
+                    if conn.their_state is h11.MIGHT_SWITCH_PROTOCOL and switches(request):
                         return verdict("upgrade")
                     conn.send(h11.Response(status_code=200, headers=[("Content-Length", "0")]))
                     conn.send(h11.EndOfMessage())
