@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../.."
 inputs=${1:-1000000}
 seeds=${2:-1,2,3,4,5}
 proxy_inputs=${3:-1000}
-swift build --build-tests
+# The same flags as .ci/run, so that after a CI run this build is incremental.
+swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 DIFFERENTIAL_INPUTS=$inputs DIFFERENTIAL_SEEDS=$seeds DIFFERENTIAL_PROXY_INPUTS=$proxy_inputs CI=true \
     swift test --skip-build --filter 'SeededDifferentialTests|ProxyDifferentialTests/seeded'
