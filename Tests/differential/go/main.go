@@ -29,7 +29,7 @@ import (
 type Message struct {
 	Method   string      `json:"method,omitempty"`
 	Target   string      `json:"target,omitempty"`
-	Status   int         `json:"status,omitempty"`
+	Status   *int        `json:"status,omitempty"`
 	Version  string      `json:"version"`
 	Fields   [][2]string `json:"fields"`
 	Body     string      `json:"body"`
@@ -181,7 +181,8 @@ func frame(data []byte, splits []int, responses bool) (stream Stream) {
 			if err != nil {
 				return fail(err)
 			}
-			message = Message{Status: response.StatusCode, Version: response.Proto}
+			status := response.StatusCode
+			message = Message{Status: &status, Version: response.Proto}
 			body, trailer, closes = response.Body, func() http.Header { return response.Trailer }, response.Close
 		} else {
 			request, err := http.ReadRequest(reader)

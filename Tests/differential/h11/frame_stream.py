@@ -72,7 +72,7 @@ def frame(data, splits, responses):
             if event is h11.NEED_DATA:
                 chunk = next(chunks, None)
                 if chunk is None:
-                    if responses:
+                    if responses and (current is not None or conn.trailing_data[0]):
                         # The upstream closes: a body delimited by the close ends here (RFC 9112 §6.3 rule 8).
                         conn.receive_data(b"")
                         continue
