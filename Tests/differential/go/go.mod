@@ -1,0 +1,3 @@
+module bearerproxy/differential
+
+go 1.19
