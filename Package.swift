@@ -26,6 +26,7 @@ let releaseSettings: [SwiftSetting] = [
 // checks the imports against the same table). The data plane and the control plane (sign-in) do not see each other;
 // only the composition root (BearerRuntime) and the CLI see everything.
 let layers: [(target: String, imports: [String])] = [
+    ("BearerCodec", []),
     ("BearerJSON", []),
     ("BearerHTTP", ["BearerJSON"]),
     ("BearerTelemetry", []),
@@ -96,6 +97,11 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
+        // The codec sees NIOCore's ByteBuffer and nothing else: it stays small enough to build on its own under
+        // AddressSanitizer (bench/floor/sanitize.sh), and no library's decisions leak into its grammar.
+        .target(
+            name: "BearerCodec", dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: releaseSettings),
         .target(name: "BearerJSON", dependencies: dependencies(of: "BearerJSON"), swiftSettings: releaseSettings),
         .target(name: "BearerHTTP", dependencies: dependencies(of: "BearerHTTP"), swiftSettings: releaseSettings),
         .target(
@@ -137,18 +143,13 @@ let package = Package(
             ],
             path: "Tests/StressTool"
         ),
-        // The benchmark's floor and prototype (bench/floor, issue #15 items 3-4), in no product: a strict RFC 9112
-        // head parser, a pass-through proxy on NIOHTTP1's codecs or on that parser, and the parser's differential
-        // fuzz tests against NIOHTTP1's decoder. Nothing in the product depends on them.
-        .target(
-            name: "BenchHeadParser",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
-            path: "bench/floor/HeadParser"
-        ),
+        // The benchmark's floor (bench/floor, issue #15 items 3-4), in no product: a pass-through proxy on NIOHTTP1's
+        // codecs or on BearerCodec, the data plane's own strict HTTP/1.1 codec (#24), and that codec's differential
+        // fuzz tests against NIOHTTP1's decoder.
         .executableTarget(
             name: "bench-floor-proxy",
             dependencies: [
-                "BenchHeadParser",
+                "BearerCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -156,17 +157,29 @@ let package = Package(
             ],
             path: "bench/floor/Proxy"
         ),
-        .testTarget(
-            name: "BenchHeadParserTests",
+        // The codec's inputs for fuzzing — a corpus of valid and hostile messages and a seeded mutator — shared by
+        // its tests and by the fuzzer that bench/floor/sanitize.sh builds in release mode under AddressSanitizer.
+        .target(name: "CodecFuzzing", path: "bench/floor/Fuzzing"),
+        .executableTarget(
+            name: "bearer-codec-fuzz",
             dependencies: [
-                "BenchHeadParser",
+                "BearerCodec", "CodecFuzzing", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "bench/floor/Fuzz"
+        ),
+        .testTarget(
+            name: "BearerCodecTests",
+            dependencies: [
+                "BearerCodec",
+                "CodecFuzzing",
                 "bench-floor-proxy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
-            path: "bench/floor/Tests"
+            path: "Tests/BearerCodecTests"
         ),
         .testTarget(
             name: "BearerProxyTests",

@@ -49,7 +49,7 @@ FLOOR = {  # name -> (label, what it is); bench-floor-proxy, bench/floor (issue 
     "floor-nio": ("floor: NIOHTTP1 codecs both sides", "`bench-floor-proxy --codec nio`: the floor of bearer-proxy's "
                   "design, a pass-through on the codecs bearer-proxy uses"),
     "floor-strict": ("prototype: strict byte parser", "`bench-floor-proxy --codec strict`: heads read by "
-                     "`BenchHeadParser` and written on without `HTTPHeaders`, bodies passed through as bytes"),
+                     "`BearerCodec` and written on without `HTTPHeaders`, bodies passed through as bytes"),
 }
 BUSY_OTHER_LOAD = 10  # % of one core used by the rest of the machine that makes a run noisy
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The prototype parser's differential fuzz (bench/floor/Tests/DifferentialFuzzTests.swift) run long: every input is
-# either parsed to the same message by BenchHeadParser and NIOHTTP1's decoder, or refused by ours — a mismatch fails.
+# The codec's differential fuzz (Tests/BearerCodecTests/DifferentialFuzzTests.swift) run long: every input is
+# either parsed to the same message by BearerCodec and NIOHTTP1's decoder, or refused by ours — a mismatch fails.
 #
 #   bash bench/floor/fuzz.sh                 1,000,000 requests and 666,666 responses per seed, seeds 1 and 2
 #   FUZZ_INPUTS=200000 FUZZ_SEEDS="7 8 9" bash bench/floor/fuzz.sh

@@ -9,6 +9,7 @@ import Testing
     /// Each target, the folders it holds, and the targets of ours it may import — lowest layer first. Mirrors
     /// docs/architecture.md's table; a target that needs more changes that table, with a reason.
     static let layers: [(target: String, folders: Set<String>, imports: Set<String>)] = [
+        ("BearerCodec", ["Codec"], []),
         ("BearerJSON", ["JSON"], []),
         ("BearerHTTP", ["HTTP"], ["BearerJSON"]),
         ("BearerTelemetry", ["Telemetry"], []),

@@ -12,7 +12,7 @@ import NIOPosix
 /// one upstream over a kept-alive connection per client connection, with the route prefix stripped, `Host` set to
 /// the upstream and `Authorization: Bearer <BENCH_TOKEN>` put in, and stream the response back (issue #15 items
 /// 3–4). `--codec nio` runs it on NIOHTTP1's codecs — the floor of the product's design; `--codec strict` on
-/// `BenchHeadParser` with bytes passed through — the prototype of the next one.
+/// `BearerCodec` (#24's strict codec, the data plane's to be) with bytes passed through — the prototype of the next one.
 @main
 struct BenchFloorProxy: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +23,7 @@ struct BenchFloorProxy: ParsableCommand {
         case nio, strict
     }
 
-    @Option(help: "nio: NIOHTTP1's decoders and encoders on both sides; strict: BenchHeadParser on bytes.")
+    @Option(help: "nio: NIOHTTP1's decoders and encoders on both sides; strict: BearerCodec on bytes.")
     var codec: Codec = .nio
 
     @Option(help: "host:port to listen on.")

@@ -1,4 +1,4 @@
-import BenchHeadParser
+import BearerCodec
 import NIOCore
 
 /// Keeps the bytes of a head that arrived in pieces, and says when parsing them again is worth it.
@@ -18,15 +18,14 @@ enum HeadAccumulator {
         partial.writeBuffer(&buffer)
         buffer = partial
         if buffer.readableBytes >= limits.headBytes { return true }
-        return buffer.withUnsafeReadableBytes { bytes in
-            var index = searchFrom
-            while index + 3 < bytes.count {
-                if bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D, bytes[index + 3] == 0x0A {
-                    return true
-                }
-                index += 1
+        let bytes = buffer.readableBytesUInt8Span
+        var index = searchFrom
+        while index + 3 < bytes.count {
+            if bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D, bytes[index + 3] == 0x0A {
+                return true
             }
-            return false
+            index += 1
         }
+        return false
     }
 }

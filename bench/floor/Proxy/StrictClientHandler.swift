@@ -1,4 +1,4 @@
-import BenchHeadParser
+import BearerCodec
 import NIOCore
 
 /// The prototype's client side: no codec. Request heads are read from the bytes with `RequestHead.parse`, written
@@ -85,15 +85,12 @@ final class StrictClientHandler: ChannelDuplexHandler {
                     state = .head(buffer)
                     return
                 }
-                let parsed = buffer.withUnsafeReadableBytes { bytes in
-                    Result { () throws(HeadError) in try RequestHead.parse(bytes) }
-                }
-                guard let head = try parsed.get() else {
+                guard let head = try RequestHead.parse(buffer.readableBytesUInt8Span) else {
                     state = .head(buffer)
                     return
                 }
                 var out = allocator.buffer(capacity: head.length + rewrite.addedFields.count + 2)
-                buffer.withUnsafeReadableBytes { head.writeForwarded($0, rewrite: rewrite, into: &out) }
+                head.writeForwarded(buffer.readableBytesUInt8Span, rewrite: rewrite, into: &out)
                 buffer.moveReaderIndex(forwardBy: head.length)
                 pending.append(
                     PendingResponse(keepAlive: head.keepAlive, isHead: head.isHead, isHTTP10: head.minorVersion == 0))
@@ -124,25 +121,22 @@ final class StrictClientHandler: ChannelDuplexHandler {
     private func forwardChunks(_ buffer: inout ByteBuffer, body: inout ChunkedBody, to upstream: StrictUpstreamHandler)
         throws(HeadError)
     {
-        let result = buffer.withUnsafeReadableBytes { bytes in
-            Result { () throws(HeadError) -> (consumed: Int, kept: [Range<Int>]) in
-                var index = 0
-                var kept: [Range<Int>] = []
-                var keptStart = 0
-                while index < bytes.count, !body.isComplete {
-                    let span = try body.next(in: bytes, from: index)
-                    if span.kind == .trailer {
-                        if index > keptStart { kept.append(keptStart..<index) }
-                        keptStart = span.end
-                    }
-                    if span.end == index { break }
-                    index = span.end
+        var consumed = 0
+        var kept: [Range<Int>] = []
+        do {
+            let bytes = buffer.readableBytesUInt8Span
+            var keptStart = 0
+            while consumed < bytes.count, !body.isComplete {
+                let run = try body.next(in: bytes, from: consumed)
+                if run.kind == .trailer {
+                    if consumed > keptStart { kept.append(keptStart..<consumed) }
+                    keptStart = run.end
                 }
-                if index > keptStart { kept.append(keptStart..<index) }
-                return (index, kept)
+                if run.end == consumed { break }
+                consumed = run.end
             }
+            if consumed > keptStart { kept.append(keptStart..<consumed) }
         }
-        let (consumed, kept) = try result.get()
         for range in kept {
             upstream.send(buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count)!)
         }

@@ -1,4 +1,4 @@
-import BenchHeadParser
+import BearerCodec
 import NIOCore
 
 /// The prototype's upstream side: response heads read with `ResponseHead.parse` and written on rewritten, bodies
@@ -63,10 +63,8 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
                     return
                 }
                 guard let request = client.pending.first else { throw .malformed(.statusLine) }  // unsolicited
-                let parsed = buffer.withUnsafeReadableBytes { bytes in
-                    Result { () throws(HeadError) in try ResponseHead.parse(bytes, requestWasHead: request.isHead) }
-                }
-                guard let head = try parsed.get() else {
+                guard let head = try ResponseHead.parse(buffer.readableBytesUInt8Span, requestWasHead: request.isHead)
+                else {
                     state = .head(buffer)
                     return
                 }
@@ -76,7 +74,7 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
                     closeAfterResponse = closing
                 }
                 var out = allocator.buffer(capacity: head.length + 24)
-                buffer.withUnsafeReadableBytes { head.writeForwarded($0, closing: closing, into: &out) }
+                head.writeForwarded(buffer.readableBytesUInt8Span, closing: closing, into: &out)
                 buffer.moveReaderIndex(forwardBy: head.length)
                 client.send(out)
                 if head.isInformational {
@@ -94,18 +92,15 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
                 client.send(buffer.readSlice(length: count)!)
                 if count == remaining { endResponse() } else { state = .length(remaining - count) }
             case .chunked(var body):
-                let result = buffer.withUnsafeReadableBytes { bytes in
-                    Result { () throws(HeadError) -> Int in
-                        var index = 0
-                        while index < bytes.count, !body.isComplete {
-                            let span = try body.next(in: bytes, from: index)
-                            if span.end == index { break }
-                            index = span.end
-                        }
-                        return index
+                var consumed = 0
+                do {
+                    let bytes = buffer.readableBytesUInt8Span
+                    while consumed < bytes.count, !body.isComplete {
+                        let run = try body.next(in: bytes, from: consumed)
+                        if run.end == consumed { break }
+                        consumed = run.end
                     }
                 }
-                let consumed = try result.get()
                 client.send(buffer.readSlice(length: consumed)!)
                 if body.isComplete { endResponse() } else { state = .chunked(body) }
             case .untilClose:

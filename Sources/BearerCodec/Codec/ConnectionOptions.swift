@@ -1,14 +1,14 @@
 /// The options of a message's `Connection` fields (RFC 9110 §7.6.1), as far as the proxy needs them.
-public struct ConnectionOptions: Sendable, Equatable {
+package struct ConnectionOptions: Sendable, Equatable {
     /// `close` was listed.
-    public var close = false
+    package var close = false
     /// `keep-alive` was listed (an HTTP/1.0 client asking to keep the connection).
-    public var keepAlive = false
+    package var keepAlive = false
     /// Other options, each naming a field that is hop-by-hop for this message: their ranges in the head. Empty (no
     /// allocation) for the usual `keep-alive`, `close` and `upgrade`.
-    public var named: [Range<Int>] = []
+    package var named: [Range<Int>] = []
 
-    public init() {}
+    package init() {}
 
     /// The most options other than the standard ones a message may name; more is refused.
     static let maximumNamed = 8

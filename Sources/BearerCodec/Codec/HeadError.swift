@@ -1,5 +1,5 @@
 /// Why a head or a chunked body was refused. Every case is a refusal: the parser never repairs or guesses.
-public enum HeadError: Error, Equatable, Sendable {
+package enum HeadError: Error, Equatable, Sendable {
     /// Not HTTP/1.1 as RFC 9112 writes it, or an ambiguity the proxy will not resolve for the upstream: 400.
     case malformed(Reason)
     /// The head (or a chunk's trailer section) is longer than the limit: 431.
@@ -12,7 +12,7 @@ public enum HeadError: Error, Equatable, Sendable {
     case unknownMethod
 
     /// What exactly was wrong, for tests and logs; never the bytes themselves (they may hold a credential).
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         case leadingEmptyLine, requestLine, requestTarget, statusLine
         case fieldName, spaceBeforeColon, obsFold, bareCR, bareLF, fieldValue, invalidUTF8
         case contentLength, duplicateContentLength, transferEncoding, contentLengthWithTransferEncoding
@@ -21,7 +21,7 @@ public enum HeadError: Error, Equatable, Sendable {
     }
 
     /// The status a server answers with (RFC 9110 §15).
-    public var status: Int {
+    package var status: Int {
         switch self {
         case .malformed: 400
         case .headTooLarge: 431

@@ -1,12 +1,12 @@
 /// SplitMix64: a small, seeded, deterministic generator, so the fuzz run is the same everywhere.
-struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         self.state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,15 +17,19 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// Mutations of valid messages aimed at the places parsers disagree: framing fields, line ends, whitespace,
 /// bytes outside the grammar, case, order, versions, methods.
-struct Mutator {
-    var random: SeededGenerator
+package struct Mutator {
+    package var random: SeededGenerator
 
-    static let specialBytes: [UInt8] = [
+    package init(random: SeededGenerator) {
+        self.random = random
+    }
+
+    package static let specialBytes: [UInt8] = [
         0x0D, 0x0A, 0x20, 0x09, 0x00, 0x0B, 0x0C, 0x7F, 0x80, 0xC3, 0xFF, 0x3A, 0x2C, 0x3B, 0x22, 0x5C, 0x25, 0x23,
         0x3F, 0x2F, 0x41, 0x61, 0x30, 0x2B, 0x2D,
     ]
 
-    static let insertedLines: [String] = [
+    package static let insertedLines: [String] = [
         "Content-Length: 5", "Content-Length: 0", "content-length:  5 ", "Content-Length: 05", "Content-Length: +5",
         "Content-Length: 5, 5", "Content-Length: 5 5", "Content-Length:", "Transfer-Encoding: chunked",
         "transfer-encoding: Chunked", "Transfer-Encoding: gzip, chunked", "Transfer-Encoding: chunked, identity",
@@ -36,17 +40,19 @@ struct Mutator {
         "X : y", "X\t: y", ": novalue", "X-A: a\rb", "X-B: \u{7}", "X-C: caf\u{E9}", "Authorization: Bearer c",
     ]
 
-    static let versions = [
+    package static let versions = [
         "HTTP/1.0", "HTTP/2.0", "HTTP/0.9", "HTTP/1.2", "http/1.1", "HTTP/1.10", "HTTP/11", "HTTP/1.1 ",
     ]
-    static let methods = ["get", "PROPFIND", "FOO", "CONNECT", "PURGE", "MKCALENDAR", "M-SEARCH", "G ET", "GET\t"]
+    package static let methods = [
+        "get", "PROPFIND", "FOO", "CONNECT", "PURGE", "MKCALENDAR", "M-SEARCH", "G ET", "GET\t",
+    ]
 
-    mutating func int(_ bound: Int) -> Int {
+    package mutating func int(_ bound: Int) -> Int {
         Int.random(in: 0..<max(bound, 1), using: &random)
     }
 
     /// 1–3 mutations of `seed`.
-    mutating func mutate(_ seed: [UInt8]) -> [UInt8] {
+    package mutating func mutate(_ seed: [UInt8]) -> [UInt8] {
         var bytes = seed
         for _ in 0...int(3) { mutateOnce(&bytes) }
         return bytes
@@ -121,7 +127,7 @@ struct Mutator {
     }
 
     /// The input cut into 1–4 reads.
-    mutating func split(_ bytes: [UInt8]) -> [[UInt8]] {
+    package mutating func split(_ bytes: [UInt8]) -> [[UInt8]] {
         guard bytes.count > 1 else { return [bytes] }
         var cuts = (0..<int(4)).map { _ in 1 + int(bytes.count - 1) }
         cuts.sort()
@@ -136,8 +142,8 @@ struct Mutator {
     }
 }
 
-enum ByteLetters {
-    static func isLetter(_ byte: UInt8) -> Bool {
+package enum ByteLetters {
+    package static func isLetter(_ byte: UInt8) -> Bool {
         (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
 }

@@ -6,20 +6,20 @@
 /// digits, extensions only as `;name[=token|quoted-string]` without whitespace, CRLF and nothing else after each
 /// line and each chunk, trailer fields with the head's field-line rules (obs-text refused), all of a line's
 /// framing bytes within ``maximumLineBytes``.
-public struct ChunkedBody: Sendable, Equatable {
+package struct ChunkedBody: Sendable, Equatable {
     /// What a run of bytes is.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case data, framing, trailer
     }
 
     /// A run of one kind: `start..<end`, with `end` where ``next(in:from:)`` stopped.
-    public struct Span: Sendable, Equatable {
-        public var kind: Kind
-        public var end: Int
+    package struct Run: Sendable, Equatable {
+        package var kind: Kind
+        package var end: Int
     }
 
     /// The longest chunk-size line (extensions included) or trailer section accepted.
-    public static let maximumLineBytes = 4096
+    package static let maximumLineBytes = 4096
 
     private enum State: Sendable, Equatable {
         case size(digits: Int, value: Int)
@@ -45,28 +45,28 @@ public struct ChunkedBody: Sendable, Equatable {
     private var lineBytes = 0
     private var trailerBytes = 0
 
-    public init() {}
+    package init() {}
 
     /// The body's last byte (the final CRLF) has been read.
-    public var isComplete: Bool { state == .done }
+    package var isComplete: Bool { state == .done }
 
-    /// Reads from `start` a run of bytes of one kind; a span ending at `start` means `bytes` holds no more (or the
+    /// Reads from `start` a run of bytes of one kind; a run ending at `start` means `bytes` holds no more (or the
     /// body is complete).
-    public mutating func next(in bytes: UnsafeRawBufferPointer, from start: Int) throws(HeadError) -> Span {
+    package mutating func next(in bytes: Span<UInt8>, from start: Int) throws(HeadError) -> Run {
         var index = start
         if case .data(let remaining) = state {
             let count = min(remaining, bytes.count - index)
             index += count
             state = remaining == count ? .dataCR : .data(remaining: remaining - count)
-            return Span(kind: .data, end: index)
+            return Run(kind: .data, end: index)
         }
-        guard index < bytes.count else { return Span(kind: .framing, end: index) }
+        guard index < bytes.count else { return Run(kind: .framing, end: index) }
         let kind = Self.kind(of: state, next: bytes[index])
         while index < bytes.count, state != .done, Self.kind(of: state, next: bytes[index]) == kind {
             try step(bytes[index])
             index += 1
         }
-        return Span(kind: kind, end: index)
+        return Run(kind: kind, end: index)
     }
 
     /// What the next byte is: a line start holding anything but CR begins a trailer field.

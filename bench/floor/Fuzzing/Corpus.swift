@@ -1,12 +1,12 @@
 /// The inputs of the differential fuzz: the hostile requests of the product's own suite
 /// (`Tests/BearerProxyTests/Safety/HostileRequestTests.swift`, `Attacks/SmugglingTests.swift`), valid messages of
 /// every shape the proxy forwards, and seeded mutations of those.
-enum Corpus {
-    static let host = "Host: 127.0.0.1:8080"
+package enum Corpus {
+    package static let host = "Host: 127.0.0.1:8080"
 
     /// Hostile requests from the product's suite, by the product's names, with the status the product answers;
     /// those marked `parser: true` are ones a strict head parser must refuse by itself.
-    static let hostile: [(name: String, raw: String, parser: Bool)] = [
+    package static let hostile: [(name: String, raw: String, parser: Bool)] = [
         (
             "Content-Length and Transfer-Encoding",
             "POST /api/x HTTP/1.1\r\n\(host)\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", true
@@ -93,7 +93,7 @@ enum Corpus {
     ]
 
     /// Valid requests of every shape the proxy forwards: the seeds of the mutations.
-    static let requests: [String] = [
+    package static let requests: [String] = [
         "GET /bench/x HTTP/1.1\r\nHost: 127.0.0.1:18088\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n",
         "POST /bench/upload?x=1 HTTP/1.1\r\n\(host)\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
         "POST /api/x HTTP/1.1\r\n\(host)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n"
@@ -113,7 +113,7 @@ enum Corpus {
     ]
 
     /// Valid responses, each with whether it answers a HEAD request.
-    static let responses: [(raw: String, head: Bool)] = [
+    package static let responses: [(raw: String, head: Bool)] = [
         (
             "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: application/json\r\nContent-Length: 11\r\n"
                 + "Connection: keep-alive\r\n\r\n{\"ok\":true}", false
@@ -137,10 +137,10 @@ enum Corpus {
 }
 
 /// The product's smuggling shapes (`SmugglingTests.attack`): a POST whose body is a complete request.
-enum SmugglingShapes {
-    static let smuggled = "GET /base/smuggled HTTP/1.1\r\nHost: upstream\r\nContent-Length: 0\r\n\r\n"
+package enum SmugglingShapes {
+    package static let smuggled = "GET /base/smuggled HTTP/1.1\r\nHost: upstream\r\nContent-Length: 0\r\n\r\n"
 
-    static func attack(framing: String) -> String {
+    package static func attack(framing: String) -> String {
         let body =
             framing == "chunked"
             ? String(smuggled.utf8.count, radix: 16) + "\r\n" + smuggled + "\r\n0\r\n\r\n" : smuggled

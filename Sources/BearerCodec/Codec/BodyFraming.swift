@@ -1,5 +1,5 @@
 /// How a message's body is delimited (RFC 9112 §6.3), as the parser decided it.
-public enum BodyFraming: Sendable, Equatable {
+package enum BodyFraming: Sendable, Equatable {
     /// No body: a request with neither Content-Length nor Transfer-Encoding, a response to HEAD, 1xx, 204, 304.
     case none
     /// Exactly this many bytes (Content-Length).

@@ -6,24 +6,25 @@ enum HeadWriter {
     /// Copies the field lines of `bytes[fieldsStart..<length]` that `drop` does not reject, coalescing runs of
     /// kept lines into one copy each.
     static func copyFields(
-        _ bytes: UnsafeRawBufferPointer, fieldsStart: Int, length: Int, into out: inout ByteBuffer,
+        _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, into out: inout ByteBuffer,
         drop: (FieldLine) -> Bool
     ) {
         var runStart = fieldsStart
         var runEnd = fieldsStart
-        for line in FieldLines(bytes, fieldsStart: fieldsStart, length: length) {
+        var lines = FieldLines(fieldsStart: fieldsStart, length: length)
+        while let line = lines.next(in: bytes) {
             if drop(line.field) {
-                if runEnd > runStart { out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
                 runStart = line.line.upperBound
             }
             runEnd = line.line.upperBound
         }
-        if runEnd > runStart { out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
     }
 
     /// Whether a field must not cross the proxy: hop-by-hop (RFC 9110 §7.6.1), named by Connection, or — for a
     /// message whose chunks pass through as they are — anything but the Transfer-Encoding line that says so.
-    static func isHopByHop(_ bytes: UnsafeRawBufferPointer, _ field: FieldLine, options: ConnectionOptions) -> Bool {
+    static func isHopByHop(_ bytes: Span<UInt8>, _ field: FieldLine, options: ConnectionOptions) -> Bool {
         // Transfer-Encoding is hop-by-hop, but the chunks go on unchanged, so the line that frames them does too
         // (the parser accepted it only as exactly `chunked`).
         if FieldName.equals(bytes, field.name, "transfer-encoding") { return false }
@@ -34,13 +35,13 @@ enum HeadWriter {
 }
 
 /// What the proxy changes in each request: a route prefix it strips, and the lines it adds.
-public struct RequestRewrite: Sendable {
+package struct RequestRewrite: Sendable {
     /// Stripped from an origin-form target that starts with it followed by "/", "?" or nothing (e.g. `/bench`).
-    public var stripPrefix: [UInt8]
+    package var stripPrefix: [UInt8]
     /// Field lines written after the client's, CRLF-terminated: `Host: …` and `Authorization: Bearer …`.
-    public var addedFields: [UInt8]
+    package var addedFields: [UInt8]
 
-    public init(stripPrefix: String, host: String, authorization: String) {
+    package init(stripPrefix: String, host: String, authorization: String) {
         self.stripPrefix = Array(stripPrefix.utf8)
         self.addedFields = Array("Host: \(host)\r\nAuthorization: \(authorization)\r\n".utf8)
     }
@@ -49,8 +50,8 @@ public struct RequestRewrite: Sendable {
 extension RequestHead {
     /// Writes the head the upstream gets: the request line (the prefix stripped from the target, the version
     /// unchanged), the client's fields less hop-by-hop ones, Host and Authorization, then the proxy's.
-    public func writeForwarded(_ bytes: UnsafeRawBufferPointer, rewrite: RequestRewrite, into out: inout ByteBuffer) {
-        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[method.lowerBound..<target.lowerBound]))
+    package func writeForwarded(_ bytes: Span<UInt8>, rewrite: RequestRewrite, into out: inout ByteBuffer) {
+        out.writeBytes(bytes.extracting(method.lowerBound..<target.lowerBound).bytes)
         var targetStart = target.lowerBound
         let prefix = rewrite.stripPrefix
         if !prefix.isEmpty, target.count >= prefix.count, bytes[targetStart] == ASCII.slash,
@@ -62,7 +63,7 @@ extension RequestHead {
                 if after == target.upperBound || bytes[after] != ASCII.slash { out.writeInteger(ASCII.slash) }
             }
         }
-        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[targetStart..<fieldsStart]))
+        out.writeBytes(bytes.extracting(targetStart..<fieldsStart).bytes)
         let options = connection
         HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &out) { field in
             switch field.name.count {
@@ -79,8 +80,8 @@ extension RequestHead {
 extension ResponseHead {
     /// Writes the head the client gets: the status line as it came, the fields less hop-by-hop ones, and
     /// `Connection: close` when the proxy will close the client connection after this response.
-    public func writeForwarded(_ bytes: UnsafeRawBufferPointer, closing: Bool, into out: inout ByteBuffer) {
-        out.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<fieldsStart]))
+    package func writeForwarded(_ bytes: Span<UInt8>, closing: Bool, into out: inout ByteBuffer) {
+        out.writeBytes(bytes.extracting(0..<fieldsStart).bytes)
         let options = connection
         HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &out) { field in
             HeadWriter.isHopByHop(bytes, field, options: options)

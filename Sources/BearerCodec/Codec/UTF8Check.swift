@@ -4,7 +4,7 @@
 /// Swift `String`, which repairs ill-formed UTF-8 into U+FFFD. A proxy must forward bytes unchanged or refuse them,
 /// so the parser accepts obs-text only where it is well-formed UTF-8 — the bytes NIO would have kept as they are.
 enum UTF8Check {
-    static func isWellFormed(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+    static func isWellFormed(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
         var index = range.lowerBound
         let end = range.upperBound
         while index < end {

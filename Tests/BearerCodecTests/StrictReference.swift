@@ -1,4 +1,4 @@
-import BenchHeadParser
+import BearerCodec
 
 /// The prototype's parser fed the same pieces: the head re-parsed on every piece until it is complete (as the
 /// proxy does), the body delimited by its framing, chunked bodies through `ChunkedBody` piece by piece.
@@ -13,7 +13,7 @@ enum StrictReference {
             case .failure(let error): return .refused("ours: \(error)")
             }
             guard let head = parsed else { continue }
-            let fields = buffer.withUnsafeBytes { Self.fields($0, from: head.fieldsStart, length: head.length) }
+            let fields = Self.fields(buffer, from: head.fieldsStart, length: head.length)
             let start = [
                 String(decoding: buffer[head.method], as: UTF8.self),
                 String(decoding: buffer[head.target], as: UTF8.self),
@@ -38,9 +38,7 @@ enum StrictReference {
             case .failure(let error): return .refused("ours: \(error)")
             }
             if let head = parsed {
-                let fields = Array(buffer[index...]).withUnsafeBytes {
-                    Self.fields($0, from: head.fieldsStart, length: head.length)
-                }
+                let fields = Self.fields(Array(buffer[index...]), from: head.fieldsStart, length: head.length)
                 heads.append(
                     DecodedMessage.Head(start: ["\(head.status)"], minorVersion: Int(head.minorVersion), fields: fields)
                 )
@@ -91,12 +89,14 @@ enum StrictReference {
         return .message(DecodedMessage(heads: heads, body: body, trailers: trailers(trailerBytes)))
     }
 
-    private static func fields(_ bytes: UnsafeRawBufferPointer, from start: Int, length: Int)
-        -> [DecodedMessage.Field]
-    {
-        FieldLines(bytes, fieldsStart: start, length: length).map { line in
-            DecodedMessage.Field(name: Array(bytes[line.field.name]), value: Array(bytes[line.field.value]))
+    private static func fields(_ bytes: [UInt8], from start: Int, length: Int) -> [DecodedMessage.Field] {
+        var lines = FieldLines(fieldsStart: start, length: length)
+        var fields: [DecodedMessage.Field] = []
+        while let line = lines.next(in: bytes.span) {
+            fields.append(
+                DecodedMessage.Field(name: Array(bytes[line.field.name]), value: Array(bytes[line.field.value])))
         }
+        return fields
     }
 
     /// Trailer lines as `ChunkedBody` passed them (validated): `name ":" OWS value OWS CRLF` each.

@@ -1,12 +1,12 @@
 /// The sizes a head may reach. Defaults: nginx's `large_client_header_buffers` order of magnitude, and the product's
 /// own limits (8 KiB request-target, 100 fields).
-public struct HeadLimits: Sendable, Equatable {
+package struct HeadLimits: Sendable, Equatable {
     /// Bytes of the whole head, request or status line and the empty line included. Default 32 KiB.
-    public var headBytes = 32 * 1024
+    package var headBytes = 32 * 1024
     /// Bytes of the request-target. Default 8 KiB.
-    public var targetBytes = 8 * 1024
+    package var targetBytes = 8 * 1024
     /// Field lines. Default 100.
-    public var fields = 100
+    package var fields = 100
 
-    public init() {}
+    package init() {}
 }

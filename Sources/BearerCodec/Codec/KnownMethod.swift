@@ -2,7 +2,7 @@
 /// (RFC 5789) and WebDAV's (RFC 4918, 3253, 4791, 5323). All are names NIOHTTP1's llhttp knows; an extension method
 /// it does not know would be refused there, so it is refused here too (501).
 enum KnownMethod {
-    static func isKnown(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+    static func isKnown(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
         switch range.count {
         case 3: equals(bytes, range, "GET") || equals(bytes, range, "PUT")
         case 4:
@@ -21,7 +21,7 @@ enum KnownMethod {
     }
 
     /// Methods are case-sensitive (RFC 9110 §9.1).
-    static func equals(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: StaticString) -> Bool {
+    static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ name: StaticString) -> Bool {
         guard range.count == name.utf8CodeUnitCount else { return false }
         let pointer = name.utf8Start
         for offset in 0..<range.count where bytes[range.lowerBound + offset] != pointer[offset] {

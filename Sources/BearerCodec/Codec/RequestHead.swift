@@ -1,38 +1,38 @@
 /// A request head (RFC 9112 §3, §5), validated, as offsets into the bytes it was parsed from.
-public struct RequestHead: Sendable, Equatable {
-    public var method: Range<Int>
-    public var target: Range<Int>
+package struct RequestHead: Sendable, Equatable {
+    package var method: Range<Int>
+    package var target: Range<Int>
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    public var minorVersion: UInt8
+    package var minorVersion: UInt8
     /// Where the first field line starts (just after the request line's CRLF).
-    public var fieldsStart: Int
+    package var fieldsStart: Int
     /// The head's length, the empty line included: the body starts here.
-    public var length: Int
-    public var framing: BodyFraming
-    public var connection: ConnectionOptions
+    package var length: Int
+    package var framing: BodyFraming
+    package var connection: ConnectionOptions
     /// The method is HEAD: the response has no body (RFC 9110 §9.3.2).
-    public var isHead: Bool
+    package var isHead: Bool
 
     /// Whether the client may send another request on this connection (RFC 9112 §9.3).
-    public var keepAlive: Bool {
+    package var keepAlive: Bool {
         minorVersion == 1 ? !connection.close : connection.keepAlive && !connection.close
     }
 
     /// Parses the head at the start of `bytes`: nil when `bytes` is a valid beginning that needs more bytes.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, limits: HeadLimits = HeadLimits()) throws(HeadError)
+    package static func parse(_ bytes: Span<UInt8>, limits: HeadLimits = HeadLimits()) throws(HeadError)
         -> RequestHead?
     {
         do throws(ScanStop) {
             var scanner = HeadScanner(bytes, limits: limits)
-            let method = try scanner.method()
-            let target = try scanner.requestTarget(method: method)
-            let minor = try scanner.version(malformed: .requestLine)
-            try scanner.lineEnd(malformed: .requestLine)
+            let method = try scanner.method(in: bytes)
+            let target = try scanner.requestTarget(method: method, in: bytes)
+            let minor = try scanner.version(malformed: .requestLine, in: bytes)
+            try scanner.lineEnd(malformed: .requestLine, in: bytes)
             let fieldsStart = scanner.index
             var framing = FramingFields()
             var fields = 0
             var hosts = 0
-            while let field = try scanner.fieldLine() {
+            while let field = try scanner.fieldLine(in: bytes) {
                 fields += 1
                 guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
                 try framing.note(field, in: bytes)
@@ -77,7 +77,7 @@ public struct RequestHead: Sendable, Equatable {
 
     /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): not empty, only the bytes of a reg-name, an IP-literal and a
     /// port.
-    private static func checkHost(_ value: Range<Int>, in bytes: UnsafeRawBufferPointer) throws(ScanStop) {
+    private static func checkHost(_ value: Range<Int>, in bytes: Span<UInt8>) throws(ScanStop) {
         guard !value.isEmpty else { throw .refused(.malformed(.host)) }
         for index in value where !ByteClass.isHostByte(bytes[index]) {
             throw .refused(.malformed(.host))
@@ -87,15 +87,15 @@ public struct RequestHead: Sendable, Equatable {
 
 extension HeadScanner {
     /// `method SP` (RFC 9112 §3.1): a token from ``KnownMethod``, then exactly one space.
-    mutating func method() throws(ScanStop) -> Range<Int> {
+    mutating func method(in bytes: Span<UInt8>) throws(ScanStop) -> Range<Int> {
         let start = index
-        var byte = try self.byte(at: index)
+        var byte = try self.byte(at: index, in: bytes)
         // RFC 9112 §2.2 lets a server skip empty lines before a request; this one refuses them.
         if byte == ASCII.cr || byte == ASCII.lf { throw .refused(.malformed(.leadingEmptyLine)) }
         while ByteClass.isTchar(byte) {
             index += 1
             guard index - start <= 16 else { throw .refused(.unknownMethod) }
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
         guard byte == ASCII.space, index > start else { throw .refused(.malformed(.requestLine)) }
         let method = start..<index
@@ -106,20 +106,20 @@ extension HeadScanner {
 
     /// `request-target SP` (RFC 9112 §3.2): origin-form, absolute-form, or `*` for OPTIONS; only the bytes RFC 3986
     /// allows, each `%` followed by two hex digits.
-    mutating func requestTarget(method: Range<Int>) throws(ScanStop) -> Range<Int> {
+    mutating func requestTarget(method: Range<Int>, in bytes: Span<UInt8>) throws(ScanStop) -> Range<Int> {
         let start = index
-        var byte = try self.byte(at: index)
+        var byte = try self.byte(at: index, in: bytes)
         while byte != ASCII.space {
             guard ByteClass.isTargetByte(byte) else { throw .refused(.malformed(.requestTarget)) }
             if byte == ASCII.percent {
-                guard ByteClass.hexValue(try self.byte(at: index + 1)) != nil,
-                    ByteClass.hexValue(try self.byte(at: index + 2)) != nil
+                guard ByteClass.hexValue(try self.byte(at: index + 1, in: bytes)) != nil,
+                    ByteClass.hexValue(try self.byte(at: index + 2, in: bytes)) != nil
                 else { throw .refused(.malformed(.requestTarget)) }
                 index += 2
             }
             index += 1
             guard index - start <= limits.targetBytes else { throw .refused(.targetTooLong) }
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
         let target = start..<index
         guard !target.isEmpty else { throw .refused(.malformed(.requestTarget)) }
@@ -131,7 +131,7 @@ extension HeadScanner {
                 throw .refused(.malformed(.requestTarget))
             }
         } else {
-            try checkAbsoluteForm(target)
+            try checkAbsoluteForm(target, in: bytes)
         }
         index += 1
         return target
@@ -139,7 +139,7 @@ extension HeadScanner {
 
     /// absolute-form: `"http" / "https" "://" authority [ path-abempty ] [ "?" query ]` (RFC 9110 §4.2) with a
     /// non-empty authority; a reverse proxy has no use for other schemes.
-    private func checkAbsoluteForm(_ target: Range<Int>) throws(ScanStop) {
+    private func checkAbsoluteForm(_ target: Range<Int>, in bytes: Span<UInt8>) throws(ScanStop) {
         var index = target.lowerBound
         for expected in "http".utf8 {
             guard index < target.upperBound, bytes[index] | 0x20 == expected else {

@@ -1,4 +1,5 @@
-import BenchHeadParser
+import BearerCodec
+import CodecFuzzing
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// either parsed to the same message by both — start line, fields in order, body, trailers — or refused by ours.
 /// Seeded and bounded, so it runs the same in CI in seconds. `bench/floor/fuzz.sh` runs it long, with other seeds:
 /// `BENCH_FUZZ_SEED` and `BENCH_FUZZ_INPUTS` (requests; responses get two thirds as many) override the defaults.
-@Suite("BenchHeadParser: differential fuzz against NIOHTTP1")
+@Suite("BearerCodec: differential fuzz against NIOHTTP1")
 struct DifferentialFuzzTests {
     static let seed: UInt64 = setting("BENCH_FUZZ_SEED").flatMap { UInt64($0) } ?? 0x6265_6172_6572_2D31  // "bearer-1"
     static let requestInputs = setting("BENCH_FUZZ_INPUTS").flatMap { Int($0) } ?? 12_000

@@ -18,35 +18,37 @@ enum ASCII {
 
 /// A cursor over the bytes of one head that reads the grammar of RFC 9112 §2–5 and refuses every deviation.
 ///
-/// Positions are offsets into `bytes`; nothing is copied. Reading past the bytes at hand stops with `.incomplete`,
-/// or with `.headTooLarge` once the limit is reached, so a caller can re-run it when more bytes arrive.
+/// Positions are offsets into the head's bytes, which each step is given as a `Span` (bounds-checked in every
+/// build: a position past the end traps, it never reads another buffer's memory); nothing is copied. Reading past
+/// the bytes at hand stops with `.incomplete`, or with `.headTooLarge` once the limit is reached, so a caller can
+/// re-run it when more bytes arrive.
 struct HeadScanner {
-    let bytes: UnsafeRawBufferPointer
     let limits: HeadLimits
     var index = 0
+    private let available: Int
     private let end: Int
 
-    init(_ bytes: UnsafeRawBufferPointer, limits: HeadLimits) {
-        self.bytes = bytes
+    init(_ bytes: Span<UInt8>, limits: HeadLimits) {
         self.limits = limits
+        self.available = bytes.count
         self.end = min(bytes.count, limits.headBytes)
     }
 
-    @inline(__always) func byte(at position: Int) throws(ScanStop) -> UInt8 {
+    @inline(__always) func byte(at position: Int, in bytes: Span<UInt8>) throws(ScanStop) -> UInt8 {
         guard position < end else {
-            throw bytes.count >= limits.headBytes ? .refused(.headTooLarge) : .incomplete
+            throw available >= limits.headBytes ? .refused(.headTooLarge) : .incomplete
         }
         return bytes[position]
     }
 
     /// One field line (RFC 9112 §5: `field-name ":" OWS field-value OWS CRLF`), or nil at the empty line that ends
     /// the section; either way consumed. The value excludes leading and trailing whitespace (RFC 9110 §5.5).
-    mutating func fieldLine() throws(ScanStop) -> FieldLine? {
+    mutating func fieldLine(in bytes: Span<UInt8>) throws(ScanStop) -> FieldLine? {
         let lineStart = index
-        var byte = try self.byte(at: index)
+        var byte = try self.byte(at: index, in: bytes)
         switch byte {
         case ASCII.cr:
-            guard try self.byte(at: index + 1) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
+            guard try self.byte(at: index + 1, in: bytes) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
             index += 2
             return nil
         case ASCII.lf: throw .refused(.malformed(.bareLF))
@@ -56,7 +58,7 @@ struct HeadScanner {
         }
         while ByteClass.isTchar(byte) {
             index += 1
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
         guard index > lineStart else { throw .refused(.malformed(.fieldName)) }
         switch byte {
@@ -67,10 +69,10 @@ struct HeadScanner {
         }
         let name = lineStart..<index
         index += 1
-        byte = try self.byte(at: index)
+        byte = try self.byte(at: index, in: bytes)
         while byte == ASCII.space || byte == ASCII.tab {
             index += 1
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
         let valueStart = index
         var valueEnd = index
@@ -86,7 +88,7 @@ struct HeadScanner {
                 index += 1
                 valueEnd = index
             } else if byte == ASCII.cr {
-                guard try self.byte(at: index + 1) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
+                guard try self.byte(at: index + 1, in: bytes) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
                 break
             } else if byte == ASCII.lf {
                 throw .refused(.malformed(.bareLF))
@@ -95,7 +97,7 @@ struct HeadScanner {
                 // pass them on).
                 throw .refused(.malformed(.fieldValue))
             }
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
         index += 2
         if sawObsText, !UTF8Check.isWellFormed(bytes, valueStart..<valueEnd) {
@@ -106,14 +108,14 @@ struct HeadScanner {
 
     /// `HTTP-version` (RFC 9112 §2.3): `HTTP/1.0` or `HTTP/1.1`, as its minor digit. Another well-formed version
     /// is `.unsupportedVersion`; anything else is malformed.
-    mutating func version(malformed reason: HeadError.Reason) throws(ScanStop) -> UInt8 {
+    mutating func version(malformed reason: HeadError.Reason, in bytes: Span<UInt8>) throws(ScanStop) -> UInt8 {
         for expected in "HTTP/".utf8 {
-            guard try byte(at: index) == expected else { throw .refused(.malformed(reason)) }
+            guard try byte(at: index, in: bytes) == expected else { throw .refused(.malformed(reason)) }
             index += 1
         }
-        let major = try byte(at: index)
-        let dot = try byte(at: index + 1)
-        let minor = try byte(at: index + 2)
+        let major = try byte(at: index, in: bytes)
+        let dot = try byte(at: index + 1, in: bytes)
+        let minor = try byte(at: index + 2, in: bytes)
         guard ByteClass.isDigit(major), dot == UInt8(ascii: "."), ByteClass.isDigit(minor) else {
             throw .refused(.malformed(reason))
         }
@@ -125,15 +127,9 @@ struct HeadScanner {
     }
 
     /// A CRLF that ends a start line.
-    mutating func lineEnd(malformed reason: HeadError.Reason) throws(ScanStop) {
-        guard try byte(at: index) == ASCII.cr else { throw .refused(.malformed(reason)) }
-        guard try byte(at: index + 1) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
+    mutating func lineEnd(malformed reason: HeadError.Reason, in bytes: Span<UInt8>) throws(ScanStop) {
+        guard try byte(at: index, in: bytes) == ASCII.cr else { throw .refused(.malformed(reason)) }
+        guard try byte(at: index + 1, in: bytes) == ASCII.lf else { throw .refused(.malformed(.bareCR)) }
         index += 2
     }
-}
-
-/// One field line's name and value, as offsets into the head.
-public struct FieldLine: Sendable, Equatable {
-    public var name: Range<Int>
-    public var value: Range<Int>
 }

@@ -1,9 +1,9 @@
 import NIOCore
 import Testing
 
-@testable import BenchHeadParser
+@testable import BearerCodec
 
-@Suite("BenchHeadParser: grammar, refusals and the forwarded head")
+@Suite("BearerCodec: grammar, refusals and the forwarded head")
 struct HeadParserTests {
     static func parse(_ text: String) throws(HeadError) -> RequestHead? {
         try Array(text.utf8).parseRequest().get()
@@ -100,12 +100,11 @@ struct HeadParserTests {
             "GET /bench/x?q=1 HTTP/1.1\r\nHost: proxy:80\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
             + "Authorization: Basic eA==\r\nAccept: */*\r\nKeep-Alive: 5\r\nUser-Agent: t\r\n\r\n"
         let rewrite = RequestRewrite(stripPrefix: "/bench", host: "up:81", authorization: "Bearer tok")
-        let out = try Array(text.utf8).withUnsafeBytes { bytes in
-            let head = try #require(try RequestHead.parse(bytes))
-            var out = ByteBuffer()
-            head.writeForwarded(bytes, rewrite: rewrite, into: &out)
-            return String(buffer: out)
-        }
+        let array = Array(text.utf8)
+        let head = try #require(try RequestHead.parse(array.span))
+        var buffer = ByteBuffer()
+        head.writeForwarded(array.span, rewrite: rewrite, into: &buffer)
+        let out = String(buffer: buffer)
         #expect(
             out
                 == "GET /x?q=1 HTTP/1.1\r\nAccept: */*\r\nUser-Agent: t\r\nHost: up:81\r\nAuthorization: Bearer tok\r\n\r\n"
@@ -118,12 +117,11 @@ struct HeadParserTests {
     func prefixStrip(_ target: String, _ expected: String) throws {
         let text = "GET \(target) HTTP/1.1\r\nHost: a\r\n\r\n"
         let rewrite = RequestRewrite(stripPrefix: "/bench", host: "u", authorization: "Bearer t")
-        let out = try Array(text.utf8).withUnsafeBytes { bytes in
-            let head = try #require(try RequestHead.parse(bytes))
-            var out = ByteBuffer()
-            head.writeForwarded(bytes, rewrite: rewrite, into: &out)
-            return String(buffer: out)
-        }
+        let array = Array(text.utf8)
+        let head = try #require(try RequestHead.parse(array.span))
+        var buffer = ByteBuffer()
+        head.writeForwarded(array.span, rewrite: rewrite, into: &buffer)
+        let out = String(buffer: buffer)
         #expect(out.hasPrefix("GET \(expected) HTTP/1.1\r\n"))
     }
 
@@ -132,13 +130,12 @@ struct HeadParserTests {
         let text =
             "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nKeep-Alive: timeout=5\r\n"
             + "Content-Type: a/b\r\n\r\n"
-        let out = try Array(text.utf8).withUnsafeBytes { bytes in
-            let head = try #require(try ResponseHead.parse(bytes, requestWasHead: false))
-            #expect(head.framing == .chunked)
-            var out = ByteBuffer()
-            head.writeForwarded(bytes, closing: true, into: &out)
-            return String(buffer: out)
-        }
+        let array = Array(text.utf8)
+        let head = try #require(try ResponseHead.parse(array.span, requestWasHead: false))
+        #expect(head.framing == .chunked)
+        var buffer = ByteBuffer()
+        head.writeForwarded(array.span, closing: true, into: &buffer)
+        let out = String(buffer: buffer)
         #expect(
             out == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: a/b\r\nConnection: close\r\n\r\n")
     }

@@ -1,37 +1,37 @@
 /// A response head (RFC 9112 §4, §5), validated, as offsets into the bytes it was parsed from.
-public struct ResponseHead: Sendable, Equatable {
-    public var status: Int
+package struct ResponseHead: Sendable, Equatable {
+    package var status: Int
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    public var minorVersion: UInt8
+    package var minorVersion: UInt8
     /// Where the first field line starts (just after the status line's CRLF).
-    public var fieldsStart: Int
+    package var fieldsStart: Int
     /// The head's length, the empty line included: the body starts here.
-    public var length: Int
-    public var framing: BodyFraming
-    public var connection: ConnectionOptions
+    package var length: Int
+    package var framing: BodyFraming
+    package var connection: ConnectionOptions
 
     /// 1xx other than 101: a final response follows for the same request (RFC 9110 §15.2).
-    public var isInformational: Bool { status < 200 }
+    package var isInformational: Bool { status < 200 }
 
     /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
-    public var keepAlive: Bool {
+    package var keepAlive: Bool {
         guard framing != .untilClose else { return false }
         return minorVersion == 1 ? !connection.close : connection.keepAlive && !connection.close
     }
 
     /// Parses the head at the start of `bytes`, the answer to a request whose method was HEAD or not: nil when
     /// `bytes` is a valid beginning that needs more bytes.
-    public static func parse(
-        _ bytes: UnsafeRawBufferPointer, requestWasHead: Bool, limits: HeadLimits = HeadLimits()
+    package static func parse(
+        _ bytes: Span<UInt8>, requestWasHead: Bool, limits: HeadLimits = HeadLimits()
     ) throws(HeadError) -> ResponseHead? {
         do throws(ScanStop) {
             var scanner = HeadScanner(bytes, limits: limits)
-            let minor = try scanner.version(malformed: .statusLine)
-            let status = try scanner.statusCodeAndReason()
+            let minor = try scanner.version(malformed: .statusLine, in: bytes)
+            let status = try scanner.statusCodeAndReason(in: bytes)
             let fieldsStart = scanner.index
             var framing = FramingFields()
             var fields = 0
-            while let field = try scanner.fieldLine() {
+            while let field = try scanner.fieldLine(in: bytes) {
                 fields += 1
                 guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
                 try framing.note(field, in: bytes)
@@ -78,25 +78,25 @@ public struct ResponseHead: Sendable, Equatable {
 extension HeadScanner {
     /// `SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4): a status from 100 to 599 other than 101 (the
     /// proxy asks for no upgrade), a reason of visible ASCII, spaces and tabs.
-    mutating func statusCodeAndReason() throws(ScanStop) -> Int {
-        guard try byte(at: index) == ASCII.space else { throw .refused(.malformed(.statusLine)) }
+    mutating func statusCodeAndReason(in bytes: Span<UInt8>) throws(ScanStop) -> Int {
+        guard try byte(at: index, in: bytes) == ASCII.space else { throw .refused(.malformed(.statusLine)) }
         var status = 0
         for offset in 1...3 {
-            let digit = try byte(at: index + offset)
+            let digit = try byte(at: index + offset, in: bytes)
             guard ByteClass.isDigit(digit) else { throw .refused(.malformed(.statusLine)) }
             status = status * 10 + Int(digit &- UInt8(ascii: "0"))
         }
         index += 4
-        guard (100...599).contains(status), status != 101, try byte(at: index) == ASCII.space else {
+        guard (100...599).contains(status), status != 101, try byte(at: index, in: bytes) == ASCII.space else {
             throw .refused(.malformed(.statusLine))
         }
         index += 1
-        var byte = try self.byte(at: index)
+        var byte = try self.byte(at: index, in: bytes)
         while ByteClass.isVisible(byte) || byte == ASCII.space || byte == ASCII.tab {
             index += 1
-            byte = try self.byte(at: index)
+            byte = try self.byte(at: index, in: bytes)
         }
-        try lineEnd(malformed: .statusLine)
+        try lineEnd(malformed: .statusLine, in: bytes)
         return status
     }
 }

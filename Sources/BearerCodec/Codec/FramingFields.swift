@@ -6,7 +6,7 @@ struct FramingFields {
     var connection = ConnectionOptions()
 
     /// Looks at one field; refuses the ambiguous ones.
-    mutating func note(_ field: FieldLine, in bytes: UnsafeRawBufferPointer) throws(ScanStop) {
+    mutating func note(_ field: FieldLine, in bytes: Span<UInt8>) throws(ScanStop) {
         switch field.name.count {
         case 10 where FieldName.equals(bytes, field.name, "connection"):
             try noteConnection(field.value, in: bytes)
@@ -43,14 +43,17 @@ struct FramingFields {
     /// llhttp — NIOHTTP1's decoder, and so the product's — refuses `Content-Length: 3<HTAB>` and does not read
     /// `Transfer-Encoding: chunked<HTAB>` as chunked: the proxy must never frame a message its own decoder would
     /// not (found by the long differential fuzz, `bench/floor/fuzz.sh`, in session 7).
-    private static func tabAround(_ value: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
+    ///
+    /// Both scans are bounded by the bytes as well as by the line (a CR after the value, the colon before it), so
+    /// they stop inside the span whatever range they are given.
+    private static func tabAround(_ value: Range<Int>, in bytes: Span<UInt8>) -> Bool {
         var index = value.upperBound
-        while bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
+        while index < bytes.count, bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
             if bytes[index] == ASCII.tab { return true }
             index += 1
         }
         index = value.lowerBound - 1
-        while bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
+        while index >= 0, index < bytes.count, bytes[index] == ASCII.space || bytes[index] == ASCII.tab {
             if bytes[index] == ASCII.tab { return true }
             index -= 1
         }
@@ -59,7 +62,7 @@ struct FramingFields {
 
     /// `Connection = #connection-option` (RFC 9110 §7.6.1, list syntax of §5.6.1: empty elements allowed, OWS
     /// around commas).
-    private mutating func noteConnection(_ value: Range<Int>, in bytes: UnsafeRawBufferPointer) throws(ScanStop) {
+    private mutating func noteConnection(_ value: Range<Int>, in bytes: Span<UInt8>) throws(ScanStop) {
         var index = value.lowerBound
         while index < value.upperBound {
             var byte = bytes[index]
