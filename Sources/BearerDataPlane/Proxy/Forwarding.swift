@@ -144,6 +144,23 @@ package enum Forwarding {
     /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:keepAlive:)``)
     /// reaches the same answer from the head it builds: a `Content-Length` is forwarded exactly when this says
     /// ``Framing/contentLength`` (ForwardingTests checks the two agree).
+    /// The upstream response's `Transfer-Encoding` when it names any coding but exactly `chunked`, else nil.
+    ///
+    /// RFC 9112 §6.1: a recipient decodes transfer codings in the reverse order of their listing, and the field is
+    /// hop-by-hop. The proxy removes `chunked` only and re-frames the body: with `gzip, chunked` the client would get
+    /// gzip bytes the forwarded head no longer declares (and with `chunked, gzip` a body llhttp reads until the
+    /// close). h11 and Go's net/http refuse such a response, so the proxy does too (502), as it refuses the same
+    /// codings in a request (`RequestGuard`). Found by the differential harness (#24).
+    package static func unsupportedTransferCoding(_ headers: HTTPHeaders) -> String? {
+        let fields = headers[canonicalForm: "transfer-encoding"]
+        guard !fields.isEmpty else { return nil }
+        let codings = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        guard codings.count == 1, codings[0].trimmingOWS().lowercased() == "chunked" else {
+            return fields.joined(separator: ", ")
+        }
+        return nil
+    }
+
     package static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
         let headers = upstream.headers
         // A `Transfer-Encoding` makes any `Content-Length` meaningless (RFC 9112 §6.3 rule 3), and a length the

@@ -159,6 +159,30 @@ struct UpstreamTrustTests {
         }
     }
 
+    @Test(
+        "a response with a transfer coding besides chunked is refused (502), never relayed with the coding dropped",
+        arguments: [
+            "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+            "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+            "Transfer-Encoding: chunked, gzip\r\nConnection: close\r\n\r\nhi",
+            "Transfer-Encoding: x-custom, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+        ])
+    func transferCodingsBesidesChunked(fields: String) async throws {
+        try await RawUpstream.withProxy(answer: { request in
+            request.uri.hasSuffix("/coded") ? .raw("HTTP/1.1 200 OK\r\n" + fields) : .respond(status: 200, body: "ok")
+        }) { proxy, upstream in
+            let client = try await TestConnection.open(port: proxy.port)
+            let response = try await client.send(uri: "/api/coded")
+            // The client is told the upstream's answer is not one the proxy can pass on, and the same client
+            // connection still works, on a new upstream connection: the refused one is not pooled.
+            #expect(response.status == .badGateway)
+            #expect(response.header("content-type") == "application/problem+json")
+            #expect(try await client.send(uri: "/api/after").status == .ok)
+            await client.close()
+            #expect(upstream.requests.filter { $0.uri == "/base/coded" }.count == 1, "the request ran twice")
+        }
+    }
+
     @Test("a reused connection closed before any answer byte is still replayed, once (idempotent, bodiless)")
     func staleConnectionIsReplayed() async throws {
         try await RawUpstream.withProxy(answer: { request in
