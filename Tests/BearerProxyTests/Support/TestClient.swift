@@ -89,45 +89,9 @@ enum TestClient {
         port: Int, bytes: [UInt8], expectedResponses: Int, requestMethods: [String] = [],
         timeout: Duration = defaultTimeout
     ) async throws -> [TestResponse] {
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let promise = loop.makePromise(of: [TestResponse].self)
-        let methods = requestMethods.map { HTTPMethod(rawValue: $0) }
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(timeout))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(RawBytesWriter())
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(
-                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
-                    try pipeline.addHandler(
-                        RawResponseCollector(
-                            expected: expectedResponses, methods: methods, promise: promise, timeout: timeout))
-                }
-            }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
-        } catch {
-            promise.fail(error)
-            throw error
-        }
-        let buffer = ByteBuffer(bytes: bytes)
-        loop.execute {
-            do {
-                try channel.pipeline.syncOperations.handler(type: RawBytesWriter.self).send(buffer, promise: nil)
-            } catch {
-                promise.fail(error)
-            }
-        }
-        return try await withTaskCancellationHandler {
-            try await promise.futureResult.get()
-        } onCancel: {
-            channel.close(promise: nil)
-        }
+        try await raw(
+            port: port, pieces: [bytes], endOfInput: false, expectedResponses: expectedResponses,
+            requestMethods: requestMethods, timeout: timeout)
     }
 
     /// `raw` with the request given as text (use `\r\n` line ends).
