@@ -19,8 +19,9 @@ package final class UpstreamLeg {
     package private(set) var head: HTTPRequestHead?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     package private(set) var token: String?
-    /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for.
-    package private(set) var tokenScopes: Set<String> = []
+    /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
+    /// route's only (nil for the others, which pass their `403` through — and pay no retain for it per request).
+    package private(set) var tokenScopes: Set<String>?
 
     package init(binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?) {
         self.binding = binding
@@ -34,7 +35,7 @@ package final class UpstreamLeg {
     /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8).
     package func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
         self.token = token?.value
-        tokenScopes = token?.grantedScopes ?? []
+        if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
         head = Forwarding.upstreamRequest(
             client: exchange.request, binding: binding, remainder: remainder, query: query,
             authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
