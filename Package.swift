@@ -33,7 +33,10 @@ let layers: [(target: String, imports: [String])] = [
     ("BearerConfiguration", ["BearerHTTP", "BearerJSON"]),
     ("BearerTokens", ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
     ("BearerSignIn", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
-    ("BearerDataPlane", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
+    (
+        "BearerDataPlane",
+        ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
+    ),
     (
         "BearerOperations",
         [

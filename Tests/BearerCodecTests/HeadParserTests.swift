@@ -15,7 +15,7 @@ struct HeadParserTests {
             .union(UInt8(ascii: "a")...UInt8(ascii: "z"))
         let tchar = alnum.union("!#$%&'*+-.^_`|~".utf8)
         let unreservedAndSubDelims = alnum.union("-._~!$&'()*+,;=".utf8)
-        let target = unreservedAndSubDelims.union(":@/?%".utf8)
+        let target = unreservedAndSubDelims.union(":@/?%".utf8).union("[]{}|^`".utf8)
         let host = unreservedAndSubDelims.union("%:[]".utf8)
         for byte in UInt8.min...UInt8.max {
             #expect(ByteClass.isTchar(byte) == tchar.contains(byte), "tchar \(byte)")

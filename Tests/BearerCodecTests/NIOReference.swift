@@ -17,7 +17,10 @@ enum NIOReference {
                 case .head(let head):
                     collector.heads.append(
                         DecodedMessage.Head(
-                            start: [head.method.rawValue, head.uri], minorVersion: head.version.minor,
+                            // NIOHTTP1 names M-SEARCH `.MSEARCH`, whose rawValue drops the dash: llhttp read the
+                            // token, so the token is what NIO's verdict says.
+                            start: [head.method == .MSEARCH ? "M-SEARCH" : head.method.rawValue, head.uri],
+                            minorVersion: head.version.minor,
                             fields: fields(head.headers)))
                 case .body(let buffer): collector.body += buffer.readableBytesView
                 case .end(let trailers): collector.end(trailers)

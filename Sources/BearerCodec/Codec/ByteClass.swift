@@ -1,6 +1,6 @@
 /// The byte classes of the head grammar, as 128-bit sets (one shift and mask a byte, no table in memory):
 /// `tchar` (RFC 9110 §5.6.2), the request-target's characters (RFC 3986 §2–3: unreserved, sub-delims, ":", "@",
-/// "/", "?" and "%"), and the Host field's (RFC 3986 §3.2.2–3: reg-name, IP-literal, port). Bytes of 0x80 and above
+/// "/", "?" and "%", and the seven below that real clients send unencoded), and the Host field's (RFC 3986 §3.2.2–3: reg-name, IP-literal, port). Bytes of 0x80 and above
 /// belong to none of them. The masks are checked against the grammar by `ByteClassTests`.
 enum ByteClass {
     /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
@@ -8,9 +8,13 @@ enum ByteClass {
         contains(byte, low: 0x03FF_6CFA_0000_0000, high: 0x57FF_FFFF_C7FF_FFFE)
     }
 
-    /// The bytes a request-target may hold: pchar, "/" and "?" (RFC 3986 §3.3–3.4), with "%" checked apart.
+    /// The bytes a request-target may hold: pchar, "/" and "?" (RFC 3986 §3.3–3.4), with "%" checked apart — and
+    /// `[ ] { } | ^` and the backtick, which RFC 3986 does not allow there but browsers send unencoded in a query
+    /// (the WHATWG URL standard's query percent-encode set leaves them; `filter[name]=…` is everyday API syntax), and
+    /// all three reference parsers accept (#24 condition 4: no false refusal of a real client). None of them
+    /// delimits anything for a router or the path checks; `\`, `"`, `<`, `>`, `#`, controls and spaces stay refused.
     @inline(__always) static func isTargetByte(_ byte: UInt8) -> Bool {
-        contains(byte, low: 0xAFFF_FFF2_0000_0000, high: 0x47FF_FFFE_87FF_FFFF)
+        contains(byte, low: 0xAFFF_FFF2_0000_0000, high: 0x7FFF_FFFF_EFFF_FFFF)
     }
 
     /// The bytes of `uri-host [ ":" port ]`: unreserved, sub-delims, "%", ":", "[" and "]".

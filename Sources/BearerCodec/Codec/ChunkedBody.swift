@@ -171,6 +171,8 @@ package struct ChunkedBody: Sendable, Equatable {
                 state = .finalLF
             } else if ByteClass.isTchar(byte) {
                 try countTrailerByte()
+                trailerName = FramingName()
+                trailerName.note(byte)
                 state = .trailerName
             } else if byte == ASCII.space || byte == ASCII.tab {
                 throw .malformed(.obsFold)
@@ -180,8 +182,12 @@ package struct ChunkedBody: Sendable, Equatable {
         case .trailerName:
             try countTrailerByte()
             if byte == ASCII.colon {
+                // RFC 9110 §6.5.1: framing fields are never trailers; llhttp and Go refuse them there.
+                guard !trailerName.isFramingField else { throw .malformed(.trailer) }
                 state = .trailerValue
-            } else if !ByteClass.isTchar(byte) {
+            } else if ByteClass.isTchar(byte) {
+                trailerName.note(byte)
+            } else {
                 throw .malformed(byte == ASCII.space || byte == ASCII.tab ? .spaceBeforeColon : .trailer)
             }
         case .trailerValue:
@@ -205,6 +211,8 @@ package struct ChunkedBody: Sendable, Equatable {
 
     /// The size read before an extension, kept while the extension is read.
     private var pendingSize = 0
+    /// The trailer field name being read, as far as telling a framing field apart goes.
+    private var trailerName = FramingName()
 
     private mutating func countLineByte() throws(HeadError) {
         lineBytes += 1
@@ -214,5 +222,27 @@ package struct ChunkedBody: Sendable, Equatable {
     private mutating func countTrailerByte() throws(HeadError) {
         trailerBytes += 1
         guard trailerBytes <= Self.maximumLineBytes else { throw .headTooLarge }
+    }
+}
+
+/// Whether a field name read a byte at a time is Content-Length or Transfer-Encoding, in any case, without keeping
+/// its bytes.
+private struct FramingName: Sendable, Equatable {
+    private var length = 0
+    private var contentLength = true
+    private var transferEncoding = true
+
+    mutating func note(_ byte: UInt8) {
+        contentLength = contentLength && Self.matches(byte, at: length, "content-length")
+        transferEncoding = transferEncoding && Self.matches(byte, at: length, "transfer-encoding")
+        length += 1
+    }
+
+    var isFramingField: Bool {
+        (contentLength && length == 14) || (transferEncoding && length == 17)
+    }
+
+    private static func matches(_ byte: UInt8, at index: Int, _ name: StaticString) -> Bool {
+        index < name.utf8CodeUnitCount && byte | 0x20 == name.utf8Start[index]
     }
 }

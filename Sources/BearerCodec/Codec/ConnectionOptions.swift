@@ -4,6 +4,8 @@ package struct ConnectionOptions: Sendable, Equatable {
     package var close = false
     /// `keep-alive` was listed (an HTTP/1.0 client asking to keep the connection).
     package var keepAlive = false
+    /// `upgrade` was listed: with an `Upgrade` field, the message asks to switch protocols (RFC 9110 §7.8).
+    package var upgrade = false
     /// Other options, each naming a field that is hop-by-hop for this message: their ranges in the head. Empty (no
     /// allocation) for the usual `keep-alive`, `close` and `upgrade`.
     package var named: [Range<Int>] = []

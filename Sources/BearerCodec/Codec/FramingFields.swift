@@ -85,6 +85,8 @@ struct FramingFields {
                 connection.close = true
             } else if FieldName.equals(bytes, option, "keep-alive") {
                 connection.keepAlive = true
+            } else if FieldName.equals(bytes, option, "upgrade") {
+                connection.upgrade = true
             } else if FieldName.equals(bytes, option, "content-length")
                 || FieldName.equals(bytes, option, "transfer-encoding")
             {

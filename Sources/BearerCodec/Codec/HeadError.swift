@@ -10,6 +10,8 @@ package enum HeadError: Error, Equatable, Sendable {
     case unsupportedVersion
     /// A method outside ``KnownMethod``: 501.
     case unknownMethod
+    /// CONNECT, which asks for a tunnel: 405.
+    case methodNotAllowed
 
     /// What exactly was wrong, for tests and logs; never the bytes themselves (they may hold a credential).
     package enum Reason: Sendable, Equatable {
@@ -28,6 +30,7 @@ package enum HeadError: Error, Equatable, Sendable {
         case .targetTooLong: 414
         case .unsupportedVersion: 505
         case .unknownMethod: 501
+        case .methodNotAllowed: 405
         }
     }
 }

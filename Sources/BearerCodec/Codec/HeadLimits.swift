@@ -9,4 +9,10 @@ package struct HeadLimits: Sendable, Equatable {
     package var fields = 100
 
     package init() {}
+
+    package init(headBytes: Int, targetBytes: Int, fields: Int) {
+        self.headBytes = headBytes
+        self.targetBytes = targetBytes
+        self.fields = fields
+    }
 }

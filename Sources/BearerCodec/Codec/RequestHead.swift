@@ -12,6 +12,9 @@ package struct RequestHead: Sendable, Equatable {
     package var connection: ConnectionOptions
     /// The method is HEAD: the response has no body (RFC 9110 §9.3.2).
     package var isHead: Bool
+    /// The request carries an `Upgrade` field and lists `upgrade` in `Connection`: it asks to switch protocols
+    /// (RFC 9110 §7.8), and whatever follows it on the connection is not HTTP/1.1 unless the answer says no.
+    package var asksToUpgrade: Bool
 
     /// Whether the client may send another request on this connection (RFC 9112 §9.3).
     package var keepAlive: Bool {
@@ -32,6 +35,7 @@ package struct RequestHead: Sendable, Equatable {
             var framing = FramingFields()
             var fields = 0
             var hosts = 0
+            var upgrades = 0
             while let field = try scanner.fieldLine(in: bytes) {
                 fields += 1
                 guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
@@ -39,6 +43,8 @@ package struct RequestHead: Sendable, Equatable {
                 if FieldName.equals(bytes, field.name, "host") {
                     hosts += 1
                     try checkHost(field.value, in: bytes)
+                } else if FieldName.equals(bytes, field.name, "upgrade") {
+                    upgrades += 1
                 }
             }
             // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (a server MUST answer 400 otherwise); at most one in 1.0.
@@ -66,7 +72,8 @@ package struct RequestHead: Sendable, Equatable {
             return RequestHead(
                 method: method, target: target, minorVersion: minor, fieldsStart: fieldsStart, length: scanner.index,
                 framing: bodyFraming, connection: framing.connection,
-                isHead: KnownMethod.equals(bytes, method, "HEAD"))
+                isHead: KnownMethod.equals(bytes, method, "HEAD"),
+                asksToUpgrade: framing.connection.upgrade && upgrades > 0)
         } catch {
             switch error {
             case .incomplete: return nil
@@ -99,6 +106,8 @@ extension HeadScanner {
         }
         guard byte == ASCII.space, index > start else { throw .refused(.malformed(.requestLine)) }
         let method = start..<index
+        // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which a reverse proxy does not make (SPEC §9: 405).
+        if KnownMethod.equals(bytes, method, "CONNECT") { throw .refused(.methodNotAllowed) }
         guard KnownMethod.isKnown(bytes, method) else { throw .refused(.unknownMethod) }
         index += 1
         return method

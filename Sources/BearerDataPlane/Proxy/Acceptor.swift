@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -106,6 +107,16 @@ package struct Acceptor: Sendable {
         }
     }
 
+    /// The request codec's limits: the request guard's (``SafetyPolicy``), with room for a whole head around them
+    /// — the request line, and a colon, a space and a CRLF per field — so that the guard, which counts the bytes of
+    /// names and values, is the one that decides near its limit.
+    static let headLimits: HeadLimits = {
+        let policy = SafetyPolicy()
+        return HeadLimits(
+            headBytes: policy.maximumHeaderBytes + policy.maximumURILength + 4 * (policy.maximumHeaderCount + 1) + 64,
+            targetBytes: policy.maximumURILength, fields: policy.maximumHeaderCount + 1)
+    }()
+
     /// The pipeline of an admitted connection.
     private func addHandlers(to channel: any Channel) throws {
         let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
@@ -114,8 +125,8 @@ package struct Acceptor: Sendable {
         // Framing is set explicitly per response (data-plane pitfall 3).
         encoder.automaticallySetFramingHeaders = false
         try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
-        // `.forwardBytes`: after a WebSocket handshake the bytes NIO holds go to the tunnel (RFC 6455 §4.1).
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        // `.forwardBytes`: after a WebSocket handshake the bytes the decoder holds go to the tunnel (RFC 6455 §4.1).
+        try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Self.headLimits)))
         try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
     }
 

@@ -24,6 +24,7 @@ package enum AccessLog {
         if let upstreamStatus = exchange.upstreamStatus {
             metadata["upstream-status"] = .stringConvertible(upstreamStatus)
         }
+        if let refusal = exchange.refusal { metadata["refused"] = .string(refusal) }
         logger.info("request", metadata: metadata)
     }
 

@@ -9,10 +9,7 @@ import NIOHTTP1
 /// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
 /// its token (SPEC §8, §9).
 extension ProxyConnectionHandler {
-    package func begin(_ received: HTTPRequestHead) {
-        var head = received
-        // Only M-SEARCH is renamed by NIOHTTP1 (HTTPMethod+Wire.swift); any other head is used as it is, uncopied.
-        if head.method == .MSEARCH { head.method = head.method.asReceived }
+    package func begin(_ head: HTTPRequestHead) {
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
         let exchange = Exchange(id: id, request: head, proxy: installed)

@@ -60,7 +60,7 @@ extension ProxyConnectionHandler {
             _ = client.removeHandler(try client.handler(type: HTTPResponseEncoder.self))
             _ = upstreamPipeline.removeHandler(
                 try upstreamPipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
-            _ = client.removeHandler(try client.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self))
+            _ = client.removeHandler(try client.handler(type: ByteToMessageHandler<RequestDecoder>.self))
             // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
             try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
             try upstreamChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)

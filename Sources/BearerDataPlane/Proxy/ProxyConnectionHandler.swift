@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -45,6 +46,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The connection's one timer (``armTimer(for:)``) and when it fires.
     package var timer: Scheduled<Void>?
     package var timerFiresAt = NIODeadline.distantFuture
+    /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
+    package var deferredRefusal: String?
+    /// The connection's last answer is written and its sending side shut: what the client still sends is read and
+    /// dropped until it closes (``closeLingering(after:)``).
+    package var lingering = false
 
     package init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
@@ -78,6 +84,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: Client → proxy
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if lingering { return }
         let part = unwrapInboundIn(data)
         readDeliveredPart = true
         if connection.received(part) == .deliver { dispatch(part) }
@@ -92,6 +99,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func read(context: ChannelHandlerContext) {
+        if lingering { return context.read() }
         if reads.admit(open: wantsRead) { context.read() }
     }
 
@@ -111,19 +119,22 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parserError = error as? HTTPParserError else {
+        guard let refusal = error as? HeadError else {
+            // Bytes after a refused message: the decoder has stopped, and the connection closes after its answer.
+            if case ByteToMessageDecoderError.dataReceivedInErrorState = error { return }
             context.close(promise: nil)
             return
         }
-        // A request we cannot parse: answer it in its own slot, then close (the byte stream can no longer be trusted
-        // to find the next request) — now if it is the request in progress, after the requests before it if it is
-        // a later pipelined one, never if it came after the connection's last request (RFC 9112 §9.3.2, #21, #28).
-        let problem: ProxyError =
-            parserError == .headerOverflow
-            ? .headersTooLarge : .badRequest(detail: "The request is not valid HTTP/1.1 (\(parserError)).")
+        // A request the codec refused: answer it in its own slot, then close (the byte stream can no longer be
+        // trusted to find the next request) — now if it is the request in progress, after the requests before it if
+        // it is a later pipelined one, never if it came after the connection's last request (RFC 9112 §9.3.2, #21,
+        // #28). Counted by reason either way (#24 condition 4).
+        server.metrics.requestsRefused(reason: refusal.label).increment()
+        let problem = ProxyError(refusal: refusal)
         switch connection.parseFailed(problem) {
-        case .answerNow: answerAndClose(problem)
-        case .deferred, .ignore: break
+        case .answerNow: answerAndClose(problem, refusal: refusal.label)
+        case .deferred: deferredRefusal = refusal.label
+        case .ignore: break
         }
     }
 
@@ -143,12 +154,13 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Answers `problem` for the request being read — or for the head still arriving — unless a response has
     /// started, then closes: nothing more can be read from this connection with confidence.
-    package func answerAndClose(_ problem: ProxyError) {
+    package func answerAndClose(_ problem: ProxyError, refusal: String? = nil) {
         if exchange == nil {
             // The record of the exchange the machine begins for the head that never arrived in full.
             exchange = Exchange(
                 id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
         }
+        exchange?.refusal = refusal
         run(connection.readFailed(problem, now: context.eventLoop.now))
     }
 
@@ -359,15 +371,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.exchange = nil
         switch connection.exchangeFinished(close: close, now: context.eventLoop.now) {
         case .close:
-            let context = self.context!
-            if let written = exchange.responseWritten {
-                written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-            } else {
-                context.close(promise: nil)
-            }
+            closeLingering(after: exchange.responseWritten)
         case .awaitRequest:
             while let part = connection.nextQueuedPart() { dispatch(part) }
-            if let failure = connection.takeDeferredFailure() { return answerAndClose(failure) }
+            if let failure = connection.takeDeferredFailure() {
+                return answerAndClose(failure, refusal: deferredRefusal)
+            }
             updateReading()
         }
     }

@@ -12,6 +12,10 @@ package enum ProxyError: Error, Equatable {
     case noRoute(path: String)
     case methodNotAllowed(method: String, allowed: [String])
     case badRequest(detail: String)
+    /// A method the proxy does not know (the request codec's ``BearerCodec/KnownMethod``).
+    case methodNotImplemented
+    /// An HTTP version other than 1.0 and 1.1.
+    case versionNotSupported
     case uriTooLong
     case headersTooLarge
     case requestTimeout(detail: String)
@@ -44,6 +48,8 @@ package enum ProxyError: Error, Equatable {
         case .noRoute, .reservedEndpointNotFound, .oauthMetadataNotForwarded: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .badRequest: .badRequest
+        case .methodNotImplemented: .notImplemented
+        case .versionNotSupported: .httpVersionNotSupported
         case .uriTooLong: .uriTooLong
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .requestTimeout: .requestTimeout
@@ -67,6 +73,8 @@ package enum ProxyError: Error, Equatable {
         case .reservedEndpointNotFound: slug = "no-such-endpoint"
         case .methodNotAllowed: slug = "method-not-allowed"
         case .badRequest: slug = "bad-request"
+        case .methodNotImplemented: slug = "method-not-implemented"
+        case .versionNotSupported: slug = "version-not-supported"
         case .uriTooLong: slug = "uri-too-long"
         case .headersTooLarge: slug = "headers-too-large"
         case .requestTimeout: slug = "request-timeout"
@@ -95,6 +103,8 @@ package enum ProxyError: Error, Equatable {
         case .reservedEndpointNotFound: "No such proxy endpoint"
         case .methodNotAllowed: "Method not allowed on this route"
         case .badRequest: "Bad request"
+        case .methodNotImplemented: "Method not implemented"
+        case .versionNotSupported: "HTTP version not supported"
         case .uriTooLong: "Request target too long"
         case .headersTooLarge: "Request header fields too large"
         case .requestTimeout: "Request not received in time"
@@ -123,6 +133,9 @@ package enum ProxyError: Error, Equatable {
         case .methodNotAllowed(let method, let allowed):
             "\(method) is not allowed on this route; allowed: \(allowed.joined(separator: ", "))."
         case .badRequest(let detail): detail
+        case .methodNotImplemented:
+            "The proxy forwards the methods of RFC 9110, PATCH and WebDAV's; this one is none of them."
+        case .versionNotSupported: "The proxy speaks HTTP/1.1 and HTTP/1.0 to its clients."
         case .uriTooLong: "The request target is longer than the proxy accepts."
         case .headersTooLarge: "The request's header section is larger than the proxy accepts."
         case .requestTimeout(let detail): detail

@@ -69,6 +69,13 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_connections_refused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
+    /// The counter of requests the request codec refused (#24 condition 4), by its reason (`bare_lf`, `obs_fold`,
+    /// `head_too_large`, …: docs/configuration.md lists them).
+    package func requestsRefused(reason: String) -> Metrics.Counter {
+        Metrics.Counter(
+            label: "bearer_proxy_requests_refused_total", dimensions: [("reason", reason)], factory: factory)
+    }
+
     /// The counter of events a lifecycle machine received in a state where they cannot happen (#23 item 1): each
     /// closed its connections rather than being ignored.
     package func stateErrors(machine: String) -> Metrics.Counter {

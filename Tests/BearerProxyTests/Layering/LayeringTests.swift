@@ -24,7 +24,7 @@ import Testing
         ),
         (
             "BearerDataPlane", ["Safety", "Proxy"],
-            ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
+            ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
         ),
         (
             "BearerOperations", ["Operations", "Admin"],

@@ -38,6 +38,8 @@ package final class Exchange {
     /// When the request (last) went upstream, and how long the response head took.
     package var upstreamSent: NIODeadline?
     package var upstreamLatency: TimeAmount?
+    /// Why the request codec refused this request (``BearerCodec/HeadError/label``), for its access-log line.
+    package var refusal: String?
 
     package init(id: String, request: HTTPRequestHead, proxy: ProxyContext? = nil) {
         self.id = id

@@ -1,0 +1,166 @@
+import BearerCodec
+import BearerHTTP
+import NIOCore
+import NIOHTTP1
+
+/// The data plane's request decoder (#24): the client's bytes read by ``BearerCodec``'s strict grammar, which accepts
+/// a message only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame alike, and
+/// refuses everything else with a ``HeadError`` (answered by ``ProxyConnectionHandler/errorCaught(context:error:)``).
+///
+/// It delivers what NIOHTTP1's `HTTPRequestDecoder` delivered — a head, body slices of the bytes read (never
+/// copied), an end without trailers (the proxy drops trailers, SPEC §8) — so the machines above it are unchanged.
+/// Like every HTTP/1.1 server's decoder it reads nothing after the connection's last request: one that does not
+/// keep the connection, or asks to switch protocols. After an upgrade the bytes that follow are held, and handed to
+/// the WebSocket tunnel when the decoder leaves the pipeline (`ByteToMessageHandler`'s `.forwardBytes`, RFC 6455
+/// §4.1); after any other last request they are dropped unread.
+package struct RequestDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = HTTPServerRequestPart
+
+    private enum State {
+        /// Between requests, or inside a head.
+        case head
+        /// In a Content-Length body: this many bytes to go.
+        case length(remaining: Int)
+        /// In a chunked body.
+        case chunked(ChunkedBody)
+        /// The connection's last request has been read.
+        case ended(upgraded: Bool)
+    }
+
+    private let limits: HeadLimits
+    private var state = State.head
+    /// Set when the current request is the connection's last: true when it asked to switch protocols.
+    private var lastUpgraded: Bool?
+    private var pending = PendingHead()
+
+    package init(limits: HeadLimits) {
+        self.limits = limits
+    }
+
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        switch state {
+        case .head:
+            return try decodeHead(context: context, buffer: &buffer, atEOF: false)
+        case .length(let remaining):
+            guard buffer.readableBytes > 0 else { return .needMoreData }
+            let count = min(remaining, buffer.readableBytes)
+            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: count)!)))
+            if count == remaining {
+                end(context: context)
+            } else {
+                state = .length(remaining: remaining - count)
+            }
+            return .continue
+        case .chunked(var body):
+            let decoding = try decodeChunks(&body, context: context, buffer: &buffer)
+            if !body.isComplete { state = .chunked(body) }
+            return decoding
+        case .ended(let upgraded):
+            // After an upgrade the bytes are the new protocol's, kept for the tunnel (reading stops meanwhile: the
+            // exchange reads nothing until the upstream answers); after a last request they are no one's.
+            if !upgraded { buffer.moveReaderIndex(to: buffer.writerIndex) }
+            return .needMoreData
+        }
+    }
+
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
+        switch state {
+        case .head where buffer.readableBytes > 0 && seenEOF:
+            // At the end of the input a head in progress is parsed once more, so that a malformed one is refused for
+            // what it is rather than dropped as incomplete.
+            return try decodeHead(context: context, buffer: &buffer, atEOF: true)
+        case .ended(upgraded: true) where !seenEOF && buffer.readableBytes > 0:
+            // The decoder leaves the pipeline for a tunnel: the new protocol's bytes that came right behind the
+            // handshake go on to it, as NIOHTTP1's `.forwardBytes` does.
+            context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
+            return .needMoreData
+        default:
+            return try decode(context: context, buffer: &buffer)
+        }
+    }
+
+    // MARK: Heads
+
+    private mutating func decodeHead(context: ChannelHandlerContext, buffer: inout ByteBuffer, atEOF: Bool) throws
+        -> DecodingState
+    {
+        guard buffer.readableBytes > 0 else { return .needMoreData }
+        guard atEOF || pending.worthParsing(buffer, limit: limits.headBytes) else { return .needMoreData }
+        guard let head = try RequestHead.parse(buffer.readableBytesUInt8Span, limits: limits) else {
+            pending.parsed(buffer)
+            return .needMoreData
+        }
+        pending = PendingHead()
+        let request = Self.httpHead(head, in: buffer)
+        buffer.moveReaderIndex(forwardBy: head.length)
+        if head.asksToUpgrade {
+            lastUpgraded = true
+        } else if !head.keepAlive || head.minorVersion == 0 {
+            lastUpgraded = false
+        }
+        context.fireChannelRead(wrapInboundOut(.head(request)))
+        switch head.framing {
+        case .none, .untilClose: end(context: context)
+        case .length(let length): state = .length(remaining: length)
+        case .chunked: state = .chunked(ChunkedBody())
+        }
+        return .continue
+    }
+
+    /// The head NIOHTTP1 would have delivered, built once from the parsed ranges. An HTTP/1.0 request is always
+    /// the connection's last: h11 reads nothing after one, so a second request would be one a reference refuses
+    /// (#24 condition 2). Its head says so with `Connection: close`, which the exchange reads to close.
+    private static func httpHead(_ head: RequestHead, in buffer: ByteBuffer) -> HTTPRequestHead {
+        let start = buffer.readerIndex
+        func string(_ range: Range<Int>) -> String {
+            buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""
+        }
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(16)
+        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
+        let bytes = buffer.readableBytesUInt8Span
+        while let line = lines.next(in: bytes) {
+            fields.append((string(line.field.name), string(line.field.value)))
+        }
+        if head.minorVersion == 0, head.keepAlive { fields.append(("Connection", "close")) }
+        return HTTPRequestHead(
+            version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
+            // The token as received: `HTTPMethod(rawValue:)` names M-SEARCH `.MSEARCH`, which NIO writes as
+            // `MSEARCH` (HTTPMethod+Wire.swift).
+            method: HTTPMethod(rawValue: string(head.method)).asReceived, uri: string(head.target),
+            headers: HTTPHeaders(fields))
+    }
+
+    // MARK: Bodies
+
+    private mutating func decodeChunks(
+        _ body: inout ChunkedBody, context: ChannelHandlerContext, buffer: inout ByteBuffer
+    ) throws -> DecodingState {
+        while buffer.readableBytes > 0 {
+            let run = try body.next(in: buffer.readableBytesUInt8Span, from: 0)
+            guard run.end > 0 else { break }
+            if run.kind == .data {
+                context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: run.end)!)))
+            } else {
+                // Size lines and CRLFs are framing; trailer fields are dropped (SPEC §8).
+                buffer.moveReaderIndex(forwardBy: run.end)
+            }
+            if body.isComplete {
+                end(context: context)
+                return .continue
+            }
+        }
+        return .needMoreData
+    }
+
+    private mutating func end(context: ChannelHandlerContext) {
+        context.fireChannelRead(wrapInboundOut(.end(nil)))
+        if let lastUpgraded {
+            state = .ended(upgraded: lastUpgraded)
+        } else {
+            state = .head
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import BearerCodec
+import BearerDataPlane
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+/// The data plane's request decoder on its own (#24): what it delivers for the bytes a client sends, in any pieces.
+/// Its strictness is the codec's (BearerCodecTests) and the three references' (the Differential suites); these are
+/// the decoder's own decisions: parts, framing stripped, the connection's last request, the upgrade's bytes.
+@Suite("RequestDecoder: the codec delivering request parts to the data plane")
+struct RequestDecoderTests {
+    /// What a channel with the decoder delivered: heads, body bytes per request, ends, and raw bytes passed on.
+    struct Delivered {
+        var heads: [HTTPRequestHead] = []
+        var bodies: [[UInt8]] = []
+        var ends = 0
+        var error: (any Error)?
+    }
+
+    static func decode(_ pieces: [String], endOfInput: Bool = false) throws -> Delivered {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(RequestDecoder(limits: HeadLimits())))
+        var delivered = Delivered()
+        func drain() throws {
+            while let part = try channel.readInbound(as: HTTPServerRequestPart.self) {
+                switch part {
+                case .head(let head):
+                    delivered.heads.append(head)
+                    delivered.bodies.append([])
+                case .body(let buffer): delivered.bodies[delivered.bodies.count - 1] += buffer.readableBytesView
+                case .end(let trailers):
+                    #expect(trailers == nil, "trailers are dropped, never delivered")
+                    delivered.ends += 1
+                }
+            }
+        }
+        for piece in pieces {
+            do {
+                try channel.writeInbound(ByteBuffer(string: piece))
+            } catch {
+                delivered.error = error
+                break
+            }
+            try drain()
+        }
+        if endOfInput, delivered.error == nil {
+            do { _ = try channel.finish() } catch { delivered.error = error }
+            try drain()
+        }
+        return delivered
+    }
+
+    static func oneByteAtATime(_ text: String) -> [String] {
+        text.map { String($0) }
+    }
+
+    @Test("pipelined requests in any pieces: each head, its body bytes without framing, its end")
+    func pipelined() throws {
+        let stream =
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+            + "PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-T: 1\r\n\r\n"
+            + "GET /c?q=filter[a]|{b} HTTP/1.1\r\nHost: x\r\n\r\n"
+        for pieces in [[stream], Self.oneByteAtATime(stream)] {
+            let delivered = try Self.decode(pieces)
+            #expect(delivered.error == nil)
+            #expect(delivered.heads.map(\.uri) == ["/a", "/b", "/c?q=filter[a]|{b}"])
+            #expect(delivered.heads.map(\.method) == [.POST, .PUT, .GET])
+            #expect(delivered.bodies == [Array("hello".utf8), Array("abcde".utf8), []])
+            #expect(delivered.ends == 3)
+            #expect(delivered.heads[1].headers["transfer-encoding"] == ["chunked"])
+        }
+    }
+
+    @Test("the head's fields are the client's, in order, values without surrounding whitespace")
+    func fields() throws {
+        let delivered = try Self.decode(["GET / HTTP/1.1\r\nHost: x\r\nX-A:  one \r\nx-a: two\r\nX-U: h\u{e9}\r\n\r\n"])
+        let head = try #require(delivered.heads.first)
+        #expect(head.headers.map { "\($0.name)=\($0.value)" } == ["Host=x", "X-A=one", "x-a=two", "X-U=h\u{e9}"])
+    }
+
+    @Test("M-SEARCH is delivered as the token the client sent, not NIOHTTP1's MSEARCH")
+    func methodToken() throws {
+        let head = try #require(try Self.decode(["M-SEARCH /x HTTP/1.1\r\nHost: x\r\n\r\n"]).heads.first)
+        #expect(head.method.rawValue == "M-SEARCH")
+    }
+
+    @Test(
+        "after the connection's last request nothing more is delivered",
+        arguments: [
+            "GET /1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            "GET /1 HTTP/1.0\r\n\r\n",
+            "GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        ])
+    func lastRequest(first: String) throws {
+        let delivered = try Self.decode([first + "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n", "GET /3 HTTP/1.1\r\n\n\n"])
+        #expect(delivered.error == nil, "bytes after the last request are no one's: never refused")
+        #expect(delivered.heads.map(\.uri) == ["/1"])
+        #expect(delivered.ends == 1)
+        #expect(delivered.heads.first?.isKeepAlive == false, "the exchange must close after it")
+    }
+
+    @Test("an upgrade request is the last; the bytes behind it go on when the decoder leaves the pipeline")
+    func upgradeBytes() throws {
+        let channel = EmbeddedChannel()
+        let decoder = ByteToMessageHandler(RequestDecoder(limits: HeadLimits()))
+        try channel.pipeline.syncOperations.addHandler(decoder)
+        let handshake =
+            "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        let frame: [UInt8] = [0x81, 0x85, 1, 2, 3, 4, 0x69, 0x67, 0x6f, 0x68, 0x6e]
+        var bytes = ByteBuffer(string: handshake)
+        bytes.writeBytes(frame)
+        try channel.writeInbound(bytes)
+        guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
+        #expect(head.uri == "/ws")
+        guard case .end = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no end")
+            return
+        }
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
+        let removed = channel.pipeline.syncOperations.removeHandler(decoder)
+        // Removal is scheduled on the loop (ByteToMessageHandler), so the embedded loop runs it.
+        channel.embeddedEventLoop.run()
+        try removed.wait()
+        let passed = try #require(try channel.readInbound(as: ByteBuffer.self))
+        #expect(Array(passed.readableBytesView) == frame)
+    }
+
+    @Test(
+        "a refusal is the codec's, whole or in pieces, and at the end of input for a head that never ends",
+        arguments: [
+            ("GET / HTTP/1.1\r\nHost: x\nX: 1\r\n\r\n", HeadError.malformed(.bareLF)),
+            ("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", .malformed(.obsFold)),
+            ("CONNECT x:443 HTTP/1.1\r\nHost: x\r\n\r\n", .methodNotAllowed),
+            ("BREW / HTTP/1.1\r\nHost: x\r\n\r\n", .unknownMethod),
+            ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", .unsupportedVersion),
+            (
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nContent-Length: 1\r\n\r\n",
+                .malformed(.trailer)
+            ),
+        ])
+    func refusals(text: String, expected: HeadError) throws {
+        for pieces in [[text], Self.oneByteAtATime(text)] {
+            let delivered = try Self.decode(pieces, endOfInput: true)
+            #expect(delivered.error as? HeadError == expected, "\(pieces.count) piece(s)")
+        }
+    }
+
+    @Test("a malformed head that never ends is refused when the input ends, not dropped as incomplete")
+    func refusedAtEndOfInput() throws {
+        // 32 bytes a byte at a time (parsed at 1, 2, 4, … 32 bytes: incomplete), then a space before a colon that no
+        // parse sees before the input ends — there is no end of head to make one.
+        let text = "GET / HTTP/1.1\r\nHost: x\r\nX-Aaaaa" + " : b"
+        let open = try Self.decode(Self.oneByteAtATime(text))
+        #expect(open.error == nil && open.heads.isEmpty, "nothing to say yet")
+        let ended = try Self.decode(Self.oneByteAtATime(text), endOfInput: true)
+        #expect(ended.error as? HeadError == .malformed(.spaceBeforeColon))
+    }
+
+    @Test("a head past the size limit is refused once the limit is reached, however it arrives")
+    func headTooLarge() throws {
+        let limits = HeadLimits(headBytes: 256, targetBytes: 128, fields: 10)
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(RequestDecoder(limits: limits)))
+        var refused: (any Error)?
+        try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nX: "))
+        for _ in 0..<300 {
+            do { try channel.writeInbound(ByteBuffer(string: "a")) } catch {
+                refused = error
+                break
+            }
+        }
+        #expect(refused as? HeadError == .headTooLarge)
+    }
+}
+
+/// When an incomplete head is parsed again (``PendingHead``): a head sent a byte at a time costs a number of
+/// parses that grows with the logarithm of its size, never one per byte — and the byte that ends it is never missed.
+@Suite("PendingHead: an incomplete head is parsed again rarely, and always at its end")
+struct PendingHeadTests {
+    @Test("a byte at a time: about log2(n) parses before the end, and one at the end", arguments: [1_024, 32_000])
+    func amortised(size: Int) {
+        var pending = PendingHead()
+        var buffer = ByteBuffer()
+        var parses = 0
+        // Whole lines (the sizes are multiples of 16), so that one more CRLF is the empty line that ends the head.
+        let line = Array("X-Field: value\r\n".utf8)
+        for index in 0..<size {
+            buffer.writeInteger(line[index % line.count])
+            if pending.worthParsing(buffer, limit: 1 << 20) {
+                parses += 1
+                pending.parsed(buffer)
+            }
+        }
+        #expect(parses <= Int(log2(Double(size))) + 2, "\(parses) parses for \(size) bytes")
+        buffer.writeString("\r\n")
+        let atEnd = pending.worthParsing(buffer, limit: 1 << 20)
+        #expect(atEnd, "the empty line ends the head: parse now")
+    }
+
+    @Test("an end split across reads is found", arguments: ["\r\n\r\n", "\n\n", "\n\r\n"])
+    func splitEnd(end: String) {
+        for split in 1..<end.utf8.count {
+            var pending = PendingHead()
+            var buffer = ByteBuffer(string: String(repeating: "a", count: 100))
+            let first = pending.worthParsing(buffer, limit: 1 << 20)
+            #expect(first)
+            pending.parsed(buffer)
+            buffer.writeString(String(end.prefix(split)))
+            let early = pending.worthParsing(buffer, limit: 1 << 20)
+            if !early {
+                buffer.writeString(String(end.dropFirst(split)))
+                let found = pending.worthParsing(buffer, limit: 1 << 20)
+                #expect(found, "\(end.debugDescription) split at \(split)")
+            }
+        }
+    }
+
+    @Test("the size limit makes it parse, so that an oversized head is refused")
+    func limit() {
+        var pending = PendingHead()
+        var buffer = ByteBuffer(string: String(repeating: "a", count: 600))
+        pending.parsed(buffer)
+        buffer.writeString(String(repeating: "a", count: 400))
+        let atLimit = pending.worthParsing(buffer, limit: 1_000)
+        #expect(atLimit)
+    }
+}
