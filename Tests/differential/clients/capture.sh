@@ -8,11 +8,23 @@
 # Chromium is told that every other host does not resolve.
 #
 #     Tests/differential/clients/capture.sh
+#
+# With --through-proxy, the same clients go through a running bearer-proxy (BINARY serve, dev account, one route
+# /api to the recorder, the proxy's own origin allowed) and the corpus is left alone: what the upstream received is
+# kept in $LIVE_OUT if set, and a summary says how each client fared (git clone fails at the pack either way).
+#
+#     Tests/differential/clients/capture.sh --through-proxy .build/debug/bearer-proxy
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+proxy=
+if [ "${1:-}" = --through-proxy ]; then
+    proxy=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+fi
 out=$(cd "$here/../../BearerProxyTests/Fixtures" && pwd)/real-clients
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+[ -z "$proxy" ] || out=${LIVE_OUT:-$work/upstream}
+summary=()
 
 if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -37,10 +49,30 @@ run_case() {
     local port
     port=$(cat "$work/port")
     echo "==> $name (127.0.0.1:$port)"
-    (export BASE="http://127.0.0.1:$port/api" PORT=$port && eval "$1") || echo "    ($name: the client exited $?)"
+    local client_port=$port server=
+    if [ -n "$proxy" ]; then
+        client_port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        cat >"$work/routes.json" <<JSON
+{ "listen": "127.0.0.1:$client_port", "account": { "flow": "dev" },
+  "allowedOrigins": ["http://127.0.0.1:$client_port"],
+  "routes": [{ "prefix": "/api", "upstream": "http://127.0.0.1:$port/api", "scopes": ["api://api/Read"] }] }
+JSON
+        "$proxy" serve --config "$work/routes.json" --no-persist >"$work/proxy-$name.log" 2>&1 &
+        server=$!
+        for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$client_port/-/health" && break; sleep 0.05; done
+        echo "    through bearer-proxy on 127.0.0.1:$client_port"
+    fi
+    local status=0
+    (export BASE="http://127.0.0.1:$client_port/api" PORT=$client_port && eval "$1") || status=$?
+    [ "$status" = 0 ] || echo "    ($name: the client exited $status)"
+    if [ -n "$server" ]; then
+        kill "$server"
+        wait "$server" 2>/dev/null || true
+    fi
     # Connections the client keeps open have sent everything they will send once the client has exited.
     kill "$recorder"
     wait "$recorder" 2>/dev/null || true
+    summary+=("$name: client exit $status, $(cat "$work/$name"-*.requests 2>/dev/null | wc -l) request(s) received")
     # One file per connection that sent anything, numbered in accept order without gaps.
     local n=0
     for file in $(ls "$work/$name"-*.http 2>/dev/null | sort -V); do
@@ -119,6 +151,8 @@ chromium_case() {
 }
 run_case chromium chromium_case
 
+printf '%s\n' "${summary[@]}"
+[ -z "$proxy" ] || exit 0
 {
     echo "Captured $(date -u +%Y-%m-%d) on $(. /etc/os-release && echo "$PRETTY_NAME") by Tests/differential/clients/capture.sh"
     echo "curl: $(curl --version | head -1 | cut -d' ' -f1-2)"
