@@ -3,7 +3,7 @@
 # 127.0.0.1 (port 0), drives one client through a few realistic requests against it, and keeps the bytes of every
 # connection, one file each, as Tests/BearerProxyTests/Fixtures/real-clients/<case>-<n>.http, and the method and
 # target of each request the recorder framed in requests.txt there (one line each: file, method, target). The client
-# versions go to versions.txt. RealClientCorpusTests replays the files; this script is run by hand, once, as root on a
+# versions go to versions.txt. RealClientDifferentialTests replays the files; this script is run by hand, once, as root on a
 # Debian 12 machine (it installs the clients from the Debian mirror), never in CI. Nothing leaves 127.0.0.1:
 # Chromium is told that every other host does not resolve.
 #

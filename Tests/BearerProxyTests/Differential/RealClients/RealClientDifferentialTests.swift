@@ -20,7 +20,7 @@ import Testing
 /// (``ForwardedExpectation``) — and the client gets the upstream's answer; a WebSocket handshake goes up as a
 /// handshake and, once the upstream switches, the client's frames go up byte for byte.
 @Suite("Differential: real clients' requests, captured as bytes, through the three references and the proxy")
-struct RealClientCorpusTests {
+struct RealClientDifferentialTests {
     static let captures = RealClientCapture.all
 
     /// The clients condition 4 names, as the capture files' names begin.
