@@ -86,6 +86,7 @@ struct RealClientDifferentialTests {
     func everyRequestForwarded() async throws {
         let references = try await ReferenceRun.prepared()
         let clientComparisons = try await references.compare(Self.captures.map(\.input))
+        var mutator = StreamMutator(seed: 24, seeds: Self.captures.map(\.input))
         var forwarded = 0
         for (capture, client) in zip(Self.captures, clientComparisons) {
             // A browser's Origin must be listed (SPEC §9); the capture's own origin is the recorder's.
@@ -94,24 +95,31 @@ struct RealClientDifferentialTests {
             let configuration =
                 origins.isEmpty
                 ? "" : #""allowedOrigins": ["# + origins.sorted().map { "\"\($0)\"" }.joined(separator: ", ") + "]"
-            let trip = try await ProxyDifferentialRun.trip(capture.input, configuration: configuration)
-            let upstream = try await references.compare(
-                trip.upstreamStreams.map { DifferentialInput(family: "real client", name: "upstream", bytes: $0) })
-            let verdict = ProxyVerdict(
-                trip: trip, client: client, upstream: upstream,
-                expectation: ForwardedExpectation(upstreamHost: trip.upstreamHost))
-            for finding in verdict.findings { Issue.record("\(capture.name): \(finding)") }
-            #expect(
-                verdict.forwardedCount == capture.requests.count,
-                "\(capture.name): \(verdict.forwardedCount) of \(capture.requests.count) request(s) forwarded; answers \(trip.answers)"
-            )
-            // The upstream answers each request 200; anything else the client got is the proxy's own refusal.
-            #expect(
-                trip.answers == capture.requests.map { _ in "200" }.joined(separator: " "),
-                "\(capture.name): answers \(trip.answers)")
-            forwarded += verdict.forwardedCount
+            // Whole, and in random pieces: the proxy's reads may end anywhere, mid-head or mid-chunk.
+            let pieces = capture.input.read(splitAt: mutator.splits(of: capture.bytes.count))
+            for input in [capture.input, pieces] {
+                let what = "\(capture.name) (written in \(input.pieces.count) piece(s) split at \(input.splits))"
+                let trip = try await ProxyDifferentialRun.trip(input, configuration: configuration)
+                let upstream = try await references.compare(
+                    trip.upstreamStreams.map { DifferentialInput(family: "real client", name: "upstream", bytes: $0) })
+                let verdict = ProxyVerdict(
+                    trip: trip, client: client, upstream: upstream,
+                    expectation: ForwardedExpectation(upstreamHost: trip.upstreamHost))
+                for finding in verdict.findings { Issue.record("\(what): \(finding)") }
+                #expect(
+                    verdict.forwardedCount == capture.requests.count,
+                    "\(what): \(verdict.forwardedCount) of \(capture.requests.count) request(s) forwarded; answers \(trip.answers)"
+                )
+                // The upstream answers each request 200; anything else the client got is the proxy's own refusal.
+                #expect(
+                    trip.answers == capture.requests.map { _ in "200" }.joined(separator: " "),
+                    "\(what): answers \(trip.answers)")
+                forwarded += verdict.forwardedCount
+            }
         }
-        print("Real clients through the proxy: \(Self.captures.count) connections, \(forwarded) request(s) forwarded")
+        print(
+            "Real clients through the proxy: \(Self.captures.count) connections, each whole and in pieces; "
+                + "\(forwarded) request(s) forwarded")
     }
 
     @Test("a WebSocket client's handshake goes up as a handshake; after the upstream's 101 its frames go up unchanged")
