@@ -42,6 +42,14 @@ PAGE = b"""<!doctype html>
   data.append('note', 'hello');
   data.append('file', new Blob(['line one\\nline two\\n'], {type: 'text/plain'}), 'notes.txt');
   await fetch('/api/upload', {method: 'POST', body: data});
+  // A WebSocket to the same origin: its handshake carries the page's Origin, which the proxy checks.
+  await new Promise((resolve) => {
+    const socket = new WebSocket(`ws://${location.host}/api/ws?room=caf%C3%A9`);
+    socket.onopen = () => socket.send('hello');
+    socket.onmessage = () => socket.close(1000, 'done');
+    socket.onclose = resolve;
+    socket.onerror = resolve;
+  });
   document.getElementById('form').submit();
 })();
 </script>

@@ -32,6 +32,14 @@ struct RealClientDifferentialTests {
     /// Random read splits each capture is also framed in.
     static let splitsPerCapture = 8
 
+    /// The top-level `allowedOrigins` for the `Origin` fields of `messages`, or nothing when they have none: a
+    /// browser's requests carry its page's origin, the recorder's, which the proxy must list (SPEC §9).
+    static func allowing(originsOf messages: [FramedMessage]) -> String {
+        let origins = Set(messages.flatMap(\.fields).map(\.normalized).filter { $0.name == "origin" }.map(\.value))
+        guard !origins.isEmpty else { return "" }
+        return #""allowedOrigins": ["# + origins.sorted().map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+    }
+
     @Test("the corpus holds every client of condition 4, and every capture's requests are listed")
     func corpusIsComplete() {
         for client in Self.clients {
@@ -89,12 +97,7 @@ struct RealClientDifferentialTests {
         var mutator = StreamMutator(seed: 24, seeds: Self.captures.map(\.input))
         var forwarded = 0
         for (capture, client) in zip(Self.captures, clientComparisons) {
-            // A browser's Origin must be listed (SPEC §9); the capture's own origin is the recorder's.
-            let origins = Set(
-                client.agreedMessages.flatMap(\.fields).map(\.normalized).filter { $0.name == "origin" }.map(\.value))
-            let configuration =
-                origins.isEmpty
-                ? "" : #""allowedOrigins": ["# + origins.sorted().map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            let configuration = Self.allowing(originsOf: client.agreedMessages)
             // Whole, and in random pieces: the proxy's reads may end anywhere, mid-head or mid-chunk.
             let pieces = capture.input.read(splitAt: mutator.splits(of: capture.bytes.count))
             for input in [capture.input, pieces] {
@@ -139,35 +142,43 @@ struct RealClientDifferentialTests {
             let switching =
                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: \(WebSocketAccept.value(for: key))\r\n\r\n"
-            try await RawUpstream.withProxy(answer: { _ in .raw(switching) }) { proxy, upstream in
-                // As the client sent them: the handshake, and its frames once it had the 101 (RFC 6455 §4.1).
-                async let relayed = RawByteCapture.exchange(
-                    port: proxy.port, bytes: Array(capture.bytes.dropLast(frames.count)), afterResponseHead: frames)
-                // The handshake as forwarded, then every byte of the client's frames.
-                try await upstream.state.wait(
-                    for: "the handshake and \(frames.count) bytes of frames", timeout: .seconds(30)
-                ) {
-                    let received = $0.connections[1]?.bytes(.plain) ?? []
-                    return RealClientCapture.headLength(received).map { received.count >= $0 + frames.count } ?? false
+            try await RawUpstream.with(answer: { _ in .raw(switching) }) { upstream in
+                try await ProxyHarness.with(
+                    routes: "[\(RawUpstream.route(to: upstream))]", extra: Self.allowing(originsOf: [handshake])
+                ) { proxy in
+                    // As the client sent them: the handshake, and its frames once it had the 101 (RFC 6455 §4.1).
+                    async let relayed = RawByteCapture.exchange(
+                        port: proxy.port, bytes: Array(capture.bytes.dropLast(frames.count)), afterResponseHead: frames)
+                    // The handshake as forwarded, then every byte of the client's frames.
+                    try await upstream.state.wait(
+                        for: "the handshake and \(frames.count) bytes of frames", timeout: TestLimits.wait
+                    ) {
+                        let received = $0.connections[1]?.bytes(.plain) ?? []
+                        return RealClientCapture.headLength(received).map { received.count >= $0 + frames.count }
+                            ?? false
+                    }
+                    let received = upstream.received(on: 1, .plain)
+                    let head = try #require(RealClientCapture.headLength(received))
+                    #expect(Array(received[head...]) == frames, "\(capture.name): the frames went up changed")
+                    let forwarded = try #require(
+                        try await references.compare([
+                            DifferentialInput(family: "real client", name: "upstream", bytes: Array(received[..<head]))
+                        ]).first)
+                    #expect(forwarded.agreement == .agree, "\(capture.name): \(forwarded)")
+                    let message = try #require(forwarded.agreedMessages.first)
+                    #expect(expectation.isWebSocketHandshake(message), "\(capture.name): went up as \(message)")
+                    let differences = ForwardedExpectation(upstreamHost: "127.0.0.1:\(upstream.port)")
+                        .differences(client: handshake, forwarded: message)
+                    #expect(differences.isEmpty, "\(capture.name): \(differences.joined(separator: "; "))")
+                    // The upstream goes away: the proxy ends the tunnel, and the client has had the 101.
+                    await upstream.closeOpenConnections()
+                    let answer = try await relayed
+                    #expect(
+                        answer.starts(with: Array("HTTP/1.1 101 ".utf8)), "\(capture.name): \(Latin1.string(answer))")
                 }
-                let received = upstream.received(on: 1, .plain)
-                let head = try #require(RealClientCapture.headLength(received))
-                #expect(Array(received[head...]) == frames, "\(capture.name): the frames went up changed")
-                let forwarded = try #require(
-                    try await references.compare([
-                        DifferentialInput(family: "real client", name: "upstream", bytes: Array(received[..<head]))
-                    ]).first)
-                #expect(forwarded.agreement == .agree, "\(capture.name): \(forwarded)")
-                let message = try #require(forwarded.agreedMessages.first)
-                #expect(expectation.isWebSocketHandshake(message), "\(capture.name): went up as \(message)")
-                let differences = ForwardedExpectation(upstreamHost: "127.0.0.1:\(upstream.port)")
-                    .differences(client: handshake, forwarded: message)
-                #expect(differences.isEmpty, "\(capture.name): \(differences.joined(separator: "; "))")
-                // The upstream goes away: the proxy ends the tunnel, and the client has had the 101.
-                await upstream.closeOpenConnections()
-                let answer = try await relayed
-                #expect(answer.starts(with: Array("HTTP/1.1 101 ".utf8)), "\(capture.name): \(Latin1.string(answer))")
             }
         }
+        // The corpus's WebSocket clients: Python's websockets, and Chromium's page (with its Origin).
+        #expect(handshakes.count >= 2)
     }
 }
