@@ -25,11 +25,13 @@ enum ProxyDifferentialRun {
         .respond(status: 200, headers: [("connection", "close")], body: "\(request.method) \(request.uri)")
     }
 
-    /// Sends `template` (`{HOST}` for the proxy's `host:port`) as a client stream through a new proxy.
-    static func trip(_ template: DifferentialInput) async throws -> Trip {
+    /// Sends `template` (`{HOST}` for the proxy's `host:port`) as a client stream through a new proxy, configured
+    /// with `configuration`'s top-level keys besides its route (`"allowedOrigins": [...]` for a browser's requests).
+    static func trip(_ template: DifferentialInput, configuration: String = "") async throws -> Trip {
         try await RawUpstream.with(answer: answer) { upstream in
-            let (input, answers) = try await ProxyHarness.with(routes: "[\(RawUpstream.route(to: upstream))]") {
-                proxy in
+            let (input, answers) = try await ProxyHarness.with(
+                routes: "[\(RawUpstream.route(to: upstream))]", extra: configuration
+            ) { proxy in
                 var input = template
                 input.bytes = Latin1.bytes(
                     Latin1.string(input.bytes).replacing("{HOST}", with: "127.0.0.1:\(proxy.port)"))
