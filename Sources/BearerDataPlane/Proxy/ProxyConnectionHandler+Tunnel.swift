@@ -58,9 +58,19 @@ extension ProxyConnectionHandler {
             _ = upstreamPipeline.removeHandler(try upstreamPipeline.handler(type: HTTPRequestEncoder.self))
             _ = client.removeHandler(context: context)
             _ = client.removeHandler(try client.handler(type: HTTPResponseEncoder.self))
-            _ = upstreamPipeline.removeHandler(
-                try upstreamPipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
-            _ = client.removeHandler(try client.handler(type: ByteToMessageHandler<RequestDecoder>.self))
+            let decoders = [
+                upstreamPipeline.removeHandler(
+                    try upstreamPipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)),
+                client.removeHandler(try client.handler(type: ByteToMessageHandler<RequestDecoder>.self)),
+            ]
+            // The decoders hand those bytes on as reads with no read-complete after them, which is when a tunnel
+            // end flushes: without this they would wait, written, for the next bytes from their side — a server's
+            // greeting sent with its 101 reached the client on two connections in three (#24, the real clients'
+            // corpus; WebSocketEarlyBytesTests).
+            EventLoopFuture.andAllComplete(decoders, on: context.eventLoop).assumeIsolated().whenComplete { _ in
+                clientChannel.flush()
+                upstreamChannel.flush()
+            }
             // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
             try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
             try upstreamChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)

@@ -19,8 +19,7 @@ import Testing
 /// software (`Tests/differential/clients/websocket-greeting.py`), a server's greeting sent on connect reaches a
 /// client through the proxy on about two connections in three.
 ///
-/// Disabled until the data plane flushes them: each waits for bytes that today never come, so enabled now it would
-/// fail only after the harness's limit. Enable both with the fix.
+/// Fixed in session 13: `becomeTunnel` flushes both channels once the decoders have left.
 @Suite("WebSocket: bytes behind the handshake or the 101 go through the tunnel at once")
 struct WebSocketEarlyBytesTests {
     /// The corpus's WebSocket client: its handshake, its key, and the frames it sent after it.
@@ -37,9 +36,7 @@ struct WebSocketEarlyBytesTests {
         )
     }
 
-    @Test(
-        "a client's frames in the same write as its handshake reach the upstream",
-        .disabled("finding: they wait unflushed in the proxy until the client sends more (see the suite's note)"))
+    @Test("a client's frames in the same write as its handshake reach the upstream")
     func clientFramesBehindTheHandshake() async throws {
         let (handshake, frames, switching) = try Self.handshake()
         try await RawUpstream.withProxy(answer: { _ in .raw(switching) }) { proxy, upstream in
@@ -56,9 +53,7 @@ struct WebSocketEarlyBytesTests {
         }
     }
 
-    @Test(
-        "an upstream's first frame in the same write as its 101 reaches the client",
-        .disabled("finding: it waits unflushed in the proxy until the upstream sends more (see the suite's note)"))
+    @Test("an upstream's first frame in the same write as its 101 reaches the client")
     func upstreamFrameBehindThe101() async throws {
         let (handshake, _, switching) = try Self.handshake()
         // An unmasked text frame, "hello" (RFC 6455 §5.2): a server's greeting, written with its 101.
