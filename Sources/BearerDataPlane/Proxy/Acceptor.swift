@@ -107,14 +107,14 @@ package struct Acceptor: Sendable {
         }
     }
 
-    /// The request codec's limits: the request guard's (``SafetyPolicy``), with room for a whole head around them
-    /// — the request line, and a colon, a space and a CRLF per field — so that the guard, which counts the bytes of
-    /// names and values, is the one that decides near its limit.
+    /// The request codec's limits: the policy's target length and field count (``SafetyPolicy``), and room for a
+    /// whole head around its bytes of names and values — the request line, and a colon, a space and a CRLF per
+    /// field — so that the guard, which counts those bytes, is the one that decides near their limit.
     static let headLimits: HeadLimits = {
         let policy = SafetyPolicy()
         return HeadLimits(
             headBytes: policy.maximumHeaderBytes + policy.maximumURILength + 4 * (policy.maximumHeaderCount + 1) + 64,
-            targetBytes: policy.maximumURILength, fields: policy.maximumHeaderCount + 1)
+            targetBytes: policy.maximumURILength, fields: policy.maximumHeaderCount)
     }()
 
     /// The pipeline of an admitted connection.

@@ -39,34 +39,29 @@ package struct RequestGuard {
         return name.lowercased().replacing("_", with: "-")
     }
 
+    /// Checks a head that the request codec (`RequestDecoder`) accepted. The codec has already refused what is not
+    /// HTTP/1.1 as all three reference parsers read it — framing, a missing or repeated Host, CONNECT, the target's
+    /// length and bytes, bytes that are not UTF-8 — so those rules live there alone (#24 condition 6: a rule here
+    /// that the codec made unreachable would be one no test could need).
     package func check(_ head: HTTPRequestHead) -> GuardDecision {
-        // RFC 9110 §9.3.6/§9.3.8: this is a reverse proxy, not a tunnel, and TRACE would reflect credentials.
-        if head.method == .CONNECT || head.method == .TRACE {
+        // RFC 9110 §9.3.8: TRACE would reflect the credentials the proxy adds. (CONNECT never gets here: 405 in the
+        // codec.)
+        if head.method == .TRACE {
             return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
-        }
-        if head.uri.utf8.count > policy.maximumURILength { return .refuse(.uriTooLong) }
-        if OpaqueBytes.wereReplaced(head.uri) {
-            return .refuse(.badRequest(detail: "The request target contains bytes that are not valid UTF-8."))
         }
         let fields: Fields
         switch Fields.read(head.headers, policy: policy) {
         case .success(let read): fields = read
         case .failure(let problem): return .refuse(problem)
         }
-        if let problem = checkFraming(fields, version: head.version) { return .refuse(problem) }
 
-        // Host (RFC 9112 §3.2): exactly one, a valid authority, and one of ours — in every form of the target. An
-        // HTTP/1.1 request without one is refused even in absolute-form ("A server MUST respond with a 400 … to
-        // any HTTP/1.1 request message that lacks a Host header field"); beside an absolute-form target it must
-        // name the same authority. RFC 9112 §3.2.2 lets the target win instead, but two authorities in one request
-        // are two answers to "which host is this for" — one for the proxy's check, one for whoever reads the
-        // other — so the proxy takes neither (docs/security.md).
-        if fields.hostCount > 1 { return .refuse(.badRequest(detail: "The request has more than one Host header.")) }
+        // Host (RFC 9112 §3.2): exactly one (the codec's rule, missing included in HTTP/1.1), a valid authority, and
+        // one of ours — in every form of the target. Beside an absolute-form target it must name the same
+        // authority. RFC 9112 §3.2.2 lets the target win instead, but two authorities in one request are two answers
+        // to "which host is this for" — one for the proxy's check, one for whoever reads the other — so the proxy
+        // takes neither (docs/security.md).
         if let host = fields.host, !Authority.isValid(Substring(host)) {
             return .refuse(.badRequest(detail: "The Host header is not a valid host[:port]."))
-        }
-        if fields.host == nil && (head.version.minor >= 1 || head.version.major > 1) {
-            return .refuse(.badRequest(detail: "HTTP/1.1 requests must carry a Host header."))
         }
         var uri = Substring(head.uri)
         if let authorityAndPath = Self.absoluteForm(uri) {
@@ -109,14 +104,9 @@ package struct RequestGuard {
 
     /// The header fields the guard looks at, read in one pass without allocating for the common ones.
     package struct Fields {
-        package var hostCount = 0
         package var host: String?
         package var origin: String?
         package var fetchSite: String?
-        package var transferCodings: [String] = []
-        /// How many `Transfer-Encoding` fields there are, empty ones included.
-        package var transferEncodingFields = 0
-        package var hasContentLength = false
         package var preflightMethod: String?
         package var preflightHeaders: String?
         package var presentedKey = false
@@ -126,14 +116,6 @@ package struct RequestGuard {
             var bytes = 0
             for (name, value) in headers {
                 bytes += name.utf8.count + value.utf8.count
-                // RFC 9110 §5.5: obs-text is opaque. NIO hands us values as Swift strings, which cannot hold bytes
-                // that are not UTF-8 (they become U+FFFD), so such a value cannot be forwarded unchanged: refused.
-                if OpaqueBytes.wereReplaced(value) {
-                    return .failure(
-                        .badRequest(
-                            detail: "The header \"\(name)\" contains bytes that are not valid UTF-8; they cannot be "
-                                + "forwarded unchanged."))
-                }
                 if let imitated = RequestGuard.imitatesProtectedName(name) {
                     return .failure(
                         .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(imitated)."))
@@ -145,17 +127,7 @@ package struct RequestGuard {
                             .badRequest(
                                 detail: "Connection may not name \(named): the proxy decides that header itself."))
                     }
-                case 14 where HeaderName.equals(name, "content-length"):
-                    fields.hasContentLength = true
-                    // NIO's parser has checked it; the proxy re-writes it from its value, so it must be a number.
-                    if value.isEmpty || !value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-                        || value.utf8.count > 18
-                    {
-                        return .failure(.badRequest(detail: "Content-Length must be a decimal number of bytes."))
-                    }
                 case 4 where HeaderName.equals(name, "host"):
-                    // `Host: a, b` is two hosts in one field.
-                    fields.hostCount += value.utf8.contains(UInt8(ascii: ",")) ? 2 : 1
                     fields.host = value
                 case 6 where HeaderName.equals(name, "origin"):
                     if fields.origin != nil { return .failure(Self.repeated(name)) }
@@ -163,12 +135,6 @@ package struct RequestGuard {
                 case 14 where HeaderName.equals(name, "sec-fetch-site"):
                     if fields.fetchSite != nil { return .failure(Self.repeated(name)) }
                     fields.fetchSite = value
-                case 17 where HeaderName.equals(name, "transfer-encoding"):
-                    // A field counts even when empty: its presence alone makes CL + TE (RFC 9112 §6.1).
-                    fields.transferEncodingFields += 1
-                    fields.transferCodings += value.split(separator: ",").map {
-                        $0.trimmingOWS().lowercased()
-                    }
                 case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
                     if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }
                 case 19 where HeaderName.equals(name, "proxy-authorization"):
@@ -187,7 +153,8 @@ package struct RequestGuard {
                     break
                 }
             }
-            if headers.count > policy.maximumHeaderCount || bytes > policy.maximumHeaderBytes {
+            // The count of fields is the codec's limit; their bytes, names and values, are this one.
+            if bytes > policy.maximumHeaderBytes {
                 return .failure(.headersTooLarge)
             }
             return .success(fields)
@@ -207,27 +174,6 @@ package struct RequestGuard {
             named = String(decoding: option, as: UTF8.self).lowercased()
         }
         return named
-    }
-
-    /// Framing checks NIO's parser leaves to us (it already refuses CL+TE, double Content-Length, obsolete line
-    /// folding, bare LF and control characters).
-    private func checkFraming(_ fields: Fields, version: HTTPVersion) -> ProxyError? {
-        guard fields.transferEncodingFields > 0 else { return nil }
-        // RFC 9112 §6.1: a sender MUST NOT send Content-Length with Transfer-Encoding. NIO's parser refuses the pair
-        // when the coding is named; an empty Transfer-Encoding field beside a Content-Length is the same pair
-        // (#21 item 6), and the proxy would re-frame it as chunked.
-        if fields.hasContentLength {
-            return .badRequest(detail: "A request cannot carry both Content-Length and Transfer-Encoding.")
-        }
-        // RFC 9112 §6.1: HTTP/1.0 has no Transfer-Encoding; such a message's framing is faulty.
-        if version.major == 1 && version.minor == 0 {
-            return .badRequest(detail: "An HTTP/1.0 request cannot use Transfer-Encoding.")
-        }
-        // Only plain `chunked` is forwarded faithfully; any other coding would be dropped on the way.
-        if fields.transferCodings != ["chunked"] {
-            return .badRequest(detail: "Transfer-Encoding other than \"chunked\" is not supported.")
-        }
-        return nil
     }
 
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
@@ -298,26 +244,4 @@ package enum GuardDecision {
     case preflight(origin: String, requestedMethod: String, requestedHeaders: String?)
     /// Refused before anything else happens.
     case refuse(ProxyError)
-}
-
-/// Detects bytes of a request that NIO's parser could not hand over unchanged.
-///
-/// NIO builds header values and the request target as Swift strings, which repairs bytes that are not UTF-8 into
-/// U+FFFD (EF BF BD). A proxy must pass such bytes through unchanged or refuse the message (RFC 9110 §5.5, SPEC §8);
-/// since the original bytes are gone, the request is refused. A client that sent a literal U+FFFD is refused too —
-/// the two cannot be told apart, and that character has no business in a header.
-package enum OpaqueBytes {
-    /// Whether `value` contains U+FFFD, the mark of a byte sequence that was not UTF-8.
-    package static func wereReplaced(_ value: String) -> Bool {
-        var value = value
-        return value.withUTF8 { bytes in
-            // Almost every value is ASCII: one pass finding no 0xEF is the whole cost.
-            var index = 0
-            while let found = bytes[index...].firstIndex(of: 0xEF) {
-                if found + 2 < bytes.count, bytes[found + 1] == 0xBF, bytes[found + 2] == 0xBD { return true }
-                index = found + 1
-            }
-            return false
-        }
-    }
 }
