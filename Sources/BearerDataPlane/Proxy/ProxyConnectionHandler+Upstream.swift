@@ -95,13 +95,22 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
-            let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
+            let discovered = exchange.leg?.binding.discoveredTokens != nil
+            let retry =
+                head.status == .unauthorized && sendsToken
+                ? Self.tokenRetry(head.headers) : nil
             let stepUp =
-                head.status == .forbidden && sendsToken && exchange.leg?.binding.discoveredTokens != nil
+                head.status == .forbidden && sendsToken && discovered
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
+            if discovered, stepUp == nil, retry == nil, head.status.code / 100 != 1, let leg = exchange.leg,
+                let token = leg.token
+            {
+                // `status` shows a discovered route's upstream's last answer (#25 item 8): this one wants no step-up.
+                leg.binding.tokens(leg.proxy).answered(token)
+            }
             if let stepUp, let leg = exchange.leg, let key = leg.binding.tokenKey, let token = leg.token {
                 // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
-                leg.binding.tokens(leg.proxy).drop(key, token: token)
+                leg.binding.tokens(leg.proxy).drop(key, token: token, wanting: stepUp)
                 let route = leg.binding.route.prefix
                 server.metrics.stepUp(route: route)
                 server.logger.info(

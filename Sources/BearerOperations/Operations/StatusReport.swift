@@ -185,6 +185,7 @@ extension StatusReport {
         object["clientKind"] = state.clientKind
         object["clientId"] = state.clientID
         object["detail"] = state.detail
+        if state.state == .needsStepUp { object["stepUpScopes"] = state.stepUpScopes }
         if let expiresOn = state.expiresOn {
             object["expiresOn"] = expiresOn.formatted(.iso8601)
             object["expiresInSeconds"] = wholeSeconds(expiresOn.timeIntervalSince(now))
@@ -200,6 +201,10 @@ extension StatusReport {
                 + (state.detail.map { ": \($0)" } ?? "")
         case .error:
             return "discovered: error (\(state.detail ?? "unknown"))"
+        case .needsStepUp:
+            // Quoted as the step-up problem quotes them (``StepUpScopes`` kept only shell-safe scope tokens).
+            return "discovered: needs step-up at \(state.authorizationServer ?? "?") (the upstream asked for more "
+                + "scopes: run bearer-proxy login \(route) --scopes '\(state.stepUpScopes.joined(separator: " "))')"
         case .signedIn:
             var line = "discovered: signed in at \(state.authorizationServer ?? "?")"
             if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }

@@ -53,17 +53,24 @@ extension AccountRuntime {
 
     public func discoveredState(of route: Route) -> DiscoveredRouteState? {
         guard case .discover = route.auth else { return nil }
-        guard let store = discovered?.store else {
+        guard let discovered else {
             return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
         }
+        let store = discovered.store
+        // An answer the data plane has just heard is in the file before the file is read.
+        discovered.flushAnswers()
         do {
             guard let key = try store.routeKey(upstream: route.upstream.url), let stored = try store.signIn(key)
             else { return DiscoveredRouteState(state: .needsSignIn) }
             let usable = stored.refreshToken != nil || (stored.expiresOn.map { $0 > Date() } ?? false)
+            let stepUp = usable ? stored.stepUpScopes ?? [] : []
             return DiscoveredRouteState(
-                state: usable ? .signedIn : .needsSignIn, authorizationServer: key.issuer,
-                clientKind: stored.clientKind, clientID: key.clientID, scopes: stored.grantedScopes ?? stored.scopes,
-                expiresOn: stored.expiresOn, detail: usable ? nil : "its sign-in expired or was refused")
+                state: !usable ? .needsSignIn : stepUp.isEmpty ? .signedIn : .needsStepUp,
+                authorizationServer: key.issuer, clientKind: stored.clientKind, clientID: key.clientID,
+                scopes: stored.grantedScopes ?? stored.scopes, stepUpScopes: stepUp, expiresOn: stored.expiresOn,
+                detail: usable
+                    ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
+                    : "its sign-in expired or was refused")
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }

@@ -6,6 +6,7 @@ import BearerOperations
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+import Dispatch
 import Logging
 import NIOCore
 import Synchronization
@@ -36,6 +37,8 @@ package final class DiscoveredRouteTokens: Sendable {
     /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25).
     private let state = Mutex<(caches: [CacheName: TokenCache], providers: [String: IdentityProviderClient])>(
         ([:], [:]))
+    /// Where every route's ``StepUpRecord`` writes what its upstream last answered, in order, off the event loops.
+    private let answers = DispatchQueue(label: "bearer-proxy.discovered-answers")
 
     /// What a route's cache is made from: a route that keeps all of it keeps its cache across reloads.
     private struct CacheName: Hashable {
@@ -101,10 +104,14 @@ package final class DiscoveredRouteTokens: Sendable {
             // `login ROUTE` made while this proxy runs is used by the next request.
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
+            // What the upstream last answered, for `status` (#25 item 8).
+            let record = StepUpRecord(
+                route: route.prefix, upstream: route.upstream.url, store: store, writes: answers, logger: logger)
             let made = TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { served.reject(value) }
+                    record.heard(change)
                 },
                 // One line per token request, as the account's (a sign-in required among them), counted under
                 // the flow `discover`.
@@ -120,8 +127,14 @@ package final class DiscoveredRouteTokens: Sendable {
         settings.clientSecretEnv.flatMap { environment[$0] }
     }
 
+    /// Waits until what the upstreams answered so far is in the files (before `status` reads them).
+    package func flushAnswers() {
+        answers.sync {}
+    }
+
     /// Closes the HTTP clients that were made; once.
     package func shutdown() async {
+        flushAnswers()
         let providers = state.withLock { state in
             defer { state.providers = [:] }
             return Array(state.providers.values)

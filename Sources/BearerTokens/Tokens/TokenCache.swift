@@ -213,15 +213,22 @@ public final class TokenCache: Sendable {
         if removed { onChange?(.rejected(value: rejected)) }
     }
 
-    /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected: the next request asks
-    /// the flow again, which may find a newer one — a discovered route's sign-in for more scopes after its
-    /// upstream's `403` `insufficient_scope` (#25 item 5).
-    public func drop(_ scopes: ScopeSet, token: String) {
+    /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected, after its upstream's
+    /// `403` `insufficient_scope` asking for `wanted`: the next request asks the flow again, which may find a newer
+    /// one — a discovered route's sign-in for more scopes (#25 item 5). The flow hears of it (``onChange``) either way.
+    public func drop(_ scopes: ScopeSet, token: String, wanting wanted: [String]) {
         state.withLock { state in
             guard state.tokens[scopes]?.value == token else { return }
             state.tokens.removeValue(forKey: scopes)
             state.lifetimes.removeValue(forKey: scopes)
         }
+        onChange?(.insufficientScope(value: token, wanted: wanted))
+    }
+
+    /// Tells whoever listens (``onChange``) that an upstream answered a request carrying `token` without refusing it
+    /// or asking for more scopes; the cache itself keeps the token as it is.
+    public func answered(_ token: String) {
+        onChange?(.answered(value: token))
     }
 
     /// Replaces every token with `tokens`, for `reason`, and reports it (tagged with its reason: persistence writes
