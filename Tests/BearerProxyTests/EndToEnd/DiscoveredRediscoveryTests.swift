@@ -78,6 +78,43 @@ struct DiscoveredRediscoveryTests {
         }
     }
 
+    @Test(
+        "a 401 naming resource_metadata without invalid_token runs discovery again: the same server, a refresh, one replay"
+    )
+    func bareChallengeRediscovers() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update { $0.bareChallenge = true }
+                server.revokeAccessTokens()
+                let before = server.resourceMetadataRequests
+                let forms = server.tokenForms.count
+                let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(response.status == .ok)
+                #expect(server.resourceMetadataRequests == before + 1)
+                #expect(server.tokenForms.count == forms + 1)
+                #expect(server.tokenForms.last?["grant_type"] == "refresh_token")
+            }
+        }
+    }
+
+    @Test("an upstream answering every token with a bare resource_metadata challenge: one discovery per interval")
+    func bareChallengeBounded() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update {
+                    $0.bareChallenge = true
+                    $0.refusesTokens = true
+                }
+                let before = server.resourceMetadataRequests
+                for _ in 0..<4 {
+                    let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                    #expect(response.status == .unauthorized)
+                }
+                #expect(server.resourceMetadataRequests == before + 1)
+            }
+        }
+    }
+
     @Test("a discovery that fails for now (metadata 503) leaves the stored metadata in use: the refresh goes through")
     func transientFailureUsesStoredMetadata() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in

@@ -45,6 +45,9 @@ final class FakeAuthorizationServer: Sendable {
         var metadataStatus: Int?
         /// The resource refuses every token (`invalid_token`), even one this server issued for it.
         var refusesTokens = false
+        /// The resource refuses a token with a challenge that names only `resource_metadata` (and `scope`), no
+        /// `error` code: RFC 6750 §3.1 lets it leave the code out.
+        var bareChallenge = false
         /// Confidential clients known without registration, with their secrets: the token endpoint refuses them
         /// (`invalid_client`) without it, by either method.
         var secrets: [String: String] = [:]
@@ -241,7 +244,8 @@ final class FakeAuthorizationServer: Sendable {
                 let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
                 guard let audience, audience == origin + "/mcp", !refuses else {
                     let scope = settings.challengeScope.map { #"scope="\#($0)", "# } ?? ""
-                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + scope + metadata
+                    let refusal = bearer == nil || settings.bareChallenge ? "" : #"error="invalid_token", "#
+                    let challenge = "Bearer " + refusal + scope + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
                 }
                 if !Set(settings.requiredScopes).isSubset(of: scopes) {
