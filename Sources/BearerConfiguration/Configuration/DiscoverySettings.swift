@@ -19,11 +19,18 @@ public struct DiscoverySettings: Sendable, Hashable {
     /// `allowPrivateAddresses`: lets a remote upstream name OAuth URLs on loopback, private or link-local addresses.
     /// Default false: a hostile 401 must not make the proxy reach into the local network (SSRF).
     public var allowPrivateAddresses: Bool
+    /// `"authorizationServer": "account"`: the route says its authorization server is the account's own (#25 item
+    /// 7; Microsoft Entra has no dynamic registration): its tokens come from the account's sign-in — the account's
+    /// client and refresh token, one more scope set of its token cache — with no registration and no second
+    /// sign-in, and only when the upstream's metadata names the account's issuer. Default false: the route signs in
+    /// at the authorization server its upstream names.
+    public var usesAccount: Bool
 
     public init(
         clientID: String? = nil, clientSecretEnv: String? = nil, clientMetadataDocument: String? = nil,
-        redirectPort: Int = 0, allowPrivateAddresses: Bool = false
+        redirectPort: Int = 0, allowPrivateAddresses: Bool = false, usesAccount: Bool = false
     ) {
+        self.usesAccount = usesAccount
         self.clientID = clientID
         self.clientSecretEnv = clientSecretEnv
         self.clientMetadataDocument = clientMetadataDocument

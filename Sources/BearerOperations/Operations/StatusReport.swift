@@ -197,7 +197,9 @@ extension StatusReport {
     package static func line(_ state: DiscoveredRouteState, route: String, at now: Date) -> String {
         switch state.state {
         case .needsSignIn:
-            return "discovered: needs sign-in (run bearer-proxy login \(route))"
+            // A route of the account's own authorization server signs in with the account (#25 item 7).
+            let command = state.clientKind == "account" ? "bearer-proxy login" : "bearer-proxy login \(route)"
+            return "discovered: needs sign-in (run \(command))"
                 + (state.detail.map { ": \($0)" } ?? "")
         case .error:
             return "discovered: error (\(state.detail ?? "unknown"))"

@@ -52,7 +52,8 @@ extension AccountRuntime {
     }
 
     public func discoveredState(of route: Route) -> DiscoveredRouteState? {
-        guard case .discover = route.auth else { return nil }
+        guard case .discover(let settings) = route.auth else { return nil }
+        if settings.usesAccount, let account = discovered?.accountSource { return accountState(of: route, account) }
         guard let discovered else {
             return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
         }
@@ -74,5 +75,19 @@ extension AccountRuntime {
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }
+    }
+
+    /// A route whose authorization server is the account's own (#25 item 7): signed in when the account is, with the
+    /// scopes and expiry of the account's token for it once this process has discovered them (`/-/status`).
+    private func accountState(
+        of route: Route, _ account: DiscoveredRouteTokens.AccountSource
+    ) -> DiscoveredRouteState {
+        let target = discovered?.accountTarget(of: route)
+        let token = target.map { tokens.status(for: $0.scopes) }
+        return DiscoveredRouteState(
+            state: isSignedIn ? .signedIn : .needsSignIn,
+            authorizationServer: target?.issuer ?? account.issuers().first, clientKind: "account",
+            clientID: account.clientID, scopes: target?.scopes.scopes ?? [], expiresOn: token?.expiresOn,
+            detail: isSignedIn ? nil : "it uses the account's sign-in")
     }
 }

@@ -146,10 +146,17 @@ public struct AccountRuntime: Sendable {
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
+        // A route whose authorization server is the account's own takes its tokens from this cache (#25 item 7).
+        let accountSource = settings.oauthClient.map { client in
+            DiscoveredRouteTokens.AccountSource(
+                tokens: tokens, issuers: { client.endpoint.issuers(tenantID: session.identity?.tenantID) },
+                clientID: client.clientId)
+        }
         let discovered = stateDirectory.map { directory in
             DiscoveredRouteTokens(
                 store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
-                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime)
+                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
+                account: accountSource)
         }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,

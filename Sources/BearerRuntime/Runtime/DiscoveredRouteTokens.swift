@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import BearerConfiguration
 import BearerDataPlane
 import BearerHTTP
@@ -35,8 +36,35 @@ package final class DiscoveredRouteTokens: Sendable {
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
     /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25).
-    private let state = Mutex<(caches: [CacheName: TokenCache], providers: [String: IdentityProviderClient])>(
-        ([:], [:]))
+    private let state = Mutex(State())
+    /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
+    /// account without an OAuth client.
+    private let account: AccountSource?
+
+    private struct State {
+        var caches: [CacheName: TokenCache] = [:]
+        var providers: [String: IdentityProviderClient] = [:]
+        /// The HTTP clients of discovery, by CA file as ``providers``: one each, however often discovery runs.
+        var discoveryClients: [String: HTTPClient] = [:]
+        /// The flows of the routes whose authorization server is the account's, by prefix (for `status`).
+        var accountFlows: [String: AccountRouteFlow] = [:]
+    }
+
+    /// What a route whose authorization server is the account's own takes from the account (#25 item 7).
+    package struct AccountSource: Sendable {
+        /// The account's token cache.
+        package var tokens: TokenCache
+        /// The account's issuers (``IdentityEndpoint/issuers(tenantID:)``), asked each time.
+        package var issuers: @Sendable () -> [String]
+        /// The account's client id, for `status`.
+        package var clientID: String
+
+        package init(tokens: TokenCache, issuers: @escaping @Sendable () -> [String], clientID: String) {
+            self.tokens = tokens
+            self.issuers = issuers
+            self.clientID = clientID
+        }
+    }
     /// Where every route's ``StepUpRecord`` writes what its upstream last answered, in order, off the event loops.
     private let answers = DispatchQueue(label: "bearer-proxy.discovered-answers")
 
@@ -51,8 +79,9 @@ package final class DiscoveredRouteTokens: Sendable {
     package init(
         store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
-        uptime: (@Sendable () -> Duration)?
+        uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil
     ) {
+        self.account = account
         self.environment = environment
         self.metrics = metrics
         self.store = store
@@ -84,7 +113,30 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
+    /// The HTTP client of discovery for a route whose `tls.caFile` is `caFile`, made once per file.
+    package func discoveryClient(caFile: String?) -> HTTPClient {
+        state.withLock { state in
+            let client =
+                state.discoveryClients[caFile ?? ""]
+                ?? HTTPClient(
+                    eventLoopGroupProvider: .shared(eventLoopGroup),
+                    configuration: DiscoveryClient.configuration(caFile: caFile))
+            state.discoveryClients[caFile ?? ""] = client
+            return client
+        }
+    }
+
+    /// What the flow of a route whose authorization server is the account's last found, if it has run.
+    package func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
+        let flow = state.withLock { $0.accountFlows[route.prefix] }
+        return flow?.lastTarget
+    }
+
+    /// The account's side of such routes, if the account has one.
+    package var accountSource: AccountSource? { account }
+
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+        if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
         let provider = provider(caFile: route.tls.caFile)
         return state.withLock { state in
             // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
@@ -122,6 +174,34 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
+    /// The cache of a route whose authorization server is the account's own (#25 item 7): over an
+    /// ``AccountRouteFlow``, which takes its tokens from the account's cache.
+    private func accountCache(for route: Route, settings: DiscoverySettings, account: AccountSource) -> TokenCache {
+        let http = discoveryClient(caFile: route.tls.caFile)
+        return state.withLock { state in
+            let name = CacheName(
+                prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
+            if let known = state.caches[name] { return known }
+            var logger = logger
+            logger[metadataKey: "route"] = "\(route.prefix)"
+            let flow = AccountRouteFlow(
+                route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
+                now: now
+            ) { [logger] () async throws(DiscoveryError) -> ProtectedResourceFinding in
+                try await ProtectedResourceFinding.find(for: route, settings: settings, http: http, logger: logger)
+            }
+            let made = TokenCache(
+                flow: flow, now: now, uptime: uptime,
+                onChange: { change in
+                    if case .rejected(let value) = change { flow.rejected(value) }
+                },
+                observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
+            state.caches[name] = made
+            state.accountFlows[route.prefix] = flow
+            return made
+        }
+    }
+
     /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
     package func clientSecret(_ settings: DiscoverySettings) -> String? {
         settings.clientSecretEnv.flatMap { environment[$0] }
@@ -135,10 +215,14 @@ package final class DiscoveredRouteTokens: Sendable {
     /// Closes the HTTP clients that were made; once.
     package func shutdown() async {
         flushAnswers()
-        let providers = state.withLock { state in
-            defer { state.providers = [:] }
-            return Array(state.providers.values)
+        let (providers, discoveryClients) = state.withLock { state in
+            defer {
+                state.providers = [:]
+                state.discoveryClients = [:]
+            }
+            return (Array(state.providers.values), Array(state.discoveryClients.values))
         }
         for provider in providers { try? await provider.shutdown() }
+        for client in discoveryClients { try? await client.shutdown() }
     }
 }
