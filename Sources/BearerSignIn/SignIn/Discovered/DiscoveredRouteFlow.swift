@@ -135,7 +135,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 served.set(token.value)
                 return token
             }
-            if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
+            if stored.clientKind == DiscoveredClient.Kind.metadataDocument.rawValue {
+                // A public client whose id is its document's URL: nothing but the id to send.
+                client = DiscoveredClient(id: key.clientID, kind: .metadataDocument)
+            } else if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
                 guard let registration = try store.registration(issuer: key.issuer),
                     registration.clientID == key.clientID
                 else { throw notSignedIn("its client registration is gone") }

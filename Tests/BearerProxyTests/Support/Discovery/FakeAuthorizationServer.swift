@@ -37,6 +37,9 @@ final class FakeAuthorizationServer: Sendable {
         var offersRegistration = true
         /// Clients known without registration (a route's `clientId`).
         var preregistered: Set<String> = []
+        /// Client ID Metadata Documents the server would fetch and accept, by URL (the client id); when there are
+        /// any, its metadata says `client_id_metadata_document_supported: true`.
+        var metadataDocuments: Set<String> = []
         /// The authorization server the resource's metadata names; nil: this one.
         var authorizationServer: String?
         /// The `resource` its metadata names; nil: its own URL.
@@ -207,6 +210,7 @@ final class FakeAuthorizationServer: Sendable {
                 ]
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
                 if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
+                if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
@@ -310,7 +314,7 @@ final class FakeAuthorizationServer: Sendable {
                 record.tokenAuthentications.append(method)
                 guard let client = basic?.id ?? form["client_id"],
                     record.clients.contains(client) || record.settings.preregistered.contains(client)
-                        || record.settings.secrets[client] != nil
+                        || record.settings.secrets[client] != nil || record.settings.metadataDocuments.contains(client)
                 else { return .json(status: 401, ["error": "invalid_client"]) }
                 if let secret = record.settings.secrets[client], secret != basic?.secret ?? form["client_secret"] {
                     return .json(status: 401, ["error": "invalid_client"])
