@@ -65,6 +65,8 @@ package final class DiscoveredRouteTokens: Sendable {
             self.clientID = clientID
         }
     }
+    /// Given at shutdown: the routes' token requests stop waiting for a sign-in in progress.
+    private let closing = ShutdownNotice()
     /// Where every route's ``StepUpRecord`` writes what its upstream last answered, in order, off the event loops.
     private let answers = DispatchQueue(label: "bearer-proxy.discovered-answers")
 
@@ -138,6 +140,7 @@ package final class DiscoveredRouteTokens: Sendable {
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
         if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
         let provider = provider(caFile: route.tls.caFile)
+        let http = discoveryClient(caFile: route.tls.caFile)
         return state.withLock { state in
             // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
             let name = CacheName(
@@ -145,13 +148,15 @@ package final class DiscoveredRouteTokens: Sendable {
             if let known = state.caches[name] { return known }
             var logger = logger
             logger[metadataKey: "route"] = "\(route.prefix)"
+            // One HTTP client for every discovery of routes that trust this CA file, however often they run.
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 [logger] () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
+                try await DiscoveredAuthorization.discover(for: route, settings: settings, http: http, logger: logger)
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
-                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now)
+                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now,
+                closing: closing)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
@@ -212,8 +217,15 @@ package final class DiscoveredRouteTokens: Sendable {
         answers.sync {}
     }
 
+    /// Ends every wait for a sign-in in progress, at the start of a shutdown: the requests behind them are
+    /// answered now, and the drain does not wait for them.
+    package func stopWaiting() {
+        closing.give()
+    }
+
     /// Closes the HTTP clients that were made; once.
     package func shutdown() async {
+        stopWaiting()
         flushAnswers()
         let (providers, discoveryClients) = state.withLock { state in
             defer {

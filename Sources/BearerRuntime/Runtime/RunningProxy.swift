@@ -116,6 +116,8 @@ public struct RunningProxy: Sendable {
 
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
+        // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends (#25).
+        account.discovered?.stopWaiting()
         await server.shutdown()
         await shutdownAccounts()
         try await group.shutdownGracefully()

@@ -186,6 +186,20 @@ extension DiscoveredAuthorization {
     }
 }
 
+extension DiscoveredAuthorization {
+    /// Discovery for `route` over `http` — a client made with ``DiscoveryClient/configuration(caFile:read:)``
+    /// trusting the route's `tls.caFile`, kept by its owner across discoveries — and the system resolver: what a
+    /// running proxy's rediscovery runs.
+    package static func discover(
+        for route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger
+    ) async throws(DiscoveryError) -> DiscoveredAuthorization {
+        try await ResourceDiscovery(
+            route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
+            resolver: SystemHostResolver(), logger: logger
+        ).run()
+    }
+}
+
 extension ProtectedResourceFinding {
     /// Steps 1 and 2 of discovery for `route` over `http` (a client made with ``DiscoveryClient/configuration(caFile:read:)``
     /// trusting the route's `tls.caFile`; its owner shuts it down) and the system resolver.

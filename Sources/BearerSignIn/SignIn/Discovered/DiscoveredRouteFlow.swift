@@ -29,6 +29,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
+    /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
+    package let closing: ShutdownNotice?
     /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
     /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
@@ -52,7 +54,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package var name: String { "discover" }
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
-        await awaitSignInInProgress()
+        try await awaitSignInInProgress()
         let key: DiscoveredSignInKey
         do {
             guard let found = try store.routeKey(upstream: upstream) else { throw notSignedIn("nobody has signed in") }
@@ -78,10 +80,27 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
     /// machine, so that the sign-in it is about to store is used rather than answered around: the request itself
     /// is still bounded by its route's time limit, and the token request goes on for the next one.
-    private func awaitSignInInProgress() async {
-        await store.routeSignInLock(upstream: upstream).withLock(
-            waiting: { logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))") }
-        ) { _ in }
+    /// A shutdown (``closing``) ends the wait at once: the request behind it is answered (503) instead of holding
+    /// the drain for a sign-in that may never come.
+    private func awaitSignInInProgress() async throws(TokenError) {
+        let lock = store.routeSignInLock(upstream: upstream)
+        let (route, logger, closing) = (route, logger, closing)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await lock.withLock(
+                    waiting: {
+                        logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))")
+                    }
+                ) { _ in }
+            }
+            if let closing { group.addTask { await closing.wait() } }
+            // Whichever ends first: the lock was had (or the wait gave up), or the proxy is shutting down.
+            await group.next()
+            group.cancelAll()
+        }
+        if closing?.isGiven == true {
+            throw .providerUnavailable(reason: "the proxy is shutting down", retryAfterSeconds: 1)
+        }
     }
 
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
@@ -211,8 +230,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package init(
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil
     ) {
+        self.closing = closing
         self.clientSecret = clientSecret
         self.route = route
         self.upstream = upstream
