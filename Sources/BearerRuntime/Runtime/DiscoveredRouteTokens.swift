@@ -139,32 +139,49 @@ package final class DiscoveredRouteTokens: Sendable {
 
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
         if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
-        let provider = provider(caFile: route.tls.caFile)
-        let http = discoveryClient(caFile: route.tls.caFile)
-        return state.withLock { state in
-            // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
+        return signInCache(for: route, settings: settings)
+    }
+
+    /// The route's cache: the one made for the same route, CA file and settings, else the one `make` makes with the
+    /// route's logger. A reload that gives the route another CA file or other settings gets a cache that uses them.
+    private func cache(
+        for route: Route, settings: DiscoverySettings, make: (Logger, inout State) -> TokenCache
+    ) -> TokenCache {
+        state.withLock { state in
             let name = CacheName(
                 prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
             if let known = state.caches[name] { return known }
             var logger = logger
             logger[metadataKey: "route"] = "\(route.prefix)"
-            // One HTTP client for every discovery of routes that trust this CA file, however often they run.
+            let made = make(logger, &state)
+            state.caches[name] = made
+            return made
+        }
+    }
+
+    /// The cache of a route that signs in at its own authorization server (`login ROUTE`), over a
+    /// ``DiscoveredRouteFlow``.
+    private func signInCache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+        let provider = provider(caFile: route.tls.caFile)
+        // One HTTP client for every discovery of routes that trust this CA file, however often they run.
+        let http = discoveryClient(caFile: route.tls.caFile)
+        return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
-                [logger] () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await DiscoveredAuthorization.discover(for: route, settings: settings, http: http, logger: logger)
+                () async throws(DiscoveryError) -> DiscoveredAuthorization in
+                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger).run()
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
                 rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now,
                 closing: closing)
-            // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
-            // `login ROUTE` made while this proxy runs is used by the next request.
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
             // What the upstream last answered, for `status` (#25 item 8).
             let record = StepUpRecord(
                 route: route.prefix, upstream: route.upstream.url, store: store, writes: answers, logger: logger)
-            let made = TokenCache(
+            // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
+            // `login ROUTE` made while this proxy runs is used by the next request.
+            return TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { served.reject(value) }
@@ -174,8 +191,6 @@ package final class DiscoveredRouteTokens: Sendable {
                 // the flow `discover`.
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
                 throttlesSignInRequired: false)
-            state.caches[name] = made
-            return made
         }
     }
 
@@ -183,27 +198,21 @@ package final class DiscoveredRouteTokens: Sendable {
     /// ``AccountRouteFlow``, which takes its tokens from the account's cache.
     private func accountCache(for route: Route, settings: DiscoverySettings, account: AccountSource) -> TokenCache {
         let http = discoveryClient(caFile: route.tls.caFile)
-        return state.withLock { state in
-            let name = CacheName(
-                prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
-            if let known = state.caches[name] { return known }
-            var logger = logger
-            logger[metadataKey: "route"] = "\(route.prefix)"
+        return cache(for: route, settings: settings) { logger, state in
             let flow = AccountRouteFlow(
                 route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
                 now: now
-            ) { [logger] () async throws(DiscoveryError) -> ProtectedResourceFinding in
-                try await ProtectedResourceFinding.find(for: route, settings: settings, http: http, logger: logger)
+            ) { () async throws(DiscoveryError) -> ProtectedResourceFinding in
+                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)
+                    .protectedResource()
             }
-            let made = TokenCache(
+            state.accountFlows[route.prefix] = flow
+            return TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { flow.rejected(value) }
                 },
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
-            state.caches[name] = made
-            state.accountFlows[route.prefix] = flow
-            return made
         }
     }
 

@@ -172,9 +172,7 @@ extension DiscoveredAuthorization {
     ) async throws(DiscoveryError) -> DiscoveredAuthorization {
         let http = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
-        let discovery = ResourceDiscovery(
-            route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
-            resolver: SystemHostResolver(), logger: logger)
+        let discovery = ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)
         let result: Result<DiscoveredAuthorization, DiscoveryError>
         do {
             result = .success(try await discovery.run())
@@ -186,29 +184,13 @@ extension DiscoveredAuthorization {
     }
 }
 
-extension DiscoveredAuthorization {
+extension ResourceDiscovery {
     /// Discovery for `route` over `http` — a client made with ``DiscoveryClient/configuration(caFile:read:)``
-    /// trusting the route's `tls.caFile`, kept by its owner across discoveries — and the system resolver: what a
-    /// running proxy's rediscovery runs.
-    package static func discover(
-        for route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger
-    ) async throws(DiscoveryError) -> DiscoveredAuthorization {
-        try await ResourceDiscovery(
+    /// trusting the route's `tls.caFile`, shut down by its owner (a running proxy keeps one across discoveries) —
+    /// and the system resolver.
+    package init(route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger) {
+        self.init(
             route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
-            resolver: SystemHostResolver(), logger: logger
-        ).run()
-    }
-}
-
-extension ProtectedResourceFinding {
-    /// Steps 1 and 2 of discovery for `route` over `http` (a client made with ``DiscoveryClient/configuration(caFile:read:)``
-    /// trusting the route's `tls.caFile`; its owner shuts it down) and the system resolver.
-    package static func find(
-        for route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger
-    ) async throws(DiscoveryError) -> ProtectedResourceFinding {
-        try await ResourceDiscovery(
-            route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
-            resolver: SystemHostResolver(), logger: logger
-        ).protectedResource()
+            resolver: SystemHostResolver(), logger: logger)
     }
 }

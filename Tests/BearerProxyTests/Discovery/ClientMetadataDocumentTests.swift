@@ -34,9 +34,7 @@ import Testing
             #expect(server.authorizeQueries.first?["client_id"] == Self.document)
             #expect(server.tokenForms.first?["client_id"] == Self.document)
             #expect(server.tokenAuthentications == ["none"])
-            let routes =
-                #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover", "#
-                + #""discovery": { "clientMetadataDocument": "\#(Self.document)" } }]"#
+            let routes = server.routes(discovery: #""clientMetadataDocument": "\#(Self.document)""#)
             try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
                 server.revokeAccessTokens()
                 #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)

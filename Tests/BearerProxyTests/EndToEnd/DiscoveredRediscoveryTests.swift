@@ -15,10 +15,6 @@ import Testing
 /// leaves the stored metadata in use, and one that refuses the metadata leaves nothing in use.
 @Suite("End to end: discovery again on a refused token")
 struct DiscoveredRediscoveryTests {
-    static func routes(_ server: FakeAuthorizationServer) -> String {
-        #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-    }
-
     /// Signs in, starts a proxy on a clock that stands still (the rediscovery interval never passes by itself),
     /// and checks that a first request gets through before `body` runs.
     static func withSignedInProxy(
@@ -26,7 +22,7 @@ struct DiscoveredRediscoveryTests {
     ) async throws {
         _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
         let frozen = Date()
-        try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state, now: { frozen }) {
+        try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state, now: { frozen }) {
             proxy in
             #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
             try await body(proxy)

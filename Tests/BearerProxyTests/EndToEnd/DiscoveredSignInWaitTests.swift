@@ -17,10 +17,9 @@ struct DiscoveredSignInWaitTests {
     @Test("a request while login ROUTE has its browser tab open waits for that sign-in and then goes through")
     func requestWaitsForTheLogin() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
             let log = CapturingLogHandler.Store()
             try await ProxyHarness.with(
-                routes: routes, stateDirectory: scratch.state, logger: CapturingLogHandler.logger(into: log)
+                routes: server.routes(), stateDirectory: scratch.state, logger: CapturingLogHandler.logger(into: log)
             ) { proxy in
                 let route = DiscoveredSignInTests.route(server)
                 let found = try await DiscoveredAuthorization.discover(
@@ -51,9 +50,8 @@ struct DiscoveredSignInWaitTests {
     @Test("a shutdown ends a request's wait for a login in progress: answered 503 at once, the drain not held")
     func shutdownEndsTheWait() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
             let log = CapturingLogHandler.Store()
-            let configuration = try TestConfigurations.make(routes: routes, account: #"{ "flow": "dev" }"#)
+            let configuration = try TestConfigurations.make(routes: server.routes(), account: #"{ "flow": "dev" }"#)
             let proxy = try await RunningProxy.start(
                 configuration: configuration, stateDirectory: scratch.state, threads: 2,
                 logger: CapturingLogHandler.logger(into: log))

@@ -16,10 +16,6 @@ import Testing
 /// cannot be read.
 @Suite("End to end: a discovered route's state in status")
 struct DiscoveredStatusTests {
-    static func routes(_ server: FakeAuthorizationServer) -> String {
-        #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-    }
-
     /// The discovered part of `/-/status`'s only route.
     static func adminState(_ proxy: ProxyHarness) async throws -> [String: Any] {
         let response = try await TestClient.send(port: proxy.port, uri: "/-/status")
@@ -36,7 +32,7 @@ struct DiscoveredStatusTests {
         fake.requiredScopes = ["mcp:read", "mcp:write"]
         try await DiscoveredSignInTests.withServer(fake) { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 #expect(try await Self.adminState(proxy)["state"] as? String == "signed-in")
                 #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .forbidden)
                 let admin = try await Self.adminState(proxy)
@@ -45,7 +41,7 @@ struct DiscoveredStatusTests {
                 #expect(admin["scopes"] as? [String] == ["mcp:read"])
                 // `bearer-proxy status` in another process reads the same from the state directory.
                 try await SignInHarness.with(
-                    account: #"{ "flow": "dev" }"#, routes: Self.routes(server), state: scratch.state
+                    account: #"{ "flow": "dev" }"#, routes: server.routes(), state: scratch.state
                 ) { runtime in
                     let report = StatusReport(account: runtime)
                     #expect(report.routes.first?.discovered?.state == .needsStepUp)
@@ -74,7 +70,7 @@ struct DiscoveredStatusTests {
         fake.requiredScopes = ["mcp:write"]
         try await DiscoveredSignInTests.withServer(fake) { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .forbidden)
                 #expect(try await Self.adminState(proxy)["state"] as? String == "needs-step-up")
                 server.update { $0.requiredScopes = [] }
@@ -93,7 +89,7 @@ struct DiscoveredStatusTests {
             try FileManager.default.createDirectory(
                 atPath: scratch.state.path + "/discovered-routes.json", withIntermediateDirectories: false)
             try await SignInHarness.with(
-                account: #"{ "flow": "dev" }"#, routes: Self.routes(server), state: scratch.state
+                account: #"{ "flow": "dev" }"#, routes: server.routes(), state: scratch.state
             ) { runtime in
                 let report = StatusReport(account: runtime)
                 let state = try #require(report.routes.first?.discovered)

@@ -117,6 +117,13 @@ final class FakeAuthorizationServer: Sendable {
         return FakeAuthorizationServer(server: server, state: state, scheme: scheme)
     }
 
+    /// `routes.json`'s `routes`: one discovered route, `prefix` to this server's resource, with `discovery` when
+    /// given (the members of that object, as JSON).
+    func routes(prefix: String = "/a", discovery: String? = nil) -> String {
+        let settings = discovery.map { #", "discovery": { \#($0) }"# } ?? ""
+        return #"[{ "prefix": "\#(prefix)", "upstream": "\#(resource)", "auth": "discover"\#(settings) }]"#
+    }
+
     func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
     var registrations: Int { state.record.withLock { $0.registrations } }
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
