@@ -100,7 +100,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 head.status == .unauthorized && sendsToken
                 ? Self.tokenRetry(head.headers, discovered: discovered) : nil
             let stepUp =
-                head.status == .forbidden && sendsToken && discovered
+                head.status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
             if discovered, stepUp == nil, retry == nil, head.status.code / 100 != 1, let leg = exchange.leg,
                 let token = leg.token

@@ -32,6 +32,10 @@ struct AccountAuthorizationServerTests {
                 let metadata = #"Bearer resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
                 return .respond(status: 401, headers: [("www-authenticate", metadata)], text: "")
             }
+            if head.uri.hasPrefix("/mcp/admin") {
+                let challenge = #"Bearer error="insufficient_scope", scope="api://mcp/Tools.Admin""#
+                return .respond(status: 403, headers: [("www-authenticate", challenge)], text: "upstream's own")
+            }
             return .respond(status: 200, text: "through")
         }
     }
@@ -82,6 +86,15 @@ struct AccountAuthorizationServerTests {
             #expect(discovered["state"] as? String == "signed-in" && discovered["clientKind"] as? String == "account")
             #expect(discovered["authorizationServer"] as? String == idp.issuer)
             #expect(discovered["scopes"] as? [String] == ["api://mcp/Tools.Read"])
+        }
+    }
+
+    @Test("403 insufficient_scope passes through as on a bearer route: the account's token, no login ROUTE to name")
+    func stepUpPassesThrough() async throws {
+        try await Self.with(scopes: ["api://mcp/Tools.Read"]) { idp, upstream, proxy in
+            let response = try await TestClient.send(port: proxy.port, uri: "/m/admin")
+            #expect(response.status == .forbidden)
+            #expect(String(decoding: response.body, as: UTF8.self) == "upstream's own")
         }
     }
 
