@@ -41,7 +41,8 @@ public struct AccountRuntime: Sendable {
     public static func make(
         configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
         eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger, metrics: ProxyMetrics? = nil,
-        signInTiming: SignInTiming = SignInTiming(), now injected: (@Sendable () -> Date)? = nil
+        signInTiming: SignInTiming = SignInTiming(), now injected: (@Sendable () -> Date)? = nil,
+        signInStarter: DiscoveredSignInStarter? = nil
     ) throws -> AccountRuntime {
         // Durations (back-offs, the token-request interval) run on the monotonic clock: a wall clock that steps
         // must not stretch a 3 s back-off into an hour (#22 item 1). A test that injects its wall clock drives
@@ -156,7 +157,7 @@ public struct AccountRuntime: Sendable {
             DiscoveredRouteTokens(
                 store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
                 environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
-                account: accountSource)
+                account: accountSource, signInStarter: signInStarter)
         }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,

@@ -65,6 +65,8 @@ package final class DiscoveredRouteTokens: Sendable {
             self.clientID = clientID
         }
     }
+    /// The sign-ins `serve` opens itself for routes with `"signIn": "auto"` (#25 item 2); nil: none.
+    private let signInStarter: DiscoveredSignInStarter?
     /// Given at shutdown: the routes' token requests stop waiting for a sign-in in progress.
     private let closing = ShutdownNotice()
     /// Where every route's ``StepUpRecord`` writes what its upstream last answered, in order, off the event loops.
@@ -81,8 +83,10 @@ package final class DiscoveredRouteTokens: Sendable {
     package init(
         store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
-        uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil
+        uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil,
+        signInStarter: DiscoveredSignInStarter? = nil
     ) {
+        self.signInStarter = signInStarter
         self.account = account
         self.environment = environment
         self.metrics = metrics
@@ -165,6 +169,9 @@ package final class DiscoveredRouteTokens: Sendable {
         let provider = provider(caFile: route.tls.caFile)
         // One HTTP client for every discovery of routes that trust this CA file, however often they run.
         let http = discoveryClient(caFile: route.tls.caFile)
+        // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
+        var startSignIn: (@Sendable () -> String)?
+        if settings.startsSignIn, let starter = signInStarter { startSignIn = { starter.request(route) } }
         return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
@@ -173,7 +180,7 @@ package final class DiscoveredRouteTokens: Sendable {
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
                 rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now,
-                closing: closing)
+                closing: closing, startSignIn: startSignIn)
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
             // What the upstream last answered, for `status` (#25 item 8).

@@ -25,7 +25,12 @@ extension ConfigurationReader {
         let document = discovery.string("clientMetadataDocument")
         let redirectPort = discovery.integer("redirectPort", in: 0...65535)
         let allowPrivate = discovery.bool("allowPrivateAddresses")
-        var valid = (discovery.contains("clientId") == (clientID != nil))
+        enum SignIn: String, CaseIterable {
+            case login
+            case auto
+        }
+        let signIn: SignIn? = discovery.contains("signIn") ? discovery.choice("signIn") : .login
+        var valid = (discovery.contains("clientId") == (clientID != nil)) && signIn != nil
         valid = valid && discovery.contains("clientSecretEnv") == (secretEnv != nil)
         if secretEnv != nil, !discovery.contains("clientId") {
             discovery.report(
@@ -50,7 +55,7 @@ extension ConfigurationReader {
         return DiscoverySettings(
             clientID: clientID, clientSecretEnv: secretEnv, clientMetadataDocument: document,
             redirectPort: redirectPort ?? 0,
-            allowPrivateAddresses: allowPrivate ?? false)
+            allowPrivateAddresses: allowPrivate ?? false, startsSignIn: signIn == .auto)
     }
 
     /// `"authorizationServer": "account"` (#25 item 7): the account's client signs in, so none of the keys that
@@ -59,7 +64,7 @@ extension ConfigurationReader {
         enum Choice: String, CaseIterable { case account }
         guard let _: Choice = discovery.choice("authorizationServer") else { return nil }
         var valid = true
-        for key in ["clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort"]
+        for key in ["clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "signIn"]
         where discovery.contains(key) {
             discovery.report(
                 key, "not used with \"authorizationServer\": \"account\" (the account's client signs in)")

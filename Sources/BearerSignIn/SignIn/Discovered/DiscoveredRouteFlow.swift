@@ -31,6 +31,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let now: @Sendable () -> Date
     /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
     package let closing: ShutdownNotice?
+    /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
+    /// person at the machine should do (#25 item 2); nil: only `login ROUTE` signs in.
+    package let startSignIn: (@Sendable () -> String)?
     /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
     /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
@@ -222,16 +225,20 @@ package struct DiscoveredRouteFlow: SignInFlow {
         }
     }
 
+    /// The route needs a sign-in — which, for a route with `"signIn": "auto"`, `serve` opens now.
     private func notSignedIn(_ why: String) -> TokenError {
         // The route is named by whoever shows the reason (the problem's detail, `token ROUTE`'s error).
-        .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
+        if let startSignIn { return .signInRequired(reason: "\(why); \(startSignIn())") }
+        return .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
     }
 
     package init(
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
-        now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil
+        now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
+        startSignIn: (@Sendable () -> String)? = nil
     ) {
+        self.startSignIn = startSignIn
         self.closing = closing
         self.clientSecret = clientSecret
         self.route = route
