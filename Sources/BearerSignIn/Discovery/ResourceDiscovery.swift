@@ -170,17 +170,9 @@ extension DiscoveredAuthorization {
     public static func discover(
         for route: Route, settings: DiscoverySettings, logger: Logger
     ) async throws(DiscoveryError) -> DiscoveredAuthorization {
-        let http = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
-        let discovery = ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)
-        let result: Result<DiscoveredAuthorization, DiscoveryError>
-        do {
-            result = .success(try await discovery.run())
-        } catch {
-            result = .failure(error)
+        try await ResourceDiscovery.once(for: route, settings: settings, logger: logger) {
+            (discovery) async throws(DiscoveryError) -> DiscoveredAuthorization in try await discovery.run()
         }
-        try? await http.shutdown()
-        return try result.get()
     }
 }
 
@@ -192,5 +184,26 @@ extension ResourceDiscovery {
         self.init(
             route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
             resolver: SystemHostResolver(), logger: logger)
+    }
+}
+
+extension ResourceDiscovery {
+    /// Runs `body` with a discovery for `route` over a short-lived HTTP client of its own (the route's `tls.caFile`
+    /// trusted), shut down afterwards: for the commands, which discover once.
+    package static func once<T: Sendable>(
+        for route: Route, settings: DiscoverySettings, logger: Logger,
+        _ body: (ResourceDiscovery) async throws(DiscoveryError) -> T
+    ) async throws(DiscoveryError) -> T {
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
+        let result: Result<T, DiscoveryError>
+        do {
+            result = .success(
+                try await body(ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)))
+        } catch {
+            result = .failure(error)
+        }
+        try? await http.shutdown()
+        return try result.get()
     }
 }
