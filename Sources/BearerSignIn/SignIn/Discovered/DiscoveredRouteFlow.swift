@@ -83,27 +83,34 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
     /// machine, so that the sign-in it is about to store is used rather than answered around: the request itself
     /// is still bounded by its route's time limit, and the token request goes on for the next one.
-    /// A shutdown (``closing``) ends the wait at once: the request behind it is answered (503) instead of holding
-    /// the drain for a sign-in that may never come.
+    /// A shutdown (``closing``) ends a wait at once: the request behind it is answered (503) instead of holding
+    /// the drain for a sign-in that may never come. A lock that is free is still taken during the drain, so a
+    /// request in flight then is served as before.
     private func awaitSignInInProgress() async throws(TokenError) {
         let lock = store.routeSignInLock(upstream: upstream)
         let (route, logger, closing) = (route, logger, closing)
-        await withTaskGroup(of: Void.self) { group in
+        // The lock's task says whether its wait was cut short; the notice's says nothing (nil) and ends the wait.
+        let interrupted = await withTaskGroup(of: Bool?.self) { group -> Bool in
             group.addTask {
                 await lock.withLock(
                     waiting: {
                         logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))")
                     }
-                ) { _ in }
+                ) { outcome in outcome == .cancelled }
             }
-            if let closing { group.addTask { await closing.wait() } }
-            // Whichever ends first: the lock was had (or the wait gave up), or the proxy is shutting down.
-            await group.next()
-            group.cancelAll()
+            if let closing {
+                group.addTask {
+                    await closing.wait()
+                    return nil
+                }
+            }
+            while let next = await group.next() {
+                group.cancelAll()
+                if let interrupted = next { return interrupted }
+            }
+            return false
         }
-        if closing?.isGiven == true {
-            throw .providerUnavailable(reason: "the proxy is shutting down", retryAfterSeconds: 1)
-        }
+        if interrupted { throw .providerUnavailable(reason: "the proxy is shutting down", retryAfterSeconds: 1) }
     }
 
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
