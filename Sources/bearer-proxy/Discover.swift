@@ -9,6 +9,7 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Logging
+import NIOPosix
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -34,6 +35,10 @@ struct Discover: AsyncParsableCommand {
         global.bootstrapLogging()
         let configuration = try global.loadConfiguration()
         let (match, settings) = try Routes.discovered(route, in: configuration, configPath: global.configPath)
+        if settings.usesAccount {
+            let issuers = try await Self.accountIssuers(configuration, global: global)
+            return try await discoverForAccount(match, settings: settings, issuers: issuers)
+        }
         let prefix = match.prefix
         let logger = Logger(label: "bearer-proxy.discover")
         let found: DiscoveredAuthorization
@@ -53,6 +58,19 @@ struct Discover: AsyncParsableCommand {
             Terminal.error("error: \(prefix): no client identity: \(found.registration.explanation)")
             throw ExitCode(1)
         }
+    }
+
+    /// The account's issuers, with the directory id its stored sign-in tells (read from the token cache file).
+    static func accountIssuers(_ configuration: Configuration, global: GlobalOptions) async throws -> [String] {
+        guard let client = configuration.account.settings.oauthClient else { return [] }
+        let account = try AccountRuntime.make(
+            configuration: configuration, stateDirectory: StateDirectory.standard(environment: global.environment),
+            environment: global.environment, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            devIssuerURL: DevIssuer.issuerURL(listeningOn: configuration.listeners),
+            logger: Logger(label: "bearer-proxy.discover"))
+        let tenantID = account.identity?.tenantID
+        await account.shutdown()
+        return client.endpoint.issuers(tenantID: tenantID)
     }
 
     static func encoded(_ value: some Encodable) throws -> String {
@@ -147,7 +165,7 @@ struct DiscoveryReport: Encodable {
 
     /// A value a server chose, shown on a terminal: printable ASCII only (the URLs were checked, but a query may
     /// still hold bytes a terminal acts on).
-    private static func printable(_ value: String) -> String {
+    static func printable(_ value: String) -> String {
         String(value.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
     }
 }

@@ -33,6 +33,13 @@ struct LoginRoute {
             route, in: configuration, configPath: global.configPath,
             hint: "; run bearer-proxy login without a route to sign the account in")
         let prefix = match.prefix
+        guard !settings.usesAccount else {
+            // Nothing to sign in for: the account's sign-in serves the route (#25 item 7).
+            Terminal.error(
+                "error: \(prefix) uses the account's sign-in (\"authorizationServer\": \"account\"); run bearer-proxy "
+                    + "login without a route")
+            throw ExitCode(2)
+        }
         guard !noPersist else {
             Terminal.error("error: login \(prefix) stores its sign-in for serve; it cannot run with --no-persist")
             throw ExitCode(2)

@@ -116,7 +116,7 @@ struct Serve: AsyncParsableCommand {
                 configuration: configuration, listeners: try listeners(),
                 stateDirectory: state, environment: global.environment, timeouts: timeouts,
                 maximumConnections: maxConnections, threads: threads ?? System.coreCount,
-                logger: logger,
+                logger: logger, signInConsole: Self.signInConsole(for: configuration, global: global, logger: logger),
                 beforeServing: { [global] account in
                     try await Self.signInIfNeeded(
                         account, environment: global.environment, configPath: global.configPath, logger: logger)
@@ -150,7 +150,7 @@ struct Serve: AsyncParsableCommand {
                 services: [
                     .init(service: proxy.server), .init(service: TokenMaintenance(proxy: proxy)),
                     .init(service: ConfigurationReloader(proxy: proxy, path: global.configPath)),
-                ],
+                ] + (proxy.signInStarter.map { [.init(service: $0)] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
@@ -166,6 +166,27 @@ struct Serve: AsyncParsableCommand {
         await proxy.shutdownAccounts()
         try await proxy.group.shutdownGracefully()
         logger.info("stopped")
+    }
+
+    /// The console of the sign-ins `serve` opens itself (`"signIn": "auto"`, #25 item 2): the terminal, when a
+    /// route asks for them and a browser can be opened here; nil otherwise — those routes then answer as with
+    /// `"login"`, and a warning says why.
+    private static func signInConsole(
+        for configuration: Configuration, global: GlobalOptions, logger: Logger
+    ) -> (any SignInConsole)? {
+        let prefixes = configuration.routes.routes.compactMap { route -> String? in
+            guard case .discover(let settings) = route.auth, settings.startsSignIn else { return nil }
+            return route.prefix
+        }
+        guard !prefixes.isEmpty else { return nil }
+        guard BrowserCommand.find(environment: global.environment) != nil else {
+            let routes = prefixes.joined(separator: ", ")
+            logger.warning(
+                "\"signIn\": \"auto\" on \(routes): no browser can be opened here, so only bearer-proxy login ROUTE signs in"
+            )
+            return nil
+        }
+        return TerminalConsole(environment: global.environment)
     }
 
     /// An interactive flow with no account: sign in first when someone is at a terminal (or nobody is needed:

@@ -19,11 +19,25 @@ public struct DiscoverySettings: Sendable, Hashable {
     /// `allowPrivateAddresses`: lets a remote upstream name OAuth URLs on loopback, private or link-local addresses.
     /// Default false: a hostile 401 must not make the proxy reach into the local network (SSRF).
     public var allowPrivateAddresses: Bool
+    /// `"authorizationServer": "account"`: the route says its authorization server is the account's own (#25 item
+    /// 7; Microsoft Entra has no dynamic registration): its tokens come from the account's sign-in — the account's
+    /// client and refresh token, one more scope set of its token cache — with no registration and no second
+    /// sign-in, and only when the upstream's metadata names the account's issuer. Default false: the route signs in
+    /// at the authorization server its upstream names.
+    public var usesAccount: Bool
+    /// `"signIn": "auto"`: a running `serve` opens the browser sign-in itself when a request finds the route without
+    /// a usable sign-in (#25 item 2) — once per authorization server per machine, and not again for a while after a
+    /// sign-in was declined or not finished. Default `"login"` (false): only `bearer-proxy login ROUTE` signs in, and
+    /// an agent's request can never pop a browser tab.
+    public var startsSignIn: Bool
 
     public init(
         clientID: String? = nil, clientSecretEnv: String? = nil, clientMetadataDocument: String? = nil,
-        redirectPort: Int = 0, allowPrivateAddresses: Bool = false
+        redirectPort: Int = 0, allowPrivateAddresses: Bool = false, usesAccount: Bool = false,
+        startsSignIn: Bool = false
     ) {
+        self.usesAccount = usesAccount
+        self.startsSignIn = startsSignIn
         self.clientID = clientID
         self.clientSecretEnv = clientSecretEnv
         self.clientMetadataDocument = clientMetadataDocument

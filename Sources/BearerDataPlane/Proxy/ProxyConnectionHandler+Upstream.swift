@@ -95,13 +95,22 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
-            let retry = head.status == .unauthorized && sendsToken ? Self.tokenRetry(head.headers) : nil
+            let discovered = exchange.leg?.binding.discoveredTokens != nil
+            let retry =
+                head.status == .unauthorized && sendsToken
+                ? Self.tokenRetry(head.headers, discovered: discovered) : nil
             let stepUp =
-                head.status == .forbidden && sendsToken && exchange.leg?.binding.discoveredTokens != nil
+                head.status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
+            if discovered, stepUp == nil, retry == nil, head.status.code / 100 != 1, let leg = exchange.leg,
+                let token = leg.token
+            {
+                // `status` shows a discovered route's upstream's last answer (#25 item 8): this one wants no step-up.
+                leg.binding.tokens(leg.proxy).answered(token)
+            }
             if let stepUp, let leg = exchange.leg, let key = leg.binding.tokenKey, let token = leg.token {
                 // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
-                leg.binding.tokens(leg.proxy).drop(key, token: token)
+                leg.binding.tokens(leg.proxy).drop(key, token: token, wanting: stepUp)
                 let route = leg.binding.route.prefix
                 server.metrics.stepUp(route: route)
                 server.logger.info(
@@ -145,12 +154,21 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Whether `headers` of a `401` reject the token in a way one replay can fix (SPEC §7): `invalid_token`, or
     /// `insufficient_claims` with a `claims` request. Anything else, including `403 insufficient_scope`, passes
     /// through untouched (and the state machine allows the replay only once, and only with the whole body kept).
-    package static func tokenRetry(_ headers: HTTPHeaders) -> ExchangeStateMachine.TokenRetry? {
-        guard let challenge = BearerChallenge.find(in: headers) else { return nil }
+    ///
+    /// On a `discovered` route, a challenge that names `resource_metadata` with no error code refuses the token too:
+    /// RFC 6750 §3.1 lets a server leave the code out, and RFC 9728 §5.1's challenge is how an MCP server says "not
+    /// with this token" — so it is taken as `invalid_token`, and the route's flow runs discovery again (bounded, as
+    /// for `invalid_token`) before a new token (#25 item 1). A bearer route never starts discovery (#25 E5).
+    package static func tokenRetry(_ headers: HTTPHeaders, discovered: Bool = false) -> ExchangeStateMachine.TokenRetry?
+    {
+        let challenges = BearerChallenge.all(in: headers)
+        guard let challenge = challenges.first else { return nil }
         switch challenge.error {
         case "invalid_token": return .refresh
         case "insufficient_claims": return challenge.claims.map { .claims($0) }
-        default: return nil
+        default:
+            let bare = challenges.contains { $0.error == nil && $0.resourceMetadata != nil }
+            return discovered && bare ? .refresh : nil
         }
     }
 

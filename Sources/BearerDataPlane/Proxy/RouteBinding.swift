@@ -19,6 +19,9 @@ package final class RouteBinding: Sendable {
     package let isDiscovered: Bool
     /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
     package let discoveredTokens: TokenCache?
+    /// A discovered route whose authorization server is the account's own (#25 item 7): its token is the account's,
+    /// so its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
+    package let usesAccount: Bool
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     package let requiredHeaders: [RequiredHeaderCheck]
     /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
@@ -32,7 +35,13 @@ package final class RouteBinding: Sendable {
     ) rethrows {
         self.route = route
         origin = try UpstreamOrigin(route, tls: tls)
-        if case .discover = route.auth { isDiscovered = true } else { isDiscovered = false }
+        if case .discover(let settings) = route.auth {
+            isDiscovered = true
+            usesAccount = settings.usesAccount
+        } else {
+            isDiscovered = false
+            usesAccount = false
+        }
         self.discoveredTokens = isDiscovered ? discoveredTokens : nil
         tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead

@@ -18,6 +18,9 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     public enum State: String, Sendable {
         case needsSignIn = "needs-sign-in"
         case signedIn = "signed-in"
+        /// Signed in, but the upstream's last answer was `403` `insufficient_scope`: a sign-in for more scopes is
+        /// needed (`login ROUTE --scopes`, #25 item 5).
+        case needsStepUp = "needs-step-up"
         case error
     }
 
@@ -26,14 +29,17 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     public var clientKind: String?
     public var clientID: String?
     public var scopes: [String]
+    /// For ``State/needsStepUp``: the scopes to sign in for (what was granted and what the upstream asked for).
+    public var stepUpScopes: [String]
     public var expiresOn: Date?
     /// Why it needs a sign-in, or what went wrong.
     public var detail: String?
 
     public init(
         state: State, authorizationServer: String? = nil, clientKind: String? = nil, clientID: String? = nil,
-        scopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil
+        scopes: [String] = [], stepUpScopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil
     ) {
+        self.stepUpScopes = stepUpScopes
         self.state = state
         self.authorizationServer = authorizationServer
         self.clientKind = clientKind

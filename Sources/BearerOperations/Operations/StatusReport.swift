@@ -185,6 +185,7 @@ extension StatusReport {
         object["clientKind"] = state.clientKind
         object["clientId"] = state.clientID
         object["detail"] = state.detail
+        if state.state == .needsStepUp { object["stepUpScopes"] = state.stepUpScopes }
         if let expiresOn = state.expiresOn {
             object["expiresOn"] = expiresOn.formatted(.iso8601)
             object["expiresInSeconds"] = wholeSeconds(expiresOn.timeIntervalSince(now))
@@ -196,10 +197,16 @@ extension StatusReport {
     package static func line(_ state: DiscoveredRouteState, route: String, at now: Date) -> String {
         switch state.state {
         case .needsSignIn:
-            return "discovered: needs sign-in (run bearer-proxy login \(route))"
+            // A route of the account's own authorization server signs in with the account (#25 item 7).
+            let command = state.clientKind == "account" ? "bearer-proxy login" : "bearer-proxy login \(route)"
+            return "discovered: needs sign-in (run \(command))"
                 + (state.detail.map { ": \($0)" } ?? "")
         case .error:
             return "discovered: error (\(state.detail ?? "unknown"))"
+        case .needsStepUp:
+            // Quoted as the step-up problem quotes them (``StepUpScopes`` kept only shell-safe scope tokens).
+            return "discovered: needs step-up at \(state.authorizationServer ?? "?") (the upstream asked for more "
+                + "scopes: run bearer-proxy login \(route) --scopes '\(state.stepUpScopes.joined(separator: " "))')"
         case .signedIn:
             var line = "discovered: signed in at \(state.authorizationServer ?? "?")"
             if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }

@@ -52,20 +52,42 @@ extension AccountRuntime {
     }
 
     public func discoveredState(of route: Route) -> DiscoveredRouteState? {
-        guard case .discover = route.auth else { return nil }
-        guard let store = discovered?.store else {
+        guard case .discover(let settings) = route.auth else { return nil }
+        if settings.usesAccount, let account = discovered?.accountSource { return accountState(of: route, account) }
+        guard let discovered else {
             return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
         }
+        let store = discovered.store
+        // An answer the data plane has just heard is in the file before the file is read.
+        discovered.flushAnswers()
         do {
             guard let key = try store.routeKey(upstream: route.upstream.url), let stored = try store.signIn(key)
             else { return DiscoveredRouteState(state: .needsSignIn) }
             let usable = stored.refreshToken != nil || (stored.expiresOn.map { $0 > Date() } ?? false)
+            let stepUp = usable ? stored.stepUpScopes ?? [] : []
             return DiscoveredRouteState(
-                state: usable ? .signedIn : .needsSignIn, authorizationServer: key.issuer,
-                clientKind: stored.clientKind, clientID: key.clientID, scopes: stored.grantedScopes ?? stored.scopes,
-                expiresOn: stored.expiresOn, detail: usable ? nil : "its sign-in expired or was refused")
+                state: !usable ? .needsSignIn : stepUp.isEmpty ? .signedIn : .needsStepUp,
+                authorizationServer: key.issuer, clientKind: stored.clientKind, clientID: key.clientID,
+                scopes: stored.grantedScopes ?? stored.scopes, stepUpScopes: stepUp, expiresOn: stored.expiresOn,
+                detail: usable
+                    ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
+                    : "its sign-in expired or was refused")
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }
+    }
+
+    /// A route whose authorization server is the account's own (#25 item 7): signed in when the account is, with the
+    /// scopes and expiry of the account's token for it once this process has discovered them (`/-/status`).
+    private func accountState(
+        of route: Route, _ account: DiscoveredRouteTokens.AccountSource
+    ) -> DiscoveredRouteState {
+        let target = discovered?.accountTarget(of: route)
+        let token = target.map { tokens.status(for: $0.scopes) }
+        return DiscoveredRouteState(
+            state: isSignedIn ? .signedIn : .needsSignIn,
+            authorizationServer: target?.issuer ?? account.issuers().first, clientKind: "account",
+            clientID: account.clientID, scopes: target?.scopes.scopes ?? [], expiresOn: token?.expiresOn,
+            detail: isSignedIn ? nil : "it uses the account's sign-in")
     }
 }

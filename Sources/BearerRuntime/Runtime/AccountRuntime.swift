@@ -41,7 +41,8 @@ public struct AccountRuntime: Sendable {
     public static func make(
         configuration: Configuration, stateDirectory: StateDirectory?, environment: [String: String],
         eventLoopGroup: any EventLoopGroup, devIssuerURL: String, logger: Logger, metrics: ProxyMetrics? = nil,
-        signInTiming: SignInTiming = SignInTiming(), now injected: (@Sendable () -> Date)? = nil
+        signInTiming: SignInTiming = SignInTiming(), now injected: (@Sendable () -> Date)? = nil,
+        signInStarter: DiscoveredSignInStarter? = nil
     ) throws -> AccountRuntime {
         // Durations (back-offs, the token-request interval) run on the monotonic clock: a wall clock that steps
         // must not stretch a 3 s back-off into an hour (#22 item 1). A test that injects its wall clock drives
@@ -146,10 +147,17 @@ public struct AccountRuntime: Sendable {
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
+        // A route whose authorization server is the account's own takes its tokens from this cache (#25 item 7).
+        let accountSource = settings.oauthClient.map { client in
+            DiscoveredRouteTokens.AccountSource(
+                tokens: tokens, issuers: { client.endpoint.issuers(tenantID: session.identity?.tenantID) },
+                clientID: client.clientId)
+        }
         let discovered = stateDirectory.map { directory in
             DiscoveredRouteTokens(
                 store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
-                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime)
+                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
+                account: accountSource, signInStarter: signInStarter)
         }
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,

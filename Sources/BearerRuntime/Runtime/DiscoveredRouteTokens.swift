@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import BearerConfiguration
 import BearerDataPlane
 import BearerHTTP
@@ -6,6 +7,7 @@ import BearerOperations
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+import Dispatch
 import Logging
 import NIOCore
 import Synchronization
@@ -34,8 +36,41 @@ package final class DiscoveredRouteTokens: Sendable {
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
     /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25).
-    private let state = Mutex<(caches: [CacheName: TokenCache], providers: [String: IdentityProviderClient])>(
-        ([:], [:]))
+    private let state = Mutex(State())
+    /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
+    /// account without an OAuth client.
+    private let account: AccountSource?
+
+    private struct State {
+        var caches: [CacheName: TokenCache] = [:]
+        var providers: [String: IdentityProviderClient] = [:]
+        /// The HTTP clients of discovery, by CA file as ``providers``: one each, however often discovery runs.
+        var discoveryClients: [String: HTTPClient] = [:]
+        /// The flows of the routes whose authorization server is the account's, by prefix (for `status`).
+        var accountFlows: [String: AccountRouteFlow] = [:]
+    }
+
+    /// What a route whose authorization server is the account's own takes from the account (#25 item 7).
+    package struct AccountSource: Sendable {
+        /// The account's token cache.
+        package var tokens: TokenCache
+        /// The account's issuers (``IdentityEndpoint/issuers(tenantID:)``), asked each time.
+        package var issuers: @Sendable () -> [String]
+        /// The account's client id, for `status`.
+        package var clientID: String
+
+        package init(tokens: TokenCache, issuers: @escaping @Sendable () -> [String], clientID: String) {
+            self.tokens = tokens
+            self.issuers = issuers
+            self.clientID = clientID
+        }
+    }
+    /// The sign-ins `serve` opens itself for routes with `"signIn": "auto"` (#25 item 2); nil: none.
+    private let signInStarter: DiscoveredSignInStarter?
+    /// Given at shutdown: the routes' token requests stop waiting for a sign-in in progress.
+    private let closing = ShutdownNotice()
+    /// Where every route's ``StepUpRecord`` writes what its upstream last answered, in order, off the event loops.
+    private let answers = DispatchQueue(label: "bearer-proxy.discovered-answers")
 
     /// What a route's cache is made from: a route that keeps all of it keeps its cache across reloads.
     private struct CacheName: Hashable {
@@ -48,8 +83,11 @@ package final class DiscoveredRouteTokens: Sendable {
     package init(
         store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
-        uptime: (@Sendable () -> Duration)?
+        uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil,
+        signInStarter: DiscoveredSignInStarter? = nil
     ) {
+        self.signInStarter = signInStarter
+        self.account = account
         self.environment = environment
         self.metrics = metrics
         self.store = store
@@ -81,37 +119,107 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
+    /// The HTTP client of discovery for a route whose `tls.caFile` is `caFile`, made once per file.
+    package func discoveryClient(caFile: String?) -> HTTPClient {
+        state.withLock { state in
+            let client =
+                state.discoveryClients[caFile ?? ""]
+                ?? HTTPClient(
+                    eventLoopGroupProvider: .shared(eventLoopGroup),
+                    configuration: DiscoveryClient.configuration(caFile: caFile))
+            state.discoveryClients[caFile ?? ""] = client
+            return client
+        }
+    }
+
+    /// What the flow of a route whose authorization server is the account's last found, if it has run.
+    package func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
+        let flow = state.withLock { $0.accountFlows[route.prefix] }
+        return flow?.lastTarget
+    }
+
+    /// The account's side of such routes, if the account has one.
+    package var accountSource: AccountSource? { account }
+
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
-        let provider = provider(caFile: route.tls.caFile)
-        return state.withLock { state in
-            // A reload that gives the route another CA file or other discovery settings gets a cache that uses them.
+        if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
+        return signInCache(for: route, settings: settings)
+    }
+
+    /// The route's cache: the one made for the same route, CA file and settings, else the one `make` makes with the
+    /// route's logger. A reload that gives the route another CA file or other settings gets a cache that uses them.
+    private func cache(
+        for route: Route, settings: DiscoverySettings, make: (Logger, inout State) -> TokenCache
+    ) -> TokenCache {
+        state.withLock { state in
             let name = CacheName(
                 prefix: route.prefix, upstream: route.upstream.url, caFile: route.tls.caFile, settings: settings)
             if let known = state.caches[name] { return known }
             var logger = logger
             logger[metadataKey: "route"] = "\(route.prefix)"
+            let made = make(logger, &state)
+            state.caches[name] = made
+            return made
+        }
+    }
+
+    /// The cache of a route that signs in at its own authorization server (`login ROUTE`), over a
+    /// ``DiscoveredRouteFlow``.
+    private func signInCache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+        let provider = provider(caFile: route.tls.caFile)
+        // One HTTP client for every discovery of routes that trust this CA file, however often they run.
+        let http = discoveryClient(caFile: route.tls.caFile)
+        // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
+        var startSignIn: (@Sendable () -> String)?
+        if settings.startsSignIn, let starter = signInStarter { startSignIn = { starter.request(route) } }
+        return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
-                [logger] () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
+                () async throws(DiscoveryError) -> DiscoveredAuthorization in
+                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger).run()
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
-                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now)
-            // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
-            // `login ROUTE` made while this proxy runs is used by the next request.
+                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now,
+                closing: closing, startSignIn: startSignIn)
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
-            let made = TokenCache(
+            // What the upstream last answered, for `status` (#25 item 8).
+            let record = StepUpRecord(
+                route: route.prefix, upstream: route.upstream.url, store: store, writes: answers, logger: logger)
+            // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
+            // `login ROUTE` made while this proxy runs is used by the next request.
+            return TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { served.reject(value) }
+                    record.heard(change)
                 },
                 // One line per token request, as the account's (a sign-in required among them), counted under
                 // the flow `discover`.
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
                 throttlesSignInRequired: false)
-            state.caches[name] = made
-            return made
+        }
+    }
+
+    /// The cache of a route whose authorization server is the account's own (#25 item 7): over an
+    /// ``AccountRouteFlow``, which takes its tokens from the account's cache.
+    private func accountCache(for route: Route, settings: DiscoverySettings, account: AccountSource) -> TokenCache {
+        let http = discoveryClient(caFile: route.tls.caFile)
+        return cache(for: route, settings: settings) { logger, state in
+            let flow = AccountRouteFlow(
+                route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
+                now: now
+            ) { () async throws(DiscoveryError) -> ProtectedResourceFinding in
+                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)
+                    .protectedResource()
+            }
+            state.accountFlows[route.prefix] = flow
+            return TokenCache(
+                flow: flow, now: now, uptime: uptime,
+                onChange: { change in
+                    if case .rejected(let value) = change { flow.rejected(value) }
+                },
+                observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
         }
     }
 
@@ -120,12 +228,29 @@ package final class DiscoveredRouteTokens: Sendable {
         settings.clientSecretEnv.flatMap { environment[$0] }
     }
 
+    /// Waits until what the upstreams answered so far is in the files (before `status` reads them).
+    package func flushAnswers() {
+        answers.sync {}
+    }
+
+    /// Ends every wait for a sign-in in progress, at the start of a shutdown: the requests behind them are
+    /// answered now, and the drain does not wait for them.
+    package func stopWaiting() {
+        closing.give()
+    }
+
     /// Closes the HTTP clients that were made; once.
     package func shutdown() async {
-        let providers = state.withLock { state in
-            defer { state.providers = [:] }
-            return Array(state.providers.values)
+        stopWaiting()
+        flushAnswers()
+        let (providers, discoveryClients) = state.withLock { state in
+            defer {
+                state.providers = [:]
+                state.discoveryClients = [:]
+            }
+            return (Array(state.providers.values), Array(state.discoveryClients.values))
         }
         for provider in providers { try? await provider.shutdown() }
+        for client in discoveryClients { try? await client.shutdown() }
     }
 }

@@ -44,14 +44,19 @@ package final class ReloadableState: GenerationSource {
     package let now: (@Sendable () -> Date)?
     /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
     package let peerLookup: PeerUserPolicy.Lookup
+    /// The sign-ins `serve` opens itself for routes that opt in (#25 item 2), the same for every generation; nil
+    /// where no browser can be opened.
+    package let signInStarter: DiscoveredSignInStarter?
 
     /// How long a replaced generation's exchanges keep its account alive after a reload.
     package static let retirementLimit: Duration = .seconds(60)
 
     package init(
         stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
-        now: (@Sendable () -> Date)?, peerLookup: PeerUserPolicy.Lookup = .kernel
+        now: (@Sendable () -> Date)?, peerLookup: PeerUserPolicy.Lookup = .kernel,
+        signInStarter: DiscoveredSignInStarter? = nil
     ) {
+        self.signInStarter = signInStarter
         self.slot = Mutex(Installed(current: nil, retiring: RetiringGenerations(limit: Self.retirementLimit)))
         self.stateDirectory = stateDirectory
         self.environment = environment

@@ -62,7 +62,7 @@ extension RunningProxy {
                     configuration: configuration, stateDirectory: state.stateDirectory,
                     environment: state.environment, eventLoopGroup: group,
                     devIssuerURL: DevIssuer.issuerURL(listeningOn: listeners), logger: logger,
-                    metrics: metrics, now: state.now)
+                    metrics: metrics, now: state.now, signInStarter: state.signInStarter)
             } else {
                 account = old.with(configuration: configuration)
             }

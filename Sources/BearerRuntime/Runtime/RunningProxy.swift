@@ -9,6 +9,7 @@ import BearerTokens
 import Logging
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -45,7 +46,7 @@ public struct RunningProxy: Sendable {
         configuration: Configuration, listeners: [Listener]? = nil, stateDirectory: StateDirectory?,
         environment: [String: String] = [:], timeouts: ProxyTimeouts = ProxyTimeouts(), maximumConnections: Int? = nil,
         threads: Int = System.coreCount, logger: Logger, now: (@Sendable () -> Date)? = nil,
-        peerLookup: PeerUserPolicy.Lookup = .kernel,
+        peerLookup: PeerUserPolicy.Lookup = .kernel, signInConsole: (any SignInConsole)? = nil,
         beforeServing: (@Sendable (AccountRuntime) async throws -> Void)? = nil
     ) async throws -> RunningProxy {
         let listeners = listeners ?? configuration.listeners
@@ -62,9 +63,16 @@ public struct RunningProxy: Sendable {
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let metrics = ProxyMetrics()
+        // The sign-ins `serve` opens itself, for routes that opt in: only with a browser and a state directory.
+        var signInStarter: DiscoveredSignInStarter?
+        if let stateDirectory, let signInConsole {
+            signInStarter = DiscoveredSignInStarter(
+                stateDirectory: stateDirectory, console: signInConsole, environment: environment, logger: logger,
+                now: now ?? { Date() })
+        }
         let state = ReloadableState(
             stateDirectory: stateDirectory, environment: environment, logger: logger, now: now,
-            peerLookup: peerLookup)
+            peerLookup: peerLookup, signInStarter: signInStarter)
         let server: ProxyServer
         do {
             server = try await ProxyServer.bind(
@@ -82,7 +90,7 @@ public struct RunningProxy: Sendable {
             let account = try AccountRuntime.make(
                 configuration: configuration, stateDirectory: stateDirectory, environment: environment,
                 eventLoopGroup: group, devIssuerURL: DevIssuer.issuerURL(listeningOn: bound),
-                logger: logger, metrics: metrics, now: now)
+                logger: logger, metrics: metrics, now: now, signInStarter: signInStarter)
             for notice in account.notices { logger.warning("\(notice)") }
             // A sign-in at start-up happens here: the port is already ours (a taken port is reported before anyone
             // types a password), and requests meanwhile get 503 "starting" rather than 401.
@@ -116,10 +124,16 @@ public struct RunningProxy: Sendable {
 
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
+        // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends (#25).
+        account.discovered?.stopWaiting()
         await server.shutdown()
         await shutdownAccounts()
         try await group.shutdownGracefully()
     }
+
+    /// The service that opens the sign-ins `serve` starts itself (`"signIn": "auto"`, #25 item 2): `serve` runs it
+    /// beside the server; nil without a browser or a state directory.
+    public var signInStarter: (any Service)? { current.signInStarter }
 
     /// Writes pending token changes and closes the identity provider clients of every account still alive: the one
     /// in force and those that replaced generations kept (call it once the server has drained).

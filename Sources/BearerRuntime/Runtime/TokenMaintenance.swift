@@ -39,6 +39,9 @@ public struct TokenMaintenance: Service {
                 try await Task.sleep(for: interval)
             }
         }
+        // `serve`'s services stop in reverse order, this one before the server drains: a request waiting for a
+        // `login ROUTE` in progress is answered now rather than holding the drain (#25).
+        account().discovered?.stopWaiting()
     }
 
     /// One round: release what replaced configurations no longer need, pick up another process's sign-in or

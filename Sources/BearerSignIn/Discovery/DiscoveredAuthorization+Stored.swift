@@ -35,6 +35,11 @@ extension DiscoveredAuthorization {
         let registration: ClientRegistration =
             if let clientID = settings.clientID {
                 .configured(clientID: clientID)
+            } else if let document = settings.clientMetadataDocument,
+                signIn.clientKind == ClientRegistration.metadataDocument(url: document).kind,
+                signIn.key.clientID == document
+            {
+                .metadataDocument(url: document)
             } else if let endpoint = signIn.registrationEndpoint {
                 .dynamic(endpoint: endpoint)
             } else {

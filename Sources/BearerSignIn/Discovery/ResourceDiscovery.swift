@@ -35,7 +35,9 @@ package struct ResourceDiscovery: Sendable {
         self.logger = logger
     }
 
-    package func run() async throws(DiscoveryError) -> DiscoveredAuthorization {
+    /// Steps 1 and 2 alone: the upstream's protected-resource metadata, its `resource` checked against the upstream,
+    /// and the initial scopes — all a route whose authorization server is the account's own needs (#25 item 7).
+    package func protectedResource() async throws(DiscoveryError) -> ProtectedResourceFinding {
         let probe = try await transport.probe(upstream.url)
         let challenges = probe.status == 401 ? BearerChallenge.all(in: probe.headers) : []
         let challenge = challenges.first { $0.resourceMetadata != nil } ?? challenges.first
@@ -51,11 +53,21 @@ package struct ResourceDiscovery: Sendable {
         guard ProtectedResourceMetadata.resource(metadata.resource, matches: upstream) else {
             throw .resourceMismatch(resource: metadata.resource, upstream: upstream.url)
         }
-        guard let issuerText = metadata.authorizationServers?.first else {
+        guard let servers = metadata.authorizationServers, !servers.isEmpty else {
             throw .noAuthorizationServer(url: metadataURL)
         }
         logger.debug(
-            "discovery: protected-resource metadata", metadata: ["url": "\(metadataURL)", "issuer": "\(issuerText)"])
+            "discovery: protected-resource metadata", metadata: ["url": "\(metadataURL)", "issuer": "\(servers[0])"])
+        let (scopes, source) = Self.initialScopes(challenge: challenge, metadata: metadata)
+        return ProtectedResourceFinding(
+            probeStatus: probe.status, metadataFromChallenge: challenge?.resourceMetadata != nil,
+            attempts: resourceAttempts, url: metadataURL, metadata: metadata, scopes: scopes, scopeSource: source)
+    }
+
+    package func run() async throws(DiscoveryError) -> DiscoveredAuthorization {
+        let finding = try await protectedResource()
+        let metadata = finding.metadata
+        let issuerText = finding.authorizationServers[0]
 
         let issuer = try OAuthURL(issuerText, role: "authorization server")
         guard issuer.parts.query == nil else { throw .invalidURL(role: "authorization server", url: issuerText) }
@@ -83,16 +95,15 @@ package struct ResourceDiscovery: Sendable {
         }
         logger.debug("discovery: authorization-server metadata", metadata: ["url": "\(serverURL)"])
 
-        let (scopes, source) = Self.initialScopes(challenge: challenge, metadata: metadata)
         return DiscoveredAuthorization(
-            probeStatus: probe.status, metadataFromChallenge: challenge?.resourceMetadata != nil,
-            resourceMetadataAttempts: resourceAttempts, resource: metadata.resource, issuer: issuerText,
+            probeStatus: finding.probeStatus, metadataFromChallenge: finding.metadataFromChallenge,
+            resourceMetadataAttempts: finding.attempts, resource: metadata.resource, issuer: issuerText,
             serverMetadataAttempts: serverAttempts, authorizationEndpoint: authorization, tokenEndpoint: token,
             registrationEndpoint: server.registrationEndpoint, revocationEndpoint: server.revocationEndpoint,
             codeChallengeMethods: server.codeChallengeMethodsSupported ?? [],
             tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,
-            scopes: scopes, scopeSource: source,
+            scopes: finding.scopes, scopeSource: finding.scopeSource,
             registration: ClientRegistration.choose(
                 settings: settings, server: server, registrationEndpoint: server.registrationEndpoint))
     }
@@ -137,20 +148,58 @@ package struct ResourceDiscovery: Sendable {
     }
 }
 
+/// What steps 1 and 2 of ``ResourceDiscovery`` found: the protected-resource metadata, already checked against the
+/// upstream and naming at least one authorization server, and the scopes to ask for first (#25 item 5).
+package struct ProtectedResourceFinding: Sendable, Equatable {
+    package var probeStatus: Int
+    package var metadataFromChallenge: Bool
+    package var attempts: [MetadataAttempt]
+    /// The metadata URL that answered.
+    package var url: String
+    package var metadata: ProtectedResourceMetadata
+    package var scopes: [String]
+    package var scopeSource: DiscoveredAuthorization.ScopeSource
+
+    /// The metadata's `authorization_servers`, never empty.
+    package var authorizationServers: [String] { metadata.authorizationServers ?? [] }
+}
+
 extension DiscoveredAuthorization {
     /// Discovery for `route` (which must be a discovered one) with its own short-lived HTTP client — the route's
     /// `tls.caFile` trusted — and the system resolver: what `bearer-proxy discover` runs.
     public static func discover(
         for route: Route, settings: DiscoverySettings, logger: Logger
     ) async throws(DiscoveryError) -> DiscoveredAuthorization {
-        let http = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
-        let discovery = ResourceDiscovery(
+        try await ResourceDiscovery.once(for: route, settings: settings, logger: logger) {
+            (discovery) async throws(DiscoveryError) -> DiscoveredAuthorization in try await discovery.run()
+        }
+    }
+}
+
+extension ResourceDiscovery {
+    /// Discovery for `route` over `http` — a client made with ``DiscoveryClient/configuration(caFile:read:)``
+    /// trusting the route's `tls.caFile`, shut down by its owner (a running proxy keeps one across discoveries) —
+    /// and the system resolver.
+    package init(route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger) {
+        self.init(
             route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
             resolver: SystemHostResolver(), logger: logger)
-        let result: Result<DiscoveredAuthorization, DiscoveryError>
+    }
+}
+
+extension ResourceDiscovery {
+    /// Runs `body` with a discovery for `route` over a short-lived HTTP client of its own (the route's `tls.caFile`
+    /// trusted), shut down afterwards: for the commands, which discover once.
+    package static func once<T: Sendable>(
+        for route: Route, settings: DiscoverySettings, logger: Logger,
+        _ body: (ResourceDiscovery) async throws(DiscoveryError) -> T
+    ) async throws(DiscoveryError) -> T {
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
+        let result: Result<T, DiscoveryError>
         do {
-            result = .success(try await discovery.run())
+            result = .success(
+                try await body(ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)))
         } catch {
             result = .failure(error)
         }

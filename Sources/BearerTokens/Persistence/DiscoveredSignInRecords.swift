@@ -75,6 +75,10 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var expiresOn: Date?
     package var issuedAt: Date?
     package var grantedScopes: [String]?
+    /// The scopes the upstream's last answer asked for — a `403` `insufficient_scope` (RFC 6750 §3.1) — when it was
+    /// one: `status` shows the route as needing a step-up to them (#25 item 8). nil once an answer was not one, and
+    /// in every new sign-in.
+    package var stepUpScopes: [String]?
 
     package init(
         key: DiscoveredSignInKey, clientKind: String, tokenEndpoint: String, revocationEndpoint: String? = nil,

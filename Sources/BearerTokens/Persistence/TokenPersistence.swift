@@ -104,13 +104,18 @@ public final class TokenPersistence: Sendable {
     /// Makes `change` to the file's access tokens (asynchronously, in order), keeping the tokens other processes
     /// stored for other scope sets.
     public func save(_ change: TokenCacheChange) {
-        // What came from the file is already in it.
+        // What came from the file is already in it; what an upstream answered changes no token kept here.
         guard change.isLocal else { return }
+        switch change {
+        case .insufficientScope, .answered: return
+        case .stored, .rejected, .replacedAll: break
+        }
         updateAccount { account in
             switch change {
             case .stored(let token): Self.merge(token, into: &account)
             case .rejected(let value): account.accessTokens.removeAll { $0.value == value }
             case .replacedAll(let tokens, _): account.accessTokens = tokens.map(Self.persisted)
+            case .insufficientScope, .answered: break
             }
         }
     }

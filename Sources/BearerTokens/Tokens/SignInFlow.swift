@@ -21,10 +21,15 @@ public struct TokenRequest: Sendable, Hashable, CustomStringConvertible {
     /// A claims request (OpenID Connect Core §5.5) from a resource server's `insufficient_claims` challenge,
     /// as decoded JSON text; nil for an ordinary request.
     public var claims: String?
+    /// The RFC 8707 `resource` to send with the request, besides the account's `extraParameters`: set for a
+    /// discovered route whose authorization server is the account's own, only when the resource its upstream names
+    /// is the scopes' own resource (#25 item 7 — Microsoft Entra refuses any other, AADSTS9010010); nil: none.
+    public var resource: String?
 
-    public init(scopes: ScopeSet, claims: String? = nil) {
+    public init(scopes: ScopeSet, claims: String? = nil, resource: String? = nil) {
         self.scopes = scopes
         self.claims = claims
+        self.resource = resource
     }
 
     public var description: String { claims == nil ? "\(scopes)" : "\(scopes) (with claims)" }

@@ -38,6 +38,13 @@ public final class TokenCache: Sendable {
         var fetchedAt: [ScopeSet: Duration] = [:]
         /// Each cached token's expiry and refresh time on the monotonic clock, from when it entered the cache.
         var lifetimes: [ScopeSet: MonotonicLifetime] = [:]
+        /// The `resource` each scope set's last token was requested with: its background refresh sends the same.
+        var resources: [ScopeSet: String] = [:]
+
+        /// The request that refreshes the token for `scopes`.
+        func refreshRequest(for scopes: ScopeSet) -> TokenRequest {
+            TokenRequest(scopes: scopes, resource: resources[scopes])
+        }
 
         /// Puts `token` in place for `scopes`, its times carried over to the monotonic clock.
         mutating func store(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) {
@@ -146,8 +153,10 @@ public final class TokenCache: Sendable {
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
     /// satisfies the challenge. Concurrent callers for the same request share one fetch. Only a ``TokenError`` comes
     /// out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
-    public func accessToken(for scopes: ScopeSet, claims: String? = nil) async throws(TokenError) -> AccessToken {
-        let request = TokenRequest(scopes: scopes, claims: claims)
+    public func accessToken(
+        for scopes: ScopeSet, claims: String? = nil, resource: String? = nil
+    ) async throws(TokenError) -> AccessToken {
+        let request = TokenRequest(scopes: scopes, claims: claims, resource: resource)
         while true {
             enum Decision {
                 case use(AccessToken)
@@ -213,15 +222,22 @@ public final class TokenCache: Sendable {
         if removed { onChange?(.rejected(value: rejected)) }
     }
 
-    /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected: the next request asks
-    /// the flow again, which may find a newer one — a discovered route's sign-in for more scopes after its
-    /// upstream's `403` `insufficient_scope` (#25 item 5).
-    public func drop(_ scopes: ScopeSet, token: String) {
+    /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected, after its upstream's
+    /// `403` `insufficient_scope` asking for `wanted`: the next request asks the flow again, which may find a newer
+    /// one — a discovered route's sign-in for more scopes (#25 item 5). The flow hears of it (``onChange``) either way.
+    public func drop(_ scopes: ScopeSet, token: String, wanting wanted: [String]) {
         state.withLock { state in
             guard state.tokens[scopes]?.value == token else { return }
             state.tokens.removeValue(forKey: scopes)
             state.lifetimes.removeValue(forKey: scopes)
         }
+        onChange?(.insufficientScope(value: token, wanted: wanted))
+    }
+
+    /// Tells whoever listens (``onChange``) that an upstream answered a request carrying `token` without refusing it
+    /// or asking for more scopes; the cache itself keeps the token as it is.
+    public func answered(_ token: String) {
+        onChange?(.answered(value: token))
     }
 
     /// Replaces every token with `tokens`, for `reason`, and reports it (tagged with its reason: persistence writes
@@ -274,19 +290,19 @@ public final class TokenCache: Sendable {
         let due: [ScopeSet] = state.withLock { state in
             state.tokens.filter { scopes, token in
                 state.isDue(token, for: scopes, at: now, uptime: uptime)
-                    && state.waiters[TokenRequest(scopes: token.scopes)] == nil
+                    && state.waiters[state.refreshRequest(for: token.scopes)] == nil
                     && (state.throttles[token.scopes].map { $0.until <= uptime } ?? true)
             }.map(\.value.scopes)
         }
         var refreshed = 0
         for scopes in due {
-            let request = TokenRequest(scopes: scopes)
-            let claimed = state.withLock { state -> Bool in
-                guard state.waiters[request] == nil else { return false }
+            let claimed = state.withLock { state -> TokenRequest? in
+                let request = state.refreshRequest(for: scopes)
+                guard state.waiters[request] == nil else { return nil }
                 state.waiters[request] = []
-                return true
+                return request
             }
-            guard claimed else { continue }
+            guard let request = claimed else { continue }
             if case .success = await fetch(request, background: true) { refreshed += 1 }
         }
         return refreshed
@@ -330,6 +346,7 @@ public final class TokenCache: Sendable {
             switch result {
             case .success(let token):
                 state.store(token, for: scopes, at: now, uptime: uptime)
+                state.resources[scopes] = request.resource
                 state.fetchedAt[scopes] = uptime
                 state.throttles[scopes] = nil
                 state.lastRefreshError[scopes] = nil

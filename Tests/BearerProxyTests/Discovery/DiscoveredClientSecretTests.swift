@@ -36,12 +36,9 @@ import Testing
             ).get()
             #expect(outcome.clientKind == "configured" && outcome.clientID == "conf")
             #expect(server.tokenAuthentications == [expected])
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
-            try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
-            let routes =
-                #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover", "#
-                + #""discovery": { "clientId": "conf", "clientSecretEnv": "MCP_CLIENT_SECRET" } }]"#
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
+            try store.expireAccessToken(key)
+            let routes = server.routes(discovery: #""clientId": "conf", "clientSecretEnv": "MCP_CLIENT_SECRET""#)
             let log = CapturingLogHandler.Store()
             let status = try await ProxyHarness.with(
                 routes: routes, environment: Self.environment, stateDirectory: scratch.state,

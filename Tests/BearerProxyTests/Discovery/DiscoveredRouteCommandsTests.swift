@@ -13,15 +13,11 @@ import Testing
 /// What `status`, `/-/status`, `token ROUTE` and `logout ROUTE` see of a discovered route (#25 item 8), through
 /// the account runtime the commands use: its state, server, client and expiry — never a secret.
 @Suite struct DiscoveredRouteCommandsTests {
-    static func routes(_ server: FakeAuthorizationServer) -> String {
-        #"[{ "prefix": "/mcp", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-    }
-
     @Test("status: needs sign-in before login, then signed in with server, client and expiry, and no secret")
     func status() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             try await SignInHarness.with(
-                account: #"{ "flow": "dev" }"#, routes: Self.routes(server), state: scratch.state
+                account: #"{ "flow": "dev" }"#, routes: server.routes(prefix: "/mcp"), state: scratch.state
             ) { runtime in
                 let before = StatusReport(account: runtime)
                 #expect(before.routes.first?.discovered?.state == .needsSignIn)
@@ -47,7 +43,7 @@ import Testing
     func adminStatus() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(prefix: "/mcp"), stateDirectory: scratch.state) { proxy in
                 let response = try await TestClient.send(port: proxy.port, uri: "/-/status")
                 let routes = try #require(try response.jsonObject()["routes"] as? [[String: Any]])
                 let discovered = try #require(routes.first?["discovered"] as? [String: Any])
@@ -65,7 +61,7 @@ import Testing
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
             let store = DiscoveredSignInStore(directory: scratch.state)
             try await SignInHarness.with(
-                account: #"{ "flow": "dev" }"#, routes: Self.routes(server), state: scratch.state
+                account: #"{ "flow": "dev" }"#, routes: server.routes(prefix: "/mcp"), state: scratch.state
             ) { runtime in
                 let route = try #require(runtime.configuration.routes.routes.first)
                 let tokens = try #require(runtime.discoveredTokens(for: route))

@@ -62,6 +62,14 @@ import Testing
         return nil
     }
 
+    /// The store of `scratch` and the key of the sign-in the route to `server`'s resource uses (after ``signIn``).
+    static func stored(
+        _ server: FakeAuthorizationServer, _ scratch: StoreScratchDirectory
+    ) throws -> (store: DiscoveredSignInStore, key: DiscoveredSignInKey) {
+        let store = DiscoveredSignInStore(directory: scratch.state)
+        return (store, try #require(try store.routeKey(upstream: server.resource)))
+    }
+
     static func withServer(
         _ settings: FakeAuthorizationServer.Settings = .init(), tls: Bool = false,
         _ body: (FakeAuthorizationServer, StoreScratchDirectory) async throws -> Void
@@ -143,8 +151,7 @@ import Testing
             #expect(exchange["resource"] == server.resource && exchange["grant_type"] == "authorization_code")
             #expect(exchange["code_verifier"]?.count == 43)
             // Stored under (issuer, client, resource), found through the route's upstream.
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
             #expect(key == DiscoveredSignInKey(issuer: server.baseURL, clientID: "client-1", resource: server.resource))
             let stored = try #require(try store.signIn(key))
             #expect(stored.refreshToken?.hasPrefix("rt-") == true && stored.accessToken?.hasPrefix("at-") == true)
@@ -297,5 +304,12 @@ import Testing
             }
             await second.shutdown()
         }
+    }
+}
+
+extension DiscoveredSignInStore {
+    /// Makes the access token stored under `key` expired a minute ago: the next request refreshes it.
+    func expireAccessToken(_ key: DiscoveredSignInKey) throws {
+        try updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
     }
 }

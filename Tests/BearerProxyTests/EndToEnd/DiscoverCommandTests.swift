@@ -81,4 +81,47 @@ struct DiscoverCommandTests {
             #expect(result.stderr.contains("not a discovered route"))
         }
     }
+
+    @Test("a route of the account's own authorization server: its metadata checked against the account's issuer")
+    func accountAuthorizationServer() async throws {
+        let authority = "https://login.microsoftonline.com/aaaabbbb-0000-cccc-1111-dddd2222eeee"
+        let issuer = authority + "/v2.0"
+        func pages(naming server: String) -> [String: Page] {
+            [
+                "/mcp": FakeDiscoveryServer.challenge(#"Bearer resource_metadata="{origin}/m""#),
+                "/m": Page(
+                    body: #"{"resource": "{origin}/mcp", "authorization_servers": ["\#(server)"], "#
+                        + #""scopes_supported": ["api://mcp/Tools.Read"]}"#),
+            ]
+        }
+        for (named, accepted) in [(issuer, true), ("https://other.example.com/v2.0", false)] {
+            try await withUpstream(FakeDiscoveryServer.pages(pages(naming: named))) { upstream in
+                let directory = try CommandLineTests.temporaryDirectory()
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                let config = directory + "/routes.json"
+                try #"{"account": {"flow": "device-code", "authority": "\#(authority)", "#
+                    .appending(#""clientId": "c"}, "routes": [{"prefix": "/mcp", "#)
+                    .appending(#""upstream": "\#(upstream.baseURL)/mcp", "auth": "discover", "#)
+                    .appending(#""discovery": {"authorizationServer": "account"}}]}"#)
+                    .write(toFile: config, atomically: true, encoding: .utf8)
+                let result = try await CommandLineTests.run(
+                    ["discover", "mcp", "--json", "--config", config],
+                    environment: ["XDG_STATE_HOME": directory + "/state"])
+                let object =
+                    (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+                if accepted {
+                    #expect(result.status == 0, "\(result.stderr)")
+                    #expect(object["authorizationServer"] as? String == issuer)
+                    #expect(object["client"] as? String == "account")
+                    #expect(object["scopes"] as? [String] == ["api://mcp/Tools.Read"])
+                    #expect(object["resourceSent"] as? Bool == false)
+                } else {
+                    #expect(result.status == 1)
+                    #expect(result.stderr.contains("not the account's"), "\(result.stderr)")
+                }
+                // No authorization-server metadata is asked for: nothing would sign in.
+                #expect(!upstream.requests.contains { $0.head.uri.contains("/.well-known/oauth-authorization") })
+            }
+        }
+    }
 }

@@ -22,7 +22,7 @@ struct DiscoveredLoginProcessTests {
             let directory = try CommandLineTests.temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let config = directory + "/routes.json"
-            let routes = #"[{"prefix": "/mcp", "upstream": "\#(server.resource)", "auth": "discover"}]"#
+            let routes = server.routes(prefix: "/mcp")
             try #"{"account": {"flow": "dev"}, "routes": \#(routes)}"#.write(
                 toFile: config, atomically: true, encoding: .utf8)
             // `true` "opens" the browser: the test plays the person, at the moment it chooses.

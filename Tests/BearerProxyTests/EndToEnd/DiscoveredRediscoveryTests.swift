@@ -15,10 +15,6 @@ import Testing
 /// leaves the stored metadata in use, and one that refuses the metadata leaves nothing in use.
 @Suite("End to end: discovery again on a refused token")
 struct DiscoveredRediscoveryTests {
-    static func routes(_ server: FakeAuthorizationServer) -> String {
-        #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-    }
-
     /// Signs in, starts a proxy on a clock that stands still (the rediscovery interval never passes by itself),
     /// and checks that a first request gets through before `body` runs.
     static func withSignedInProxy(
@@ -26,7 +22,7 @@ struct DiscoveredRediscoveryTests {
     ) async throws {
         _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
         let frozen = Date()
-        try await ProxyHarness.with(routes: Self.routes(server), stateDirectory: scratch.state, now: { frozen }) {
+        try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state, now: { frozen }) {
             proxy in
             #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
             try await body(proxy)
@@ -68,6 +64,43 @@ struct DiscoveredRediscoveryTests {
         try await DiscoveredSignInTests.withServer { server, scratch in
             try await Self.withSignedInProxy(server, scratch) { proxy in
                 server.update { $0.refusesTokens = true }
+                let before = server.resourceMetadataRequests
+                for _ in 0..<4 {
+                    let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                    #expect(response.status == .unauthorized)
+                }
+                #expect(server.resourceMetadataRequests == before + 1)
+            }
+        }
+    }
+
+    @Test(
+        "a 401 naming resource_metadata without invalid_token runs discovery again: the same server, a refresh, one replay"
+    )
+    func bareChallengeRediscovers() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update { $0.bareChallenge = true }
+                server.revokeAccessTokens()
+                let before = server.resourceMetadataRequests
+                let forms = server.tokenForms.count
+                let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
+                #expect(response.status == .ok)
+                #expect(server.resourceMetadataRequests == before + 1)
+                #expect(server.tokenForms.count == forms + 1)
+                #expect(server.tokenForms.last?["grant_type"] == "refresh_token")
+            }
+        }
+    }
+
+    @Test("an upstream answering every token with a bare resource_metadata challenge: one discovery per interval")
+    func bareChallengeBounded() async throws {
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            try await Self.withSignedInProxy(server, scratch) { proxy in
+                server.update {
+                    $0.bareChallenge = true
+                    $0.refusesTokens = true
+                }
                 let before = server.resourceMetadataRequests
                 for _ in 0..<4 {
                     let response = try await TestClient.send(port: proxy.port, uri: "/a/x")

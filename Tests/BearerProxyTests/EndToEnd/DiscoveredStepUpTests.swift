@@ -24,8 +24,7 @@ struct DiscoveredStepUpTests {
         try await DiscoveredSignInTests.withServer(fake) { server, scratch in
             let first = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
             #expect(first.scopes == ["mcp:read"])
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let refused = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(refused.status == .forbidden)
                 let problem = try refused.jsonObject()

@@ -61,12 +61,10 @@ struct DiscoveredTokenTests {
     func refreshRotates() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
             let before = try #require(try store.signIn(key))
-            try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try store.expireAccessToken(key)
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .ok)
             }
@@ -82,14 +80,12 @@ struct DiscoveredTokenTests {
     func refusedRefresh() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
             try store.updateSignIn(key) {
                 $0?.expiresOn = Date(timeIntervalSinceNow: -60)
                 $0?.refreshToken = "rt-revoked"
             }
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .unauthorized)
                 #expect((try response.jsonObject()["detail"] as? String)?.contains("bearer-proxy login /a") == true)
@@ -101,8 +97,7 @@ struct DiscoveredTokenTests {
     @Test("with a state directory but no sign-in, a discovered route still answers 401 at once")
     func noSignIn() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .unauthorized)
                 #expect((try response.jsonObject()["detail"] as? String)?.contains("bearer-proxy login /a") == true)
@@ -114,8 +109,7 @@ struct DiscoveredTokenTests {
     @Test("a login ROUTE made while the proxy runs is used by the very next request: no back-off after the 401")
     func signInWhileServing() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let before = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(before.status == .unauthorized)
                 _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
@@ -130,12 +124,10 @@ struct DiscoveredTokenTests {
     func staleRegistrationOnRefresh() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
-            try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
+            try store.expireAccessToken(key)
             server.forgetClients()
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .unauthorized)
                 #expect((try response.jsonObject()["detail"] as? String)?.contains("bearer-proxy login /a") == true)
@@ -149,11 +141,10 @@ struct DiscoveredTokenTests {
     func oneRedemptionPerMachine() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            let store = DiscoveredSignInStore(directory: scratch.state)
-            let key = try #require(try store.routeKey(upstream: server.resource))
-            try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
+            let (store, key) = try DiscoveredSignInTests.stored(server, scratch)
+            try store.expireAccessToken(key)
             let formsBefore = server.tokenForms.count
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
+            let routes = server.routes()
             try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { first in
                 try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { second in
                     async let one = TestClient.send(port: first.port, uri: "/a/x")
@@ -171,8 +162,7 @@ struct DiscoveredTokenTests {
     func refusedTokenIsRefreshed() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
             _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
-            let routes = #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover" }]"#
-            try await ProxyHarness.with(routes: routes, stateDirectory: scratch.state) { proxy in
+            try await ProxyHarness.with(routes: server.routes(), stateDirectory: scratch.state) { proxy in
                 #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
                 server.revokeAccessTokens()
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")

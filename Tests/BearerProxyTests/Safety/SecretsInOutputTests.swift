@@ -72,9 +72,7 @@ extension SecretsInOutputTests {
                 settings: DiscoverySettings(clientID: "conf", clientSecretEnv: "MCP_CLIENT_SECRET"),
                 environment: environment
             ).get()
-            let routes =
-                #"[{ "prefix": "/a", "upstream": "\#(server.resource)", "auth": "discover", "#
-                + #""discovery": { "clientId": "conf", "clientSecretEnv": "MCP_CLIENT_SECRET" } }]"#
+            let routes = server.routes(discovery: #""clientId": "conf", "clientSecretEnv": "MCP_CLIENT_SECRET""#)
             let store = CapturingLogHandler.Store()
             var bodies: [String] = []
             var metrics: [String: Double] = [:]

@@ -38,7 +38,7 @@ extension ConfigurationReader {
                 route.report(
                     "token", "not used with \"auth\": \"discover\" (the upstream's authorization server issues it)")
             }
-            let settings = readDiscovery(route)
+            let settings = readDiscovery(route, flow: context.flow)
             guard !route.contains("scopes"), !route.contains("token") else { return nil }
             return settings.map(RouteAuth.discover)
         case .none:

@@ -4,18 +4,33 @@ import BearerHTTP
 import BearerJSON
 
 extension ConfigurationReader {
-    /// `discovery`: optional; every key optional.
-    package func readDiscovery(_ route: ObjectReader) -> DiscoverySettings? {
+    /// The account flows whose sign-in a route with `"authorizationServer": "account"` can use: an OAuth client of
+    /// the account's own authorization server, with a refresh token good for any of its resources (or, for
+    /// `client-credentials`, the app's own credentials).
+    package static let accountAuthorizationServerFlows: [AccountFlow] = [
+        .native, .deviceCode, .browser, .refreshToken, .clientCredentials,
+    ]
+
+    /// `discovery`: optional; every key optional. `flow` is the account's (nil when the account is invalid).
+    package func readDiscovery(_ route: ObjectReader, flow: AccountFlow? = nil) -> DiscoverySettings? {
         guard route.contains("discovery") else { return DiscoverySettings() }
         guard let discovery = route.object("discovery") else { return nil }
         discovery.rejectUnknownKeys(allowed: ConfigurationKeys.discovery)
+        if discovery.contains("authorizationServer") {
+            return readAccountAuthorizationServer(discovery, flow: flow)
+        }
         let clientID = discovery.nonEmptyString("clientId")
         // Checked to be set now, so a missing secret is found at start-up (and by `check`), not at a refresh.
         let secretEnv = readVariableName(discovery, "clientSecretEnv", required: false, mustBeSet: true)
         let document = discovery.string("clientMetadataDocument")
         let redirectPort = discovery.integer("redirectPort", in: 0...65535)
         let allowPrivate = discovery.bool("allowPrivateAddresses")
-        var valid = (discovery.contains("clientId") == (clientID != nil))
+        enum SignIn: String, CaseIterable {
+            case login
+            case auto
+        }
+        let signIn: SignIn? = discovery.contains("signIn") ? discovery.choice("signIn") : .login
+        var valid = (discovery.contains("clientId") == (clientID != nil)) && signIn != nil
         valid = valid && discovery.contains("clientSecretEnv") == (secretEnv != nil)
         if secretEnv != nil, !discovery.contains("clientId") {
             discovery.report(
@@ -40,7 +55,33 @@ extension ConfigurationReader {
         return DiscoverySettings(
             clientID: clientID, clientSecretEnv: secretEnv, clientMetadataDocument: document,
             redirectPort: redirectPort ?? 0,
-            allowPrivateAddresses: allowPrivate ?? false)
+            allowPrivateAddresses: allowPrivate ?? false, startsSignIn: signIn == .auto)
+    }
+
+    /// `"authorizationServer": "account"` (#25 item 7): the account's client signs in, so none of the keys that
+    /// describe the route's own client or sign-in apply; the account must be an OAuth account that can use them.
+    private func readAccountAuthorizationServer(_ discovery: ObjectReader, flow: AccountFlow?) -> DiscoverySettings? {
+        enum Choice: String, CaseIterable { case account }
+        guard let _: Choice = discovery.choice("authorizationServer") else { return nil }
+        var valid = true
+        for key in ["clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "signIn"]
+        where discovery.contains(key) {
+            discovery.report(
+                key, "not used with \"authorizationServer\": \"account\" (the account's client signs in)")
+            valid = false
+        }
+        if let flow, !Self.accountAuthorizationServerFlows.contains(flow) {
+            let flows = Self.accountAuthorizationServerFlows.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            discovery.report(
+                "authorizationServer",
+                "\"account\" needs an account whose flow signs in at an authorization server (\(flows)); "
+                    + "this account's flow is \"\(flow.rawValue)\"")
+            valid = false
+        }
+        let allowPrivate = discovery.bool("allowPrivateAddresses")
+        valid = valid && discovery.contains("allowPrivateAddresses") == (allowPrivate != nil)
+        guard valid else { return nil }
+        return DiscoverySettings(allowPrivateAddresses: allowPrivate ?? false, usesAccount: true)
     }
 
     /// A Client ID Metadata Document URL is an https URL with a path and no fragment (the client_id it becomes is

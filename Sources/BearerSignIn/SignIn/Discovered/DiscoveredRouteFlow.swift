@@ -29,6 +29,11 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
+    /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
+    package let closing: ShutdownNotice?
+    /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
+    /// person at the machine should do (#25 item 2); nil: only `login ROUTE` signs in.
+    package let startSignIn: (@Sendable () -> String)?
     /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
     /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
@@ -39,6 +44,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
 
         package func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
+        /// Whether the upstream refused the last token handed out.
+        package var lastWasRejected: Bool { value.withLock { $0.token != nil && $0.rejected } }
         package func set(_ token: String) { value.withLock { $0 = (token, false) } }
         package func reject(_ token: String) {
             value.withLock { if $0.token == token { $0.rejected = true } }
@@ -50,7 +57,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package var name: String { "discover" }
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
-        await awaitSignInInProgress()
+        try await awaitSignInInProgress()
         let key: DiscoveredSignInKey
         do {
             guard let found = try store.routeKey(upstream: upstream) else { throw notSignedIn("nobody has signed in") }
@@ -76,10 +83,34 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
     /// machine, so that the sign-in it is about to store is used rather than answered around: the request itself
     /// is still bounded by its route's time limit, and the token request goes on for the next one.
-    private func awaitSignInInProgress() async {
-        await store.routeSignInLock(upstream: upstream).withLock(
-            waiting: { logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))") }
-        ) { _ in }
+    /// A shutdown (``closing``) ends a wait at once: the request behind it is answered (503) instead of holding
+    /// the drain for a sign-in that may never come. A lock that is free is still taken during the drain, so a
+    /// request in flight then is served as before.
+    private func awaitSignInInProgress() async throws(TokenError) {
+        let lock = store.routeSignInLock(upstream: upstream)
+        let (route, logger, closing) = (route, logger, closing)
+        // The lock's task says whether its wait was cut short; the notice's says nothing (nil) and ends the wait.
+        let interrupted = await withTaskGroup(of: Bool?.self) { group -> Bool in
+            group.addTask {
+                await lock.withLock(
+                    waiting: {
+                        logger.info("\(route): waiting for the sign-in in progress on this machine (login \(route))")
+                    }
+                ) { outcome in outcome == .cancelled }
+            }
+            if let closing {
+                group.addTask {
+                    await closing.wait()
+                    return nil
+                }
+            }
+            while let next = await group.next() {
+                group.cancelAll()
+                if let interrupted = next { return interrupted }
+            }
+            return false
+        }
+        if interrupted { throw .providerUnavailable(reason: "the proxy is shutting down", retryAfterSeconds: 1) }
     }
 
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
@@ -133,7 +164,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 served.set(token.value)
                 return token
             }
-            if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
+            if stored.clientKind == DiscoveredClient.Kind.metadataDocument.rawValue {
+                // A public client whose id is its document's URL: nothing but the id to send.
+                client = DiscoveredClient(id: key.clientID, kind: .metadataDocument)
+            } else if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
                 guard let registration = try store.registration(issuer: key.issuer),
                     registration.clientID == key.clientID
                 else { throw notSignedIn("its client registration is gone") }
@@ -198,16 +232,21 @@ package struct DiscoveredRouteFlow: SignInFlow {
         }
     }
 
+    /// The route needs a sign-in — which, for a route with `"signIn": "auto"`, `serve` opens now.
     private func notSignedIn(_ why: String) -> TokenError {
         // The route is named by whoever shows the reason (the problem's detail, `token ROUTE`'s error).
-        .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
+        if let startSignIn { return .signInRequired(reason: "\(why); \(startSignIn())") }
+        return .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
     }
 
     package init(
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
+        startSignIn: (@Sendable () -> String)? = nil
     ) {
+        self.startSignIn = startSignIn
+        self.closing = closing
         self.clientSecret = clientSecret
         self.route = route
         self.upstream = upstream

@@ -255,8 +255,9 @@ public struct DiscoveredSignIn: Sendable {
         return port
     }
 
-    /// The client identity, in the order of #25 item 3: the route's `clientId`, else the stored registration with
-    /// this very server, else a new dynamic registration, else what to configure.
+    /// The client identity, in the order of #25 item 3: the route's `clientId`, else its Client ID Metadata Document
+    /// when the server supports them, else the stored registration with this very server, else a new dynamic
+    /// registration, else what to configure.
     private func clientIdentity(redirectPort: Int, reuse: Bool) async throws(SignInFailure) -> DiscoveredClient {
         let endpoint: String
         switch found.registration {
@@ -268,14 +269,10 @@ public struct DiscoveredSignIn: Sendable {
         case .dynamic(let registrationEndpoint):
             endpoint = registrationEndpoint
         case .metadataDocument(let url):
-            guard let registrationEndpoint = found.registrationEndpoint else {
-                throw SignInFailure(
-                    .misconfigured,
-                    "Signing in with a Client ID Metadata Document (\(DiscoveryError.shown(url))) is not supported "
-                        + "yet, and the server offers no dynamic registration; register a client with it and set "
-                        + "\"discovery\": {\"clientId\": \"…\"} on the route.")
-            }
-            endpoint = registrationEndpoint
+            // The server fetches the document itself and takes its URL as the client_id (the MCP specification's
+            // Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document): nothing to register or
+            // store, a public client that proves itself with PKCE.
+            return DiscoveredClient(id: url, kind: .metadataDocument)
         case .unavailable:
             throw SignInFailure(.misconfigured, "No client identity: \(found.registration.explanation).")
         }

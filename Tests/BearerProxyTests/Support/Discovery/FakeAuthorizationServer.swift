@@ -37,6 +37,9 @@ final class FakeAuthorizationServer: Sendable {
         var offersRegistration = true
         /// Clients known without registration (a route's `clientId`).
         var preregistered: Set<String> = []
+        /// Client ID Metadata Documents the server would fetch and accept, by URL (the client id); when there are
+        /// any, its metadata says `client_id_metadata_document_supported: true`.
+        var metadataDocuments: Set<String> = []
         /// The authorization server the resource's metadata names; nil: this one.
         var authorizationServer: String?
         /// The `resource` its metadata names; nil: its own URL.
@@ -45,6 +48,9 @@ final class FakeAuthorizationServer: Sendable {
         var metadataStatus: Int?
         /// The resource refuses every token (`invalid_token`), even one this server issued for it.
         var refusesTokens = false
+        /// The resource refuses a token with a challenge that names only `resource_metadata` (and `scope`), no
+        /// `error` code: RFC 6750 §3.1 lets it leave the code out.
+        var bareChallenge = false
         /// Confidential clients known without registration, with their secrets: the token endpoint refuses them
         /// (`invalid_client`) without it, by either method.
         var secrets: [String: String] = [:]
@@ -109,6 +115,13 @@ final class FakeAuthorizationServer: Sendable {
                 FakeHTTPHandler(endpoints: Endpoints(state: state, scheme: scheme)))
         }
         return FakeAuthorizationServer(server: server, state: state, scheme: scheme)
+    }
+
+    /// `routes.json`'s `routes`: one discovered route, `prefix` to this server's resource, with `discovery` when
+    /// given (the members of that object, as JSON).
+    func routes(prefix: String = "/a", discovery: String? = nil) -> String {
+        let settings = discovery.map { #", "discovery": { \#($0) }"# } ?? ""
+        return #"[{ "prefix": "\#(prefix)", "upstream": "\#(resource)", "auth": "discover"\#(settings) }]"#
     }
 
     func update(_ change: (inout Settings) -> Void) { state.record.withLock { change(&$0.settings) } }
@@ -204,6 +217,7 @@ final class FakeAuthorizationServer: Sendable {
                 ]
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
                 if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
+                if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
@@ -241,7 +255,8 @@ final class FakeAuthorizationServer: Sendable {
                 let metadata = #"resource_metadata="\#(origin)/.well-known/oauth-protected-resource/mcp""#
                 guard let audience, audience == origin + "/mcp", !refuses else {
                     let scope = settings.challengeScope.map { #"scope="\#($0)", "# } ?? ""
-                    let challenge = "Bearer " + (bearer == nil ? "" : #"error="invalid_token", "#) + scope + metadata
+                    let refusal = bearer == nil || settings.bareChallenge ? "" : #"error="invalid_token", "#
+                    let challenge = "Bearer " + refusal + scope + metadata
                     return .json(status: 401, ["error": "invalid_token"], headers: [("www-authenticate", challenge)])
                 }
                 if !Set(settings.requiredScopes).isSubset(of: scopes) {
@@ -306,7 +321,7 @@ final class FakeAuthorizationServer: Sendable {
                 record.tokenAuthentications.append(method)
                 guard let client = basic?.id ?? form["client_id"],
                     record.clients.contains(client) || record.settings.preregistered.contains(client)
-                        || record.settings.secrets[client] != nil
+                        || record.settings.secrets[client] != nil || record.settings.metadataDocuments.contains(client)
                 else { return .json(status: 401, ["error": "invalid_client"]) }
                 if let secret = record.settings.secrets[client], secret != basic?.secret ?? form["client_secret"] {
                     return .json(status: 401, ["error": "invalid_client"])

@@ -109,6 +109,10 @@ struct FakeIdentityGrants: Sendable {
         if scopes.includesDefault && scopes.resourceScopes.count > 1 {
             return .failure(.invalidScope("The scope '.default' cannot be combined with other scopes."))
         }
+        // Entra (2026): a `resource` beside the scopes must be the scopes' own resource (AADSTS9010010).
+        if let resource = request.parameters["resource"], resource != scopes.resources.first {
+            return .failure(.invalidRequest(9010010, "The resource parameter does not match the requested scopes."))
+        }
         var requestedClaims: [String: Any]?
         if let claims = request.parameters["claims"], !claims.isEmpty {
             guard let object = FakeIdentityJWT.object(Array(claims.utf8)) else {
