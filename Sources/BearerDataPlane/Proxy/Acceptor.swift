@@ -126,7 +126,10 @@ package struct Acceptor: Sendable {
         encoder.automaticallySetFramingHeaders = false
         try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
         // `.forwardBytes`: after a WebSocket handshake the bytes the decoder holds go to the tunnel (RFC 6455 §4.1).
-        try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Self.headLimits)))
+        try pipeline.addHandler(
+            ByteToMessageHandler(
+                RequestDecoder(limits: Self.headLimits), maximumBufferSize: RequestDecoder.bufferLimit(Self.headLimits))
+        )
         try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
     }
 

@@ -37,6 +37,14 @@ package struct RequestDecoder: ByteToMessageDecoder {
         self.limits = limits
     }
 
+    /// The most bytes the decoder's handler may hold (its `maximumBufferSize`; more closes the connection). A head
+    /// in progress is parsed, and refused, once it reaches its limit, and bodies are handed on as they come; only
+    /// the bytes behind an upgrade request are held, until the upstream answers — and a WebSocket client sends
+    /// nothing before the `101` (RFC 6455 §4.1), so 64 KiB past a whole head is room enough.
+    package static func bufferLimit(_ limits: HeadLimits) -> Int {
+        limits.headBytes + 64 * 1024
+    }
+
     package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         switch state {
         case .head:

@@ -130,6 +130,25 @@ struct RequestDecoderTests {
         #expect(Array(passed.readableBytesView) == frame)
     }
 
+    @Test("the bytes held behind an upgrade request are bounded: past the limit the connection is given up")
+    func upgradeBytesBounded() throws {
+        let limits = HeadLimits()
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(
+                RequestDecoder(limits: limits), maximumBufferSize: RequestDecoder.bufferLimit(limits)))
+        try channel.writeInbound(
+            ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n"))
+        let chunk = ByteBuffer(repeating: 0x81, count: 16 * 1024)
+        var failure: (any Error)?
+        for _ in 0..<(RequestDecoder.bufferLimit(limits) / chunk.readableBytes + 2) {
+            do { try channel.writeInbound(chunk) } catch {
+                failure = error
+                break
+            }
+        }
+        #expect(failure is ByteToMessageDecoderError.PayloadTooLargeError, "\(String(describing: failure))")
+    }
+
     @Test(
         "a refusal is the codec's, whole or in pieces, and at the end of input for a head that never ends",
         arguments: [
