@@ -125,7 +125,7 @@ package struct Acceptor: Sendable {
         // Framing is set explicitly per response (data-plane pitfall 3).
         encoder.automaticallySetFramingHeaders = false
         try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
-        // `.forwardBytes`: after a WebSocket handshake the bytes the decoder holds go to the tunnel (RFC 6455 §4.1).
+        // After a WebSocket handshake the bytes the decoder holds go to the tunnel when it leaves (RFC 6455 §4.1).
         try pipeline.addHandler(
             ByteToMessageHandler(
                 RequestDecoder(limits: Self.headLimits), maximumBufferSize: RequestDecoder.bufferLimit(Self.headLimits))
