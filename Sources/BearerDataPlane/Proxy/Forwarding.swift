@@ -163,6 +163,23 @@ package enum Forwarding {
         return nil
     }
 
+    /// The upstream's trailer fields as the client gets them: without the fields that may never be trailers (RFC
+    /// 9110 §6.5.1: framing, routing and connection management — Content-Length, Transfer-Encoding, Host and the
+    /// hop-by-hop fields), which a recipient would read as a second header section. h11 refuses a response whose
+    /// trailers name Transfer-Encoding, which the proxy relayed as sent (the long differential run of session 13,
+    /// seed 41). Nil or unchanged, without a copy, when there is nothing to drop.
+    package static func clientTrailers(_ trailers: HTTPHeaders?) -> HTTPHeaders? {
+        guard let trailers, trailers.contains(where: { isNeverATrailer($0.name) }) else { return trailers }
+        var kept = HTTPHeaders()
+        for (name, value) in trailers where !isNeverATrailer(name) { kept.add(name: name, value: value) }
+        return kept
+    }
+
+    private static func isNeverATrailer(_ name: String) -> Bool {
+        HeaderName.equals(name, "content-length") || HeaderName.equals(name, "host")
+            || HeaderPolicy.rules(of: name).contains(.hopByHop)
+    }
+
     package static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
         let headers = upstream.headers
         // A `Transfer-Encoding` makes any `Content-Length` meaningless (RFC 9112 §6.3 rule 3), and a length the

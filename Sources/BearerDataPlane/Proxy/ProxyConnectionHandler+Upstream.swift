@@ -134,7 +134,8 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         case .end(let trailers):
             let now = context.eventLoop.now
             run(
-                connection.exchangeEvent { $0.responseEnd(trailers: trailers, now: now) }, record: exchange,
+                connection.exchangeEvent { $0.responseEnd(trailers: Forwarding.clientTrailers(trailers), now: now) },
+                record: exchange,
                 inUse: upstream)
         }
     }

@@ -183,6 +183,25 @@ struct UpstreamTrustTests {
         }
     }
 
+    @Test("trailer fields that may never be trailers are dropped: framing, Host, hop-by-hop; the rest relayed")
+    func trailersThatMayNotBeTrailers() async throws {
+        let answer =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nTransfer-Encoding: identity\r\n"
+            + "Host: evil.example\r\nConnection: close\r\nTE: trailers\r\nX-Sum: 1\r\n\r\n"
+        try await RawUpstream.withProxy(answer: { _ in .raw(answer) }) { proxy, _ in
+            let responses = try await TestClient.raw(
+                port: proxy.port, text: "GET /api/t HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n",
+                expectedResponses: 1)
+            let response = try #require(responses.first)
+            #expect(response.status == .ok)
+            #expect(response.bodyText == "hi")
+            // A recipient that read Transfer-Encoding there would frame what follows anew (h11 refuses the response
+            // outright: RFC 9110 §6.5.1). (A Content-Length trailer never gets this far: the upstream side's parser
+            // refuses it, a 502.)
+            #expect(response.trailers.map { $0.map { "\($0.name): \($0.value)" } } == ["X-Sum: 1"])
+        }
+    }
+
     @Test("a reused connection closed before any answer byte is still replayed, once (idempotent, bodiless)")
     func staleConnectionIsReplayed() async throws {
         try await RawUpstream.withProxy(answer: { request in
