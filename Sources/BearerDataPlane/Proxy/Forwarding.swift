@@ -151,6 +151,15 @@ package enum Forwarding {
     /// gzip bytes the forwarded head no longer declares (and with `chunked, gzip` a body llhttp reads until the
     /// close). h11 and Go's net/http refuse such a response, so the proxy does too (502), as it refuses the same
     /// codings in a request (`RequestGuard`). Found by the differential harness (#24).
+    /// Why an upstream's response head cannot be relayed as it is, or nil: a status outside 100–599 (RFC 9110 §15:
+    /// three digits, the first 1 to 5 — llhttp reads `004` as 4, which the proxy would write as `HTTP/1.1 4`, a
+    /// status line no parser accepts; found by the long differential run of session 13, seed 51), or a transfer
+    /// coding besides chunked.
+    package static func unrelayableResponse(_ head: HTTPResponseHead) -> String? {
+        guard (100...599).contains(head.status.code) else { return "status \(head.status.code) is not 100 to 599" }
+        return unsupportedTransferCoding(head.headers).map { "Transfer-Encoding \"\($0)\" is not only chunked" }
+    }
+
     package static func unsupportedTransferCoding(_ headers: HTTPHeaders) -> String? {
         // `contains` first: it reads the names in place, while the list below copies each value (this runs on
         // every response).

@@ -83,11 +83,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         switch part {
         case .head(let head):
-            if let coding = Forwarding.unsupportedTransferCoding(head.headers) {
+            if let reason = Forwarding.unrelayableResponse(head) {
                 // Answered as a response that is not valid HTTP/1.1 would be; the connection cannot be reused.
                 self.upstream = nil
                 upstream.close()
-                let cause = ConnectionFailure.invalidResponse("Transfer-Encoding \"\(coding)\" is not only chunked")
+                let cause = ConnectionFailure.invalidResponse(reason)
                 return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: cause) })
             }
             if head.status.code / 100 != 1 || head.status == .switchingProtocols {

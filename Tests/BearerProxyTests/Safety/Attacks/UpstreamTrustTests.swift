@@ -183,6 +183,20 @@ struct UpstreamTrustTests {
         }
     }
 
+    @Test(
+        "a status outside 100–599 is refused (502), never relayed as a status line no parser reads",
+        arguments: ["004 No Content", "000 Zero", "099 Low", "600 High", "999 High"])
+    func statusOutOfRange(statusLine: String) async throws {
+        try await RawUpstream.withProxy(answer: { _ in .raw("HTTP/1.1 \(statusLine)\r\nContent-Length: 0\r\n\r\n") }) {
+            proxy, _ in
+            let responses = try await TestClient.raw(
+                port: proxy.port, text: "GET /api/s HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n",
+                expectedResponses: 1)
+            #expect(responses.map(\.status.code) == [502], "\(statusLine)")
+            #expect(responses.first?.header("content-type") == "application/problem+json")
+        }
+    }
+
     @Test("trailer fields that may never be trailers are dropped: framing, Host, hop-by-hop; the rest relayed")
     func trailersThatMayNotBeTrailers() async throws {
         let answer =
