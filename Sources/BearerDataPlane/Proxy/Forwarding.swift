@@ -160,7 +160,7 @@ package enum Forwarding {
         return unsupportedTransferCoding(head.headers).map { "Transfer-Encoding \"\($0)\" is not only chunked" }
     }
 
-    package static func unsupportedTransferCoding(_ headers: HTTPHeaders) -> String? {
+    private static func unsupportedTransferCoding(_ headers: HTTPHeaders) -> String? {
         // `contains` first: it reads the names in place, while the list below copies each value (this runs on
         // every response).
         guard headers.contains(name: "transfer-encoding") else { return nil }

@@ -17,7 +17,7 @@ import Testing
 struct ResponseRelayTests {
     /// Response corpus entries today's data plane relays although a reference refuses them (pinned, for the codec
     /// to refuse). Empty: `Transfer-Encoding: gzip, chunked`, which went to the client as `chunked` with the gzip
-    /// bytes left in the body, is answered 502 since (`Forwarding.unsupportedTransferCoding`).
+    /// bytes left in the body, is answered 502 since (`Forwarding.unrelayableResponse`).
     static let relayedBeyondAReference: Set<String> = []
 
     @Test("the response corpus and seeded mutations of it, through the proxy")
