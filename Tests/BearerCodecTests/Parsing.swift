@@ -6,8 +6,10 @@ extension Array where Element == UInt8 {
         Result { () throws(HeadError) in try RequestHead.parse(span) }
     }
 
-    func parseResponse(requestWasHead: Bool) -> Result<ResponseHead?, HeadError> {
-        Result { () throws(HeadError) in try ResponseHead.parse(span, requestWasHead: requestWasHead) }
+    func parseResponse(requestWasHead: Bool, upgradeRequested: Bool = false) -> Result<ResponseHead?, HeadError> {
+        Result { () throws(HeadError) in
+            try ResponseHead.parse(span, requestWasHead: requestWasHead, upgradeRequested: upgradeRequested)
+        }
     }
 
     /// Runs `body` through `chunked`, piece by piece: the runs read, or the refusal.

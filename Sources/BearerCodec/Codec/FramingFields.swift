@@ -4,6 +4,14 @@ struct FramingFields {
     var contentLength: Int?
     var chunked = false
     var connection = ConnectionOptions()
+    /// Whether a `Connection` that names a framing field is refused: in a request, where the proxy frames what it
+    /// forwards and a client may not name what the proxy decides (SPEC §8); not in a response, which is framed by
+    /// the field as received, and which the proxy re-frames for its client without it (RFC 9110 §7.6.1).
+    let refusesFramingOptions: Bool
+
+    init(refusesFramingOptions: Bool) {
+        self.refusesFramingOptions = refusesFramingOptions
+    }
 
     /// Looks at one field; refuses the ambiguous ones.
     mutating func note(_ field: FieldLine, in bytes: Span<UInt8>) throws(ScanStop) {
@@ -87,8 +95,9 @@ struct FramingFields {
                 connection.keepAlive = true
             } else if FieldName.equals(bytes, option, "upgrade") {
                 connection.upgrade = true
-            } else if FieldName.equals(bytes, option, "content-length")
-                || FieldName.equals(bytes, option, "transfer-encoding")
+            } else if refusesFramingOptions,
+                FieldName.equals(bytes, option, "content-length")
+                    || FieldName.equals(bytes, option, "transfer-encoding")
             {
                 // A framing field declared hop-by-hop: the next hop would frame the message differently.
                 throw .refused(.malformed(.connection))

@@ -18,7 +18,7 @@ package enum HeadError: Error, Equatable, Sendable {
         case leadingEmptyLine, requestLine, requestTarget, statusLine
         case fieldName, spaceBeforeColon, obsFold, bareCR, bareLF, fieldValue, invalidUTF8
         case contentLength, duplicateContentLength, transferEncoding, contentLengthWithTransferEncoding
-        case host, connection, framingInInformational, informationalClosing
+        case host, connection, framingInInformational, informationalClosing, switchingProtocols
         case chunkSize, chunkExtension, chunkData, trailer
     }
 

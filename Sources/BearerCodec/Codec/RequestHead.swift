@@ -32,7 +32,7 @@ package struct RequestHead: Sendable, Equatable {
             let minor = try scanner.version(malformed: .requestLine, in: bytes)
             try scanner.lineEnd(malformed: .requestLine, in: bytes)
             let fieldsStart = scanner.index
-            var framing = FramingFields()
+            var framing = FramingFields(refusesFramingOptions: true)
             var fields = 0
             var hosts = 0
             var upgrades = 0

@@ -11,7 +11,11 @@ package struct ResponseHead: Sendable, Equatable {
     package var connection: ConnectionOptions
 
     /// 1xx other than 101: a final response follows for the same request (RFC 9110 §15.2).
-    package var isInformational: Bool { status < 200 }
+    package var isInformational: Bool { status < 200 && !switchesProtocols }
+
+    /// A `101 Switching Protocols` to a request that asked to upgrade: what follows on the connection is the new
+    /// protocol's (RFC 9110 §15.2.2).
+    package var switchesProtocols: Bool { status == 101 }
 
     /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
     package var keepAlive: Bool {
@@ -19,26 +23,37 @@ package struct ResponseHead: Sendable, Equatable {
         return minorVersion == 1 ? !connection.close : connection.keepAlive && !connection.close
     }
 
-    /// Parses the head at the start of `bytes`, the answer to a request whose method was HEAD or not: nil when
-    /// `bytes` is a valid beginning that needs more bytes.
+    /// Parses the head at the start of `bytes`, the answer to a request whose method was HEAD or not, and that
+    /// asked to switch protocols or not: nil when `bytes` is a valid beginning that needs more bytes.
     package static func parse(
-        _ bytes: Span<UInt8>, requestWasHead: Bool, limits: HeadLimits = HeadLimits()
+        _ bytes: Span<UInt8>, requestWasHead: Bool, upgradeRequested: Bool = false, limits: HeadLimits = HeadLimits()
     ) throws(HeadError) -> ResponseHead? {
         do throws(ScanStop) {
             var scanner = HeadScanner(bytes, limits: limits)
             let minor = try scanner.version(malformed: .statusLine, in: bytes)
-            let status = try scanner.statusCodeAndReason(in: bytes)
+            let status = try scanner.statusCodeAndReason(upgradeRequested: upgradeRequested, in: bytes)
             let fieldsStart = scanner.index
-            var framing = FramingFields()
+            var framing = FramingFields(refusesFramingOptions: false)
             var fields = 0
+            var upgrades = 0
             while let field = try scanner.fieldLine(in: bytes) {
                 fields += 1
                 guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
                 try framing.note(field, in: bytes)
+                if FieldName.equals(bytes, field.name, "upgrade") { upgrades += 1 }
+            }
+            // RFC 9110 §15.2.2: a 101 names the protocol it switches to in `Upgrade` (and, as a hop-by-hop field,
+            // in `Connection`); one that does not leaves unclear what follows, and llhttp would read on as HTTP.
+            if status == 101, minor == 0 || upgrades != 1 || !framing.connection.upgrade {
+                throw ScanStop.refused(.malformed(.switchingProtocols))
             }
             let hasFraming = framing.chunked || framing.contentLength != nil
-            // RFC 9110 §8.6 and RFC 9112 §6.1: no Content-Length or Transfer-Encoding in 1xx or 204.
-            if status < 200 || status == 204, hasFraming {
+            // RFC 9110 §8.6 and RFC 9112 §6.1: no Content-Length or Transfer-Encoding in 1xx or 204. Servers send
+            // them anyway (`Content-Length: 0` on a 204 above all), and all three references read past them, giving
+            // neither a body; so does the codec, and the proxy relays neither field (it writes its own 1xx, and
+            // drops both from a 204: `Forwarding`). A 101 with them is refused: what follows it is not a body, and
+            // not HTTP.
+            if status == 101, hasFraming {
                 throw ScanStop.refused(.malformed(.framingInInformational))
             }
             // A 1xx that would end the connection (HTTP/1.0, or `Connection: close`) leaves it unclear whether the
@@ -76,9 +91,10 @@ package struct ResponseHead: Sendable, Equatable {
 }
 
 extension HeadScanner {
-    /// `SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4): a status from 100 to 599 other than 101 (the
-    /// proxy asks for no upgrade), a reason of visible ASCII, spaces and tabs.
-    mutating func statusCodeAndReason(in bytes: Span<UInt8>) throws(ScanStop) -> Int {
+    /// `SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4): a status from 100 to 599 — 101 only when the
+    /// request asked to upgrade (RFC 9110 §15.2.2: a server sends it only then) — and a reason of visible ASCII,
+    /// spaces and tabs.
+    mutating func statusCodeAndReason(upgradeRequested: Bool, in bytes: Span<UInt8>) throws(ScanStop) -> Int {
         guard try byte(at: index, in: bytes) == ASCII.space else { throw .refused(.malformed(.statusLine)) }
         var status = 0
         for offset in 1...3 {
@@ -87,11 +103,19 @@ extension HeadScanner {
             status = status * 10 + Int(digit &- UInt8(ascii: "0"))
         }
         index += 4
-        guard (100...599).contains(status), status != 101, try byte(at: index, in: bytes) == ASCII.space else {
+        guard (100...599).contains(status), status != 101 || upgradeRequested else {
             throw .refused(.malformed(.statusLine))
         }
-        index += 1
         var byte = try self.byte(at: index, in: bytes)
+        // RFC 9112 §4 asks for the space before an empty reason, but servers leave it out, and all three references
+        // read `HTTP/1.1 200` CRLF alike (the response relay's differential, #24).
+        if byte == ASCII.cr {
+            try lineEnd(malformed: .statusLine, in: bytes)
+            return status
+        }
+        guard byte == ASCII.space else { throw .refused(.malformed(.statusLine)) }
+        index += 1
+        byte = try self.byte(at: index, in: bytes)
         while ByteClass.isVisible(byte) || byte == ASCII.space || byte == ASCII.tab {
             index += 1
             byte = try self.byte(at: index, in: bytes)

@@ -139,39 +139,6 @@ package enum Forwarding {
         return (HTTPResponseHead(version: request.version, status: upstream.status, headers: headers), framing)
     }
 
-    /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
-    /// exchange's machine knows before the head is rewritten whether the client's connection must close after it
-    /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:keepAlive:)``)
-    /// reaches the same answer from the head it builds: a `Content-Length` is forwarded exactly when this says
-    /// ``Framing/contentLength`` (ForwardingTests checks the two agree).
-    /// The upstream response's `Transfer-Encoding` when it names any coding but exactly `chunked`, else nil.
-    ///
-    /// RFC 9112 §6.1: a recipient decodes transfer codings in the reverse order of their listing, and the field is
-    /// hop-by-hop. The proxy removes `chunked` only and re-frames the body: with `gzip, chunked` the client would get
-    /// gzip bytes the forwarded head no longer declares (and with `chunked, gzip` a body llhttp reads until the
-    /// close). h11 and Go's net/http refuse such a response, so the proxy does too (502), as it refuses the same
-    /// codings in a request (`RequestGuard`). Found by the differential harness (#24).
-    /// Why an upstream's response head cannot be relayed as it is, or nil: a status outside 100–599 (RFC 9110 §15:
-    /// three digits, the first 1 to 5 — llhttp reads `004` as 4, which the proxy would write as `HTTP/1.1 4`, a
-    /// status line no parser accepts; found by the long differential run of session 13, seed 51), or a transfer
-    /// coding besides chunked.
-    package static func unrelayableResponse(_ head: HTTPResponseHead) -> String? {
-        guard (100...599).contains(head.status.code) else { return "status \(head.status.code) is not 100 to 599" }
-        return unsupportedTransferCoding(head.headers).map { "Transfer-Encoding \"\($0)\" is not only chunked" }
-    }
-
-    private static func unsupportedTransferCoding(_ headers: HTTPHeaders) -> String? {
-        // `contains` first: it reads the names in place, while the list below copies each value (this runs on
-        // every response).
-        guard headers.contains(name: "transfer-encoding") else { return nil }
-        let fields = headers[canonicalForm: "transfer-encoding"]
-        let codings = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-        guard codings.count == 1, codings[0].trimmingOWS().lowercased() == "chunked" else {
-            return fields.joined(separator: ", ")
-        }
-        return nil
-    }
-
     /// The upstream's trailer fields as the client gets them: without the fields that may never be trailers (RFC
     /// 9110 §6.5.1: framing, routing and connection management — Content-Length, Transfer-Encoding, Host and the
     /// hop-by-hop fields), which a recipient would read as a second header section. h11 refuses a response whose
@@ -189,6 +156,11 @@ package enum Forwarding {
             || HeaderPolicy.rules(of: name).contains(.hopByHop)
     }
 
+    /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
+    /// exchange's machine knows before the head is rewritten whether the client's connection must close after it
+    /// (``Framing/untilClose``). The rewrite (``clientResponse(upstream:request:binding:requestID:keepAlive:)``)
+    /// reaches the same answer from the head it builds: a `Content-Length` is forwarded exactly when this says
+    /// ``Framing/contentLength`` (ForwardingTests checks the two agree).
     package static func responseFraming(upstream: HTTPResponseHead, request: HTTPRequestHead) -> Framing {
         let headers = upstream.headers
         // A `Transfer-Encoding` makes any `Content-Length` meaningless (RFC 9112 §6.3 rule 3), and a length the

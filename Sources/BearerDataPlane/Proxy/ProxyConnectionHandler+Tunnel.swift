@@ -60,7 +60,7 @@ extension ProxyConnectionHandler {
             _ = client.removeHandler(try client.handler(type: HTTPResponseEncoder.self))
             let decoders = [
                 upstreamPipeline.removeHandler(
-                    try upstreamPipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)),
+                    try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self)),
                 client.removeHandler(try client.handler(type: ByteToMessageHandler<RequestDecoder>.self)),
             ]
             // The decoders hand those bytes on as reads with no read-complete after them, which is when a tunnel

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -83,13 +84,6 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         switch part {
         case .head(let head):
-            if let reason = Forwarding.unrelayableResponse(head) {
-                // Answered as a response that is not valid HTTP/1.1 would be; the connection cannot be reused.
-                self.upstream = nil
-                upstream.close()
-                let cause = ConnectionFailure.invalidResponse(reason)
-                return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: cause) })
-            }
             if head.status.code / 100 != 1 || head.status == .switchingProtocols {
                 exchange.upstreamStatus = UInt(head.status.code)
                 exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
@@ -211,6 +205,10 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         let cause: ConnectionFailure =
             switch error {
             case nil, is IOError, is ChannelError: .reset
+            case let error as HeadError: .invalidResponse(error.label)
+            case let error as ResponseDecoder.Failure:
+                .invalidResponse(error == .truncated ? "truncated" : "unsolicited")
+            case is ByteToMessageDecoderError.PayloadTooLargeError: .invalidResponse("head_too_large")
             case let error?: ConnectionFailure(error)
             }
         run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })

@@ -39,7 +39,7 @@ extension ProxyError {
         case .host: "An HTTP/1.1 request carries exactly one Host header, a valid host[:port] (RFC 9112 §3.2)."
         case .connection:
             "Connection names a header the proxy decides itself (Host, Authorization, the framing), or too many."
-        case .framingInInformational, .informationalClosing: "The message is not a request."
+        case .framingInInformational, .informationalClosing, .switchingProtocols: "The message is not a request."
         case .chunkSize: "A chunk size is not 1 to 15 hexadecimal digits (RFC 9112 §7.1)."
         case .chunkExtension: "A chunk extension is malformed or too long (RFC 9112 §7.1.1)."
         case .chunkData: "A chunk's data is not followed by CRLF (RFC 9112 §7.1)."
@@ -78,6 +78,7 @@ extension HeadError {
             case .connection: "connection"
             case .framingInInformational: "framing_in_informational"
             case .informationalClosing: "informational_closing"
+            case .switchingProtocols: "switching_protocols"
             case .chunkSize: "chunk_size"
             case .chunkExtension: "chunk_extension"
             case .chunkData: "chunk_data"

@@ -7,7 +7,8 @@ import NIOSSL
 
 /// HTTP/1.1's ``UpstreamConnector``: a pool of idle keep-alive connections per origin (``UpstreamPool``), and new
 /// connections with their pipeline — TLS when the origin is `https` (its context always with it: ``UpstreamOrigin``),
-/// NIO's request encoder and response decoder, the byte watch that the replay rule needs, and ``UpstreamHandler``.
+/// NIO's request encoder, the byte watch that the replay rule needs, the codec's ``ResponseDecoder`` and
+/// ``UpstreamHandler``.
 package final class HTTP1Connector: UpstreamConnector {
     private let pool: UpstreamPool
 
@@ -43,11 +44,9 @@ package final class HTTP1Connector: UpstreamConnector {
                     try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
                     let upstream = UpstreamHandler(origin: origin)
                     try pipeline.addHandler(ResponseByteWatch(connection: upstream))
-                    // `.forward` so `100 Continue` reaches the client (data-plane pitfall 2).
+                    // 1xx heads are delivered, so `100 Continue` reaches the client (data-plane pitfall 2).
                     try pipeline.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(
-                                leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
+                        ByteToMessageHandler(ResponseDecoder(), maximumBufferSize: ResponseDecoder.bufferLimit))
                     try pipeline.addHandler(upstream)
                 }
             }

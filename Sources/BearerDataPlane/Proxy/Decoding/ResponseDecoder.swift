@@ -1,0 +1,244 @@
+import BearerCodec
+import NIOCore
+import NIOHTTP1
+
+/// The data plane's response decoder (#24): an upstream's bytes read by ``BearerCodec``'s strict grammar, which
+/// accepts a response only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame
+/// alike, and refuses everything else with a ``HeadError`` — the exchange answers 502, and the connection closes.
+///
+/// It delivers what NIOHTTP1's `HTTPResponseDecoder` delivered with `informationalResponseStrategy: .forward`: a
+/// 1xx as a head alone, a final response as its head, body slices of the bytes read (never copied) and an end with
+/// its trailers. How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a
+/// `101` only to a request that asked to upgrade), so the decoder watches the request heads written through it.
+/// After a response that ends the connection it reads nothing more; after a `101` the bytes that follow are the new
+/// protocol's, held until the decoder leaves the pipeline and then handed on to the tunnel.
+package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
+    package typealias InboundOut = HTTPClientResponsePart
+    package typealias OutboundIn = HTTPClientRequestPart
+
+    /// Why an upstream's bytes are not a response the proxy can relay, beyond the grammar's ``HeadError``.
+    package enum Failure: Error, Equatable {
+        /// Bytes with no request waiting for them.
+        case unsolicited
+        /// The connection closed inside a response.
+        case truncated
+    }
+
+    /// What the response's framing depends on in the request it answers.
+    private struct Request {
+        var isHead: Bool
+        var asksToUpgrade: Bool
+    }
+
+    private enum State {
+        /// Between responses, or inside a head.
+        case head
+        /// In a Content-Length body: this many bytes to go.
+        case length(remaining: Int)
+        /// In a chunked body.
+        case chunked(ChunkedBody)
+        /// In a body that ends when the upstream closes (RFC 9112 §6.3 rule 8).
+        case untilClose
+        /// The connection's last response has been read.
+        case ended
+        /// A `101` has been read: what follows is the new protocol's.
+        case switched
+    }
+
+    /// Responses are the upstream's, not a client's: NIOHTTP1's head limit (llhttp's 80 KiB), and more field lines
+    /// than a request may carry (servers send long lists of `Set-Cookie` and security headers).
+    package static let limits = HeadLimits(headBytes: 80 * 1024, targetBytes: 0, fields: 256)
+
+    /// The most bytes the decoder's handler may hold: a head in progress (refused at ``limits``), and the new
+    /// protocol's first bytes behind a `101` until the tunnel takes them.
+    package static let bufferLimit = limits.headBytes + 64 * 1024
+
+    private var requests = CircularBuffer<Request>(initialCapacity: 2)
+    private var state = State.head
+    /// The current response is the connection's last (RFC 9112 §9.3).
+    private var last = false
+    private var pending = PendingHead()
+    /// The trailer section of the chunked body being read, as it came (``ChunkedBody`` validated and bounded it).
+    private var trailerBytes: ByteBuffer?
+
+    package init() {}
+
+    package mutating func write(data: HTTPClientRequestPart) {
+        guard case .head(let head) = data else { return }
+        requests.append(Request(isHead: head.method == .HEAD, asksToUpgrade: head.headers.contains(name: "upgrade")))
+    }
+
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        switch state {
+        case .head:
+            return try decodeHead(context: context, buffer: &buffer, atEOF: false)
+        case .length(let remaining):
+            guard buffer.readableBytes > 0 else { return .needMoreData }
+            let count = min(remaining, buffer.readableBytes)
+            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: count)!)))
+            if count == remaining {
+                end(context: context)
+            } else {
+                state = .length(remaining: remaining - count)
+            }
+            return .continue
+        case .chunked(var body):
+            let decoding = try decodeChunks(&body, context: context, buffer: &buffer)
+            if !body.isComplete { state = .chunked(body) }
+            return decoding
+        case .untilClose:
+            guard buffer.readableBytes > 0 else { return .needMoreData }
+            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: buffer.readableBytes)!)))
+            return .needMoreData
+        case .ended:
+            // Nobody asked for these bytes, and the connection will not be used again.
+            buffer.moveReaderIndex(to: buffer.writerIndex)
+            return .needMoreData
+        case .switched:
+            return .needMoreData
+        }
+    }
+
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
+        guard seenEOF else {
+            // The decoder leaves the pipeline: after a `101`, for the tunnel, which gets the bytes that came right
+            // behind the handshake (NIOHTTP1's `.forwardBytes`); otherwise the connection is closing.
+            if case .switched = state, buffer.readableBytes > 0 {
+                context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
+            }
+            return .needMoreData
+        }
+        switch state {
+        case .head where buffer.readableBytes > 0:
+            // A head in progress is parsed once more, so that a malformed one is refused for what it is.
+            return try decodeHead(context: context, buffer: &buffer, atEOF: true)
+        case .head, .ended, .switched:
+            return .needMoreData
+        case .untilClose:
+            _ = try decode(context: context, buffer: &buffer)
+            end(context: context)
+            return .needMoreData
+        case .length, .chunked:
+            let decoding = try decode(context: context, buffer: &buffer)
+            if case .head = state, decoding == .continue { return .continue }
+            if case .ended = state { return .needMoreData }
+            throw Failure.truncated
+        }
+    }
+
+    // MARK: Heads
+
+    private mutating func decodeHead(context: ChannelHandlerContext, buffer: inout ByteBuffer, atEOF: Bool) throws
+        -> DecodingState
+    {
+        guard buffer.readableBytes > 0 else { return .needMoreData }
+        guard let request = requests.first else { throw Failure.unsolicited }
+        guard atEOF || pending.worthParsing(buffer, limit: Self.limits.headBytes) else { return .needMoreData }
+        guard
+            let head = try ResponseHead.parse(
+                buffer.readableBytesUInt8Span, requestWasHead: request.isHead,
+                upgradeRequested: request.asksToUpgrade, limits: Self.limits)
+        else {
+            if atEOF { throw Failure.truncated }
+            pending.parsed(buffer)
+            return .needMoreData
+        }
+        pending = PendingHead()
+        let response = Self.httpHead(head, in: buffer)
+        buffer.moveReaderIndex(forwardBy: head.length)
+        context.fireChannelRead(wrapInboundOut(.head(response)))
+        // A 1xx is followed by the final response to the same request (RFC 9110 §15.2).
+        if head.isInformational { return .continue }
+        requests.removeFirst()
+        if head.switchesProtocols {
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+            state = .switched
+            return .continue
+        }
+        last = !head.keepAlive
+        switch head.framing {
+        case .none: end(context: context)
+        case .length(let length): state = .length(remaining: length)
+        case .chunked: state = .chunked(ChunkedBody())
+        case .untilClose: state = .untilClose
+        }
+        return .continue
+    }
+
+    /// The head NIOHTTP1 would have delivered, built once from the parsed ranges. One whose body ends with the
+    /// connection says `Connection: close`, as llhttp's keep-alive state did: the exchange reads it to not pool the
+    /// connection (a hop-by-hop field, never forwarded).
+    private static func httpHead(_ head: ResponseHead, in buffer: ByteBuffer) -> HTTPResponseHead {
+        let start = buffer.readerIndex
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(16)
+        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
+        let bytes = buffer.readableBytesUInt8Span
+        while let line = lines.next(in: bytes) {
+            fields.append(
+                (
+                    buffer.getString(at: start + line.field.name.lowerBound, length: line.field.name.count) ?? "",
+                    buffer.getString(at: start + line.field.value.lowerBound, length: line.field.value.count) ?? ""
+                ))
+        }
+        if !head.keepAlive, !head.connection.close { fields.append(("Connection", "close")) }
+        return HTTPResponseHead(
+            version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
+            status: HTTPResponseStatus(statusCode: head.status), headers: HTTPHeaders(fields))
+    }
+
+    // MARK: Bodies
+
+    private mutating func decodeChunks(
+        _ body: inout ChunkedBody, context: ChannelHandlerContext, buffer: inout ByteBuffer
+    ) throws -> DecodingState {
+        while buffer.readableBytes > 0 {
+            let run = try body.next(in: buffer.readableBytesUInt8Span, from: 0)
+            guard run.end > 0 else { break }
+            switch run.kind {
+            case .data:
+                context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: run.end)!)))
+            case .trailer:
+                var slice = buffer.readSlice(length: run.end)!
+                if trailerBytes == nil {
+                    trailerBytes = slice
+                } else {
+                    trailerBytes!.writeBuffer(&slice)
+                }
+            case .framing:
+                buffer.moveReaderIndex(forwardBy: run.end)
+            }
+            if body.isComplete {
+                end(context: context)
+                return .continue
+            }
+        }
+        return .needMoreData
+    }
+
+    private mutating func end(context: ChannelHandlerContext) {
+        context.fireChannelRead(wrapInboundOut(.end(takeTrailers())))
+        state = last ? .ended : .head
+    }
+
+    /// The trailer fields read, as NIOHTTP1 delivered them: nil when there were none.
+    private mutating func takeTrailers() -> HTTPHeaders? {
+        guard let section = trailerBytes else { return nil }
+        trailerBytes = nil
+        var trailers = HTTPHeaders()
+        // The section's lines end with CRLF; `FieldLines` reads up to a head's empty line, which is two bytes on.
+        var lines = FieldLines(fieldsStart: 0, length: section.readableBytes + 2)
+        let bytes = section.readableBytesUInt8Span
+        while let line = lines.next(in: bytes) {
+            trailers.add(
+                name: section.getString(
+                    at: section.readerIndex + line.field.name.lowerBound, length: line.field.name.count)
+                    ?? "",
+                value: section.getString(
+                    at: section.readerIndex + line.field.value.lowerBound, length: line.field.value.count) ?? "")
+        }
+        return trailers
+    }
+}
