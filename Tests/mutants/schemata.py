@@ -171,7 +171,7 @@ let package = Package(
 """
 
 
-class Refusal(Exception):
+class Unclassified(Exception):
     pass
 
 
@@ -266,9 +266,9 @@ def enclosing_guard(text, throw_start, throw_end):
     for match in re.finditer(r"\bguard\b", text[:else_start]):
         guard = match
     if guard is None:
-        raise Refusal(f"an `else {{ throw }}` with no guard before it at line {line_of(text, throw_start)}")
+        raise Unclassified(f"an `else {{ throw }}` with no guard before it at line {line_of(text, throw_start)}")
     if re.search(r"[{}]", text[guard.end() : else_start]):
-        raise Refusal(f"cannot read the guard before line {line_of(text, throw_start)}")
+        raise Unclassified(f"cannot read the guard before line {line_of(text, throw_start)}")
     return guard.end(), else_start
 
 
@@ -321,7 +321,8 @@ def generate(repo, out):
                 for index, (a, b) in enumerate(site["clauses"]):
                     number += 1
                     clause = text[a:b]
-                    if re.search(r"\?[^?.]", clause) and not clause.startswith("try"):
+                    # `||` binds tighter than `? :`: a clause holding a ternary goes in parentheses.
+                    if re.search(r"\?[^?.]", re.sub(r'"[^"]*"', '""', clause)):
                         clause = f"({clause})"
                     edits.append((a, b, f"{clause} || Mutant.on({number})"))
                     condition = " ".join(text[a:b].split())
@@ -350,7 +351,7 @@ def generate(repo, out):
     stale = set(HAND_RULES) | set(SKIPPED) | set(EQUIVALENT)
     stale -= used_rules
     if stale:
-        raise Refusal(f"rules in Tests/mutants/schemata.py that match no line any more: {sorted(stale)}")
+        raise Unclassified(f"rules in Tests/mutants/schemata.py that match no line any more: {sorted(stale)}")
 
     sources = out / "Sources/BearerCodec"
     tests = out / "Tests/BearerCodecTests"
@@ -360,7 +361,7 @@ def generate(repo, out):
     known = set(MUTANT_TESTS) | set(EXCLUDED_TESTS)
     present = {path.name for path in (repo / CODEC_TESTS).glob("*.swift")}
     if present - known:
-        raise Refusal(
+        raise Unclassified(
             f"{sorted(present - known)} in {CODEC_TESTS}: add each to MUTANT_TESTS or EXCLUDED_TESTS in "
             "Tests/mutants/schemata.py"
         )
@@ -403,7 +404,7 @@ def main():
     args = parser.parse_args()
     try:
         generate(args.repo.resolve(), args.out)
-    except Refusal as error:
+    except Unclassified as error:
         print(f"schemata: {error}", file=sys.stderr)
         sys.exit(2)
 

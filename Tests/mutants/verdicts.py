@@ -21,7 +21,7 @@ import time
 
 # swift-testing's line for an issue: `✘ Test "display name" recorded an issue with 1 argument refusal → the case's
 # description at File.swift:12:9: …` (the description may run on over lines of its own; the first is kept).
-ISSUE = re.compile(r'^\S+ Test (?:"(.+?)"|(\S+)) recorded an issue(?: with \d+ arguments? (.*?)(?: at \S+:\d+:\d+:|$))?')
+ISSUE = re.compile(r'(?:^|\s)\S+ Test (?:"(.+?)"|(\S+)) recorded an issue(?: with \d+ arguments? (.*?)(?: at \S+:\d+:\d+:|$))?')
 TIMEOUT = 120
 
 
@@ -47,8 +47,9 @@ def run(binary, mutant):
         return mutant, "survived", []
     failed = []
     issues = []
-    for line in (result.stdout + result.stderr).splitlines():
-        match = ISSUE.match(line)
+    output = result.stdout + "\n" + result.stderr
+    for line in output.splitlines():
+        match = ISSUE.search(line)
         if match:
             name = match.group(1) or match.group(2)
             if match.group(3):
@@ -66,7 +67,7 @@ def run(binary, mutant):
     if result.returncode > 0 and failed:
         return mutant, "killed (another reason)" if refused_otherwise else "killed", failed
     # A trap (a signal) or an exit without an issue: the process died, no test said why.
-    return mutant, f"crashed (status {result.returncode})", [(result.stdout + result.stderr)[-2000:]]
+    return mutant, f"crashed (status {result.returncode})", [" | ".join(output.splitlines()[-40:])]
 
 
 def main():
@@ -96,7 +97,7 @@ def main():
     for mutant in chosen:
         row = mutants[mutant]
         verdict, details = verdicts[mutant]
-        tests = "; ".join(details) if verdict.startswith("killed") else ""
+        tests = "; ".join(details).replace("\t", " ") if verdict != "survived" else ""
         rows.append("\t".join([str(mutant), row["file"], row["line"], row["kind"], row["detail"], verdict, tests]))
     (args.dir / "verdicts.tsv").write_text("\n".join(rows) + "\n")
 
