@@ -189,6 +189,28 @@ struct RefusalRuleTests {
         #expect(throws: refusal.refusal) { try Array(refusal.input.utf8).readChunks(&chunked).get() }
     }
 
+    /// A field value's bytes that are not well-formed UTF-8 (`UTF8Check`, behind the one `.invalidUTF8` refusal):
+    /// the forms `HeadParserTests.utf8` does not show.
+    struct InvalidUTF8: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var bytes: [UInt8]
+
+        var testDescription: String { rule }
+    }
+
+    static let invalidUTF8: [InvalidUTF8] = [
+        InvalidUTF8(rule: "a third byte that is not a continuation", bytes: [0xE2, 0x82, 0x41]),
+        InvalidUTF8(rule: "a fourth byte that is not a continuation", bytes: [0xF0, 0x9F, 0x98, 0x41]),
+        InvalidUTF8(rule: "an overlong three-byte form", bytes: [0xE0, 0x80, 0x80]),
+        InvalidUTF8(rule: "an overlong four-byte form", bytes: [0xF0, 0x80, 0x80, 0x80]),
+    ]
+
+    @Test("each UTF-8 rule of a field value", arguments: invalidUTF8)
+    func utf8Rule(_ invalid: InvalidUTF8) {
+        let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nX: a".utf8) + invalid.bytes + Array("b\r\n\r\n".utf8)
+        #expect(throws: HeadError.malformed(.invalidUTF8)) { try RequestHead.parse(bytes.span) }
+    }
+
     /// `count` bytes of `a`.
     static func bytes(_ count: Int) -> String {
         String(repeating: "a", count: count)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Mutant schemata for BearerCodec's refusal rules (issue #24 condition 6).
 
-Reads Sources/BearerCodec/Codec/*.swift, finds every `throw`, and writes a COPY of the codec in which each refusal
-rule can be switched off at run time: `BEARER_MUTANT=N` disables rule N, no variable disables none. One build holds
-every mutant (the "schemata" technique of Untch, Offutt and Harrold, 1993), so the check builds once and runs the
-tests once per mutant. The product's sources are only read.
+Reads Sources/BearerCodec/Codec/*.swift, finds every `throw` (and `return false` of PREDICATES), and writes a COPY of
+the codec in which each refusal rule can be switched off at run time: `BEARER_MUTANT=N` disables rule N, no variable
+disables none. One build holds every mutant (the "schemata" technique of Untch, Offutt and Harrold, 1993), so the
+check builds once and runs the tests once per mutant. The product's sources are only read.
 
 A refusal rule is one condition that makes the codec refuse:
 
@@ -16,8 +16,8 @@ A refusal rule is one condition that makes the codec refuse:
 - the few sites where going on would not mean "acceptable" are rewritten by HAND_RULES below;
 - re-throws and control flow that refuse nothing are SKIPPED below, each with the reason.
 
-Every `throw` in the codec is one of these; a new one that fits none stops the generator, so a rule cannot be
-added without the check seeing it.
+A new `throw` becomes a mutant by itself, so a rule cannot be added without the check seeing it; a guard this
+cannot read, or a hand rule, skip or equivalence that matches no line any more, stops the generator.
 
     schemata.py --repo ROOT --out DIR      writes DIR/Package.swift, DIR/Sources, DIR/Tests, DIR/mutants.tsv
 """
@@ -50,6 +50,11 @@ EXCLUDED_TESTS = {
     "this suite cannot kill one (the baseline run keeps it honest in the product's own test run)",
 }
 
+# Predicates whose `false` is a refusal although no `throw` is in them: UTF8Check's is the one `throw` of
+# `.invalidUTF8` (HeadScanner), which switched off whole hides which of its checks the tests reach. In these files each
+# `return false` is a site too.
+PREDICATES = {"UTF8Check.swift"}
+
 # Throws that refuse nothing themselves.
 SKIPPED = {
     ("RequestHead.swift", "case .refused(let refusal): throw refusal"): "plumbing: parse(_:limits:) re-throws the "
@@ -67,6 +72,10 @@ EQUIVALENT = {
     ("FramingFields.swift", "index > start"): "noteConnection: the byte that ends an empty option is neither a comma "
     "nor whitespace (both are skipped before it) nor tchar, so the loop after it refuses the same byte with the same "
     ".connection",
+    ("UTF8Check.swift", "end - index >= count"): "isWellFormed, as fieldLine calls it: the byte after a value's "
+    "last is SP, HTAB or CR (valueEnd leaves out trailing whitespace and the line end), never a continuation byte, so "
+    "a sequence cut short by the value's end fails the next check all the same; the clause keeps the check inside its "
+    "range (#24 condition 1)",
     ("RequestHead.swift", "!target.isEmpty"): "requestTarget: an empty target is followed by its SP, so the "
     "absolute-form check reads an SP where `http` must start and refuses it with the same .requestTarget",
     ("RequestHead.swift", "index < target.upperBound"): "checkAbsoluteForm: the byte at target.upperBound is always "
@@ -110,6 +119,11 @@ HAND_RULES = {
         only_head_too_large,
     ),
     ("HeadScanner.swift", "throw .refused(.malformed(.bareLF))"): (["the LF taken into the value"], advance_as_value),
+    ("UTF8Check.swift", "default: return false"): (
+        ["a byte that starts no UTF-8 sequence, taken as one byte"],
+        lambda numbers, statement: f"if !Mutant.on({numbers[0]}) {{ {statement} }}\n                index += 1\n"
+        "                continue",
+    ),
     ("HeadScanner.swift", "throw .refused(.malformed(.fieldValue))"): (
         ["the control byte taken into the value"],
         advance_as_value,
@@ -273,14 +287,16 @@ def enclosing_guard(text, throw_start, throw_end):
 
 
 def codec_sites(repo):
-    """Every throw of the codec, classified: yields (file, text, sites), sites as dicts."""
+    """Every throw of the codec (and every `return false` of a predicate file), classified: yields (file, text,
+    sites), sites as dicts."""
     for path in sorted((repo / CODEC).glob("*.swift")):
         text = path.read_text()
         sites = []
-        for match in re.finditer(r"\bthrow\b", text):
+        pattern = r"\bthrow\b|\breturn false\b" if path.name in PREDICATES else r"\bthrow\b"
+        for match in re.finditer(pattern, text):
             start = match.start()
             line = line_text(text, start)
-            if "//" in line[: line.find("throw")]:
+            if "//" in line[: line.find(match.group(0))]:
                 continue
             stripped = line.strip()
             site = {"file": path.name, "line": line_of(text, start), "source": stripped, "start": start}
@@ -380,7 +396,7 @@ def generate(repo, out):
     write(out / "skipped.tsv", "\n".join(rows) + "\n")
     throws = len({(row[1], row[2]) for row in manifest})
     print(
-        f"schemata: {throws + len(skipped)} throw sites in {CODEC}: {len(manifest)} mutants "
+        f"schemata: {throws + len(skipped)} refusal sites in {CODEC} (each `throw`; `return false` in {sorted(PREDICATES)}): {len(manifest)} mutants "
         f"({sum(1 for r in manifest if r[3] == 'guard')} guard clauses, "
         f"{sum(1 for r in manifest if r[3] == 'throw')} throws, {sum(1 for r in manifest if r[3] == 'hand')} by hand), "
         f"{len(skipped)} skipped; {sum(1 for r in manifest if r[6])} of the mutants equivalent"
