@@ -87,7 +87,8 @@ EQUIVALENT = {
 def advance_as_value(numbers, statement):
     # In fieldLine's value loop: going on without moving would read the same byte forever. Disabled, the byte is
     # taken as part of the value, which is what a parser without the rule does.
-    return f"if !Mutant.on({numbers[0]}) {{ {statement} }}\n                index += 1\n                valueEnd = index"
+    indent = "\n                "
+    return f"if !Mutant.on({numbers[0]}) {{ {statement} }}{indent}index += 1{indent}valueEnd = index"
 
 
 def only_head_too_large(numbers, statement):
@@ -128,7 +129,10 @@ HAND_RULES = {
         ["the control byte taken into the value"],
         advance_as_value,
     ),
-    ("RequestHead.swift", "if byte == ASCII.cr || byte == ASCII.lf { throw .refused(.malformed(.leadingEmptyLine)) }"): (
+    (
+        "RequestHead.swift",
+        "if byte == ASCII.cr || byte == ASCII.lf { throw .refused(.malformed(.leadingEmptyLine)) }",
+    ): (
         ["a leading CR", "a leading LF"],
         either("byte == ASCII.cr", "byte == ASCII.lf"),
     ),
@@ -386,7 +390,8 @@ def generate(repo, out):
     for stale_file in list(sources.glob("*.swift")) + list(tests.glob("*.swift")):
         if stale_file.name not in files and stale_file.name not in MUTANT_TESTS and stale_file.name != "Mutant.swift":
             stale_file.unlink()
-    nio = re.search(r'\.package\(url: "https://github.com/apple/swift-nio",[^)]*\)', (repo / "Package.swift").read_text())
+    root_manifest = (repo / "Package.swift").read_text()
+    nio = re.search(r'\.package\(url: "https://github.com/apple/swift-nio",[^)]*\)', root_manifest)
     write(out / "Package.swift", PACKAGE_SWIFT.replace("{nio}", nio.group(0) + ","))
     rows = ["id\tfile\tline\tkind\tdetail\tsource\tequivalent"]
     rows += ["\t".join(str(field) for field in row) for row in manifest]
@@ -396,7 +401,8 @@ def generate(repo, out):
     write(out / "skipped.tsv", "\n".join(rows) + "\n")
     throws = len({(row[1], row[2]) for row in manifest})
     print(
-        f"schemata: {throws + len(skipped)} refusal sites in {CODEC} (each `throw`; `return false` in {sorted(PREDICATES)}): {len(manifest)} mutants "
+        f"schemata: {throws + len(skipped)} refusal sites in {CODEC} (each `throw`; `return false` in "
+        f"{', '.join(sorted(PREDICATES))}): {len(manifest)} mutants "
         f"({sum(1 for r in manifest if r[3] == 'guard')} guard clauses, "
         f"{sum(1 for r in manifest if r[3] == 'throw')} throws, {sum(1 for r in manifest if r[3] == 'hand')} by hand), "
         f"{len(skipped)} skipped; {sum(1 for r in manifest if r[6])} of the mutants equivalent"

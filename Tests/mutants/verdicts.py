@@ -21,7 +21,9 @@ import time
 
 # swift-testing's line for an issue: `✘ Test "display name" recorded an issue with 1 argument refusal → the case's
 # description at File.swift:12:9: …` (the description may run on over lines of its own; the first is kept).
-ISSUE = re.compile(r'(?:^|\s)\S+ Test (?:"(.+?)"|(\S+)) recorded an issue(?: with \d+ arguments? (.*?)(?: at \S+:\d+:\d+:|$))?')
+ISSUE = re.compile(
+    r'(?:^|\s)\S+ Test (?:"(.+?)"|(\S+)) recorded an issue(?: with \d+ arguments? (.*?)(?: at \S+:\d+:\d+:|$))?'
+)
 TIMEOUT = 120
 
 
