@@ -1,9 +1,11 @@
 /// The seeds of the differential harness: valid messages of every shape the proxy forwards, and the known request
 /// smuggling families (RFC 9112 §11.2; PortSwigger's CL.TE / TE.CL / TE.TE classes, the HTTP Garden's chunk-size,
 /// chunk-extension, bare CR/LF, obs-fold and whitespace classes; the hostile suites of
-/// `Tests/BearerProxyTests/Safety`). Every entry is one client stream; a `\u{XX}` stands for the byte XX.
+/// `Tests/BearerProxyTests/Safety`), and the published classes of `SmugglingCorpus+Published.swift`, each with its
+/// source. Every entry is one client stream; a `\u{XX}` stands for the byte XX.
 enum SmugglingCorpus {
-    static let entries: [CorpusEntry] = valid + framing + chunked + lineEnds + fields + targets + connections
+    static let entries: [CorpusEntry] =
+        valid + framing + chunked + lineEnds + fields + targets + connections + published
 
     static let host = "Host: {HOST}\r\n"
 

@@ -16,6 +16,8 @@ struct StreamMutator {
         "Transfer-Encoding: chunked, identity", "Transfer-Encoding: identity", "Connection: close",
         "Connection: keep-alive", "Connection: upgrade", "Upgrade: websocket", "Expect: 100-continue", "X: a",
         " folded", "Host: {HOST}", "Trailer: X", "0", "3", "0;x=y", "",
+        // From the published classes (SmugglingCorpus+Published.swift): TE.TE obfuscations, Expect, chunk lines.
+        "Transfer-Encoding: \"chunked\"", "Transfer-Encoding:\u{B}chunked", "Expect: y 100-continue", "3;a=\"b\rc\"",
     ]
 
     init(seed: UInt64, seeds: [DifferentialInput]) {
