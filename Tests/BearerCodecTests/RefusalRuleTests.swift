@@ -14,14 +14,20 @@ struct RefusalRuleTests {
         var input: String
         var refusal: HeadError
         var limits = HeadLimits()
+        /// For a response: whether the request it answers asked to upgrade.
+        var upgradeRequested = false
 
         var testDescription: String { rule }
 
-        init(_ rule: String, _ input: String, _ refusal: HeadError, limits: HeadLimits = HeadLimits()) {
+        init(
+            _ rule: String, _ input: String, _ refusal: HeadError, limits: HeadLimits = HeadLimits(),
+            upgradeRequested: Bool = false
+        ) {
             self.rule = rule
             self.input = input
             self.refusal = refusal
             self.limits = limits
+            self.upgradeRequested = upgradeRequested
         }
     }
 
@@ -125,11 +131,21 @@ struct RefusalRuleTests {
             "more fields than the limit", "HTTP/1.1 200 OK\r\nX: 1\r\nY: 2\r\nZ: 3\r\n\r\n", .headTooLarge,
             limits: small),
         Refusal(
-            "framing in a 1xx", "HTTP/1.1 100 Continue\r\nContent-Length: 0\r\n\r\n",
-            .malformed(.framingInInformational)),
+            "framing in a 101", "HTTP/1.1 101 S\r\nConnection: upgrade\r\nUpgrade: w\r\nContent-Length: 0\r\n\r\n",
+            .malformed(.framingInInformational), upgradeRequested: true),
         Refusal(
-            "framing in a 204", "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
-            .malformed(.framingInInformational)),
+            "an HTTP/1.0 101", "HTTP/1.0 101 S\r\nConnection: upgrade\r\nUpgrade: w\r\n\r\n",
+            .malformed(.switchingProtocols), upgradeRequested: true),
+        Refusal(
+            "a 101 without Upgrade", "HTTP/1.1 101 S\r\nConnection: upgrade\r\n\r\n", .malformed(.switchingProtocols),
+            upgradeRequested: true),
+        Refusal(
+            "a 101 with two Upgrade fields",
+            "HTTP/1.1 101 S\r\nConnection: upgrade\r\nUpgrade: a\r\nUpgrade: b\r\n\r\n",
+            .malformed(.switchingProtocols), upgradeRequested: true),
+        Refusal(
+            "a 101 whose Connection does not name upgrade", "HTTP/1.1 101 S\r\nUpgrade: w\r\n\r\n",
+            .malformed(.switchingProtocols), upgradeRequested: true),
         Refusal("an HTTP/1.0 1xx", "HTTP/1.0 100 Continue\r\n\r\n", .malformed(.informationalClosing)),
         Refusal(
             "a 1xx with Connection: close", "HTTP/1.1 100 Continue\r\nConnection: close\r\n\r\n",
@@ -145,15 +161,18 @@ struct RefusalRuleTests {
         Refusal("a status with a byte that is not a digit", "HTTP/1.1 20: OK\r\n\r\n", .malformed(.statusLine)),
         Refusal("a status above 599", "HTTP/1.1 600 X\r\n\r\n", .malformed(.statusLine)),
         Refusal(
-            "101, which the proxy never asks for", "HTTP/1.1 101 Switching Protocols\r\n\r\n", .malformed(.statusLine)),
-        Refusal("a status not followed by a space", "HTTP/1.1 200X\r\n\r\n", .malformed(.statusLine)),
+            "101 to a request that did not ask to upgrade", "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+            .malformed(.statusLine)),
+        Refusal("a status followed by neither a space nor CRLF", "HTTP/1.1 200X\r\n\r\n", .malformed(.statusLine)),
+        Refusal("a status followed by CR without LF", "HTTP/1.1 200\rX\r\n\r\n", .malformed(.bareCR)),
     ]
 
     @Test("each response refusal rule, for its reason", arguments: responses)
     func responseRule(_ refusal: Refusal) {
         let bytes = Array(refusal.input.utf8)
         #expect(throws: refusal.refusal) {
-            try ResponseHead.parse(bytes.span, requestWasHead: false, limits: refusal.limits)
+            try ResponseHead.parse(
+                bytes.span, requestWasHead: false, upgradeRequested: refusal.upgradeRequested, limits: refusal.limits)
         }
     }
 

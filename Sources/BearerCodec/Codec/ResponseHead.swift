@@ -44,8 +44,10 @@ package struct ResponseHead: Sendable, Equatable {
             }
             // RFC 9110 §15.2.2: a 101 names the protocol it switches to in `Upgrade` (and, as a hop-by-hop field,
             // in `Connection`); one that does not leaves unclear what follows, and llhttp would read on as HTTP.
-            if status == 101, minor == 0 || upgrades != 1 || !framing.connection.upgrade {
-                throw ScanStop.refused(.malformed(.switchingProtocols))
+            if status == 101 {
+                guard minor == 1, upgrades == 1, framing.connection.upgrade else {
+                    throw ScanStop.refused(.malformed(.switchingProtocols))
+                }
             }
             let hasFraming = framing.chunked || framing.contentLength != nil
             // RFC 9110 §8.6 and RFC 9112 §6.1: no Content-Length or Transfer-Encoding in 1xx or 204. Servers send
