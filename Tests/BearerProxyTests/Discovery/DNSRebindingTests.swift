@@ -51,10 +51,20 @@ import Testing
             logger: ProxyHarness.silentLogger)
     }
 
-    static var provider: IdentityProviderClient {
-        IdentityProviderClient(
+    /// Runs `body` with an identity provider client trusting the world's CA, shut down afterwards whatever happens
+    /// (an HTTP client left running traps when it is freed).
+    static func withProvider<T>(_ body: (IdentityProviderClient) async throws -> T) async throws -> T {
+        let provider = IdentityProviderClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger,
             caFile: World.caFile)
+        do {
+            let result = try await body(provider)
+            try await provider.shutdown()
+            return result
+        } catch {
+            try? await provider.shutdown()
+            throw error
+        }
     }
 
     @Test(
@@ -157,52 +167,62 @@ import Testing
             let key = try Self.storedSignIn(world, in: store)
             // The first refresh finds the global address, the second 127.0.0.1.
             let resolver = RebindingResolver(first: [World.global], then: [World.internalAddress])
-            let provider = Self.provider
-            let flow = DiscoveredRouteFlow(
-                route: "/mcp", upstream: world.upstream.url, store: store, provider: provider,
-                addresses: world.policy(resolver), logger: ProxyHarness.silentLogger, now: { Date() })
-            let request = TokenRequest(scopes: ScopeSet(["mcp:read"]))
-            let token = try await flow.acquireToken(request)
-            #expect(token.value == "fresh-access")
-            #expect(world.server.requests.map(\.head.uri) == ["/token"])
-            #expect(world.server.requests.first?.head.header("host") == "token.rebind.test:\(world.port)")
-
-            try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
-            do throws(TokenError) {
-                _ = try await flow.acquireToken(request)
-                Issue.record("a refresh went ahead against a token endpoint that now reaches 127.0.0.1")
-            } catch {
-                guard case .misconfigured(let reason) = error else {
-                    Issue.record("unexpected \(error)")
-                    return
-                }
-                #expect(reason.contains("127.0.0.1") && reason.contains("token endpoint"))
+            try await Self.withProvider { provider in
+                try await Self.refreshTwice(world, store, key, resolver, provider)
             }
             #expect(resolver.questions(about: "token.rebind.test") == 2)
             #expect(world.server.requests.count == 1 && world.victim.acceptedConnections == 0)
-            try await provider.shutdown()
+        }
+    }
+
+    /// Two refreshes of the stored sign-in through a route's flow: the first must succeed, the second must be refused.
+    static func refreshTwice(
+        _ world: World, _ store: DiscoveredSignInStore, _ key: DiscoveredSignInKey, _ resolver: RebindingResolver,
+        _ provider: IdentityProviderClient
+    ) async throws {
+        let flow = DiscoveredRouteFlow(
+            route: "/mcp", upstream: world.upstream.url, store: store, provider: provider,
+            addresses: world.policy(resolver), logger: ProxyHarness.silentLogger, now: { Date() })
+        let request = TokenRequest(scopes: ScopeSet(["mcp:read"]))
+        let token = try await flow.acquireToken(request)
+        #expect(token.value == "fresh-access")
+        #expect(world.server.requests.map(\.head.uri) == ["/token"])
+        #expect(world.server.requests.first?.head.header("host") == "token.rebind.test:\(world.port)")
+
+        try store.updateSignIn(key) { $0?.expiresOn = Date(timeIntervalSinceNow: -60) }
+        do throws(TokenError) {
+            _ = try await flow.acquireToken(request)
+            Issue.record("a refresh went ahead against a token endpoint that now reaches 127.0.0.1")
+        } catch {
+            guard case .misconfigured(let reason) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(reason.contains("127.0.0.1") && reason.contains("token endpoint"))
         }
     }
 
     @Test("a revocation endpoint that now reaches 127.0.0.1 gets nothing; one that reaches the address judged does")
     func revocationIsPinned() async throws {
         try await Self.with { world in
-            let provider = Self.provider
-            let endpoint = world.url("token", "/revoke")
-            let refused = await DiscoveredTokenRequest.revoke(
-                "the-refresh", at: endpoint, clientID: "mine", clientSecret: nil, provider: provider,
-                addresses: world.policy(RebindingResolver(always: [World.internalAddress])))
-            #expect(refused.contains("not sent"))
-            #expect(world.server.acceptedConnections == 0 && world.victim.acceptedConnections == 0)
-
-            let revoked = await DiscoveredTokenRequest.revoke(
-                "the-refresh", at: endpoint, clientID: "mine", clientSecret: nil, provider: provider,
-                addresses: world.policy(RebindingResolver(first: [World.global], then: [World.internalAddress])))
-            #expect(revoked == "the refresh token was revoked at the authorization server")
-            #expect(world.server.requests.map(\.head.uri) == ["/revoke"])
-            #expect(world.victim.acceptedConnections == 0)
-            try await provider.shutdown()
+            try await Self.withProvider { provider in try await Self.revokeTwice(world, provider) }
         }
+    }
+
+    static func revokeTwice(_ world: World, _ provider: IdentityProviderClient) async throws {
+        let endpoint = world.url("token", "/revoke")
+        let refused = await DiscoveredTokenRequest.revoke(
+            "the-refresh", at: endpoint, clientID: "mine", clientSecret: nil, provider: provider,
+            addresses: world.policy(RebindingResolver(always: [World.internalAddress])))
+        #expect(refused.contains("not sent"))
+        #expect(world.server.acceptedConnections == 0 && world.victim.acceptedConnections == 0)
+
+        let revoked = await DiscoveredTokenRequest.revoke(
+            "the-refresh", at: endpoint, clientID: "mine", clientSecret: nil, provider: provider,
+            addresses: world.policy(RebindingResolver(first: [World.global], then: [World.internalAddress])))
+        #expect(revoked == "the refresh token was revoked at the authorization server")
+        #expect(world.server.requests.map(\.head.uri) == ["/revoke"])
+        #expect(world.victim.acceptedConnections == 0)
     }
 
     @Test("registration goes to the addresses judged for it")
