@@ -208,7 +208,8 @@ import Testing
             let probe = try await client.probe(
                 try await PinnedURL(upstream: Upstream(parsing: server.baseURL + "/mcp")!, resolver: TableResolver()))
             #expect(probe.status == 200)
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // Not held until the deadline, as a drained body would be (a loaded machine may be slow to answer at all).
+            #expect(ContinuousClock.now - started < .nanoseconds(DiscoveryClient.deadline.nanoseconds))
             try await server.waitForClosedConnections(1)
         }
     }
