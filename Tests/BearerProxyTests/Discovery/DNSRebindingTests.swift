@@ -9,6 +9,7 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import NIOPosix
+import Synchronization
 import Testing
 
 /// DNS rebinding against discovery and a discovered route's sign-in (#25), on real sockets: a name answers a
@@ -39,10 +40,12 @@ import Testing
         try await World.with(pages: Self.pages, body)
     }
 
-    static func discovery(_ world: World, _ resolver: RebindingResolver) -> ResourceDiscovery {
+    static func discovery(
+        _ world: World, _ resolver: RebindingResolver, settings: DiscoverySettings = DiscoverySettings()
+    ) -> ResourceDiscovery {
         ResourceDiscovery(
-            route: world.upstream, settings: DiscoverySettings(), transport: client, addresses: world.policy(resolver),
-            logger: ProxyHarness.silentLogger)
+            route: world.upstream, settings: settings, transport: client,
+            addresses: world.policy(resolver, settings: settings), logger: ProxyHarness.silentLogger)
     }
 
     static var client: DiscoveryClient {
@@ -199,6 +202,69 @@ import Testing
                 return
             }
             #expect(reason.contains("127.0.0.1") && reason.contains("token endpoint"))
+        }
+    }
+
+    @Test("the token endpoint rebinds between discovery and the code exchange: the code is not sent")
+    func tokenEndpointRebindsBeforeTheCodeExchange() async throws {
+        try await Self.with { world in
+            let settings = DiscoverySettings(clientID: "mine")
+            let found = try await Self.discovery(world, RebindingResolver(always: [World.global]), settings: settings)
+                .run()
+            let scratch = try StoreScratchDirectory()
+            defer { scratch.remove() }
+            let exchanges = world.server.requests.count
+            // The sign-in's own questions: the token endpoint now answers 127.0.0.1.
+            let rebound = RebindingResolver(always: [World.internalAddress])
+            let refused = try await Self.withProvider { provider in
+                try await Self.signIn(world, found, settings, scratch, provider, resolver: rebound)
+            }
+            guard case .failure(let failure) = refused else {
+                Issue.record("a code was exchanged at a token endpoint that now reaches 127.0.0.1")
+                return
+            }
+            #expect(failure.kind == .misconfigured && failure.message.contains("127.0.0.1"))
+            #expect(rebound.questions(about: "token.rebind.test") == 1)
+            #expect(world.server.requests.count == exchanges && world.victim.acceptedConnections == 0)
+
+            // The same sign-in where the name still answers what was judged: the code goes there, by name.
+            let signedIn = try await Self.withProvider { provider in
+                try await Self.signIn(
+                    world, found, settings, scratch, provider, resolver: RebindingResolver(always: [World.global]))
+            }
+            #expect(try signedIn.get().clientID == "mine")
+            #expect(world.server.requests.last?.head.uri == "/token")
+            #expect(world.server.requests.last?.head.header("host") == "token.rebind.test:\(world.port)")
+            #expect(world.victim.acceptedConnections == 0)
+        }
+    }
+
+    /// `login ROUTE` without a browser: the console answers with the redirect the authorization server would make
+    /// (the `state` and `redirect_uri` of the URL it was shown, and a code).
+    static func signIn(
+        _ world: World, _ found: DiscoveredAuthorization, _ settings: DiscoverySettings,
+        _ scratch: StoreScratchDirectory, _ provider: IdentityProviderClient, resolver: RebindingResolver
+    ) async throws -> Result<DiscoveredSignIn.Outcome, SignInFailure> {
+        final class Shown: Sendable { let console = Mutex<ScriptedConsole?>(nil) }
+        let shown = Shown()
+        let console = ScriptedConsole { _ in
+            guard let url = shown.console.withLock({ $0 })?.lines.first(where: { $0.contains("state=") }),
+                let query = URLComponents(string: url.trimmingCharacters(in: .whitespaces))?.queryItems,
+                let state = query.first(where: { $0.name == "state" })?.value,
+                let redirect = query.first(where: { $0.name == "redirect_uri" })?.value
+            else { return nil }
+            return redirect + "?code=the-code&state=" + state
+        }
+        shown.console.withLock { $0 = console }
+        let signIn = DiscoveredSignIn(
+            route: Route(prefix: "/mcp", upstream: world.upstream, auth: .discover(settings)), settings: settings,
+            found: found, store: DiscoveredSignInStore(directory: scratch.state), provider: provider,
+            registrar: client, addresses: world.policy(resolver, settings: settings),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, timeout: .seconds(30))
+        do throws(SignInFailure) {
+            return .success(try await signIn.run(console: console, noBrowser: true))
+        } catch {
+            return .failure(error)
         }
     }
 
