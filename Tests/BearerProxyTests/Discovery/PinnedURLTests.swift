@@ -35,6 +35,9 @@ import Testing
             ("6to4 of 192.168.0.1", [.v6([0x2002, 0xC0A8, 0x0001, 0, 0, 0, 0, 1])], "private"),
             ("unique local (this machine's fd00::2)", [.v6([0xFD00, 0, 0, 0, 0, 0, 0, 2])], "private"),
             ("IPv6 link-local", [.v6([0xFE80, 0, 0, 0, 0, 0, 0, 1])], "link-local"),
+            ("documentation, as numbered here (this machine's 192.0.2.2)", [.v4([192, 0, 2, 2])], "private"),
+            ("documentation 203.0.113.0/24", [.v4([203, 0, 113, 9])], "private"),
+            ("documentation IPv6", [.v6([0x2001, 0xDB8, 0, 0, 0, 0, 0, 1])], "private"),
             ("one private A record among global ones", [global, .v4([10, 0, 0, 7]), global], "private"),
             (
                 "a global AAAA and a loopback A",
