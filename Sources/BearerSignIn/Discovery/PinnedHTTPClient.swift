@@ -83,8 +83,8 @@ package struct PinnedHTTPClient: Sendable {
             throw HTTPClientError.invalidURL
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let scheme = url.parts.scheme == "https" ? 443 : 80
-        guard host.lowercased() == url.parts.host, (parsed.port ?? scheme) == url.port else {
+        let defaultPort = url.parts.scheme == "https" ? 443 : 80
+        guard host.lowercased() == url.parts.host, (parsed.port ?? defaultPort) == url.port else {
             throw HTTPClientError.invalidURL
         }
         return IPAddress(literal: url.parts.host) == nil ? host : nil
