@@ -204,12 +204,11 @@ import Testing
             let client = DiscoveryClient(
                 caFile: nil, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger)
             feed.yield("data: hello\n\n")
-            let started = ContinuousClock.now
+            // A probe that read the body would end only at the deadline, with an error; this one has the head (no
+            // bound on the time: a suite on a loaded machine stalls for seconds — 40 such probes at once take ~30 ms).
             let probe = try await client.probe(
                 try await PinnedURL(upstream: Upstream(parsing: server.baseURL + "/mcp")!, resolver: TableResolver()))
             #expect(probe.status == 200)
-            // Not held until the deadline, as a drained body would be (a loaded machine may be slow to answer at all).
-            #expect(ContinuousClock.now - started < .nanoseconds(DiscoveryClient.deadline.nanoseconds))
             try await server.waitForClosedConnections(1)
         }
     }
