@@ -43,7 +43,8 @@ extension AccountRuntime {
                 }
             revocation = await DiscoveredTokenRequest.revoke(
                 refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
-                provider: discovered.provider(caFile: route.tls.caFile))
+                provider: discovered.provider(caFile: route.tls.caFile),
+                addresses: DiscoveredRouteTokens.addresses(of: route, settings: settings))
         }
         try store.updateSignIn(key) { $0 = nil }
         try store.setRouteKey(nil, upstream: route.upstream.url)

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import BearerConfiguration
 import BearerDataPlane
 import BearerHTTP
@@ -35,7 +34,8 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The caches by route, and the HTTP clients of their token requests by the CA file they trust ("" for none) —
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
-    /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25).
+    /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25). Discovery needs no client
+    /// kept: each of its requests has one of its own, pinned to the addresses judged for it (``PinnedHTTPClient``).
     private let state = Mutex(State())
     /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
     /// account without an OAuth client.
@@ -44,8 +44,6 @@ package final class DiscoveredRouteTokens: Sendable {
     private struct State {
         var caches: [CacheName: TokenCache] = [:]
         var providers: [String: IdentityProviderClient] = [:]
-        /// The HTTP clients of discovery, by CA file as ``providers``: one each, however often discovery runs.
-        var discoveryClients: [String: HTTPClient] = [:]
         /// The flows of the routes whose authorization server is the account's, by prefix (for `status`).
         var accountFlows: [String: AccountRouteFlow] = [:]
     }
@@ -119,19 +117,6 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
-    /// The HTTP client of discovery for a route whose `tls.caFile` is `caFile`, made once per file.
-    package func discoveryClient(caFile: String?) -> HTTPClient {
-        state.withLock { state in
-            let client =
-                state.discoveryClients[caFile ?? ""]
-                ?? HTTPClient(
-                    eventLoopGroupProvider: .shared(eventLoopGroup),
-                    configuration: DiscoveryClient.configuration(caFile: caFile))
-            state.discoveryClients[caFile ?? ""] = client
-            return client
-        }
-    }
-
     /// What the flow of a route whose authorization server is the account's last found, if it has run.
     package func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
         let flow = state.withLock { $0.accountFlows[route.prefix] }
@@ -167,19 +152,21 @@ package final class DiscoveredRouteTokens: Sendable {
     /// ``DiscoveredRouteFlow``.
     private func signInCache(for route: Route, settings: DiscoverySettings) -> TokenCache {
         let provider = provider(caFile: route.tls.caFile)
-        // One HTTP client for every discovery of routes that trust this CA file, however often they run.
-        let http = discoveryClient(caFile: route.tls.caFile)
+        let eventLoopGroup = eventLoopGroup
         // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
         var startSignIn: (@Sendable () -> String)?
         if settings.startsSignIn, let starter = signInStarter { startSignIn = { starter.request(route) } }
         return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger).run()
+                try await ResourceDiscovery(
+                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ).run()
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
-                rediscovery: rediscovery, clientSecret: clientSecret(settings), logger: logger, now: now,
+                addresses: Self.addresses(of: route, settings: settings), rediscovery: rediscovery,
+                clientSecret: clientSecret(settings), logger: logger, now: now,
                 closing: closing, startSignIn: startSignIn)
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
@@ -204,14 +191,15 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The cache of a route whose authorization server is the account's own (#25 item 7): over an
     /// ``AccountRouteFlow``, which takes its tokens from the account's cache.
     private func accountCache(for route: Route, settings: DiscoverySettings, account: AccountSource) -> TokenCache {
-        let http = discoveryClient(caFile: route.tls.caFile)
+        let eventLoopGroup = eventLoopGroup
         return cache(for: route, settings: settings) { logger, state in
             let flow = AccountRouteFlow(
                 route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
                 now: now
             ) { () async throws(DiscoveryError) -> ProtectedResourceFinding in
-                try await ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)
-                    .protectedResource()
+                try await ResourceDiscovery(
+                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ).protectedResource()
             }
             state.accountFlows[route.prefix] = flow
             return TokenCache(
@@ -221,6 +209,11 @@ package final class DiscoveredRouteTokens: Sendable {
                 },
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
         }
+    }
+
+    /// The route's SSRF rule (#25), with the system resolver: what its token and revocation requests are pinned by.
+    package static func addresses(of route: Route, settings: DiscoverySettings) -> AddressPolicy {
+        AddressPolicy(upstream: route.upstream, settings: settings, resolver: SystemHostResolver())
     }
 
     /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
@@ -243,14 +236,10 @@ package final class DiscoveredRouteTokens: Sendable {
     package func shutdown() async {
         stopWaiting()
         flushAnswers()
-        let (providers, discoveryClients) = state.withLock { state in
-            defer {
-                state.providers = [:]
-                state.discoveryClients = [:]
-            }
-            return (Array(state.providers.values), Array(state.discoveryClients.values))
+        let providers = state.withLock { state in
+            defer { state.providers = [:] }
+            return Array(state.providers.values)
         }
         for provider in providers { try? await provider.shutdown() }
-        for client in discoveryClients { try? await client.shutdown() }
     }
 }

@@ -10,30 +10,42 @@ import BearerTokens
 /// on loopback, or the route sets `allowPrivateAddresses`, every OAuth URL must reach global addresses only —
 /// judged on the literal address (every IPv6 form that embeds an IPv4 one included) and on every address a name
 /// resolves to.
+///
+/// A judgement holds only for the connection made to the addresses judged: ``pin(_:role:)`` resolves once and
+/// returns them as a ``PinnedURL``, which is what every request is sent to (``PinnedHTTPClient``), so a name that
+/// resolves elsewhere a moment later (DNS rebinding) reaches nothing unjudged.
 package struct AddressPolicy: Sendable {
     package let allowsInternalAddresses: Bool
     package let resolver: any HostResolver
+    /// Where an address reaches: ``IPAddress/reach``. Tests stand one loopback address in for a global one, since
+    /// no test may send anything off this machine.
+    package let reach: @Sendable (IPAddress) -> IPAddress.Reach
 
-    package init(upstream: Upstream, settings: DiscoverySettings, resolver: any HostResolver) {
+    package init(
+        upstream: Upstream, settings: DiscoverySettings, resolver: any HostResolver,
+        reach: @escaping @Sendable (IPAddress) -> IPAddress.Reach = { $0.reach }
+    ) {
         allowsInternalAddresses = upstream.isLoopback || settings.allowPrivateAddresses
         self.resolver = resolver
+        self.reach = reach
     }
 
+    /// `url` resolved once, every address judged: what a request to it connects to.
     /// Throws ``DiscoveryError/privateAddress(role:url:address:reach:)`` when `url` may reach a non-global address.
+    package func pin(_ url: OAuthURL, role: String) async throws(DiscoveryError) -> PinnedURL {
+        try await PinnedURL(url, role: role, policy: self)
+    }
+
+    /// A URL a server named (an endpoint kept from metadata), parsed as an ``OAuthURL`` and pinned.
+    package func pin(_ text: String, role: String) async throws(DiscoveryError) -> PinnedURL {
+        try await pin(try OAuthURL(text, role: role), role: role)
+    }
+
+    /// Judges `url` now, for a URL that is not fetched now (an endpoint found in metadata, or where a browser goes):
+    /// a request to it later pins it again, at that time. Nothing to judge, nothing resolved, where internal
+    /// addresses are allowed.
     package func check(_ url: OAuthURL, role: String) async throws(DiscoveryError) {
         guard !allowsInternalAddresses else { return }
-        let host = url.parts.host
-        func refuse(_ address: String, _ reach: IPAddress.Reach) -> DiscoveryError {
-            .privateAddress(role: role, url: url.text, address: address, reach: reach.rawValue)
-        }
-        if let literal = IPAddress(literal: host) {
-            guard literal.reach == .global else { throw refuse(literal.description, literal.reach) }
-            return
-        }
-        // RFC 6761 §6.3: `localhost` and every name under it are this machine, whatever a resolver says.
-        if host == "localhost" || host.hasSuffix(".localhost") { throw refuse(host, .loopback) }
-        for address in try await resolver.addresses(of: host) where address.reach != .global {
-            throw refuse(address.description, address.reach)
-        }
+        _ = try await pin(url, role: role)
     }
 }

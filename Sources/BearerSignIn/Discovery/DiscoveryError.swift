@@ -117,3 +117,12 @@ extension DiscoveryError {
         }
     }
 }
+
+extension DiscoveryError {
+    /// What a token request says when its endpoint could not be pinned (#25): unavailable for now when its host did
+    /// not resolve, else refused — nothing was sent.
+    package var tokenError: TokenError {
+        isTransient
+            ? .providerUnavailable(reason: explanation, retryAfterSeconds: 5) : .misconfigured(reason: explanation)
+    }
+}

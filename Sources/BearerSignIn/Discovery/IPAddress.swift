@@ -17,7 +17,7 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         /// This machine (127.0.0.0/8, ::1) or "this network" (0.0.0.0/8, ::).
         case loopback
         /// A private or otherwise non-global network: RFC 1918, carrier-grade NAT (RFC 6598), unique local
-        /// (RFC 4193), benchmarking, multicast, reserved.
+        /// (RFC 4193), benchmarking, documentation (RFC 5737, RFC 3849), discard-only, multicast, reserved.
         case privateNetwork = "private"
         /// 169.254.0.0/16 (cloud metadata services live there) and fe80::/10.
         case linkLocal = "link-local"
@@ -61,6 +61,11 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         case 172 where (16...31).contains(b): return .privateNetwork
         case 192 where b == 168: return .privateNetwork
         case 192 where b == 0 && octets[2] == 0: return .privateNetwork  // IETF protocol assignments
+        // Documentation (RFC 5737), never globally reachable — yet a machine may be numbered from it (a sandbox whose
+        // interface is 192.0.2.2), and then such a URL reaches the machine's own services.
+        case 192 where b == 0 && octets[2] == 2: return .privateNetwork
+        case 198 where b == 51 && octets[2] == 100: return .privateNetwork
+        case 203 where b == 0 && octets[2] == 113: return .privateNetwork
         case 198 where b == 18 || b == 19: return .privateNetwork  // benchmarking, RFC 2544
         case 224...255: return .privateNetwork  // multicast, reserved, broadcast
         default: return .global
@@ -83,6 +88,9 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             return embedded(groups[6], groups[7])
         }
         if groups[0] == 0x2002 { return embedded(groups[1], groups[2]) }
+        // Documentation (RFC 3849) and discard-only (RFC 6666): never globally reachable.
+        if groups[0] == 0x2001, groups[1] == 0x0DB8 { return .privateNetwork }
+        if groups[0] == 0x0100, groups[1..<4].allSatisfy({ $0 == 0 }) { return .privateNetwork }
         switch groups[0] {
         case 0xFE80...0xFEBF: return .linkLocal
         case 0xFC00...0xFDFF, 0xFEC0...0xFEFF, 0xFF00...0xFFFF: return .privateNetwork  // ULA, site-local, multicast

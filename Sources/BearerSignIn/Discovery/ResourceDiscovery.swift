@@ -1,11 +1,12 @@
-import AsyncHTTPClient
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
 import BearerTelemetry
 import BearerTokens
 import Logging
+import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Discovery for one route (#25 item 1): from the upstream's 401 to a ``DiscoveredAuthorization``, every rule
 /// checked on the way. Signs nobody in and sends no credential.
@@ -16,7 +17,9 @@ import NIOHTTP1
 ///     authorization server.
 ///  3. Authorization-server metadata from the URLs built from the issuer (``WellKnownURL``), whose `issuer`
 ///     must equal the one they were built from byte for byte (RFC 8414 §3.3), with PKCE S256.
-///  4. Every OAuth URL https (http on loopback) and, for a remote upstream, reaching global addresses only.
+///  4. Every OAuth URL https (http on loopback) and, for a remote upstream, reaching global addresses only: each
+///     request connects to the addresses its URL resolved to when it was judged (``PinnedURL``), never to a
+///     second resolution.
 package struct ResourceDiscovery: Sendable {
     package let upstream: Upstream
     package let settings: DiscoverySettings
@@ -28,17 +31,27 @@ package struct ResourceDiscovery: Sendable {
         route upstream: Upstream, settings: DiscoverySettings, transport: any DiscoveryTransport,
         resolver: any HostResolver, logger: Logger
     ) {
+        self.init(
+            route: upstream, settings: settings, transport: transport,
+            addresses: AddressPolicy(upstream: upstream, settings: settings, resolver: resolver), logger: logger)
+    }
+
+    /// - Parameter addresses: the route's SSRF rule, made for `upstream` and `settings`.
+    package init(
+        route upstream: Upstream, settings: DiscoverySettings, transport: any DiscoveryTransport,
+        addresses: AddressPolicy, logger: Logger
+    ) {
         self.upstream = upstream
         self.settings = settings
         self.transport = transport
-        addresses = AddressPolicy(upstream: upstream, settings: settings, resolver: resolver)
+        self.addresses = addresses
         self.logger = logger
     }
 
     /// Steps 1 and 2 alone: the upstream's protected-resource metadata, its `resource` checked against the upstream,
     /// and the initial scopes — all a route whose authorization server is the account's own needs (#25 item 7).
     package func protectedResource() async throws(DiscoveryError) -> ProtectedResourceFinding {
-        let probe = try await transport.probe(upstream.url)
+        let probe = try await transport.probe(try await PinnedURL(upstream: upstream, resolver: addresses.resolver))
         let challenges = probe.status == 401 ? BearerChallenge.all(in: probe.headers) : []
         let challenge = challenges.first { $0.resourceMetadata != nil } ?? challenges.first
         logger.debug(
@@ -114,12 +127,12 @@ package struct ResourceDiscovery: Sendable {
     ) async throws(DiscoveryError) -> (found: (url: String, body: [UInt8])?, attempts: [MetadataAttempt]) {
         var attempts: [MetadataAttempt] = []
         for text in urls {
-            let url = try OAuthURL(text, role: role)
-            try await addresses.check(url, role: role)
+            // Resolved and judged once; the request goes to exactly those addresses.
+            let url = try await addresses.pin(try OAuthURL(text, role: role), role: role)
             let outcome: String
             let transient: Bool
             do {
-                let (status, body) = try await transport.fetch(text)
+                let (status, body) = try await transport.fetch(url)
                 if status == 200 {
                     attempts.append(MetadataAttempt(url: text, outcome: "found"))
                     return ((text, body), attempts)
@@ -177,33 +190,25 @@ extension DiscoveredAuthorization {
 }
 
 extension ResourceDiscovery {
-    /// Discovery for `route` over `http` — a client made with ``DiscoveryClient/configuration(caFile:read:)``
-    /// trusting the route's `tls.caFile`, shut down by its owner (a running proxy keeps one across discoveries) —
-    /// and the system resolver.
-    package init(route: Route, settings: DiscoverySettings, http: HTTPClient, logger: Logger) {
+    /// Discovery for `route` on `eventLoopGroup`, trusting the route's `tls.caFile`, with the system resolver.
+    package init(route: Route, settings: DiscoverySettings, eventLoopGroup: any EventLoopGroup, logger: Logger) {
         self.init(
-            route: route.upstream, settings: settings, transport: DiscoveryClient(http: http, logger: logger),
+            route: route.upstream, settings: settings,
+            transport: DiscoveryClient(caFile: route.tls.caFile, eventLoopGroup: eventLoopGroup, logger: logger),
             resolver: SystemHostResolver(), logger: logger)
     }
 }
 
 extension ResourceDiscovery {
-    /// Runs `body` with a discovery for `route` over a short-lived HTTP client of its own (the route's `tls.caFile`
-    /// trusted), shut down afterwards: for the commands, which discover once.
+    /// Runs `body` with a discovery for `route` (the route's `tls.caFile` trusted): for the commands, which
+    /// discover once. Each request has a client of its own (``PinnedHTTPClient``), so nothing outlives it.
     package static func once<T: Sendable>(
         for route: Route, settings: DiscoverySettings, logger: Logger,
         _ body: (ResourceDiscovery) async throws(DiscoveryError) -> T
     ) async throws(DiscoveryError) -> T {
-        let http = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: route.tls.caFile))
-        let result: Result<T, DiscoveryError>
-        do {
-            result = .success(
-                try await body(ResourceDiscovery(route: route, settings: settings, http: http, logger: logger)))
-        } catch {
-            result = .failure(error)
-        }
-        try? await http.shutdown()
-        return try result.get()
+        try await body(
+            ResourceDiscovery(
+                route: route, settings: settings, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                logger: logger))
     }
 }

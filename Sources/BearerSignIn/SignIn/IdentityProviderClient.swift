@@ -24,6 +24,9 @@ import Synchronization
 /// connections is reported at once — data-plane pitfall 10), and every request has a deadline.
 public final class IdentityProviderClient: Sendable {
     package let http: HTTPClient
+    /// The same configuration for requests to a ``PinnedURL`` (a discovered route's authorization server, #25):
+    /// each connects to its judged addresses only.
+    package let pinned: PinnedHTTPClient
     private let logger: Logger
     private let discovered = Mutex<[String: ProviderEndpoints]>([:])
     /// The whole exchange, connect included; a provider slower than this is reported unavailable.
@@ -34,9 +37,9 @@ public final class IdentityProviderClient: Sendable {
     /// - Parameter caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
     ///   provider behind a private CA).
     public init(eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil) {
-        http = HTTPClient(
-            eventLoopGroupProvider: .shared(eventLoopGroup),
-            configuration: DiscoveryClient.configuration(caFile: caFile, read: .seconds(30)))
+        let configuration = DiscoveryClient.configuration(caFile: caFile, read: .seconds(30))
+        http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: configuration)
+        pinned = PinnedHTTPClient(configuration: configuration, eventLoopGroup: eventLoopGroup)
         self.logger = logger
     }
 
@@ -74,6 +77,34 @@ public final class IdentityProviderClient: Sendable {
     package func requestToken(
         at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
+        try await requestToken(Self.tokenRequest(url, form: form, basicCredentials: basicCredentials), to: nil)
+    }
+
+    /// POSTs a form to a discovered route's token endpoint, connecting to the addresses it was judged on (#25).
+    package func requestToken(
+        at endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+    ) async throws(TokenEndpointCallFailure) -> TokenResponse {
+        try await requestToken(
+            Self.tokenRequest(endpoint.text, form: form, basicCredentials: basicCredentials), to: endpoint)
+    }
+
+    private func requestToken(
+        _ request: HTTPClientRequest, to endpoint: PinnedURL?
+    ) async throws(TokenEndpointCallFailure) -> TokenResponse {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+        do {
+            (status, headers, body) = try await send(request, to: endpoint)
+        } catch {
+            throw .unreachable(error)
+        }
+        return try Self.tokenResponse(status: status, headers: headers, body: body)
+    }
+
+    private static func tokenRequest(
+        _ url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)?
+    ) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
@@ -84,15 +115,7 @@ public final class IdentityProviderClient: Sendable {
             request.headers.add(name: "authorization", value: "Basic " + Data(pair.utf8).base64EncodedString())
         }
         request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
-        let status: Int
-        let headers: HTTPHeaders
-        let body: Data
-        do {
-            (status, headers, body) = try await send(request)
-        } catch {
-            throw .unreachable(error)
-        }
-        return try Self.tokenResponse(status: status, headers: headers, body: body)
+        return request
     }
 
     /// A token endpoint answer decoded: the token response, or the failure it describes.
@@ -109,19 +132,44 @@ public final class IdentityProviderClient: Sendable {
     package func postForm(to url: String, form: [(String, String)]) async throws(TokenError) -> (
         status: Int, headers: HTTPHeaders, body: Data
     ) {
+        try await send(Self.formRequest(url, form: form), to: nil)
+    }
+
+    /// ``postForm(to:form:)`` to a discovered route's endpoint (revocation), connecting to the addresses it was
+    /// judged on (#25).
+    package func postForm(to endpoint: PinnedURL, form: [(String, String)]) async throws(TokenError) -> (
+        status: Int, headers: HTTPHeaders, body: Data
+    ) {
+        try await send(Self.formRequest(endpoint.text, form: form), to: endpoint)
+    }
+
+    private static func formRequest(_ url: String, form: [(String, String)]) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "accept", value: "application/json")
         request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
-        return try await send(request)
+        return request
     }
 
     package func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
-        do {
-            let response = try await http.execute(request, timeout: Self.deadline, logger: logger)
+        try await send(request, to: nil)
+    }
+
+    /// Sends `request` over the shared client, or to `endpoint`'s own addresses when it is pinned; the same
+    /// deadline, body bound and messages either way.
+    private func send(
+        _ request: HTTPClientRequest, to endpoint: PinnedURL?
+    ) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
+        let read = { (response: HTTPClientResponse) async throws -> (Int, HTTPHeaders, Data) in
             let body = try await response.body.collect(upTo: Self.maximumResponseBytes)
             return (Int(response.status.code), response.headers, Data(buffer: body))
+        }
+        do {
+            guard let endpoint else {
+                return try await read(try await http.execute(request, timeout: Self.deadline, logger: logger))
+            }
+            return try await pinned.execute(request, to: endpoint, timeout: Self.deadline, logger: logger, read: read)
         } catch {
             throw .providerUnavailable(reason: Self.describe(error, url: request.url), retryAfterSeconds: 5)
         }

@@ -8,6 +8,7 @@ import BearerRuntime
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+import NIOPosix
 import Testing
 
 /// Discovery over real sockets (#25): a fake protected resource and authorization server on 127.0.0.1:0, fetched
@@ -192,6 +193,23 @@ import Testing
                 await Self.failure(server)
                     == .noMetadata(tried: [MetadataAttempt(url: server.baseURL + "/m", outcome: "HTTP 302")]))
             #expect(!server.requests.contains { $0.head.uri == "/elsewhere" })
+        }
+    }
+
+    @Test("a probe answered with an endless event stream ends with its head (the client is shut down, not drained)")
+    func probeOfAnEventStream() async throws {
+        let (events, feed) = AsyncStream<String>.makeStream()
+        defer { feed.finish() }
+        try await withUpstream({ _ in .events(events) }) { server in
+            let client = DiscoveryClient(
+                caFile: nil, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger)
+            feed.yield("data: hello\n\n")
+            // A probe that read the body would end only at the deadline, with an error; this one has the head (no
+            // bound on the time: a suite on a loaded machine stalls for seconds — 40 such probes at once take ~30 ms).
+            let probe = try await client.probe(
+                try await PinnedURL(upstream: Upstream(parsing: server.baseURL + "/mcp")!, resolver: TableResolver()))
+            #expect(probe.status == 200)
+            try await server.waitForClosedConnections(1)
         }
     }
 

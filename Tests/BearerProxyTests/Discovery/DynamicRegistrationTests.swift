@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import BearerConfiguration
 import BearerDataPlane
 import BearerHTTP
@@ -9,6 +8,7 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+import NIOPosix
 import Testing
 
 /// Dynamic client registration for a discovered route (RFC 7591; #25 item 3): the request is a public native
@@ -78,18 +78,19 @@ import Testing
             guard case .dynamic(let endpoint) = found.registration else {
                 throw TestSupportError.shutDown
             }
-            let http = HTTPClient(
-                eventLoopGroupProvider: .singleton, configuration: DiscoveryClient.configuration(caFile: nil))
-            let client = DiscoveryClient(http: http, logger: ProxyHarness.silentLogger)
+            let client = DiscoveryClient(
+                caFile: nil, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger)
+            let policy = AddressPolicy(
+                upstream: Upstream(parsing: server.baseURL)!, settings: DiscoverySettings(), resolver: TableResolver())
             let result: Result<RegisteredClient, DiscoveryError>
             do throws(DiscoveryError) {
                 result = .success(
                     try await client.register(
-                        ClientRegistrationRequest(redirectPort: 8400, scopes: found.scopes), at: endpoint))
+                        ClientRegistrationRequest(redirectPort: 8400, scopes: found.scopes),
+                        at: try await policy.pin(endpoint, role: "registration endpoint")))
             } catch {
                 result = .failure(error)
             }
-            try await http.shutdown()
             return (result, server.requests.filter { $0.head.uri == "/register" })
         }
     }

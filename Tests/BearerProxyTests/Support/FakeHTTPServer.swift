@@ -10,10 +10,10 @@ struct FakeHTTPServer: Sendable {
     let port: Int
     private let channel: any Channel
 
-    /// Starts listening. For every accepted connection `opened` returns its id — nil while the fake is shutting
+    /// Starts listening (on `port`, 0: one the OS chooses). For every accepted connection `opened` returns its id — nil while the fake is shutting
     /// down, and the connection is closed — `closed` hears when it closes, and `configure` builds its pipeline.
     static func start(
-        host: String = "127.0.0.1",
+        host: String = "127.0.0.1", port: Int = 0,
         opened: @escaping @Sendable (any Channel) -> Int?,
         closed: @escaping @Sendable (Int) -> Void,
         configure: @escaping @Sendable (any Channel, Int) throws -> Void
@@ -32,7 +32,7 @@ struct FakeHTTPServer: Sendable {
                     try configure(channel, id)
                 }
             }
-        let channel = try await bootstrap.bind(host: host, port: 0).get()
+        let channel = try await bootstrap.bind(host: host, port: port).get()
         guard let port = channel.localAddress?.port else {
             try? await channel.close()
             throw TestSupportError.shutDown

@@ -36,15 +36,16 @@ final class FakeUpstream: Sendable {
 
     /// Starts an upstream on 127.0.0.1:0 (or another loopback `host`: the fixture certificate names 127.0.0.1 only,
     /// so one on 127.0.0.2 presents a certificate for another name). `behaviour` is called on the connection's event
-    /// loop for every request head (keep it quick and non-blocking).
+    /// loop for every request head (keep it quick and non-blocking). `port` 0 lets the OS choose; `tlsContext`, when
+    /// given, is presented instead of the fixture certificate's.
     static func start(
-        tls: Bool = false, host: String = "127.0.0.1",
+        tls: Bool = false, host: String = "127.0.0.1", port: Int = 0, tlsContext: NIOSSLContext? = nil,
         behaviour: @escaping @Sendable (RequestHead) -> UpstreamBehaviour
     ) async throws -> FakeUpstream {
-        let sslContext = tls ? try TLSFixtures.serverContext() : nil
+        let sslContext = tls ? try tlsContext ?? TLSFixtures.serverContext() : nil
         let state = FakeUpstreamState(timerLoop: MultiThreadedEventLoopGroup.singleton.any())
         let server = try await FakeHTTPServer.start(
-            host: host, opened: state.connectionAccepted, closed: state.connectionClosed
+            host: host, port: port, opened: state.connectionAccepted, closed: state.connectionClosed
         ) { channel, connectionID in
             let pipeline = channel.pipeline.syncOperations
             if let sslContext {

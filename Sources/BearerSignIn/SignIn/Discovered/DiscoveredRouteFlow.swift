@@ -23,6 +23,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let upstream: String
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
+    /// The route's SSRF rule: the stored token endpoint is judged again, and pinned, for each refresh (#25) — the
+    /// name it was judged on at sign-in may resolve elsewhere by now.
+    package let addresses: AddressPolicy
     /// Discovery again on a refused token; nil: the stored metadata is used as it is.
     package let rediscovery: RouteRediscovery?
     /// The secret of the route's configured client (from its `clientSecretEnv`); nil for a public client.
@@ -188,11 +191,18 @@ package struct DiscoveredRouteFlow: SignInFlow {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
             stored.keep(confirmed)
         }
+        let tokenEndpoint: PinnedURL
+        do {
+            tokenEndpoint = try await addresses.pin(stored.tokenEndpoint, role: "token endpoint")
+        } catch {
+            logger.error("\(route): the refresh token was not sent: \(error.explanation)")
+            throw error.tokenError
+        }
         let issued = now()
         let response: TokenResponse
         do {
             response = try await provider.requestToken(
-                at: stored.tokenEndpoint,
+                at: tokenEndpoint,
                 form: DiscoveredTokenRequest.refresh(refreshToken, resource: key.resource, client: client),
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
@@ -241,7 +251,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
 
     package init(
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
-        rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
+        addresses: AddressPolicy, rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
         startSignIn: (@Sendable () -> String)? = nil
     ) {
@@ -252,6 +262,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         self.upstream = upstream
         self.store = store
         self.provider = provider
+        self.addresses = addresses
         self.rediscovery = rediscovery
         self.logger = logger
         self.now = now

@@ -49,6 +49,8 @@ public struct DiscoveredSignIn: Sendable {
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
     package let registrar: DiscoveryClient
+    /// The route's SSRF rule: the registration and token endpoints are pinned by it for each request (#25).
+    package let addresses: AddressPolicy
     package let eventLoopGroup: any EventLoopGroup
     package let timeout: Duration
     package let now: @Sendable () -> Date
@@ -61,6 +63,19 @@ public struct DiscoveredSignIn: Sendable {
         environment: [String: String] = [:], timeout: Duration = .seconds(300),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.init(
+            route: route, settings: settings, found: found, store: store, provider: provider, registrar: registrar,
+            addresses: AddressPolicy(upstream: route.upstream, settings: settings, resolver: SystemHostResolver()),
+            eventLoopGroup: eventLoopGroup, environment: environment, timeout: timeout, now: now)
+    }
+
+    package init(
+        route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, store: DiscoveredSignInStore,
+        provider: IdentityProviderClient, registrar: DiscoveryClient, addresses: AddressPolicy,
+        eventLoopGroup: any EventLoopGroup, environment: [String: String] = [:], timeout: Duration = .seconds(300),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.addresses = addresses
         self.environment = environment
         self.route = route
         self.settings = settings
@@ -81,13 +96,11 @@ public struct DiscoveredSignIn: Sendable {
         environment: [String: String] = [:], timeout: Duration = .seconds(300)
     ) async throws(SignInFailure) -> Outcome {
         let group = MultiThreadedEventLoopGroup.singleton
-        let http = HTTPClient(
-            eventLoopGroupProvider: .shared(group), configuration: DiscoveryClient.configuration(caFile: caFile))
         let provider = IdentityProviderClient(eventLoopGroup: group, logger: logger, caFile: caFile)
         let signIn = DiscoveredSignIn(
             route: route, settings: settings, found: found, store: DiscoveredSignInStore(directory: stateDirectory),
-            provider: provider, registrar: DiscoveryClient(http: http, logger: logger), eventLoopGroup: group,
-            environment: environment, timeout: timeout)
+            provider: provider, registrar: DiscoveryClient(caFile: caFile, eventLoopGroup: group, logger: logger),
+            eventLoopGroup: group, environment: environment, timeout: timeout)
         let result: Result<Outcome, SignInFailure>
         do {
             result = .success(try await signIn.run(console: console, noBrowser: noBrowser))
@@ -95,7 +108,6 @@ public struct DiscoveredSignIn: Sendable {
             result = .failure(error)
         }
         try? await provider.shutdown()
-        try? await http.shutdown()
         return try result.get()
     }
 
@@ -230,10 +242,17 @@ public struct DiscoveredSignIn: Sendable {
             throw .failed(SignInFailure(.unavailable, "The browser came back without an authorization code."))
         }
         let issued = now()
+        let tokenEndpoint: PinnedURL
+        do {
+            // Judged again now, and the code goes to exactly the addresses judged (#25).
+            tokenEndpoint = try await addresses.pin(found.tokenEndpoint, role: "token endpoint")
+        } catch {
+            throw .failed(SignInFailure(error.isTransient ? .unavailable : .misconfigured, error.explanation))
+        }
         let response: TokenResponse
         do {
             response = try await provider.requestToken(
-                at: found.tokenEndpoint,
+                at: tokenEndpoint,
                 form: DiscoveredTokenRequest.authorizationCode(
                     code, verifier: proofKey.verifier, redirectURI: listener.redirectURI, resource: found.resource,
                     client: client),
@@ -289,7 +308,8 @@ public struct DiscoveredSignIn: Sendable {
         let registered: RegisteredClient
         do {
             registered = try await registrar.register(
-                ClientRegistrationRequest(redirectPort: redirectPort, scopes: found.scopes), at: endpoint)
+                ClientRegistrationRequest(redirectPort: redirectPort, scopes: found.scopes),
+                at: try await addresses.pin(endpoint, role: "registration endpoint"))
         } catch {
             throw SignInFailure(.misconfigured, error.explanation)
         }

@@ -33,17 +33,24 @@ package enum DiscoveredTokenRequest {
     }
 
     /// Revokes `refreshToken` (RFC 7009 §2.1) at the server's revocation endpoint, if it has one; a line on the
-    /// outcome, never the token. A client with a secret sends it in the form (`client_secret_post`).
+    /// outcome, never the token. A client with a secret sends it in the form (`client_secret_post`). The endpoint
+    /// is judged by the route's `addresses` and pinned (#25): one that now reaches a private address gets nothing.
     package static func revoke(
         _ refreshToken: String, at endpoint: String?, clientID: String, clientSecret: String?,
-        provider: IdentityProviderClient
+        provider: IdentityProviderClient, addresses: AddressPolicy
     ) async -> String {
         guard let endpoint else {
             return "the authorization server offers no revocation: the refresh token was deleted here"
         }
+        let pinned: PinnedURL
+        do {
+            pinned = try await addresses.pin(endpoint, role: "revocation endpoint")
+        } catch {
+            return "the refresh token was not sent for revocation (\(error.explanation)); it was deleted here"
+        }
         var form = [("token", refreshToken), ("token_type_hint", "refresh_token"), ("client_id", clientID)]
         if let clientSecret { form.append(("client_secret", clientSecret)) }
-        guard let answer = try? await provider.postForm(to: endpoint, form: form), answer.status == 200 else {
+        guard let answer = try? await provider.postForm(to: pinned, form: form), answer.status == 200 else {
             return "the authorization server did not confirm revoking the refresh token"
         }
         return "the refresh token was revoked at the authorization server"

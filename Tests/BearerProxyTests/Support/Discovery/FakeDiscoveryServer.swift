@@ -57,14 +57,14 @@ struct MemoryTransport: DiscoveryTransport {
     var challenge: String?
     var documents: [String: String] = [:]
 
-    func probe(_ url: String) async throws(DiscoveryError) -> (status: Int, headers: HTTPHeaders) {
+    func probe(_ url: PinnedURL) async throws(DiscoveryError) -> (status: Int, headers: HTTPHeaders) {
         var headers = HTTPHeaders()
         if let challenge { headers.add(name: "www-authenticate", value: challenge) }
         return (probeStatus, headers)
     }
 
-    func fetch(_ url: String) async throws(DiscoveryError) -> (status: Int, body: [UInt8]) {
-        guard let document = documents[url] else { return (404, []) }
+    func fetch(_ url: PinnedURL) async throws(DiscoveryError) -> (status: Int, body: [UInt8]) {
+        guard let document = documents[url.text] else { return (404, []) }
         return (200, Array(document.utf8))
     }
 }
