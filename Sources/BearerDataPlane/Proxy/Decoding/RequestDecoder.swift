@@ -129,7 +129,13 @@ package struct RequestDecoder: ByteToMessageDecoder {
         fields.reserveCapacity(16)
         var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
         let bytes = buffer.readableBytesUInt8Span
+        // As in ``ResponseDecoder``: an HTTP/1.1 `Connection` that says only `keep-alive` says nothing the version
+        // does not and names no field; left out, nobody parses its values again (NIO's `isKeepAlive`).
+        let redundantConnection =
+            head.minorVersion == 1 && head.connection.keepAlive && !head.connection.close && !head.connection.upgrade
+            && head.connection.named.isEmpty
         while let line = lines.next(in: bytes) {
+            if redundantConnection, FieldName.equals(bytes, line.field.name, "connection") { continue }
             fields.append((string(line.field.name), string(line.field.value)))
         }
         if head.minorVersion == 0, head.keepAlive { fields.append(("Connection", "close")) }

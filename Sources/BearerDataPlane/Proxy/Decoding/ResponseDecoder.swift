@@ -176,7 +176,14 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         fields.reserveCapacity(16)
         var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
         let bytes = buffer.readableBytesUInt8Span
+        // An HTTP/1.1 `Connection` that says only `keep-alive` says nothing the version does not (RFC 9112 §9.3) and
+        // names no field; it is hop-by-hop, never forwarded. Left out, no one works the keep-alive state out of it
+        // again (NIO's `isKeepAlive`, an array of its values per call).
+        let redundantConnection =
+            head.minorVersion == 1 && head.connection.keepAlive && !head.connection.close && !head.connection.upgrade
+            && head.connection.named.isEmpty
         while let line = lines.next(in: bytes) {
+            if redundantConnection, FieldName.equals(bytes, line.field.name, "connection") { continue }
             fields.append(
                 (
                     buffer.getString(at: start + line.field.name.lowerBound, length: line.field.name.count) ?? "",

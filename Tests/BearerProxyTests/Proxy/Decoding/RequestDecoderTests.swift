@@ -72,6 +72,17 @@ struct RequestDecoderTests {
         }
     }
 
+    @Test("an HTTP/1.1 Connection that says only keep-alive is left out; one that names a field is kept")
+    func redundantConnection() throws {
+        let delivered = try Self.decode([
+            "GET /a HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"
+                + "GET /b HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, x-hop\r\nX-Hop: 1\r\n\r\n"
+        ])
+        #expect(delivered.error == nil)
+        #expect(delivered.heads.map { $0.headers["connection"] } == [[], ["keep-alive, x-hop"]])
+        #expect(delivered.heads.map(\.isKeepAlive) == [true, true])
+    }
+
     @Test("the head's fields are the client's, in order, values without surrounding whitespace")
     func fields() throws {
         let delivered = try Self.decode(["GET / HTTP/1.1\r\nHost: x\r\nX-A:  one \r\nx-a: two\r\nX-U: h\u{e9}\r\n\r\n"])

@@ -147,6 +147,20 @@ struct ResponseDecoderTests {
             try Self.decode(requests: [], ["HTTP/1.1 200 OK\r\n"]).error as? ResponseDecoder.Failure == .unsolicited)
     }
 
+    @Test("an HTTP/1.1 Connection that says only keep-alive is left out; one that says more, or in 1.0, is kept")
+    func redundantConnection() throws {
+        let delivered = try Self.decode(
+            requests: [Self.get, Self.get, Self.get],
+            [
+                "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"
+                    + "HTTP/1.1 200 OK\r\nConnection: keep-alive, x-hop\r\nX-Hop: 1\r\nContent-Length: 0\r\n\r\n"
+                    + "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"
+            ])
+        #expect(delivered.error == nil)
+        #expect(delivered.heads.map { $0.headers["connection"] } == [[], ["keep-alive, x-hop"], ["keep-alive"]])
+        #expect(delivered.heads.map(\.isKeepAlive) == [true, true, true])
+    }
+
     @Test("after a response that ends the connection, nothing more is read")
     func lastResponse() throws {
         let delivered = try Self.decode(
