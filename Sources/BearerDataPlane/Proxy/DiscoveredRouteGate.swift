@@ -10,10 +10,18 @@ import BearerTokens
 /// a 401 naming `bearer-proxy login ROUTE` at once, without contacting anything: no hung request, no browser. (With
 /// a cache, a route nobody signed in for gets the same 401 from its flow, which reads the state directory only.)
 package enum DiscoveredRouteGate {
-    /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched).
-    package static func refusal(prefix: String, remainder: Substring) -> ProxyError {
-        isOAuthMetadata(remainder)
-            ? .oauthMetadataNotForwarded(route: prefix) : .discoveredSignInRequired(route: prefix)
+    /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched). A route
+    /// whose authorization server is the account's own (`usesAccount`) needs no `login ROUTE` — it takes the
+    /// account's tokens, through the discovered routes' caches, which live in the state directory — so without a
+    /// cache its 401 says what is missing instead of naming a command that would not help.
+    package static func refusal(prefix: String, remainder: Substring, usesAccount: Bool = false) -> ProxyError {
+        if isOAuthMetadata(remainder) { return .oauthMetadataNotForwarded(route: prefix) }
+        guard usesAccount else { return .discoveredSignInRequired(route: prefix) }
+        return .discoveredSignInRequired(
+            route: prefix,
+            reason: "it takes the account's tokens (\"authorizationServer\": \"account\"), which a discovered route "
+                + "gets through the state directory, and serve runs without one (--no-persist). Run serve without "
+                + "--no-persist.")
     }
 
     /// The resource path that a root-level metadata request names: `/mcp` for

@@ -77,7 +77,9 @@ extension ProxyConnectionHandler {
         if binding.isDiscovered,
             binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(match.remainder)
         {
-            return refuseHead(DiscoveredRouteGate.refusal(prefix: binding.route.prefix, remainder: match.remainder))
+            return refuseHead(
+                DiscoveredRouteGate.refusal(
+                    prefix: binding.route.prefix, remainder: match.remainder, usesAccount: binding.usesAccount))
         }
         let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
         exchange.leg = leg

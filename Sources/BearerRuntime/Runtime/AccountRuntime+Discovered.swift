@@ -56,7 +56,12 @@ extension AccountRuntime {
         guard case .discover(let settings) = route.auth else { return nil }
         if settings.usesAccount, let account = discovered?.accountSource { return accountState(of: route, account) }
         guard let discovered else {
-            return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
+            // An account-server route signs nobody in, but its tokens go through the state directory too.
+            let detail =
+                settings.usesAccount
+                ? "no state directory (--no-persist): the account's tokens reach this route through it"
+                : "no state directory (--no-persist)"
+            return DiscoveredRouteState(state: .needsSignIn, detail: detail)
         }
         let store = discovered.store
         // An answer the data plane has just heard is in the file before the file is read.

@@ -155,4 +155,23 @@ struct AccountAuthorizationServerTests {
             },
             "\(problems)")
     }
+
+    @Test("without a state directory (--no-persist): 401 saying so, not naming login ROUTE; nothing forwarded")
+    func withoutStateDirectory() async throws {
+        try await withIdentityProvider { idp in
+            try await withUpstream(Self.resource(issuer: idp.issuer, scopes: ["api://mcp/Tools.Read"])) { upstream in
+                try await ProxyHarness.with(
+                    routes: Self.routes(upstream), account: TestAccounts.refreshToken(idp),
+                    environment: TestAccounts.environment(idp)
+                ) { proxy in
+                    let response = try await TestClient.send(port: proxy.port, uri: "/m/x")
+                    #expect(response.status == .unauthorized)
+                    #expect(response.bodyText.contains("--no-persist"))
+                    // `login ROUTE` would not help: it signs nobody in for this route, and refuses --no-persist.
+                    #expect(!response.bodyText.contains("bearer-proxy login /m"))
+                    #expect(upstream.requests.isEmpty)
+                }
+            }
+        }
+    }
 }
