@@ -19,10 +19,8 @@ package struct RequestDecoder: ByteToMessageDecoder {
     private enum State {
         /// Between requests, or inside a head.
         case head
-        /// In a Content-Length body: this many bytes to go.
-        case length(remaining: Int)
-        /// In a chunked body.
-        case chunked(ChunkedBody)
+        /// In a body.
+        case body(BodyReader)
         /// The connection's last request has been read.
         case ended(upgraded: Bool)
     }
@@ -49,20 +47,14 @@ package struct RequestDecoder: ByteToMessageDecoder {
         switch state {
         case .head:
             return try decodeHead(context: context, buffer: &buffer, atEOF: false)
-        case .length(let remaining):
-            guard buffer.readableBytes > 0 else { return .needMoreData }
-            let count = min(remaining, buffer.readableBytes)
-            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: count)!)))
-            if count == remaining {
-                end(context: context)
-            } else {
-                state = .length(remaining: remaining - count)
+        case .body(var reader):
+            let complete = try reader.read(&buffer) { context.fireChannelRead(wrapInboundOut(.body($0))) }
+            guard complete else {
+                state = .body(reader)
+                return .needMoreData
             }
+            end(context: context)
             return .continue
-        case .chunked(var body):
-            let decoding = try decodeChunks(&body, context: context, buffer: &buffer)
-            if !body.isComplete { state = .chunked(body) }
-            return decoding
         case .ended(let upgraded):
             // After an upgrade the bytes are the new protocol's, kept for the tunnel (reading stops meanwhile: the
             // exchange reads nothing until the upstream answers); after a last request they are no one's.
@@ -111,8 +103,8 @@ package struct RequestDecoder: ByteToMessageDecoder {
         context.fireChannelRead(wrapInboundOut(.head(request)))
         switch head.framing {
         case .none, .untilClose: end(context: context)
-        case .length(let length): state = .length(remaining: length)
-        case .chunked: state = .chunked(ChunkedBody())
+        case .length(let length): state = .body(BodyReader(length: length))
+        case .chunked: state = .body(BodyReader(chunked: ChunkedBody()))
         }
         return .continue
     }
@@ -125,19 +117,9 @@ package struct RequestDecoder: ByteToMessageDecoder {
         func string(_ range: Range<Int>) -> String {
             buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""
         }
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(16)
-        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
-        let bytes = buffer.readableBytesUInt8Span
-        // As in ``ResponseDecoder``: an HTTP/1.1 `Connection` that says only `keep-alive` says nothing the version
-        // does not and names no field; left out, nobody parses its values again (NIO's `isKeepAlive`).
-        let redundantConnection =
-            head.minorVersion == 1 && head.connection.keepAlive && !head.connection.close && !head.connection.upgrade
-            && head.connection.named.isEmpty
-        while let line = lines.next(in: bytes) {
-            if redundantConnection, FieldName.equals(bytes, line.field.name, "connection") { continue }
-            fields.append((string(line.field.name), string(line.field.value)))
-        }
+        var fields = HeadFields.strings(
+            in: buffer, fieldsStart: head.fieldsStart, length: head.length, minorVersion: head.minorVersion,
+            connection: head.connection)
         if head.minorVersion == 0, head.keepAlive { fields.append(("Connection", "close")) }
         return HTTPRequestHead(
             version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
@@ -147,27 +129,7 @@ package struct RequestDecoder: ByteToMessageDecoder {
             headers: HTTPHeaders(fields))
     }
 
-    // MARK: Bodies
-
-    private mutating func decodeChunks(
-        _ body: inout ChunkedBody, context: ChannelHandlerContext, buffer: inout ByteBuffer
-    ) throws -> DecodingState {
-        while buffer.readableBytes > 0 {
-            let run = try body.next(in: buffer.readableBytesUInt8Span, from: 0)
-            guard run.end > 0 else { break }
-            if run.kind == .data {
-                context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: run.end)!)))
-            } else {
-                // Size lines and CRLFs are framing; trailer fields are dropped (SPEC §8).
-                buffer.moveReaderIndex(forwardBy: run.end)
-            }
-            if body.isComplete {
-                end(context: context)
-                return .continue
-            }
-        }
-        return .needMoreData
-    }
+    // MARK: Ends
 
     private mutating func end(context: ChannelHandlerContext) {
         context.fireChannelRead(wrapInboundOut(.end(nil)))

@@ -33,10 +33,8 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
     private enum State {
         /// Between responses, or inside a head.
         case head
-        /// In a Content-Length body: this many bytes to go.
-        case length(remaining: Int)
-        /// In a chunked body.
-        case chunked(ChunkedBody)
+        /// In a Content-Length or chunked body.
+        case body(BodyReader)
         /// In a body that ends when the upstream closes (RFC 9112 §6.3 rule 8).
         case untilClose
         /// The connection's last response has been read.
@@ -72,20 +70,23 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         switch state {
         case .head:
             return try decodeHead(context: context, buffer: &buffer, atEOF: false)
-        case .length(let remaining):
-            guard buffer.readableBytes > 0 else { return .needMoreData }
-            let count = min(remaining, buffer.readableBytes)
-            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: count)!)))
-            if count == remaining {
-                end(context: context)
-            } else {
-                state = .length(remaining: remaining - count)
+        case .body(var reader):
+            let complete = try reader.read(&buffer) {
+                context.fireChannelRead(wrapInboundOut(.body($0)))
+            } trailer: {
+                var bytes = $0
+                if trailerBytes == nil {
+                    trailerBytes = bytes
+                } else {
+                    trailerBytes!.writeBuffer(&bytes)
+                }
             }
+            guard complete else {
+                state = .body(reader)
+                return .needMoreData
+            }
+            end(context: context)
             return .continue
-        case .chunked(var body):
-            let decoding = try decodeChunks(&body, context: context, buffer: &buffer)
-            if !body.isComplete { state = .chunked(body) }
-            return decoding
         case .untilClose:
             guard buffer.readableBytes > 0 else { return .needMoreData }
             context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: buffer.readableBytes)!)))
@@ -120,7 +121,7 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
             _ = try decode(context: context, buffer: &buffer)
             end(context: context)
             return .needMoreData
-        case .length, .chunked:
+        case .body:
             let decoding = try decode(context: context, buffer: &buffer)
             if case .head = state, decoding == .continue { return .continue }
             if case .ended = state { return .needMoreData }
@@ -160,8 +161,8 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         last = !head.keepAlive
         switch head.framing {
         case .none: end(context: context)
-        case .length(let length): state = .length(remaining: length)
-        case .chunked: state = .chunked(ChunkedBody())
+        case .length(let length): state = .body(BodyReader(length: length))
+        case .chunked: state = .body(BodyReader(chunked: ChunkedBody()))
         case .untilClose: state = .untilClose
         }
         return .continue
@@ -171,59 +172,16 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
     /// connection says `Connection: close`, as llhttp's keep-alive state did: the exchange reads it to not pool the
     /// connection (a hop-by-hop field, never forwarded).
     private static func httpHead(_ head: ResponseHead, in buffer: ByteBuffer) -> HTTPResponseHead {
-        let start = buffer.readerIndex
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(16)
-        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
-        let bytes = buffer.readableBytesUInt8Span
-        // An HTTP/1.1 `Connection` that says only `keep-alive` says nothing the version does not (RFC 9112 §9.3) and
-        // names no field; it is hop-by-hop, never forwarded. Left out, no one works the keep-alive state out of it
-        // again (NIO's `isKeepAlive`, an array of its values per call).
-        let redundantConnection =
-            head.minorVersion == 1 && head.connection.keepAlive && !head.connection.close && !head.connection.upgrade
-            && head.connection.named.isEmpty
-        while let line = lines.next(in: bytes) {
-            if redundantConnection, FieldName.equals(bytes, line.field.name, "connection") { continue }
-            fields.append(
-                (
-                    buffer.getString(at: start + line.field.name.lowerBound, length: line.field.name.count) ?? "",
-                    buffer.getString(at: start + line.field.value.lowerBound, length: line.field.value.count) ?? ""
-                ))
-        }
+        var fields = HeadFields.strings(
+            in: buffer, fieldsStart: head.fieldsStart, length: head.length, minorVersion: head.minorVersion,
+            connection: head.connection)
         if !head.keepAlive, !head.connection.close { fields.append(("Connection", "close")) }
         return HTTPResponseHead(
             version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
             status: HTTPResponseStatus(statusCode: head.status), headers: HTTPHeaders(fields))
     }
 
-    // MARK: Bodies
-
-    private mutating func decodeChunks(
-        _ body: inout ChunkedBody, context: ChannelHandlerContext, buffer: inout ByteBuffer
-    ) throws -> DecodingState {
-        while buffer.readableBytes > 0 {
-            let run = try body.next(in: buffer.readableBytesUInt8Span, from: 0)
-            guard run.end > 0 else { break }
-            switch run.kind {
-            case .data:
-                context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: run.end)!)))
-            case .trailer:
-                var slice = buffer.readSlice(length: run.end)!
-                if trailerBytes == nil {
-                    trailerBytes = slice
-                } else {
-                    trailerBytes!.writeBuffer(&slice)
-                }
-            case .framing:
-                buffer.moveReaderIndex(forwardBy: run.end)
-            }
-            if body.isComplete {
-                end(context: context)
-                return .continue
-            }
-        }
-        return .needMoreData
-    }
+    // MARK: Ends
 
     private mutating func end(context: ChannelHandlerContext) {
         context.fireChannelRead(wrapInboundOut(.end(takeTrailers())))
