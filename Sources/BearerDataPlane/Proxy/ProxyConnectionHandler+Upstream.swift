@@ -206,8 +206,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             switch error {
             case nil, is IOError, is ChannelError: .reset
             case let error as HeadError: .invalidResponse(error.label)
-            case let error as ResponseDecoder.Failure:
-                .invalidResponse(error == .truncated ? "truncated" : "unsolicited")
+            case let error as ResponseDecoder.Failure: .invalidResponse(error.label)
             case is ByteToMessageDecoderError.PayloadTooLargeError: .invalidResponse("head_too_large")
             case let error?: ConnectionFailure(error)
             }

@@ -22,6 +22,14 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         case unsolicited
         /// The connection closed inside a response.
         case truncated
+
+        /// The reason as the problem's detail names it (as ``HeadError/label`` does for the grammar's).
+        package var label: String {
+            switch self {
+            case .unsolicited: "unsolicited"
+            case .truncated: "truncated"
+            }
+        }
     }
 
     /// What the response's framing depends on in the request it answers.
