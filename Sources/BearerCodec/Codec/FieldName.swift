@@ -15,7 +15,7 @@ package enum FieldName {
     }
 
     /// Whether two tokens are the same name in any case.
-    static func equals(_ bytes: Span<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+    package static func equals(_ bytes: Span<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
         guard a.count == b.count else { return false }
         for offset in 0..<a.count where bytes[a.lowerBound + offset] | 0x20 != bytes[b.lowerBound + offset] | 0x20 {
             return false

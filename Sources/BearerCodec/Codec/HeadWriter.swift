@@ -2,10 +2,10 @@ import NIOCore
 
 /// Writes a validated head on to the next hop without building `HTTPHeaders`: the start line and the kept field
 /// lines are copied as they came, in runs; only the proxy's own lines are added.
-enum HeadWriter {
+package enum HeadWriter {
     /// Copies the field lines of `bytes[fieldsStart..<length]` that `drop` does not reject, coalescing runs of
     /// kept lines into one copy each.
-    static func copyFields(
+    package static func copyFields(
         _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, into out: inout ByteBuffer,
         drop: (FieldLine) -> Bool
     ) {
@@ -78,6 +78,17 @@ extension RequestHead {
 }
 
 extension ResponseHead {
+    /// Writes the status line with the client's version (the proxy is its client's server, RFC 9110 §6.2) and the
+    /// code and reason as they came. The space before an empty reason that RFC 9112 §4 asks for, and that the
+    /// codec lets an upstream leave out, is put back.
+    package func writeStatusLine(_ bytes: Span<UInt8>, minorVersion: Int, into out: inout ByteBuffer) {
+        out.writeStaticString(minorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
+        // `HTTP/1.x` is 8 bytes, then a space and three digits (the parser checked every byte).
+        out.writeBytes(bytes.extracting(8..<12).bytes)
+        if bytes[12] == ASCII.cr { out.writeInteger(ASCII.space) }
+        out.writeBytes(bytes.extracting(12..<fieldsStart).bytes)
+    }
+
     /// Writes the head the client gets: the status line as it came, the fields less hop-by-hop ones, and
     /// `Connection: close` when the proxy will close the client connection after this response.
     package func writeForwarded(_ bytes: Span<UInt8>, closing: Bool, into out: inout ByteBuffer) {

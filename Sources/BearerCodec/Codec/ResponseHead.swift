@@ -9,6 +9,9 @@ package struct ResponseHead: Sendable, Equatable {
     package var length: Int
     package var framing: BodyFraming
     package var connection: ConnectionOptions
+    /// The head has a `Content-Length` field (whether or not it frames a body: after HEAD, and in a 304, it describes
+    /// the body the request would have had, RFC 9110 §8.6).
+    package var hasContentLength: Bool
 
     /// 1xx other than 101: a final response follows for the same request (RFC 9110 §15.2).
     package var isInformational: Bool { status < 200 && !switchesProtocols }
@@ -82,7 +85,7 @@ package struct ResponseHead: Sendable, Equatable {
             }
             return ResponseHead(
                 status: status, minorVersion: minor, fieldsStart: fieldsStart, length: scanner.index,
-                framing: bodyFraming, connection: framing.connection)
+                framing: bodyFraming, connection: framing.connection, hasContentLength: framing.contentLength != nil)
         } catch {
             switch error {
             case .incomplete: return nil

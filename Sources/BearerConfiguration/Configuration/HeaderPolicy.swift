@@ -147,6 +147,19 @@ package enum HeaderPolicy {
         return []
     }
 
+    /// ``rules(of:)`` for the name at `bytes[name]`: a parsed head's field read where it lies (#24 condition 5).
+    @inlinable
+    package static func rules(of bytes: Span<UInt8>, _ name: Range<Int>) -> Rules {
+        let count = name.count
+        if count < entriesByLength.count {
+            for entry in entriesByLength[count] where HeaderName.equals(bytes, name, entry.name) {
+                return entry.rules
+            }
+        }
+        for entry in prefixEntries where HeaderName.hasPrefix(bytes, name, entry.name) { return entry.rules }
+        return []
+    }
+
     /// The options of `headers`' `Connection` fields (RFC 9110 §7.6.1), lowercased, that are not hop-by-hop already:
     /// fields that must go with `Connection` itself. The usual `Connection: keep-alive` gives an empty list, with no
     /// allocation.

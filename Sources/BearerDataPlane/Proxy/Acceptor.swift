@@ -121,10 +121,8 @@ package struct Acceptor: Sendable {
     private func addHandlers(to channel: any Channel) throws {
         let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
         let pipeline = channel.pipeline.syncOperations
-        var encoder = HTTPResponseEncoder.Configuration()
-        // Framing is set explicitly per response (data-plane pitfall 3).
-        encoder.automaticallySetFramingHeaders = false
-        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        // Heads arrive written; framing is set explicitly per response (data-plane pitfall 3).
+        try pipeline.addHandler(ClientResponseEncoder())
         // After a WebSocket handshake the bytes the decoder holds go to the tunnel when it leaves (RFC 6455 §4.1).
         try pipeline.addHandler(
             ByteToMessageHandler(

@@ -11,12 +11,12 @@ import NIOHTTP1
 extension ProxyConnectionHandler {
     /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
     package func switchProtocols(
-        _ head: HTTPResponseHead, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler
+        _ head: UpstreamResponse, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler
     ) {
         exchange.status = 101
-        let answer = WebSocketUpgrade.switchingProtocols(upstream: head, requestID: exchange.id)
-        context.write(wrapOutboundOut(.head(answer)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let answer = WebSocketUpgrade.switchingProtocols(upstream: head.headers, requestID: exchange.id)
+        context.write(wrapOutboundOut(.head(ResponseHeadBytes.bytes(answer), chunked: false)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(trailers: nil)), promise: nil)
         // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
         context.eventLoop.assumeIsolated().execute { [self] in
             becomeTunnel(exchange, leg: leg, upstream: upstream)
@@ -57,7 +57,7 @@ extension ProxyConnectionHandler {
             _ = upstreamPipeline.removeHandler(upstream)
             _ = upstreamPipeline.removeHandler(try upstreamPipeline.handler(type: HTTPRequestEncoder.self))
             _ = client.removeHandler(context: context)
-            _ = client.removeHandler(try client.handler(type: HTTPResponseEncoder.self))
+            _ = client.removeHandler(try client.handler(type: ClientResponseEncoder.self))
             let decoders = [
                 upstreamPipeline.removeHandler(
                     try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self)),

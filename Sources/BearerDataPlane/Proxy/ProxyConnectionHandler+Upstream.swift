@@ -77,26 +77,27 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     // MARK: Upstream → client
 
-    package func upstream(_ upstream: any UpstreamConnection, received part: HTTPClientResponsePart) {
+    package func upstream(_ upstream: any UpstreamConnection, received part: UpstreamResponsePart) {
         guard upstream === self.upstream, let exchange else {
             upstream.close()
             return
         }
         switch part {
         case .head(let head):
-            if head.status.code / 100 != 1 || head.status == .switchingProtocols {
-                exchange.upstreamStatus = UInt(head.status.code)
+            let status = head.status
+            if status.code / 100 != 1 || status == .switchingProtocols {
+                exchange.upstreamStatus = UInt(status.code)
                 exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let discovered = exchange.leg?.binding.discoveredTokens != nil
             let retry =
-                head.status == .unauthorized && sendsToken
+                status == .unauthorized && sendsToken
                 ? Self.tokenRetry(head.headers, discovered: discovered) : nil
             let stepUp =
-                head.status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
+                status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
-            if discovered, stepUp == nil, retry == nil, head.status.code / 100 != 1, let leg = exchange.leg,
+            if discovered, stepUp == nil, retry == nil, status.code / 100 != 1, let leg = exchange.leg,
                 let token = leg.token
             {
                 // `status` shows a discovered route's upstream's last answer (#25 item 8): this one wants no step-up.
@@ -117,7 +118,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
             let endsWithConnection =
                 exchange.request.version.minor == 0
-                && Forwarding.responseFraming(upstream: head, request: exchange.request) == .untilClose
+                && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
             run(
                 connection.exchangeEvent {
                     $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
@@ -134,15 +135,17 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
     }
 
-    /// Writes the upstream's response head, rewritten for the client (SPEC §8).
-    package func forwardResponseHead(_ head: HTTPResponseHead, keepAlive: Bool, exchange: Exchange) {
+    /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass.
+    package func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let leg = exchange.leg else { return }
-        var (clientHead, _) = Forwarding.clientResponse(
-            upstream: head, request: exchange.request, binding: leg.binding, requestID: exchange.id,
-            keepAlive: keepAlive)
-        if let origin = exchange.corsOrigin { CORS.apply(origin: origin, to: &clientHead.headers) }
-        exchange.status = UInt(clientHead.status.code)
-        context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+        // Room for the upstream's head and the proxy's lines, so the buffer is allocated once.
+        var bytes = context.channel.allocator.buffer(capacity: head.head.length + 160)
+        let framing = Forwarding.writeClientHead(
+            head, request: exchange.request, binding: leg.binding,
+            adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
+            keepAlive: keepAlive, into: &bytes)
+        exchange.status = UInt(head.head.status)
+        context.write(wrapOutboundOut(.head(bytes, chunked: framing == .chunked)), promise: nil)
         clientNeedsFlush = true
     }
 

@@ -20,8 +20,8 @@ import NIOHTTP1
 /// writable); the upstream side withholds its reads while this client is not writable.
 package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPServerRequestPart
-    package typealias OutboundIn = HTTPServerResponsePart
-    package typealias OutboundOut = HTTPServerResponsePart
+    package typealias OutboundIn = ClientResponsePart
+    package typealias OutboundOut = ClientResponsePart
 
     package let server: ProxyServerCore
     package let loop: EventLoopState
@@ -223,7 +223,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             return
         case .forwardResponseBody(let body):
             if let given { given.bytesOut += body.readableBytes } else { exchange?.bytesOut += body.readableBytes }
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            context.write(wrapOutboundOut(.body(body)), promise: nil)
             clientNeedsFlush = true
             if !context.channel.isWritable { upstream?.pauseReads() }
             return
@@ -243,14 +243,14 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             arrived?.release(reuse: true, now: .now())
         case .forwardInformational(let status):
             guard let exchange else { break }
-            var informational = HTTPResponseHead(version: exchange.request.version, status: status)
-            informational.headers = HTTPHeaders()
-            context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
+            let informational = HTTPResponseHead(version: exchange.request.version, status: status)
+            context.writeAndFlush(
+                wrapOutboundOut(.head(ResponseHeadBytes.bytes(informational), chunked: false)), promise: nil)
         case .sendContinue:
             guard let exchange else { break }
+            let continued = HTTPResponseHead(version: exchange.request.version, status: .continue)
             context.writeAndFlush(
-                wrapOutboundOut(.head(HTTPResponseHead(version: exchange.request.version, status: .continue))),
-                promise: nil)
+                wrapOutboundOut(.head(ResponseHeadBytes.bytes(continued), chunked: false)), promise: nil)
         case .forwardResponseHead(let head, let keepAlive):
             if let given {
                 forwardResponseHead(head, keepAlive: keepAlive, exchange: given)
@@ -330,10 +330,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             head.headers.add(name: "connection", value: "keep-alive")
         }
         exchange.status = UInt(response.status.code)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.head(ResponseHeadBytes.bytes(head), chunked: false)), promise: nil)
         if exchange.request.method != .HEAD {
             exchange.bytesOut += response.body.readableBytes
-            context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
+            context.write(wrapOutboundOut(.body(response.body)), promise: nil)
         }
         writeResponseEnd(exchange, trailers: nil, then: then)
     }
@@ -348,14 +348,14 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the
     /// connection may close after it.
     package func writeResponseEnd(
-        _ exchange: Exchange, trailers: HTTPHeaders?, then: ExchangeStateMachine.AfterResponse
+        _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(trailers: trailers)), promise: nil)
         } else {
             let promise = context.eventLoop.makePromise(of: Void.self)
             exchange.responseWritten = promise.futureResult
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: promise)
+            context.writeAndFlush(wrapOutboundOut(.end(trailers: trailers)), promise: promise)
         }
         switch then {
         case .finished(let close): finishExchange(close: close)

@@ -65,10 +65,10 @@ package enum WebSocketUpgrade {
     /// The `101 Switching Protocols` the client receives for the upstream's: its end-to-end headers
     /// (`Sec-WebSocket-Accept`, `-Protocol`, `-Extensions`, …) unchanged, the handshake's own hop-by-hop ones, and
     /// the proxy's `X-Request-Id`.
-    package static func switchingProtocols(upstream: HTTPResponseHead, requestID: String) -> HTTPResponseHead {
-        let options = HeaderPolicy.connectionOptions(in: upstream.headers)
+    package static func switchingProtocols(upstream: HTTPHeaders, requestID: String) -> HTTPResponseHead {
+        let options = HeaderPolicy.connectionOptions(in: upstream)
         var headers = HTTPHeaders()
-        for (name, value) in upstream.headers
+        for (name, value) in upstream
         where !HeaderPolicy.isDropped(name, .notForwardedDown, options: options)
             && !HeaderName.equals(name, "content-length")
         {

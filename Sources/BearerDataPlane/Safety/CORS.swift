@@ -15,7 +15,7 @@ package enum CORS {
     /// How long a browser may cache a preflight answer.
     package static let maxAgeSeconds = 600
 
-    /// Replaces any CORS headers the upstream sent with the proxy's for `origin`.
+    /// Replaces any CORS headers in `headers` (the proxy's own answer) with the proxy's for `origin`.
     package static func apply(origin: String, to headers: inout HTTPHeaders) {
         for name in [
             "access-control-allow-origin", "access-control-allow-credentials", "access-control-expose-headers",
@@ -25,6 +25,22 @@ package enum CORS {
         headers.add(name: "access-control-allow-origin", value: origin)
         headers.add(name: "access-control-expose-headers", value: "x-request-id")
         headers.add(name: "vary", value: "Origin")
+    }
+
+    /// Whether the field at `bytes[name]` of an upstream's response is one the proxy writes itself for a browser's
+    /// request (``write(origin:into:)``): it is dropped.
+    package static func isReplaced(_ bytes: Span<UInt8>, _ name: Range<Int>) -> Bool {
+        guard HeaderName.hasPrefix(bytes, name, "access-control-") else { return false }
+        return HeaderName.equals(bytes, name, "access-control-allow-origin")
+            || HeaderName.equals(bytes, name, "access-control-allow-credentials")
+            || HeaderName.equals(bytes, name, "access-control-expose-headers")
+    }
+
+    /// Writes the proxy's CORS fields for `origin` into a forwarded response's head.
+    package static func write(origin: String, into out: inout ByteBuffer) {
+        out.writeStaticString("access-control-allow-origin: ")
+        out.writeString(origin)
+        out.writeStaticString("\r\naccess-control-expose-headers: x-request-id\r\nvary: Origin\r\n")
     }
 
     /// The answer to a preflight from an allowed `origin`.

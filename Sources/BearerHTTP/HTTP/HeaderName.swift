@@ -40,6 +40,24 @@ package enum HeaderName {
         }
     }
 
+    /// Whether the name at `bytes[range]` starts with `lowercase`, ignoring ASCII case: a parsed head's field name
+    /// read where it lies (#24 condition 5, no `String` per field). `Span` checks every index.
+    @inlinable
+    package static func hasPrefix(_ bytes: Span<UInt8>, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        let count = lowercase.utf8CodeUnitCount
+        guard range.count >= count else { return false }
+        let expected = lowercase.utf8Start
+        for offset in 0..<count where fold(bytes[range.lowerBound + offset]) != expected[offset] { return false }
+        return true
+    }
+
+    /// Whether the name at `bytes[range]` is `lowercase`, ignoring ASCII case.
+    @inlinable
+    @inline(__always)
+    package static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        range.count == lowercase.utf8CodeUnitCount && hasPrefix(bytes, range, lowercase)
+    }
+
     /// Whether `name` equals `lowercased` (a lowercase ASCII string known only at run time), ignoring ASCII case.
     @inlinable
     package static func equals(_ name: String, lowercased: String) -> Bool {

@@ -7,6 +7,7 @@ import BearerRuntime
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -162,24 +163,30 @@ struct ForwardingTests {
     @Test("the framing decided from the upstream's head alone is the one its rewrite for the client has")
     func framingAgrees() throws {
         let route = try Self.binding(#"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"] }"#)
-        let heads: [[(String, String)]] = [
-            [], [("Content-Length", "5")], [("Transfer-Encoding", "chunked")],
-            [("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
-            [("Content-Length", "5"), ("Connection", "content-length")], [("Connection", "keep-alive")],
-            [("Content-Length", "5"), ("Connection", "close, x-a")],
+        let heads: [String] = [
+            "", "Content-Length: 5\r\n", "Transfer-Encoding: chunked\r\n",
+            "Content-Length: 5\r\nConnection: content-length\r\n", "Connection: keep-alive\r\n",
+            "Content-Length: 5\r\nConnection: close, x-a\r\n",
         ]
         for version in [HTTPVersion.http1_0, .http1_1] {
             for method in [HTTPMethod.GET, .HEAD] {
-                for status in [HTTPResponseStatus.ok, .noContent, .notModified, .created] {
+                for status in ["200 OK", "204 No Content", "304 Not Modified", "201 Created"] {
                     for fields in heads {
                         let request = HTTPRequestHead(version: version, method: method, uri: "/a")
-                        let upstream = HTTPResponseHead(
-                            version: .http1_1, status: status, headers: HTTPHeaders(fields))
-                        let rewritten = Forwarding.clientResponse(
+                        let upstream = try UpstreamResponse.parsing(
+                            "HTTP/1.1 \(status)\r\n\(fields)\r\n", requestWasHead: method == .HEAD)
+                        let rewritten = try Forwarding.clientResponse(
                             upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
                         #expect(
-                            Forwarding.responseFraming(upstream: upstream, request: request) == rewritten.framing,
+                            Forwarding.responseFraming(upstream, request: request) == rewritten.framing,
                             "\(version) \(method) \(status) \(fields)")
+                        #expect(
+                            rewritten.head.headers.contains(name: "content-length")
+                                == (rewritten.framing == .contentLength
+                                    || (rewritten.framing == .none && fields.hasPrefix("Content-Length: 5\r\n")
+                                        && !fields.contains("content-length") && !status.hasPrefix("204"))),
+                            "a Content-Length goes to the client exactly when it frames the body or describes one: \(version) \(method) \(status) \(fields)"
+                        )
                     }
                 }
             }
@@ -187,36 +194,114 @@ struct ForwardingTests {
     }
 
     @Test("responses: hop-by-hop stripped, status kept, chunked re-framed for HTTP/1.1 and close-delimited for 1.0")
-    func responseFraming() {
-        let upstream = HTTPResponseHead(
-            version: .http1_1, status: .imATeapot,
-            headers: ["Transfer-Encoding": "chunked", "Connection": "close, x-hop", "X-Hop": "1", "X-Keep": "2"])
+    func responseFraming() throws {
+        let upstream = try UpstreamResponse.parsing(
+            "HTTP/1.1 418 I'm a teapot\r\nTransfer-Encoding: chunked\r\nConnection: close, x-hop\r\nX-Hop: 1\r\n"
+                + "X-Keep: 2\r\nX-Request-Id: theirs\r\n\r\n")
         let request11 = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
-        let (head, framing) = Forwarding.clientResponse(
+        let (head, framing, _) = try Forwarding.clientResponse(
             upstream: upstream, request: request11, binding: route, requestID: "rid", keepAlive: true)
         #expect(head.status == .imATeapot)
         #expect(framing == .chunked)
         #expect(!head.headers.contains(name: "x-hop"))
         #expect(head.headers[canonicalForm: "x-keep"] == ["2"])
         #expect(head.headers[canonicalForm: "x-request-id"] == ["rid"])
+        #expect(head.headers[canonicalForm: "transfer-encoding"] == ["chunked"])
         #expect(!head.headers.contains(name: "connection"))
 
         let request10 = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/graph")
-        let old = Forwarding.clientResponse(
+        let old = try Forwarding.clientResponse(
             upstream: upstream, request: request10, binding: route, requestID: "rid", keepAlive: true)
         #expect(old.framing == .untilClose)
+        #expect(old.head.version == .http1_0)
         #expect(old.head.headers[canonicalForm: "connection"] == ["close"])
         #expect(!old.head.headers.contains(name: "transfer-encoding"))
     }
 
-    @Test("HEAD responses keep Content-Length and have no body")
-    func headResponse() {
-        let upstream = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "42"])
+    @Test("the client's head is the upstream's bytes: reason, order and spelling kept; the proxy's lines after them")
+    func responseBytes() throws {
+        let upstream = try UpstreamResponse.parsing(
+            "HTTP/1.1 200 Fine Thanks\r\nx-Lower: a\r\nSet-Cookie: a=1\r\nKeep-Alive: timeout=5\r\n"
+                + "Set-Cookie: b=2\r\nContent-Length: 3\r\n\r\n")
+        let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
+        let written = try Forwarding.clientResponse(
+            upstream: upstream, request: request, binding: route, requestID: "rid", keepAlive: true)
+        #expect(
+            String(buffer: written.bytes)
+                == "HTTP/1.1 200 Fine Thanks\r\nx-Lower: a\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n"
+                + "Content-Length: 3\r\nx-request-id: rid\r\n\r\n")
+        #expect(written.framing == .contentLength)
+
+        // RFC 9112 §4: the space before an empty reason, which the codec lets an upstream leave out, is put back.
+        let bare = try Forwarding.clientResponse(
+            upstream: UpstreamResponse.parsing("HTTP/1.1 204\r\nContent-Length: 0\r\n\r\n"), request: request,
+            binding: route, requestID: "r", keepAlive: false)
+        #expect(String(buffer: bare.bytes) == "HTTP/1.1 204 \r\nx-request-id: r\r\nconnection: close\r\n\r\n")
+    }
+
+    @Test("a browser's response carries the proxy's CORS fields, never the upstream's")
+    func responseCORS() throws {
+        let upstream = try UpstreamResponse.parsing(
+            "HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Allow-Credentials: true\r\n"
+                + "Access-Control-Expose-Headers: x-secret\r\nAccess-Control-Max-Age: 5\r\nContent-Length: 0\r\n\r\n")
+        let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
+        let browser = try Forwarding.clientResponse(
+            upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true,
+            corsOrigin: "https://app.example")
+        #expect(browser.head.headers[canonicalForm: "access-control-allow-origin"] == ["https://app.example"])
+        #expect(!browser.head.headers.contains(name: "access-control-allow-credentials"))
+        #expect(browser.head.headers[canonicalForm: "access-control-expose-headers"] == ["x-request-id"])
+        #expect(browser.head.headers[canonicalForm: "access-control-max-age"] == ["5"])
+        #expect(browser.head.headers[canonicalForm: "vary"] == ["Origin"])
+        // Without an allowed origin the response is the upstream's.
+        let plain = try Forwarding.clientResponse(
+            upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
+        #expect(plain.head.headers[canonicalForm: "access-control-allow-origin"] == ["*"])
+        #expect(plain.head.headers[canonicalForm: "access-control-allow-credentials"] == ["true"])
+    }
+
+    @Test("a Location into the upstream is rewritten where it stands in the head")
+    func responseLocation() throws {
+        let upstream = try UpstreamResponse.parsing(
+            "HTTP/1.1 302 Found\r\nX-A: 1\r\nLocation: https://graph.example.com:8443/v1.0/users/1?x=1\r\n"
+                + "X-B: 2\r\nContent-Length: 0\r\n\r\n")
+        let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph")
+        let written = try Forwarding.clientResponse(
+            upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
+        #expect(
+            String(buffer: written.bytes)
+                == "HTTP/1.1 302 Found\r\nX-A: 1\r\nLocation: /graph/users/1?x=1\r\nX-B: 2\r\nContent-Length: 0\r\n"
+                + "x-request-id: r\r\n\r\n")
+    }
+
+    @Test("HEAD responses keep Content-Length and have no body; a 204's is dropped")
+    func headResponse() throws {
+        let upstream = try UpstreamResponse.parsing(
+            "HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n", requestWasHead: true)
         let request = HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/graph")
-        let (head, framing) = Forwarding.clientResponse(
+        let (head, framing, _) = try Forwarding.clientResponse(
             upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
         #expect(framing == .none)
         #expect(head.headers[canonicalForm: "content-length"] == ["42"])
+
+        let noContent = try Forwarding.clientResponse(
+            upstream: UpstreamResponse.parsing("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"),
+            request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/graph"), binding: route, requestID: "r",
+            keepAlive: true)
+        #expect(noContent.framing == .none)
+        #expect(!noContent.head.headers.contains(name: "content-length"))
+    }
+
+    @Test("trailers lose the fields that may never be trailers; a section with none of them passes as it is")
+    func trailers() {
+        let kept = ByteBuffer(string: "X-Sum: 9\r\nServer-Timing: a\r\n")
+        #expect(Forwarding.clientTrailers(kept) == kept)
+        #expect(Forwarding.clientTrailers(nil) == nil)
+        let mixed = ByteBuffer(
+            string:
+                "X-Sum: 9\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\nHost: h\r\nConnection: x\r\nX-B: 2\r\n")
+        #expect(Forwarding.clientTrailers(mixed).map { String(buffer: $0) } == "X-Sum: 9\r\nX-B: 2\r\n")
+        #expect(Forwarding.clientTrailers(ByteBuffer(string: "Content-Length: 5\r\n")) == nil)
     }
 
     @Test(

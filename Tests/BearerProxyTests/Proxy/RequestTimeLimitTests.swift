@@ -32,9 +32,7 @@ struct RequestTimeLimitTests {
             installed: NothingInstalled(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: timeouts)
         let pipeline = channel.pipeline.syncOperations
-        var encoder = HTTPResponseEncoder.Configuration()
-        encoder.automaticallySetFramingHeaders = false
-        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        try pipeline.addHandler(ClientResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         try pipeline.addHandler(
             ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))

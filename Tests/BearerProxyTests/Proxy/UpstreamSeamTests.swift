@@ -56,9 +56,9 @@ struct UpstreamSeamTests {
             let owner = owner!
             var head = HTTPResponseHead(version: .http1_1, status: status)
             head.headers.add(name: "content-length", value: String(body.utf8.count))
-            owner.upstream(self, received: .head(head))
+            owner.upstream(self, received: .head(UpstreamResponse(head)))
             owner.upstream(self, received: .body(ByteBuffer(string: body)))
-            owner.upstream(self, received: .end(nil))
+            owner.upstream(self, received: .end(trailers: nil))
             owner.upstreamReadComplete(self)
         }
 
@@ -112,9 +112,7 @@ struct UpstreamSeamTests {
             installed: Installed(context: context), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: ProxyTimeouts())
         let pipeline = channel.pipeline.syncOperations
-        var encoder = HTTPResponseEncoder.Configuration()
-        encoder.automaticallySetFramingHeaders = false
-        try pipeline.addHandler(HTTPResponseEncoder(configuration: encoder))
+        try pipeline.addHandler(ClientResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         try pipeline.addHandler(
             ProxyConnectionHandler(

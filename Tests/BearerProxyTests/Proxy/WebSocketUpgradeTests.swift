@@ -58,7 +58,7 @@ struct WebSocketUpgradeTests {
                 "Upgrade": "websocket", "Connection": "Upgrade, X-Hop", "X-Hop": "h", "Sec-WebSocket-Accept": "abc",
                 "Sec-WebSocket-Protocol": "chat", "X-Request-Id": "theirs",
             ])
-        let head = WebSocketUpgrade.switchingProtocols(upstream: upstream, requestID: "ours")
+        let head = WebSocketUpgrade.switchingProtocols(upstream: upstream.headers, requestID: "ours")
         #expect(head.status == .switchingProtocols)
         #expect(head.headers[canonicalForm: "sec-websocket-accept"] == ["abc"])
         #expect(head.headers[canonicalForm: "sec-websocket-protocol"] == ["chat"])

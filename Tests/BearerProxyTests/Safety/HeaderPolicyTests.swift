@@ -54,13 +54,13 @@ struct HeaderPolicyTests {
     }
 
     @Test("a field is copied down to the client exactly when its row does not keep it back")
-    func forwardedDown() {
+    func forwardedDown() throws {
         let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/api/x")
-        for (name, rules) in Self.cases where name != "transfer-encoding" {
-            let upstream = HTTPResponseHead(
-                version: .http1_1, status: .ok,
-                headers: ["content-length": "0", name: "upstream-value-of-\(name)"])
-            let head = Forwarding.clientResponse(
+        // The codec refuses a second Content-Length and any coding but chunked: not forwarding rules.
+        for (name, rules) in Self.cases where name != "transfer-encoding" && name != "content-length" {
+            let upstream = try UpstreamResponse.parsing(
+                "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\(name): upstream-value-of-\(name)\r\n\r\n")
+            let head = try Forwarding.clientResponse(
                 upstream: upstream, request: request, binding: binding, requestID: "rid", keepAlive: true
             ).head
             let copied = head.headers.contains { $0.value == "upstream-value-of-\(name)" }

@@ -6,14 +6,14 @@ import NIOHTTP1
 /// accepts a response only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame
 /// alike, and refuses everything else with a ``HeadError`` — the exchange answers 502, and the connection closes.
 ///
-/// It delivers what NIOHTTP1's `HTTPResponseDecoder` delivered with `informationalResponseStrategy: .forward`: a
-/// 1xx as a head alone, a final response as its head, body slices of the bytes read (never copied) and an end with
-/// its trailers. How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a
+/// It delivers what NIOHTTP1's `HTTPResponseDecoder` delivered with `informationalResponseStrategy: .forward`, as
+/// bytes rather than strings (``UpstreamResponsePart``, #24 condition 5): a 1xx as a head alone, a final response as
+/// its head, body slices of the bytes read (never copied) and an end with its trailer section. How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a
 /// `101` only to a request that asked to upgrade), so the decoder watches the request heads written through it.
 /// After a response that ends the connection it reads nothing more; after a `101` the bytes that follow are the new
 /// protocol's, held until the decoder leaves the pipeline and then handed on to the tunnel.
 package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
-    package typealias InboundOut = HTTPClientResponsePart
+    package typealias InboundOut = UpstreamResponsePart
     package typealias OutboundIn = HTTPClientRequestPart
 
     /// Why an upstream's bytes are not a response the proxy can relay, beyond the grammar's ``HeadError``.
@@ -155,14 +155,13 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
             return .needMoreData
         }
         pending = PendingHead()
-        let response = Self.httpHead(head, in: buffer)
-        buffer.moveReaderIndex(forwardBy: head.length)
+        let response = UpstreamResponse(bytes: buffer.readSlice(length: head.length)!, head: head)
         context.fireChannelRead(wrapInboundOut(.head(response)))
         // A 1xx is followed by the final response to the same request (RFC 9110 §15.2).
         if head.isInformational { return .continue }
         requests.removeFirst()
         if head.switchesProtocols {
-            context.fireChannelRead(wrapInboundOut(.end(nil)))
+            context.fireChannelRead(wrapInboundOut(.end(trailers: nil)))
             state = .switched
             return .continue
         }
@@ -176,42 +175,16 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         return .continue
     }
 
-    /// The head NIOHTTP1 would have delivered, built once from the parsed ranges. One whose body ends with the
-    /// connection says `Connection: close`, as llhttp's keep-alive state did: the exchange reads it to not pool the
-    /// connection (a hop-by-hop field, never forwarded).
-    private static func httpHead(_ head: ResponseHead, in buffer: ByteBuffer) -> HTTPResponseHead {
-        var fields = HeadFields.strings(
-            in: buffer, fieldsStart: head.fieldsStart, length: head.length, minorVersion: head.minorVersion,
-            connection: head.connection)
-        if !head.keepAlive, !head.connection.close { fields.append(("Connection", "close")) }
-        return HTTPResponseHead(
-            version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
-            status: HTTPResponseStatus(statusCode: head.status), headers: HTTPHeaders(fields))
-    }
-
     // MARK: Ends
 
     private mutating func end(context: ChannelHandlerContext) {
-        context.fireChannelRead(wrapInboundOut(.end(takeTrailers())))
+        context.fireChannelRead(wrapInboundOut(.end(trailers: takeTrailers())))
         state = last ? .ended : .head
     }
 
-    /// The trailer fields read, as NIOHTTP1 delivered them: nil when there were none.
-    private mutating func takeTrailers() -> HTTPHeaders? {
-        guard let section = trailerBytes else { return nil }
-        trailerBytes = nil
-        var trailers = HTTPHeaders()
-        // The section's lines end with CRLF; `FieldLines` reads up to a head's empty line, which is two bytes on.
-        var lines = FieldLines(fieldsStart: 0, length: section.readableBytes + 2)
-        let bytes = section.readableBytesUInt8Span
-        while let line = lines.next(in: bytes) {
-            trailers.add(
-                name: section.getString(
-                    at: section.readerIndex + line.field.name.lowerBound, length: line.field.name.count)
-                    ?? "",
-                value: section.getString(
-                    at: section.readerIndex + line.field.value.lowerBound, length: line.field.value.count) ?? "")
-        }
-        return trailers
+    /// The trailer section read, if there was one.
+    private mutating func takeTrailers() -> ByteBuffer? {
+        defer { trailerBytes = nil }
+        return trailerBytes
     }
 }

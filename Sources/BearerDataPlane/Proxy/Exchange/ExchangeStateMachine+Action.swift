@@ -36,11 +36,11 @@ extension ExchangeStateMachine {
         case sendContinue
         /// Write the upstream's response head to the client (rewritten by ``Forwarding``), announcing
         /// `Connection: close` unless `keepAlive`.
-        case forwardResponseHead(HTTPResponseHead, keepAlive: Bool)
+        case forwardResponseHead(UpstreamResponse, keepAlive: Bool)
         /// Write this response body part to the client (flushed when the upstream's read completes).
         case forwardResponseBody(ByteBuffer)
         /// The response ended: release the upstream connection, write the end to the client, then go on.
-        case finishResponse(trailers: HTTPHeaders?, release: Release, then: AfterResponse)
+        case finishResponse(trailers: ByteBuffer?, release: Release, then: AfterResponse)
         /// Send the request again, once, with a replacement token: release the connection, drop the rejected token
         /// for `.refresh`, and fetch another.
         case replayWithNewToken(release: Release, retry: TokenRetry, ticket: Ticket)
@@ -50,7 +50,7 @@ extension ExchangeStateMachine {
         /// Close the client connection (and the upstream one): a response is underway, so nothing can be answered.
         case closeConnection(closeUpstream: Bool)
         /// The upstream switched to WebSocket with this head: answer `101` and join the two connections in a tunnel.
-        case switchProtocols(HTTPResponseHead)
+        case switchProtocols(UpstreamResponse)
         /// The exchange is over on both sides: close the connection when `close`, else go on with the next request.
         case finish(close: Bool)
         /// The client went away mid-exchange: close the upstream connection when `closeUpstream` (its response may

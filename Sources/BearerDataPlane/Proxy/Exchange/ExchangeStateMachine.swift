@@ -303,7 +303,7 @@ package struct ExchangeStateMachine {
     /// route's `403` `insufficient_scope` asks a sign-in for (then the proxy answers, and the upstream's connection,
     /// its answer unread, closes).
     package mutating func responseHead(
-        _ head: HTTPResponseHead, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
+        _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
         stepUp: [String]? = nil
     ) -> Action {
         guard case .streaming(let progress, .awaitingHead) = state else { return illegal("a response head") }
@@ -320,7 +320,7 @@ package struct ExchangeStateMachine {
             return .forwardInformational(status)
         }
         if let stepUp, status == .forbidden { return fail(.insufficientScope(scopes: stepUp)) }
-        let upstreamKeepAlive = head.isKeepAlive
+        let upstreamKeepAlive = head.keepAlive
         if let retry, status == .unauthorized, !replays.contains(.newToken), progress == .ended, case .kept = kept {
             // This answer is read and dropped; the request goes again with a new token once it has ended.
             state = .discardingRejection(retry, upstreamKeepAlive: upstreamKeepAlive)
@@ -348,7 +348,7 @@ package struct ExchangeStateMachine {
     }
 
     /// The response's `end` arrived, with these trailers.
-    package mutating func responseEnd(trailers: HTTPHeaders? = nil, now: NIODeadline) -> Action {
+    package mutating func responseEnd(trailers: ByteBuffer? = nil, now: NIODeadline) -> Action {
         switch state {
         case .streaming(let progress, .streaming(let upstreamKeepAlive)):
             // Reuse the connection only if both messages on it are complete; an early answer leaves request bytes

@@ -33,7 +33,7 @@ package protocol UpstreamConnection: AnyObject {
 
 /// The receiving side of an exchange's upstream connection; implemented by ``ProxyConnectionHandler``.
 package protocol UpstreamConnectionOwner: AnyObject {
-    func upstream(_ upstream: any UpstreamConnection, received part: HTTPClientResponsePart)
+    func upstream(_ upstream: any UpstreamConnection, received part: UpstreamResponsePart)
     func upstreamReadComplete(_ upstream: any UpstreamConnection)
     func upstreamWritabilityChanged(_ upstream: any UpstreamConnection)
     /// The connection closed while the exchange had it. `neverProcessed`: the transport's word that the request

@@ -11,7 +11,7 @@ import NIOHTTP1
 /// client cannot keep up. Its life — leased, pooled, closed, and the facts that decide a replay — is
 /// ``UpstreamConnectionStateMachine``'s; this class holds the I/O handles and performs what the machine decides.
 package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
-    package typealias InboundIn = HTTPClientResponsePart
+    package typealias InboundIn = UpstreamResponsePart
     package typealias OutboundIn = HTTPClientRequestPart
     package typealias OutboundOut = HTTPClientRequestPart
 

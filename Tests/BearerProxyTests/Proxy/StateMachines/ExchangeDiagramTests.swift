@@ -118,7 +118,9 @@ struct ExchangeDiagramTests {
                 return machine.illegalEvents > before ? "\(result) (illegal: counted)" : result
             }
         }
-        let head = { (status: HTTPResponseStatus) in HTTPResponseHead(version: .http1_1, status: status) }
+        let head = { (status: HTTPResponseStatus) in
+            UpstreamResponse(HTTPResponseHead(version: .http1_1, status: status))
+        }
         let routeLimit = TimeAmount.seconds(30)
         return [
             ("route: local endpoint", event { $0.route(.local, now: now) }),

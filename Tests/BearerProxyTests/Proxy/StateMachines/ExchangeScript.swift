@@ -19,7 +19,7 @@ struct ExchangeScript {
     var machine: ExchangeStateMachine
     var now = Self.start
     /// The last response head fed to the machine.
-    var lastHead: HTTPResponseHead?
+    var lastHead: UpstreamResponse?
 
     init(_ request: ExchangeStateMachine.Request = .init(method: .GET), serial: UInt64 = 1) {
         machine = ExchangeStateMachine(serial: serial, request: request, now: Self.start, bodyStall: Self.bodyStall)
@@ -32,8 +32,9 @@ struct ExchangeScript {
     }
 
     /// A response head with `status`, keeping the connection unless `keepAlive` is false.
-    static func responseHead(_ status: HTTPResponseStatus, keepAlive: Bool = true) -> HTTPResponseHead {
-        HTTPResponseHead(version: .http1_1, status: status, headers: keepAlive ? [:] : ["connection": "close"])
+    static func responseHead(_ status: HTTPResponseStatus, keepAlive: Bool = true) -> UpstreamResponse {
+        UpstreamResponse(
+            HTTPResponseHead(version: .http1_1, status: status, headers: keepAlive ? [:] : ["connection": "close"]))
     }
 
     /// The action that forwards the last head fed.

@@ -1,0 +1,140 @@
+import BearerCodec
+import BearerConfiguration
+import BearerHTTP
+import NIOCore
+import NIOHTTP1
+
+/// The response on its way back (SPEC §8), written as bytes in one pass over the upstream's field lines (#24
+/// condition 5): no `HTTPHeaders`, no `String` per field.
+extension Forwarding {
+    /// What the proxy adds to a forwarded response's head, besides framing and `Connection`.
+    package struct ResponseAdditions {
+        package var requestID: String
+        /// The allowed browser origin the response names (``CORS``), if the request came from one.
+        package var corsOrigin: String?
+
+        package init(requestID: String, corsOrigin: String? = nil) {
+            self.requestID = requestID
+            self.corsOrigin = corsOrigin
+        }
+    }
+
+    /// Writes the head the client receives for the upstream's `response` to `request` into `out`, and says how its
+    /// body is framed.
+    ///
+    /// The status line takes the client's version, with the code and reason as they came; end-to-end fields pass
+    /// through as their bytes, in order, in runs; hop-by-hop ones and those the upstream's `Connection` names are
+    /// dropped (RFC 9110 §7.6.1), with those the proxy writes itself (``HeaderPolicy``: `X-Request-Id`; the CORS
+    /// fields for a browser's request); a `Location` that points into the route's upstream is rewritten to the local
+    /// prefix (so following it stays on the proxy); framing is re-derived for the client's version
+    /// (``responseFraming(_:request:)``).
+    package static func writeClientHead(
+        _ response: UpstreamResponse, request: HTTPRequestHead, binding: RouteBinding,
+        adding additions: ResponseAdditions,
+        keepAlive: Bool, into out: inout ByteBuffer
+    ) -> Framing {
+        let head = response.head
+        let bytes = response.bytes.readableBytesUInt8Span
+        let framing = responseFraming(response, request: request)
+        head.writeStatusLine(bytes, minorVersion: request.version.minor, into: &out)
+        let browser = additions.corsOrigin != nil
+        var runStart = head.fieldsStart
+        var runEnd = head.fieldsStart
+        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
+        while let line = lines.next(in: bytes) {
+            let name = line.field.name
+            var location: String?
+            if isDroppedDown(name, of: head, in: bytes, browser: browser) {
+                location = nil
+            } else if HeaderName.equals(bytes, name, "location"),
+                let value = response.bytes.getString(
+                    at: response.bytes.readerIndex + line.field.value.lowerBound, length: line.field.value.count),
+                case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
+            {
+                location = rewritten
+            } else {
+                runEnd = line.line.upperBound
+                continue
+            }
+            if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+            if let location {
+                out.writeBytes(bytes.extracting(name).bytes)
+                out.writeStaticString(": ")
+                out.writeString(location)
+                out.writeStaticString("\r\n")
+            }
+            runStart = line.line.upperBound
+            runEnd = runStart
+        }
+        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+
+        out.writeStaticString("x-request-id: ")
+        out.writeString(additions.requestID)
+        out.writeStaticString("\r\n")
+        if let origin = additions.corsOrigin { CORS.write(origin: origin, into: &out) }
+        if framing == .chunked { out.writeStaticString("transfer-encoding: chunked\r\n") }
+        if !keepAlive || framing == .untilClose {
+            out.writeStaticString("connection: close\r\n")
+        } else if request.version.minor == 0 {
+            out.writeStaticString("connection: keep-alive\r\n")
+        }
+        out.writeStaticString("\r\n")
+        return framing
+    }
+
+    /// Whether the field `name` of the upstream's `head` is not forwarded: ``HeaderPolicy``'s rules, the upstream's
+    /// `Connection` options, the CORS fields the proxy writes for a browser, and a `Content-Length` in a 204 (RFC
+    /// 9110 §8.6: none may be sent; the codec reads past it, as all three references do).
+    private static func isDroppedDown(_ name: Range<Int>, of head: ResponseHead, in bytes: Span<UInt8>, browser: Bool)
+        -> Bool
+    {
+        if !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedDown) { return true }
+        for option in head.connection.named where FieldName.equals(bytes, name, option) { return true }
+        if browser, CORS.isReplaced(bytes, name) { return true }
+        return head.status == 204 && HeaderName.equals(bytes, name, "content-length")
+    }
+
+    /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
+    /// exchange's machine knows before the head is written whether the client's connection must close after it
+    /// (``Framing/untilClose``). A `Content-Length` is forwarded — and frames the body — unless the upstream's
+    /// `Connection` names it (RFC 9110 §7.6.1); the codec refuses one beside `Transfer-Encoding`.
+    package static func responseFraming(_ response: UpstreamResponse, request: HTTPRequestHead) -> Framing {
+        let head = response.head
+        var forwardsLength = head.hasContentLength
+        if forwardsLength, !head.connection.named.isEmpty {
+            let bytes = response.bytes.readableBytesUInt8Span
+            forwardsLength = !head.connection.named.contains { HeaderName.equals(bytes, $0, "content-length") }
+        }
+        let code = head.status
+        // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content.
+        if request.method == .HEAD || code / 100 == 1 || code == 204 || code == 304 { return .none }
+        if forwardsLength { return .contentLength }
+        return request.version.minor >= 1 ? .chunked : .untilClose
+    }
+
+    /// The upstream's trailer section as the client gets it: without the fields that may never be trailers (RFC
+    /// 9110 §6.5.1: framing, routing and connection management — Content-Length, Transfer-Encoding, Host and the
+    /// hop-by-hop fields), which a recipient would read as a second header section. h11 refuses a response whose
+    /// trailers name Transfer-Encoding, which the proxy relayed as sent (the long differential run of session 13,
+    /// seed 41). Returned as it is, without a copy, when there is nothing to drop; nil when nothing is left.
+    package static func clientTrailers(_ trailers: ByteBuffer?) -> ByteBuffer? {
+        guard let trailers else { return nil }
+        let bytes = trailers.readableBytesUInt8Span
+        // The section's lines end with CRLF; `FieldLines` reads up to a head's empty line, which is two bytes on.
+        let length = trailers.readableBytes + 2
+        var lines = FieldLines(fieldsStart: 0, length: length)
+        var dropsAny = false
+        while !dropsAny, let line = lines.next(in: bytes) { dropsAny = isNeverATrailer(line.field.name, in: bytes) }
+        guard dropsAny else { return trailers }
+        var kept = ByteBuffer()
+        HeadWriter.copyFields(bytes, fieldsStart: 0, length: length, into: &kept) { field in
+            isNeverATrailer(field.name, in: bytes)
+        }
+        return kept.readableBytes > 0 ? kept : nil
+    }
+
+    private static func isNeverATrailer(_ name: Range<Int>, in bytes: Span<UInt8>) -> Bool {
+        HeaderName.equals(bytes, name, "content-length") || HeaderName.equals(bytes, name, "host")
+            || HeaderPolicy.rules(of: bytes, name).contains(.hopByHop)
+    }
+}
