@@ -15,6 +15,8 @@ package struct RequestHead: Sendable, Equatable {
     /// The request carries an `Upgrade` field and lists `upgrade` in `Connection`: it asks to switch protocols
     /// (RFC 9110 §7.8), and whatever follows it on the connection is not HTTP/1.1 unless the answer says no.
     package var asksToUpgrade: Bool
+    /// The head has a `Content-Length` field (`0` frames no body, but the client said so: the proxy says so too).
+    package var hasContentLength: Bool
 
     /// Whether the client may send another request on this connection (RFC 9112 §9.3).
     package var keepAlive: Bool {
@@ -73,7 +75,8 @@ package struct RequestHead: Sendable, Equatable {
                 method: method, target: target, minorVersion: minor, fieldsStart: fieldsStart, length: scanner.index,
                 framing: bodyFraming, connection: framing.connection,
                 isHead: KnownMethod.equals(bytes, method, "HEAD"),
-                asksToUpgrade: framing.connection.upgrade && upgrades > 0)
+                asksToUpgrade: framing.connection.upgrade && upgrades > 0,
+                hasContentLength: framing.contentLength != nil)
         } catch {
             switch error {
             case .incomplete: return nil

@@ -110,7 +110,7 @@ package struct Acceptor: Sendable {
     /// The request codec's limits: the policy's target length and field count (``SafetyPolicy``), and room for a
     /// whole head around its bytes of names and values — the request line, and a colon, a space and a CRLF per
     /// field — so that the guard, which counts those bytes, is the one that decides near their limit.
-    static let headLimits: HeadLimits = {
+    package static let headLimits: HeadLimits = {
         let policy = SafetyPolicy()
         return HeadLimits(
             headBytes: policy.maximumHeaderBytes + policy.maximumURILength + 4 * (policy.maximumHeaderCount + 1) + 64,
@@ -122,7 +122,7 @@ package struct Acceptor: Sendable {
         let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
         let pipeline = channel.pipeline.syncOperations
         // Heads arrive written; framing is set explicitly per response (data-plane pitfall 3).
-        try pipeline.addHandler(ClientResponseEncoder())
+        try pipeline.addHandler(MessageEncoder<MessagePart>())
         // After a WebSocket handshake the bytes the decoder holds go to the tunnel when it leaves (RFC 6455 §4.1).
         try pipeline.addHandler(
             ByteToMessageHandler(

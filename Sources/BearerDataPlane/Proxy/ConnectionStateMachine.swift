@@ -47,7 +47,7 @@ package struct ConnectionStateMachine {
     package private(set) var state: State
     package private(set) var mode = Mode.serving
     /// Parts of pipelined requests that arrived while an exchange was in progress.
-    package private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
+    package private(set) var queued = CircularBuffer<ClientRequestPart>()
     /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
     /// HTTP/1.0 without keep-alive, an upgrade), or one refused for its head — so nothing after it is read: its
     /// bytes are dropped unparsed, and a malformed message among them is no one's (RFC 9112 §9.6: a client that
@@ -99,7 +99,7 @@ package struct ConnectionStateMachine {
         case drop
     }
 
-    package mutating func received(_ part: HTTPServerRequestPart) -> Delivery {
+    package mutating func received(_ part: ClientRequestPart) -> Delivery {
         if readingEnded { return .drop }
         switch state {
         case .closed, .tunnelled:
@@ -229,7 +229,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The next queued part to deliver: all of them, except that a new request waits for the exchange before it.
-    package mutating func nextQueuedPart() -> HTTPServerRequestPart? {
+    package mutating func nextQueuedPart() -> ClientRequestPart? {
         guard let part = queued.first else { return nil }
         switch state {
         case .busy where part.isHead: return nil
@@ -329,17 +329,5 @@ package struct ConnectionStateMachine {
             return .closeIdle
         }
         return .none
-    }
-}
-
-extension HTTPServerRequestPart {
-    package var isHead: Bool {
-        if case .head = self { return true }
-        return false
-    }
-
-    package var isEnd: Bool {
-        if case .end = self { return true }
-        return false
     }
 }

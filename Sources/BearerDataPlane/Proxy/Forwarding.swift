@@ -1,8 +1,10 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
 import BearerTelemetry
 import BearerTokens
+import NIOCore
 import NIOHTTP1
 
 /// The pure rewrite of a request on its way up and of a response on its way back (SPEC §8).
@@ -21,72 +23,103 @@ package enum Forwarding {
         case untilClose
     }
 
-    /// The request the upstream receives for `client` on `route`.
+    /// The request the upstream receives for `client` on `route`, written as bytes in one pass over the client's
+    /// field lines (#24 condition 5): runs of kept lines copied as they came.
     ///
     /// - Framing is the proxy's (SPEC §8): the client's `Content-Length` and `Transfer-Encoding` are never copied;
-    ///   the proxy writes its own from the message as NIO's parser framed it (``requestFraming(_:)``), so the
-    ///   upstream reads exactly the body the proxy forwards — one message, never a second one hidden in a body
-    ///   (RFC 9112 §6.3, §11.2). A `Connection` option cannot remove them (`RequestGuard` refuses naming them).
+    ///   the proxy writes its own from the message as the codec framed it, so the upstream reads exactly the body
+    ///   the proxy forwards — one message, never a second one hidden in a body (RFC 9112 §6.3, §11.2). A
+    ///   `Connection` option cannot remove them (the codec refuses naming them).
     /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1); a WebSocket
     ///   handshake gets its own `Connection: upgrade` and `Upgrade: websocket` back (``WebSocketUpgrade``).
     /// - Any client `Authorization` is replaced by `authorization` — `Bearer <token>` (SPEC §8; never merged,
     ///   never kept: CVE-2022-29226).
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
     /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
+    /// - The route's `headers.remove` and `headers.set` names are dropped as they are copied; `set` values follow.
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
-    ///
-    /// Takes the route's binding rather than a `Route`: passing a class's stored struct copies it (a retain of each
-    /// of its dozen fields, per request), while reading fields through the reference retains only what is read.
-    package static func upstreamRequest(
-        client: HTTPRequestHead, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
+    /// - The version is HTTP/1.1 whatever the client's (the proxy is the upstream's client, RFC 9110 §6.2).
+    package static func upstreamHead(
+        client: ClientRequest, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false
-    ) -> HTTPRequestHead {
+    ) -> UpstreamRequestHead {
+        let parsed = client.parsed
+        let bytes = client.bytes.readableBytesUInt8Span
         let upstream = binding.route.upstream
-        var uri = upstream.basePath + remainder
-        if uri.isEmpty { uri = "/" }
-        if let query { uri += "?" + query }
+        // Room for the client's head and the proxy's lines, allocated once.
+        let capacity = client.bytes.readableBytes + upstream.basePath.utf8.count + 192
+        var out = ByteBufferAllocator().buffer(capacity: capacity)
+        out.writeBytes(bytes.extracting(parsed.method).bytes)
+        out.writeStaticString(" ")
+        if upstream.basePath.isEmpty && remainder.isEmpty {
+            out.writeStaticString("/")
+        } else {
+            out.writeString(upstream.basePath)
+            out.writeSubstring(remainder)
+        }
+        if let query {
+            out.writeStaticString("?")
+            out.writeSubstring(query)
+        }
+        out.writeStaticString(" HTTP/1.1\r\nhost: ")
+        out.writeString(upstream.hostHeader)
+        out.writeStaticString("\r\n")
 
-        let options = HeaderPolicy.connectionOptions(in: client.headers)
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(client.headers.count + 4)
-        headers.add(name: "host", value: upstream.hostHeader)
         let removals = binding.removedHeaders
-        for (name, value) in client.headers {
-            // Hop-by-hop, written by the proxy, or dropped from requests (HeaderPolicy), or named in Connection.
-            if HeaderPolicy.isDropped(name, .notForwardedUp, options: options) { continue }
-            if !removals.isEmpty, removals.contains(where: { HeaderName.equals(name, lowercased: $0) }) { continue }
-            headers.add(name: name, value: value)
+        let replaced = binding.replacedHeaders
+        let rules = binding.headerRules
+        var clientHost: Range<Int>?
+        var runStart = parsed.fieldsStart
+        var runEnd = parsed.fieldsStart
+        var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
+        while let line = lines.next(in: bytes) {
+            let name = line.field.name
+            if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = line.field.value }
+            let dropped =
+                !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
+                || parsed.connection.named.contains { FieldName.equals(bytes, name, $0) }
+                || (!removals.isEmpty && removals.contains { HeaderName.equals(bytes, name, lowercased: $0) })
+                || (!replaced.isEmpty && replaced.contains { HeaderName.equals(bytes, name, lowercased: $0) })
+            if dropped {
+                if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+                runStart = line.line.upperBound
+            }
+            runEnd = line.line.upperBound
         }
-        let framing = requestFraming(client.headers)
-        switch framing {
-        case .chunked:
-            headers.add(name: "transfer-encoding", value: "chunked")
-        case .length(let length):
-            headers.add(name: "content-length", value: String(length))
-        case .none where client.method == .POST || client.method == .PUT || client.method == .PATCH:
-            // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
-            // servers answer 411 without it.
-            headers.add(name: "content-length", value: "0")
-        case .none, .untilClose, .contentLength:
-            break
-        }
-        for rule in binding.headerRules { rule.apply(to: &headers, client: client, clientAddress: clientAddress) }
-        if webSocket { WebSocketUpgrade.addHandshake(to: &headers) }
-        if let authorization { headers.add(name: "authorization", value: authorization) }
-        headers.add(name: "x-request-id", value: requestID)
-        return HTTPRequestHead(version: .http1_1, method: client.method, uri: uri, headers: headers)
-    }
+        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
 
-    /// How NIO's parser delimited the request body, read from the parsed message alone — never from what a
-    /// `Connection` option would leave of it (RFC 9112 §6.3: `Transfer-Encoding` wins, then `Content-Length`, else
-    /// no body). `RequestGuard` has already refused every ambiguous combination, and a `Content-Length` that is not
-    /// a plain decimal number.
-    ///
-    /// Looks the two fields up by name: iterating `HTTPHeaders` would copy every name and value out (a retain each).
-    package static func requestFraming(_ headers: HTTPHeaders) -> Framing {
-        if headers.contains(name: "transfer-encoding") { return .chunked }
-        guard let value = headers.first(name: "content-length"), let length = Int(value) else { return .none }
-        return .length(length)
+        switch parsed.framing {
+        case .chunked:
+            out.writeStaticString("transfer-encoding: chunked\r\n")
+        case .length(let length):
+            out.writeStaticString("content-length: ")
+            out.writeString(String(length))
+            out.writeStaticString("\r\n")
+        case .none, .untilClose:
+            // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
+            // servers answer 411 without it; a client's own `Content-Length: 0` is kept as said.
+            let method = client.head.method
+            if parsed.hasContentLength || method == .POST || method == .PUT || method == .PATCH {
+                out.writeStaticString("content-length: 0\r\n")
+            }
+        }
+        if !rules.isEmpty {
+            let host = clientHost.flatMap {
+                client.bytes.getString(at: client.bytes.readerIndex + $0.lowerBound, length: $0.count)
+            }
+            for rule in rules { rule.write(into: &out, clientHost: host, clientAddress: clientAddress) }
+        }
+        if webSocket { out.writeStaticString("connection: upgrade\r\nupgrade: websocket\r\n") }
+        if let authorization {
+            out.writeStaticString("authorization: ")
+            out.writeString(authorization)
+            out.writeStaticString("\r\n")
+        }
+        out.writeStaticString("x-request-id: ")
+        out.writeString(requestID)
+        out.writeStaticString("\r\n\r\n")
+        return UpstreamRequestHead(
+            bytes: out, chunked: parsed.framing == .chunked, isHead: parsed.isHead, asksToUpgrade: webSocket)
     }
 
     /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)

@@ -9,7 +9,8 @@ import NIOHTTP1
 /// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
 /// its token (SPEC §8, §9).
 extension ProxyConnectionHandler {
-    package func begin(_ head: HTTPRequestHead) {
+    package func begin(_ request: ClientRequest) {
+        let head = request.head
         let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
         let exchange = Exchange(id: id, request: head, proxy: installed)
@@ -81,7 +82,8 @@ extension ProxyConnectionHandler {
                 DiscoveredRouteGate.refusal(
                     prefix: binding.route.prefix, remainder: match.remainder, usesAccount: binding.usesAccount))
         }
-        let leg = UpstreamLeg(binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
+        let leg = UpstreamLeg(
+            binding: binding, proxy: proxy, client: request, remainder: match.remainder, query: target.query)
         exchange.leg = leg
         var cached: AccessToken?
         if let key = binding.tokenKey {

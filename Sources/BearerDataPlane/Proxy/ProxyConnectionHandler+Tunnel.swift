@@ -55,9 +55,10 @@ extension ProxyConnectionHandler {
             // The HTTP handlers leave; the decoders last, so the bytes they hold — frames sent right behind the
             // handshake — reach the tunnel.
             _ = upstreamPipeline.removeHandler(upstream)
-            _ = upstreamPipeline.removeHandler(try upstreamPipeline.handler(type: HTTPRequestEncoder.self))
+            _ = upstreamPipeline.removeHandler(
+                try upstreamPipeline.handler(type: MessageEncoder<UpstreamRequestPart>.self))
             _ = client.removeHandler(context: context)
-            _ = client.removeHandler(try client.handler(type: ClientResponseEncoder.self))
+            _ = client.removeHandler(try client.handler(type: MessageEncoder<MessagePart>.self))
             let decoders = [
                 upstreamPipeline.removeHandler(
                     try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self)),

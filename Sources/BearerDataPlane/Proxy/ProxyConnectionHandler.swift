@@ -19,9 +19,9 @@ import NIOHTTP1
 /// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
 /// writable); the upstream side withholds its reads while this client is not writable.
 package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = HTTPServerRequestPart
-    package typealias OutboundIn = ClientResponsePart
-    package typealias OutboundOut = ClientResponsePart
+    package typealias InboundIn = ClientRequestPart
+    package typealias OutboundIn = MessagePart
+    package typealias OutboundOut = MessagePart
 
     package let server: ProxyServerCore
     package let loop: EventLoopState
@@ -164,9 +164,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         run(connection.readFailed(problem, now: context.eventLoop.now))
     }
 
-    package func dispatch(_ part: HTTPServerRequestPart) {
+    package func dispatch(_ part: ClientRequestPart) {
         switch part {
-        case .head(let head): begin(head)
+        case .head(let request): begin(request)
         case .body(let buffer): requestBody(buffer)
         case .end: requestEnd()
         }

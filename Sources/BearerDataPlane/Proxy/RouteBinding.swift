@@ -26,6 +26,9 @@ package final class RouteBinding: Sendable {
     package let requiredHeaders: [RequiredHeaderCheck]
     /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
     package let removedHeaders: [String]
+    /// The lowercased names of the fields the route sets (`headers.set`): the client's are dropped as they are
+    /// copied, and the route's value written after them.
+    package let replacedHeaders: [String]
     /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
     package let headerRules: [RouteHeaderRule]
 
@@ -48,6 +51,7 @@ package final class RouteBinding: Sendable {
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
         requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
         removedHeaders = route.headers.remove
+        replacedHeaders = route.headers.set.map { $0.name.lowercased() }
         headerRules = RouteHeaderRule.compile(route)
     }
 

@@ -3,7 +3,7 @@ import BearerHTTP
 import BearerJSON
 import BearerTelemetry
 import BearerTokens
-import NIOHTTP1
+import NIOCore
 
 /// One of a route's own rules for the request head it forwards, compiled once into its ``RouteBinding`` from
 /// `headers.set` and `forwardedHeaders` (#23 item 4). ``Forwarding`` applies the list in order after the client's
@@ -26,17 +26,25 @@ package enum RouteHeaderRule: Sendable, Equatable {
         return rules
     }
 
-    /// Applies this rule to `headers`, the upstream request's, for a client at `clientAddress` that sent `client`.
-    package func apply(to headers: inout HTTPHeaders, client: HTTPRequestHead, clientAddress: String?) {
+    /// Writes this rule's field line into the upstream request's head, for a client at `clientAddress` whose
+    /// `Host` said `clientHost`.
+    package func write(into out: inout ByteBuffer, clientHost: String?, clientAddress: String?) {
         switch self {
         case .set(let name, let value):
-            headers.replaceOrAdd(name: name, value: value)
+            Self.writeLine(name, value, into: &out)
         case .forwardedFor:
-            if let clientAddress { headers.add(name: "x-forwarded-for", value: clientAddress) }
+            if let clientAddress { Self.writeLine("x-forwarded-for", clientAddress, into: &out) }
         case .forwardedProto:
-            headers.add(name: "x-forwarded-proto", value: "http")
+            out.writeStaticString("x-forwarded-proto: http\r\n")
         case .forwardedHost:
-            if let host = client.headers.first(name: "host") { headers.add(name: "x-forwarded-host", value: host) }
+            if let clientHost { Self.writeLine("x-forwarded-host", clientHost, into: &out) }
         }
+    }
+
+    private static func writeLine(_ name: String, _ value: String, into out: inout ByteBuffer) {
+        out.writeString(name)
+        out.writeStaticString(": ")
+        out.writeString(value)
+        out.writeStaticString("\r\n")
     }
 }

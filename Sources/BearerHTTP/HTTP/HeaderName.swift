@@ -58,6 +58,19 @@ package enum HeaderName {
         range.count == lowercase.utf8CodeUnitCount && hasPrefix(bytes, range, lowercase)
     }
 
+    /// Whether the name at `bytes[range]` is `lowercased` (a lowercase ASCII string known only at run time),
+    /// ignoring ASCII case.
+    @inlinable
+    package static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, lowercased: String) -> Bool {
+        guard range.count == lowercased.utf8.count else { return false }
+        var index = range.lowerBound
+        for byte in lowercased.utf8 {
+            guard fold(bytes[index]) == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Whether `name` equals `lowercased` (a lowercase ASCII string known only at run time), ignoring ASCII case.
     @inlinable
     package static func equals(_ name: String, lowercased: String) -> Bool {

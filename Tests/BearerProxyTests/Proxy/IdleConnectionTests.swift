@@ -36,7 +36,7 @@ struct IdleConnectionTests {
         return channel
     }
 
-    static let head = HTTPServerRequestPart.head(
+    static let head = ClientRequestPart.head(
         HTTPRequestHead(version: .http1_1, method: .GET, uri: "/-/health", headers: ["host": "127.0.0.1"]))
 
     /// Moves the clock to the end of the limit: the connection must be open 1 ms before it and closed at it.
@@ -60,13 +60,13 @@ struct IdleConnectionTests {
         // The request's end has not come: the exchange is still in progress long after the limit.
         channel.embeddedEventLoop.advanceTime(by: Self.idle * 3)
         #expect(channel.isActive)
-        guard case .head(let bytes, _)? = try channel.readOutbound(as: ClientResponsePart.self) else {
+        guard case .head(let bytes, _)? = try channel.readOutbound(as: MessagePart.self) else {
             Issue.record("no response head")
             return
         }
         #expect(try HTTPResponseHead(written: bytes).status == .serviceUnavailable)
 
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         Self.expectClosesAtLimit(channel)
     }
 
@@ -77,7 +77,7 @@ struct IdleConnectionTests {
             channel.embeddedEventLoop.advanceTime(by: Self.idle - .seconds(1))
             #expect(channel.isActive)
             try channel.writeInbound(Self.head)
-            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+            try channel.writeInbound(ClientRequestPart.end(nil))
         }
         Self.expectClosesAtLimit(channel)
     }

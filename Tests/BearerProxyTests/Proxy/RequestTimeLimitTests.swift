@@ -32,8 +32,8 @@ struct RequestTimeLimitTests {
             installed: NothingInstalled(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: timeouts)
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ClientResponseEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try pipeline.addHandler(MessageEncoder<MessagePart>())
+        try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Acceptor.headLimits)))
         try pipeline.addHandler(
             ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -22,7 +22,7 @@ struct UpstreamSeamTests {
     /// A connection that keeps what it is sent; the test answers through its owner.
     final class MemoryConnection: UpstreamConnection {
         var owner: (any UpstreamConnectionOwner)?
-        var written: [HTTPClientRequestPart] = []
+        var written: [UpstreamRequestPart] = []
         var releases: [Bool] = []
         var closed = false
 
@@ -32,13 +32,13 @@ struct UpstreamSeamTests {
             return true
         }
         var isWritable: Bool { true }
-        func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool) {
+        func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
             written.append(.head(head))
-            for part in body { written.append(.body(.byteBuffer(part))) }
-            if end { written.append(.end(nil)) }
+            for part in body { written.append(.body(part)) }
+            if end { written.append(.end) }
         }
-        func write(_ body: ByteBuffer) { written.append(.body(.byteBuffer(body))) }
-        func end() { written.append(.end(nil)) }
+        func write(_ body: ByteBuffer) { written.append(.body(body)) }
+        func end() { written.append(.end) }
         func flush() {}
         func pauseReads() {}
         func resumeReads() {}
@@ -112,8 +112,8 @@ struct UpstreamSeamTests {
             installed: Installed(context: context), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: ProxyTimeouts())
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ClientResponseEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try pipeline.addHandler(MessageEncoder<MessagePart>())
+        try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Acceptor.headLimits)))
         try pipeline.addHandler(
             ProxyConnectionHandler(
                 server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop, connector: connector)))
@@ -137,13 +137,14 @@ struct UpstreamSeamTests {
             let channel = try Self.connection(proxy, connector: connector)
             try channel.writeInbound(ByteBuffer(string: Self.request))
             let connection = try #require(connector.made.first)
-            guard case .head(let head) = connection.written.first else {
+            guard case .head(let written) = connection.written.first else {
                 Issue.record("no request head went to the transport: \(connection.written)")
                 return
             }
+            let head = try HTTPRequestHead(written: written.bytes)
             #expect(head.uri == "/base/items")
             #expect(head.headers.first(name: "host") == "127.0.0.1:9")
-            #expect(connection.written.last == .end(nil))
+            #expect(connection.written.last?.isEnd == true)
             connection.answer(.ok, body: "hello")
             let response = try Self.written(channel)
             #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(response)")

@@ -14,7 +14,7 @@ import NIOHTTP1
 /// the WebSocket tunnel when the decoder leaves the pipeline (`ByteToMessageHandler`'s `.forwardBytes`, RFC 6455
 /// §4.1); after any other last request they are dropped unread.
 package struct RequestDecoder: ByteToMessageDecoder {
-    package typealias InboundOut = HTTPServerRequestPart
+    package typealias InboundOut = ClientRequestPart
 
     private enum State {
         /// Between requests, or inside a head.
@@ -93,8 +93,8 @@ package struct RequestDecoder: ByteToMessageDecoder {
             return .needMoreData
         }
         pending = PendingHead()
-        let request = Self.httpHead(head, in: buffer)
-        buffer.moveReaderIndex(forwardBy: head.length)
+        let request = ClientRequest(
+            head: Self.httpHead(head, in: buffer), bytes: buffer.readSlice(length: head.length)!, parsed: head)
         if head.asksToUpgrade {
             lastUpgraded = true
         } else if !head.keepAlive || head.minorVersion == 0 {
@@ -132,7 +132,7 @@ package struct RequestDecoder: ByteToMessageDecoder {
     // MARK: Ends
 
     private mutating func end(context: ChannelHandlerContext) {
-        context.fireChannelRead(wrapInboundOut(.end(nil)))
+        context.fireChannelRead(wrapInboundOut(.end))
         if let lastUpgraded {
             state = .ended(upgraded: lastUpgraded)
         } else {

@@ -14,7 +14,7 @@ import NIOHTTP1
 /// protocol's, held until the decoder leaves the pipeline and then handed on to the tunnel.
 package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
     package typealias InboundOut = UpstreamResponsePart
-    package typealias OutboundIn = HTTPClientRequestPart
+    package typealias OutboundIn = UpstreamRequestPart
 
     /// Why an upstream's bytes are not a response the proxy can relay, beyond the grammar's ``HeadError``.
     package enum Failure: Error, Equatable {
@@ -69,9 +69,9 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
 
     package init() {}
 
-    package mutating func write(data: HTTPClientRequestPart) {
+    package mutating func write(data: UpstreamRequestPart) {
         guard case .head(let head) = data else { return }
-        requests.append(Request(isHead: head.method == .HEAD, asksToUpgrade: head.headers.contains(name: "upgrade")))
+        requests.append(Request(isHead: head.isHead, asksToUpgrade: head.asksToUpgrade))
     }
 
     package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {

@@ -15,17 +15,22 @@ package final class UpstreamLeg {
     /// and the raw query.
     package let remainder: Substring
     package let query: Substring?
+    /// The client's request as read, from which the upstream's head is written.
+    package let client: ClientRequest
     /// The rewritten request head; set once the token is known.
-    package private(set) var head: HTTPRequestHead?
+    package private(set) var head: UpstreamRequestHead?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     package private(set) var token: String?
     /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
     /// route's only (nil for the others, which pass their `403` through — and pay no retain for it per request).
     package private(set) var tokenScopes: Set<String>?
 
-    package init(binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?) {
+    package init(
+        binding: RouteBinding, proxy: ProxyContext, client: ClientRequest, remainder: Substring, query: Substring?
+    ) {
         self.binding = binding
         self.proxy = proxy
+        self.client = client
         self.remainder = remainder
         self.query = query
     }
@@ -36,8 +41,8 @@ package final class UpstreamLeg {
     package func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
         self.token = token?.value
         if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
-        head = Forwarding.upstreamRequest(
-            client: exchange.request, binding: binding, remainder: remainder, query: query,
+        head = Forwarding.upstreamHead(
+            client: client, binding: binding, remainder: remainder, query: query,
             authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
             webSocket: webSocket)
     }

@@ -39,9 +39,8 @@ package final class HTTP1Connector: UpstreamConnector {
                             NIOSSLClientHandler(
                                 context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
                     }
-                    var encoder = HTTPRequestEncoder.Configuration()
-                    encoder.automaticallySetFramingHeaders = false  // set per request (data-plane pitfall 3)
-                    try pipeline.addHandler(HTTPRequestEncoder(configuration: encoder))
+                    // Heads arrive written, framing set per request (data-plane pitfall 3).
+                    try pipeline.addHandler(MessageEncoder<UpstreamRequestPart>())
                     let upstream = UpstreamHandler(origin: origin)
                     try pipeline.addHandler(ResponseByteWatch(connection: upstream))
                     // 1xx heads are delivered, so `100 Continue` reaches the client (data-plane pitfall 2).

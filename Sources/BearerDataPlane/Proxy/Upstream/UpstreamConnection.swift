@@ -16,7 +16,7 @@ package protocol UpstreamConnection: AnyObject {
     /// Writes the request's head, the body that has arrived with it, and its end when it has; then flushes. One
     /// call for the request's start, so the transport reaches its channel once (per request, each call through this
     /// protocol costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
-    func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool)
+    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool)
     /// Writes a part of the request's body, sent at the next ``flush()``.
     func write(_ body: ByteBuffer)
     /// Writes the request's end and flushes.

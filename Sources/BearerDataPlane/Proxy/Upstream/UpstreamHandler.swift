@@ -12,8 +12,8 @@ import NIOHTTP1
 /// ``UpstreamConnectionStateMachine``'s; this class holds the I/O handles and performs what the machine decides.
 package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
     package typealias InboundIn = UpstreamResponsePart
-    package typealias OutboundIn = HTTPClientRequestPart
-    package typealias OutboundOut = HTTPClientRequestPart
+    package typealias OutboundIn = UpstreamRequestPart
+    package typealias OutboundOut = UpstreamRequestPart
 
     package let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
@@ -67,21 +67,21 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    package func send(_ head: HTTPRequestHead, body: [ByteBuffer], end: Bool) {
+    package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         guard let context else { return }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        for part in body { context.write(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil) }
-        if end { context.write(wrapOutboundOut(.end(nil)), promise: nil) }
+        for part in body { context.write(wrapOutboundOut(.body(part)), promise: nil) }
+        if end { context.write(wrapOutboundOut(.end), promise: nil) }
         context.flush()
     }
 
     package func write(_ body: ByteBuffer) {
-        context?.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context?.write(wrapOutboundOut(.body(body)), promise: nil)
     }
 
     package func end() {
         guard let context else { return }
-        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        context.write(wrapOutboundOut(.end), promise: nil)
         context.flush()
     }
 

@@ -23,14 +23,16 @@ struct RequestDecoderTests {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(RequestDecoder(limits: HeadLimits())))
         var delivered = Delivered()
         func drain() throws {
-            while let part = try channel.readInbound(as: HTTPServerRequestPart.self) {
+            while let part = try channel.readInbound(as: ClientRequestPart.self) {
                 switch part {
-                case .head(let head):
-                    delivered.heads.append(head)
+                case .head(let request):
+                    delivered.heads.append(request.head)
                     delivered.bodies.append([])
+                    // The head's bytes are exactly the head: what the upstream's head is written from.
+                    #expect(request.bytes.readableBytes == request.parsed.length)
+                    #expect(String(buffer: request.bytes).hasSuffix("\r\n\r\n"))
                 case .body(let buffer): delivered.bodies[delivered.bodies.count - 1] += buffer.readableBytesView
-                case .end(let trailers):
-                    #expect(trailers == nil, "trailers are dropped, never delivered")
+                case .end:
                     delivered.ends += 1
                 }
             }
@@ -123,16 +125,16 @@ struct RequestDecoderTests {
         var bytes = ByteBuffer(string: handshake)
         bytes.writeBytes(frame)
         try channel.writeInbound(bytes)
-        guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+        guard case .head(let request) = try channel.readInbound(as: ClientRequestPart.self) else {
             Issue.record("no head")
             return
         }
-        #expect(head.uri == "/ws")
-        guard case .end = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+        #expect(request.head.uri == "/ws")
+        guard case .end = try channel.readInbound(as: ClientRequestPart.self) else {
             Issue.record("no end")
             return
         }
-        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
+        #expect(try channel.readInbound(as: ClientRequestPart.self) == nil)
         let removed = channel.pipeline.syncOperations.removeHandler(decoder)
         // Removal is scheduled on the loop (ByteToMessageHandler), so the embedded loop runs it.
         channel.embeddedEventLoop.run()

@@ -29,7 +29,12 @@ struct ResponseDecoderTests {
     ) throws -> Delivered {
         let decoder = ByteToMessageHandler(ResponseDecoder(), maximumBufferSize: ResponseDecoder.bufferLimit)
         let channel = EmbeddedChannel(handler: decoder)
-        for request in requests { try channel.writeOutbound(HTTPClientRequestPart.head(request)) }
+        for request in requests {
+            let head = UpstreamRequestHead(
+                bytes: ByteBuffer(), chunked: false, isHead: request.method == .HEAD,
+                asksToUpgrade: request.headers.contains(name: "upgrade"))
+            try channel.writeOutbound(UpstreamRequestPart.head(head))
+        }
         var delivered = Delivered()
         func drain() throws {
             while let part = try channel.readInbound(as: UpstreamResponsePart.self) {

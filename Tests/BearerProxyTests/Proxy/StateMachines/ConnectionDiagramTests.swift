@@ -33,7 +33,7 @@ struct ConnectionDiagramTests {
 
     static var events: [(String, (inout Machine) -> String)] {
         let later = start + .hours(1)
-        let head = HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/"))
+        let head = ClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/"))
         var closing = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/")
         closing.headers.add(name: "connection", value: "close")
         func delivery(_ delivery: Machine.Delivery) -> String {

@@ -18,7 +18,7 @@ struct ConnectionStateMachineTests {
     static let limits = ConnectionStateMachine.Limits(
         idle: .seconds(75), requestHead: .seconds(10), bodyStall: .seconds(60))
 
-    static func head(_ uri: String) -> HTTPServerRequestPart {
+    static func head(_ uri: String) -> ClientRequestPart {
         .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri))
     }
 

@@ -72,7 +72,7 @@ struct ConnectionSweepTests {
     }
 
     /// Request `request`'s head; its body parts carry its number too, so each delivery is checked.
-    static func head(_ request: Int, keepAlive: Bool) -> HTTPServerRequestPart {
+    static func head(_ request: Int, keepAlive: Bool) -> ClientRequestPart {
         var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/-/\(request)")
         if !keepAlive { head.headers.add(name: "connection", value: "close") }
         return .head(head)
@@ -81,14 +81,15 @@ struct ConnectionSweepTests {
     // MARK: The handler's part
 
     /// The parser delivers `part`.
-    static func receive(_ part: HTTPServerRequestPart, _ step: inout Step) {
+    static func receive(_ part: ClientRequestPart, _ step: inout Step) {
         if step.machine.received(part) == .deliver { dispatch(part, &step) }
     }
 
-    static func dispatch(_ part: HTTPServerRequestPart, _ step: inout Step) {
+    static func dispatch(_ part: ClientRequestPart, _ step: inout Step) {
         let now = start
         switch part {
-        case .head(let head):
+        case .head(let received):
+            let head = received.head
             let request = Int(head.uri.dropFirst(3)) ?? -1
             if request != step.world.begun {
                 step.world.failures.append("request \(request) began out of order (expected \(step.world.begun))")

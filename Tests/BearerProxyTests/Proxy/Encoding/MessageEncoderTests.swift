@@ -7,11 +7,11 @@ import Testing
 
 /// The client's response writer on its own (#24 condition 5): heads go out as written, bodies as they are or as
 /// chunks (RFC 9112 §7.1), and an end's promise completes only after what came before it.
-@Suite("ClientResponseEncoder: heads as bytes, bodies as they are or chunked")
-struct ClientResponseEncoderTests {
+@Suite("MessageEncoder: heads as bytes, bodies as they are or chunked")
+struct MessageEncoderTests {
     /// Writes `parts` through an encoder; the bytes that reach the socket.
-    static func written(_ parts: [ClientResponsePart]) throws -> String {
-        let channel = EmbeddedChannel(handler: ClientResponseEncoder())
+    static func written(_ parts: [MessagePart]) throws -> String {
+        let channel = EmbeddedChannel(handler: MessageEncoder<MessagePart>())
         for part in parts { try channel.writeOutbound(part) }
         var out = ""
         while let bytes = try channel.readOutbound(as: ByteBuffer.self) { out += String(buffer: bytes) }
@@ -23,7 +23,7 @@ struct ClientResponseEncoderTests {
 
     @Test("a chunked body: a size line in hex per part, no chunk for an empty part, the last chunk with trailers")
     func chunked() throws {
-        let parts: [ClientResponsePart] = [
+        let parts: [MessagePart] = [
             .head(Self.head, chunked: true), .body(ByteBuffer(string: "hello")), .body(ByteBuffer()),
             .body(ByteBuffer(repeating: UInt8(ascii: "x"), count: 300)),
             .end(trailers: ByteBuffer(string: "X-Sum: 9\r\n")),
@@ -39,7 +39,7 @@ struct ClientResponseEncoderTests {
 
     @Test("a body framed by Content-Length or the close goes as it is; trailers have nowhere to go")
     func asItIs() throws {
-        let parts: [ClientResponsePart] = [
+        let parts: [MessagePart] = [
             .head(Self.head, chunked: false), .body(ByteBuffer(string: "ab")), .body(ByteBuffer(string: "c")),
             .end(trailers: ByteBuffer(string: "X-Sum: 9\r\n")),
         ]
@@ -48,7 +48,7 @@ struct ClientResponseEncoderTests {
 
     @Test("the next response after a chunked one is framed by its own head")
     func nextResponse() throws {
-        let parts: [ClientResponsePart] = [
+        let parts: [MessagePart] = [
             .head(Self.head, chunked: true), .body(ByteBuffer(string: "a")), .end(trailers: nil),
             .head(Self.head, chunked: false), .body(ByteBuffer(string: "b")), .end(trailers: nil),
         ]
@@ -57,10 +57,10 @@ struct ClientResponseEncoderTests {
 
     @Test("an end's promise completes once the bytes before it are written, never before")
     func endPromise() throws {
-        let channel = EmbeddedChannel(handler: ClientResponseEncoder())
-        channel.write(ClientResponsePart.head(Self.head, chunked: false), promise: nil)
+        let channel = EmbeddedChannel(handler: MessageEncoder<MessagePart>())
+        channel.write(MessagePart.head(Self.head, chunked: false), promise: nil)
         let ended = channel.eventLoop.makePromise(of: Void.self)
-        channel.write(ClientResponsePart.end(trailers: nil), promise: ended)
+        channel.write(MessagePart.end(trailers: nil), promise: ended)
         let done = NIOLockedValueBox(false)
         ended.futureResult.whenSuccess { done.withLockedValue { $0 = true } }
         #expect(!done.withLockedValue { $0 })

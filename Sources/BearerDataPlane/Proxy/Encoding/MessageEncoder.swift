@@ -1,10 +1,10 @@
 import NIOCore
 
-/// Writes ``ClientResponsePart``s to the client's connection: heads as they come, and bodies as they are, or as
-/// chunks (RFC 9112 §7.1) when their head said so. Body bytes are never copied: a chunk goes out as its size line,
-/// the body's own buffer and a CRLF.
-package final class ClientResponseEncoder: ChannelOutboundHandler, RemovableChannelHandler {
-    package typealias OutboundIn = ClientResponsePart
+/// Writes ``MessagePart``s to a connection — responses to the client, requests to an upstream: heads as they come,
+/// and bodies as they are, or as chunks (RFC 9112 §7.1) when their head said so. Body bytes are never copied: a
+/// chunk goes out as its size line, the body's own buffer and a CRLF.
+package final class MessageEncoder<Part: MessagePartConvertible>: ChannelOutboundHandler, RemovableChannelHandler {
+    package typealias OutboundIn = Part
     package typealias OutboundOut = ByteBuffer
 
     /// The body being written goes as chunks.
@@ -21,7 +21,7 @@ package final class ClientResponseEncoder: ChannelOutboundHandler, RemovableChan
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
+        switch unwrapOutboundIn(data).messagePart {
         case .head(let bytes, let chunked):
             self.chunked = chunked
             context.write(wrapOutboundOut(bytes), promise: promise)
