@@ -35,7 +35,7 @@ package final class DiscoveredRouteTokens: Sendable {
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
     /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25). Discovery needs no client
-    /// kept: each of its requests has one of its own, pinned to the addresses judged for it (``PinnedHTTPClient``).
+    /// kept: each discovery has its own, pinned to the addresses judged for its requests (``PinnedConnections``).
     private let state = Mutex(State())
     /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
     /// account without an OAuth client.
@@ -159,9 +159,9 @@ package final class DiscoveredRouteTokens: Sendable {
         return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await ResourceDiscovery(
-                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
-                ).run()
+                try await ResourceDiscovery.once(
+                    for: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ) { (discovery) async throws(DiscoveryError) -> DiscoveredAuthorization in try await discovery.run() }
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
@@ -197,9 +197,11 @@ package final class DiscoveredRouteTokens: Sendable {
                 route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
                 now: now
             ) { () async throws(DiscoveryError) -> ProtectedResourceFinding in
-                try await ResourceDiscovery(
-                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
-                ).protectedResource()
+                try await ResourceDiscovery.once(
+                    for: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ) { (discovery) async throws(DiscoveryError) -> ProtectedResourceFinding in
+                    try await discovery.protectedResource()
+                }
             }
             state.accountFlows[route.prefix] = flow
             return TokenCache(
