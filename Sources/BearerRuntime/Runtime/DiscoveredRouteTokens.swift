@@ -19,11 +19,16 @@ import Synchronization
 
 /// The token caches of the discovered routes (#25), one per route, each over its own ``DiscoveredRouteFlow``:
 /// apart from the account's cache, so a discovered route never receives the account's token and the account's
-/// refresh token never reaches another authorization server. Made only with a state directory (the sign-in
-/// `login ROUTE` stores is read from it); kept across reloads, a route's cache made when a generation first
-/// needs it.
+/// refresh token never reaches another authorization server. Kept across reloads, a route's cache made when a
+/// generation first needs it.
+///
+/// A route that signs in at its own authorization server has a cache only with a state directory (the sign-in
+/// `login ROUTE` stores is read from it); one whose authorization server is the account's own has one with or
+/// without (`--no-persist`): it stores nothing of its own — no registration, no refresh token — and takes its tokens
+/// from the account's cache, which then lives in memory (#25 item 7).
 package final class DiscoveredRouteTokens: Sendable {
-    package let store: DiscoveredSignInStore
+    /// Where `login ROUTE` stores its sign-ins; nil without a state directory (`--no-persist`).
+    package let store: DiscoveredSignInStore?
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -79,7 +84,7 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     package init(
-        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
+        store: DiscoveredSignInStore?, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
         uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil,
         signInStarter: DiscoveredSignInStarter? = nil
@@ -95,7 +100,8 @@ package final class DiscoveredRouteTokens: Sendable {
         self.uptime = uptime
     }
 
-    /// The cache of each discovered route of `configuration`, by prefix.
+    /// The cache of each discovered route of `configuration` that has one, by prefix; the data plane answers a
+    /// route without one itself (``DiscoveredRouteGate``).
     package func caches(for configuration: Configuration) -> [String: TokenCache] {
         var result: [String: TokenCache] = [:]
         for route in configuration.routes.routes {
@@ -126,9 +132,10 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The account's side of such routes, if the account has one.
     package var accountSource: AccountSource? { account }
 
-    private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+    private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache? {
         if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
-        return signInCache(for: route, settings: settings)
+        guard let store else { return nil }
+        return signInCache(for: route, settings: settings, store: store)
     }
 
     /// The route's cache: the one made for the same route, CA file and settings, else the one `make` makes with the
@@ -150,7 +157,9 @@ package final class DiscoveredRouteTokens: Sendable {
 
     /// The cache of a route that signs in at its own authorization server (`login ROUTE`), over a
     /// ``DiscoveredRouteFlow``.
-    private func signInCache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+    private func signInCache(
+        for route: Route, settings: DiscoverySettings, store: DiscoveredSignInStore
+    ) -> TokenCache {
         let provider = provider(caFile: route.tls.caFile)
         let eventLoopGroup = eventLoopGroup
         // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
