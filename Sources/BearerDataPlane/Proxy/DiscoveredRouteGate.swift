@@ -6,22 +6,21 @@ import BearerTokens
 
 /// What the data plane answers on a discovered route (#25) before anything is forwarded: the metadata paths a
 /// local client would start its own OAuth from are never forwarded nor answered (404), and — when the route has no
-/// token cache of its own (no state directory, where `login ROUTE` stores its sign-in) — every other request gets
-/// a 401 naming `bearer-proxy login ROUTE` at once, without contacting anything: no hung request, no browser. (With
+/// token cache of its own (a route that signs in at its own authorization server, without a state directory, where
+/// `login ROUTE` stores its sign-in) — every other request gets a 401 naming `bearer-proxy login ROUTE` at once, without contacting anything: no hung request, no browser. (With
 /// a cache, a route nobody signed in for gets the same 401 from its flow, which reads the state directory only.)
 package enum DiscoveredRouteGate {
     /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched). A route
     /// whose authorization server is the account's own (`usesAccount`) needs no `login ROUTE` — it takes the
-    /// account's tokens, through the discovered routes' caches, which live in the state directory — so without a
-    /// cache its 401 says what is missing instead of naming a command that would not help.
+    /// account's tokens, and has a cache whenever the account has an OAuth client, `--no-persist` or not — so
+    /// without a cache its 401 says what is missing instead of naming a command that would not help.
     package static func refusal(prefix: String, remainder: Substring, usesAccount: Bool = false) -> ProxyError {
         if isOAuthMetadata(remainder) { return .oauthMetadataNotForwarded(route: prefix) }
         guard usesAccount else { return .discoveredSignInRequired(route: prefix) }
         return .discoveredSignInRequired(
             route: prefix,
-            reason: "it takes the account's tokens (\"authorizationServer\": \"account\"), which a discovered route "
-                + "gets through the state directory, and serve runs without one (--no-persist). Run serve without "
-                + "--no-persist.")
+            reason: "it takes the account's tokens (\"authorizationServer\": \"account\"), and this proxy has no "
+                + "account OAuth client whose tokens it could take.")
     }
 
     /// The resource path that a root-level metadata request names: `/mcp` for

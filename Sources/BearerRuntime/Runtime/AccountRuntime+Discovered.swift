@@ -14,13 +14,13 @@ import BearerTokens
 #endif
 
 /// The discovered routes (#25) as `status`, `token ROUTE` and `logout ROUTE` reach them: through the account
-/// runtime's ``DiscoveredRouteTokens``, which exist only with a state directory.
+/// runtime's ``DiscoveredRouteTokens``.
 extension AccountRuntime {
-    /// The token cache of a discovered route; nil for another route or without a state directory.
+    /// The token cache of a discovered route; nil for another route, or for one that signs in at its own
+    /// authorization server without a state directory.
     public func discoveredTokens(for route: Route) -> TokenCache? {
-        guard case .discover = route.auth, let discovered else { return nil }
-        let caches = discovered.caches(for: configuration)
-        return caches[route.prefix]
+        guard case .discover = route.auth else { return nil }
+        return discovered.caches(for: configuration)[route.prefix]
     }
 
     /// Forgets the route's stored sign-in (and, with `registration`, the client registered with its authorization
@@ -29,10 +29,9 @@ extension AccountRuntime {
     public func forgetDiscovered(
         _ route: Route, registration: Bool
     ) async throws(StateError) -> (issuer: String, revocation: String)? {
-        guard case .discover(let settings) = route.auth, let discovered,
-            let key = try discovered.store.routeKey(upstream: route.upstream.url)
+        guard case .discover(let settings) = route.auth, let store = discovered.store,
+            let key = try store.routeKey(upstream: route.upstream.url)
         else { return nil }
-        let store = discovered.store
         var revocation = "nothing to revoke"
         if let stored = try store.signIn(key), let refreshToken = stored.refreshToken {
             let secret =
@@ -54,16 +53,10 @@ extension AccountRuntime {
 
     public func discoveredState(of route: Route) -> DiscoveredRouteState? {
         guard case .discover(let settings) = route.auth else { return nil }
-        if settings.usesAccount, let account = discovered?.accountSource { return accountState(of: route, account) }
-        guard let discovered else {
-            // An account-server route signs nobody in, but its tokens go through the state directory too.
-            let detail =
-                settings.usesAccount
-                ? "no state directory (--no-persist): the account's tokens reach this route through it"
-                : "no state directory (--no-persist)"
-            return DiscoveredRouteState(state: .needsSignIn, detail: detail)
+        if settings.usesAccount, let account = discovered.accountSource { return accountState(of: route, account) }
+        guard let store = discovered.store else {
+            return DiscoveredRouteState(state: .needsSignIn, detail: "no state directory (--no-persist)")
         }
-        let store = discovered.store
         // An answer the data plane has just heard is in the file before the file is read.
         discovered.flushAnswers()
         do {
@@ -88,7 +81,7 @@ extension AccountRuntime {
     private func accountState(
         of route: Route, _ account: DiscoveredRouteTokens.AccountSource
     ) -> DiscoveredRouteState {
-        let target = discovered?.accountTarget(of: route)
+        let target = discovered.accountTarget(of: route)
         let token = target.map { tokens.status(for: $0.scopes) }
         return DiscoveredRouteState(
             state: isSignedIn ? .signedIn : .needsSignIn,

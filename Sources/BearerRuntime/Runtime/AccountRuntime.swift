@@ -29,8 +29,9 @@ public struct AccountRuntime: Sendable {
     /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
     public let notices: [String]
     package let provider: IdentityProviderClient?
-    /// The discovered routes' own token caches (#25); nil without a state directory, where no sign-in is stored.
-    package let discovered: DiscoveredRouteTokens?
+    /// The discovered routes' own token caches (#25): without a state directory, only those of the routes whose
+    /// authorization server is the account's.
+    package let discovered: DiscoveredRouteTokens
 
     /// Builds the runtime for `configuration`.
     ///
@@ -153,12 +154,12 @@ public struct AccountRuntime: Sendable {
                 tokens: tokens, issuers: { client.endpoint.issuers(tenantID: session.identity?.tenantID) },
                 clientID: client.clientId)
         }
-        let discovered = stateDirectory.map { directory in
-            DiscoveredRouteTokens(
-                store: DiscoveredSignInStore(directory: directory), eventLoopGroup: eventLoopGroup,
-                environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
-                account: accountSource, signInStarter: signInStarter)
-        }
+        // Without a state directory (--no-persist) only the routes whose authorization server is the account's have
+        // a cache: they store nothing of their own.
+        let discovered = DiscoveredRouteTokens(
+            store: stateDirectory.map(DiscoveredSignInStore.init(directory:)), eventLoopGroup: eventLoopGroup,
+            environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
+            account: accountSource, signInStarter: signInStarter)
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
@@ -191,7 +192,7 @@ public struct AccountRuntime: Sendable {
     public func shutdown() async {
         persistence?.finish(tokens: tokens, session: session)
         try? await provider?.shutdown()
-        await discovered?.shutdown()
+        await discovered.shutdown()
     }
 
     /// Makes sure the sign-in is in the token cache file, for a command whose point is to write it (`login`,
@@ -249,7 +250,7 @@ public struct AccountRuntime: Sendable {
     package init(
         configuration: Configuration, flow: any SignInFlow, tokens: TokenCache, session: AccountSession,
         persistence: TokenPersistence?, devIssuer: DevIssuer?, interactive: (any InteractiveSignIn)?, notices: [String],
-        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens?
+        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens
     ) {
         self.configuration = configuration
         self.flow = flow

@@ -19,11 +19,16 @@ import Synchronization
 
 /// The token caches of the discovered routes (#25), one per route, each over its own ``DiscoveredRouteFlow``:
 /// apart from the account's cache, so a discovered route never receives the account's token and the account's
-/// refresh token never reaches another authorization server. Made only with a state directory (the sign-in
-/// `login ROUTE` stores is read from it); kept across reloads, a route's cache made when a generation first
-/// needs it.
+/// refresh token never reaches another authorization server. Kept across reloads, a route's cache made when a
+/// generation first needs it.
+///
+/// A route that signs in at its own authorization server has a cache only with a state directory (the sign-in
+/// `login ROUTE` stores is read from it); one whose authorization server is the account's own has one with or
+/// without (`--no-persist`): it stores nothing of its own — no registration, no refresh token — and takes its tokens
+/// from the account's cache, which then lives in memory (#25 item 7).
 package final class DiscoveredRouteTokens: Sendable {
-    package let store: DiscoveredSignInStore
+    /// Where `login ROUTE` stores its sign-ins; nil without a state directory (`--no-persist`).
+    package let store: DiscoveredSignInStore?
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -35,7 +40,7 @@ package final class DiscoveredRouteTokens: Sendable {
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
     /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25). Discovery needs no client
-    /// kept: each of its requests has one of its own, pinned to the addresses judged for it (``PinnedHTTPClient``).
+    /// kept: each discovery has its own, pinned to the addresses judged for its requests (``PinnedConnections``).
     private let state = Mutex(State())
     /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
     /// account without an OAuth client.
@@ -79,7 +84,7 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     package init(
-        store: DiscoveredSignInStore, eventLoopGroup: any EventLoopGroup, environment: [String: String],
+        store: DiscoveredSignInStore?, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
         uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil,
         signInStarter: DiscoveredSignInStarter? = nil
@@ -95,7 +100,8 @@ package final class DiscoveredRouteTokens: Sendable {
         self.uptime = uptime
     }
 
-    /// The cache of each discovered route of `configuration`, by prefix.
+    /// The cache of each discovered route of `configuration` that has one, by prefix; the data plane answers a
+    /// route without one itself (``DiscoveredRouteGate``).
     package func caches(for configuration: Configuration) -> [String: TokenCache] {
         var result: [String: TokenCache] = [:]
         for route in configuration.routes.routes {
@@ -126,9 +132,10 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The account's side of such routes, if the account has one.
     package var accountSource: AccountSource? { account }
 
-    private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+    private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache? {
         if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
-        return signInCache(for: route, settings: settings)
+        guard let store else { return nil }
+        return signInCache(for: route, settings: settings, store: store)
     }
 
     /// The route's cache: the one made for the same route, CA file and settings, else the one `make` makes with the
@@ -150,7 +157,9 @@ package final class DiscoveredRouteTokens: Sendable {
 
     /// The cache of a route that signs in at its own authorization server (`login ROUTE`), over a
     /// ``DiscoveredRouteFlow``.
-    private func signInCache(for route: Route, settings: DiscoverySettings) -> TokenCache {
+    private func signInCache(
+        for route: Route, settings: DiscoverySettings, store: DiscoveredSignInStore
+    ) -> TokenCache {
         let provider = provider(caFile: route.tls.caFile)
         let eventLoopGroup = eventLoopGroup
         // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
@@ -159,9 +168,9 @@ package final class DiscoveredRouteTokens: Sendable {
         return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
-                try await ResourceDiscovery(
-                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
-                ).run()
+                try await ResourceDiscovery.once(
+                    for: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ) { (discovery) async throws(DiscoveryError) -> DiscoveredAuthorization in try await discovery.run() }
             }
             let flow = DiscoveredRouteFlow(
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
@@ -197,9 +206,11 @@ package final class DiscoveredRouteTokens: Sendable {
                 route: route.prefix, accountTokens: account.tokens, accountIssuers: account.issuers, logger: logger,
                 now: now
             ) { () async throws(DiscoveryError) -> ProtectedResourceFinding in
-                try await ResourceDiscovery(
-                    route: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
-                ).protectedResource()
+                try await ResourceDiscovery.once(
+                    for: route, settings: settings, eventLoopGroup: eventLoopGroup, logger: logger
+                ) { (discovery) async throws(DiscoveryError) -> ProtectedResourceFinding in
+                    try await discovery.protectedResource()
+                }
             }
             state.accountFlows[route.prefix] = flow
             return TokenCache(

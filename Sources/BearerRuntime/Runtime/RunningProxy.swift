@@ -118,14 +118,14 @@ public struct RunningProxy: Sendable {
                     configuration: configuration, listeners: server.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
-            timeouts: server.timeouts, discoveredTokens: account.discovered?.caches(for: configuration) ?? [:])
+            timeouts: server.timeouts, discoveredTokens: account.discovered.caches(for: configuration))
         return ReloadableState.Generation(context: context, account: account)
     }
 
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
         // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends (#25).
-        account.discovered?.stopWaiting()
+        account.discovered.stopWaiting()
         await server.shutdown()
         await shutdownAccounts()
         try await group.shutdownGracefully()

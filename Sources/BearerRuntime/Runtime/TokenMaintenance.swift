@@ -41,7 +41,7 @@ public struct TokenMaintenance: Service {
         }
         // `serve`'s services stop in reverse order, this one before the server drains: a request waiting for a
         // `login ROUTE` in progress is answered now rather than holding the drain (#25).
-        account().discovered?.stopWaiting()
+        account().discovered.stopWaiting()
     }
 
     /// One round: release what replaced configurations no longer need, pick up another process's sign-in or

@@ -12,25 +12,60 @@ import NIOSSL
 /// ``DiscoveryTransport`` over AsyncHTTPClient, configured as the identity provider's client is: redirects never
 /// followed (a metadata URL that redirects elsewhere is not the metadata it claims to be), connection attempts
 /// not retried, no decompression, a deadline on every request and a bound on every body. Each request connects to
-/// its ``PinnedURL``'s addresses only (``PinnedHTTPClient``).
+/// its ``PinnedURL``'s addresses only: over the clients of the operation it belongs to when made by
+/// ``with(caFile:eventLoopGroup:logger:connect:_:)`` (one discovery), else over a client of its own
+/// (``PinnedHTTPClient``).
 public struct DiscoveryClient: DiscoveryTransport {
     package let http: PinnedHTTPClient
+    /// The clients this client's requests share, for as long as the operation that made it runs; nil: each request
+    /// has one of its own.
+    package let connections: PinnedConnections?
     package let logger: Logger
     /// The whole exchange; a server slower than this is reported, not waited for.
     package static let deadline: TimeAmount = .seconds(15)
     /// A metadata document is a few KiB.
     package static let maximumBodyBytes = 1 << 20
+    /// How long a connection may take, TLS handshake included, before the next address is tried or the request
+    /// fails.
+    public static let connectTimeout: TimeAmount = .seconds(5)
 
-    /// - Parameter caFile: trusted beside the system's roots (the route's `tls.caFile`).
-    public init(caFile: String?, eventLoopGroup: any EventLoopGroup, logger: Logger) {
-        http = PinnedHTTPClient(configuration: Self.configuration(caFile: caFile), eventLoopGroup: eventLoopGroup)
+    /// - Parameters:
+    ///   - caFile: trusted beside the system's roots (the route's `tls.caFile`).
+    ///   - connect: ``connectTimeout`` unless told (the tests give a loaded machine more).
+    public init(
+        caFile: String?, eventLoopGroup: any EventLoopGroup, logger: Logger, connect: TimeAmount = connectTimeout
+    ) {
+        self.init(
+            http: PinnedHTTPClient(
+                configuration: Self.configuration(caFile: caFile, connect: connect), eventLoopGroup: eventLoopGroup),
+            connections: nil, logger: logger)
+    }
+
+    private init(http: PinnedHTTPClient, connections: PinnedConnections?, logger: Logger) {
+        self.http = http
+        self.connections = connections
         self.logger = logger
+    }
+
+    /// Runs `body` — one operation, a discovery — with a client whose requests share a client per host and judged
+    /// address (``PinnedConnections``), every one shut down before this returns.
+    package static func with<T, Failure: Error>(
+        caFile: String?, eventLoopGroup: any EventLoopGroup, logger: Logger, connect: TimeAmount = connectTimeout,
+        _ body: (DiscoveryClient) async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let http = PinnedHTTPClient(
+            configuration: configuration(caFile: caFile, connect: connect), eventLoopGroup: eventLoopGroup)
+        return try await http.withConnections { (connections) async throws(Failure) -> T in
+            try await body(DiscoveryClient(http: http, connections: connections, logger: logger))
+        }
     }
 
     /// The client configuration discovery expects — and the identity provider client too (with its longer
     /// `read`): `caFile` trusted beside the system's roots, no redirect followed, no retried connect, bodies as
     /// sent.
-    public static func configuration(caFile: String?, read: TimeAmount = .seconds(15)) -> HTTPClient.Configuration {
+    public static func configuration(
+        caFile: String?, read: TimeAmount = .seconds(15), connect: TimeAmount = connectTimeout
+    ) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         if let caFile {
             var tls = TLSConfiguration.makeClientConfiguration()
@@ -38,19 +73,29 @@ public struct DiscoveryClient: DiscoveryTransport {
             configuration.tlsConfiguration = tls
         }
         configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(5), read: read)
+        configuration.timeout = .init(connect: connect, read: read)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled
         return configuration
     }
 
+    /// `request` to `url`, over the operation's clients or a client of its own.
+    private func execute<Value>(
+        _ request: HTTPClientRequest, to url: PinnedURL, read: (HTTPClientResponse) async throws -> Value
+    ) async throws -> Value {
+        guard let connections else {
+            return try await http.execute(request, to: url, timeout: Self.deadline, logger: logger, read: read)
+        }
+        return try await connections.execute(request, to: url, timeout: Self.deadline, logger: logger, read: read)
+    }
+
     package func probe(_ url: PinnedURL) async throws(DiscoveryError) -> (status: Int, headers: HTTPHeaders) {
         do {
-            // The body is never read: the client is shut down once the head is in, which ends the request (an
-            // event stream would not end).
-            return try await http.execute(
-                HTTPClientRequest(url: url.text), to: url, timeout: Self.deadline, logger: logger
-            ) { response in (Int(response.status.code), response.headers) }
+            // The body is never read: the response let go once its head is in ends the request and closes its
+            // connection (an event stream would not end).
+            return try await execute(HTTPClientRequest(url: url.text), to: url) { response in
+                (Int(response.status.code), response.headers)
+            }
         } catch {
             throw .upstreamUnreachable(upstream: url.text, reason: Self.describe(error))
         }
@@ -60,7 +105,7 @@ public struct DiscoveryClient: DiscoveryTransport {
         var request = HTTPClientRequest(url: url.text)
         request.headers.add(name: "accept", value: "application/json")
         do {
-            return try await http.execute(request, to: url, timeout: Self.deadline, logger: logger) { response in
+            return try await execute(request, to: url) { response in
                 guard response.status == .ok else { return (Int(response.status.code), []) }
                 let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
                 return (200, Array(buffer: body))
@@ -84,8 +129,7 @@ public struct DiscoveryClient: DiscoveryTransport {
         let status: Int
         let body: [UInt8]
         do {
-            (status, body) = try await http.execute(request, to: endpoint, timeout: Self.deadline, logger: logger) {
-                response in
+            (status, body) = try await execute(request, to: endpoint) { response in
                 (Int(response.status.code), Array(buffer: try await response.body.collect(upTo: Self.maximumBodyBytes)))
             }
         } catch {

@@ -31,6 +31,12 @@ public enum DiscoveryError: Error, Sendable, Equatable {
     case invalidURL(role: String, url: String)
     /// An OAuth URL that reaches loopback, a private network or a link-local address, named by a remote upstream.
     case privateAddress(role: String, url: String, address: String, reach: String)
+    /// An OAuth URL whose host is an IPv6 literal with a zone (RFC 6874), which no OAuth URL may be
+    /// (``OAuthURL/zonedAddress(in:)``).
+    case zonedAddress(role: String, url: String, address: String)
+    /// An OAuth URL whose host resolves to a link-local address without the zone that says which interface reaches
+    /// it (RFC 4007 §11), where the route allows link-local addresses: no connection can be made to it.
+    case linkLocalWithoutZone(role: String, url: String, address: String)
     /// A host in an OAuth URL that does not resolve.
     case hostNotFound(host: String)
     /// Dynamic client registration (RFC 7591) was refused or answered with no client.
@@ -67,6 +73,14 @@ public enum DiscoveryError: Error, Sendable, Equatable {
         case .privateAddress(let role, let url, let address, let reach):
             "The \(role) \(Self.shown(url)) reaches \(address), a \(reach) address, although the upstream is "
                 + "remote; set \"discovery\": {\"allowPrivateAddresses\": true} on the route if that is intended."
+        case .zonedAddress(let role, let url, let address):
+            "The \(role) \(Self.shown(url)) names \(Self.shown(address)), an IPv6 address with a zone (RFC 6874), "
+                + "which no OAuth URL may: a browser does not open it and it reaches a link of one interface of this "
+                + "machine; name the server by a host name."
+        case .linkLocalWithoutZone(let role, let url, let address):
+            "The \(role) \(Self.shown(url)) reaches \(address), a link-local address without a zone (RFC 4007 §11), "
+                + "so no interface is known to reach it through; resolve the name to an address with its zone "
+                + "(fe80::1%eth0 in /etc/hosts) or to a routable one."
         case .hostNotFound(let host):
             "The host \(Self.shown(host)) does not resolve."
         case .registrationRefused(let endpoint, let reason):
@@ -112,7 +126,7 @@ extension DiscoveryError {
         case .upstreamUnreachable, .hostNotFound: true
         case .noMetadata(let tried), .noAuthorizationServerMetadata(_, let tried): tried.contains { $0.transient }
         case .invalidMetadata, .resourceMismatch, .noAuthorizationServer, .issuerMismatch, .pkceUnsupported,
-            .insecureURL, .invalidURL, .privateAddress, .registrationRefused:
+            .insecureURL, .invalidURL, .zonedAddress, .linkLocalWithoutZone, .privateAddress, .registrationRefused:
             false
         }
     }

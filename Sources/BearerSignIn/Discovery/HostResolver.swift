@@ -54,12 +54,24 @@ package struct SystemHostResolver: HostResolver {
             case AF_INET6:
                 let address = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee }
                 let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
-                addresses.append(.v6((0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) }))
+                addresses.append(
+                    .v6(
+                        (0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) },
+                        zone: zone(address.sin6_scope_id)))
             default:
                 continue
             }
         }
         return addresses
+    }
+
+    /// The zone of a scope id (RFC 4007 §11.2): its interface's name, which `getaddrinfo` reads back when the
+    /// connection is made; its number when the interface has none; nil for none (0).
+    package static func zone(_ scopeID: UInt32) -> String? {
+        guard scopeID != 0 else { return nil }
+        var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        guard if_indextoname(scopeID, &name) != nil else { return String(scopeID) }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     package init() {}

@@ -8,7 +8,10 @@ import BearerTokens
 /// the resolver, classified by where it reaches.
 package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     case v4([UInt8])
-    case v6([UInt16])
+    /// `zone`: the interface a link-local address is reached through (RFC 4007 §11: `fe80::1%eth0`), as the
+    /// resolver gave it (`/etc/hosts` may name one); judged by its groups alone — a zone moves no address out of
+    /// fe80::/10 — and kept for the connection, which cannot reach a link-local address without one.
+    case v6([UInt16], zone: String? = nil)
 
     /// Where an address reaches.
     package enum Reach: String, Sendable {
@@ -30,7 +33,7 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         if let octets = HostName.ipv4Octets(host[...]) {
             self = .v4(octets)
         } else if let groups = HostName.ipv6Groups(host[...]) {
-            self = .v6(groups)
+            self = .v6(groups, zone: nil)
         } else {
             return nil
         }
@@ -39,14 +42,22 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     package var reach: Reach {
         switch self {
         case .v4(let octets): Self.reach(ipv4: octets)
-        case .v6(let groups): Self.reach(ipv6: groups)
+        case .v6(let groups, _): Self.reach(ipv6: groups)
         }
+    }
+
+    /// An IPv6 link-local unicast address (fe80::/10, RFC 4291 §2.5.6) with no zone: no connection can be made to
+    /// it, since nothing says which interface's link it is on.
+    package var isLinkLocalWithoutZone: Bool {
+        guard case .v6(let groups, zone: nil) = self else { return false }
+        return (0xFE80...0xFEBF).contains(groups[0])
     }
 
     package var description: String {
         switch self {
         case .v4(let octets): octets.map(String.init).joined(separator: ".")
-        case .v6(let groups): groups.map { String($0, radix: 16) }.joined(separator: ":")
+        case .v6(let groups, let zone):
+            groups.map { String($0, radix: 16) }.joined(separator: ":") + (zone.map { "%" + $0 } ?? "")
         }
     }
 

@@ -24,13 +24,13 @@ import NIOPosix
 ///
 /// AsyncHTTPClient has no resolver hook (its `dnsResolver` is `system` or `randomized`), but its `dnsOverride`
 /// maps a host name to the address it connects to while TLS still sends the name (SNI) and checks the certificate
-/// against it, and the `Host` header still names it. An override is a client's configuration, so each request has
-/// a client of its own whose override maps the URL's host to one judged address, shut down before the request
-/// returns: no connection is kept or shared, and nothing resolves the name again. The few requests discovery and a
-/// discovered sign-in make (metadata, registration, token, revocation) can spare a connection each.
+/// against it, and the `Host` header still names it. An override is a client's configuration, so a client serves
+/// one host at one judged address: an operation's requests share the clients of a ``PinnedConnections`` scoped to
+/// it (``withConnections(_:)``), a lone request has one of its own (``execute(_:to:timeout:logger:read:)``), and
+/// nothing resolves the name again.
 ///
-/// Everything else is the configuration given (``DiscoveryClient/configuration(caFile:read:)``): redirects never
-/// followed, no retried connect, no decompression, its timeouts.
+/// Everything else is the configuration given (``DiscoveryClient/configuration(caFile:read:connect:)``): redirects
+/// never followed, no retried connect, no decompression, its timeouts.
 package struct PinnedHTTPClient: Sendable {
     package let configuration: HTTPClient.Configuration
     package let eventLoopGroup: any EventLoopGroup
@@ -40,38 +40,31 @@ package struct PinnedHTTPClient: Sendable {
         self.eventLoopGroup = eventLoopGroup
     }
 
-    /// Sends `request` to `url` (its `url` is set here) and hands the response to `read` while its connection is
-    /// open. The addresses are tried in order, the next only when a connection could not be made (refused,
-    /// unreachable, or not in time), so the request was never sent; one deadline covers them all.
+    /// Runs `body` — one operation — with clients for its requests that it shares, shut down before this returns
+    /// whatever `body` does: nothing outlives the operation.
+    package func withConnections<T, Failure: Error>(
+        _ body: (PinnedConnections) async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let connections = PinnedConnections(configuration: configuration, eventLoopGroup: eventLoopGroup)
+        let outcome: Result<T, Failure>
+        do throws(Failure) {
+            outcome = .success(try await body(connections))
+        } catch {
+            outcome = .failure(error)
+        }
+        await connections.shutdown()
+        return try outcome.get()
+    }
+
+    /// A request that is an operation of its own: ``PinnedConnections/execute(_:to:timeout:logger:read:)`` over a
+    /// client shut down before this returns, so no connection is kept.
     package func execute<Value>(
         _ request: HTTPClientRequest, to url: PinnedURL, timeout: TimeAmount, logger: Logger,
         read: (HTTPClientResponse) async throws -> Value
     ) async throws -> Value {
-        var request = request
-        request.url = url.text
-        let override = try Self.overrideKey(for: url)
-        let deadline = NIODeadline.now() + timeout
-        var remaining = url.addresses[...]
-        while let address = remaining.popFirst() {
-            var configuration = configuration
-            if let override { configuration.dnsOverride = [override: address.description] }
-            let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: configuration)
-            let outcome: Result<Value, any Error>
-            do {
-                let response = try await http.execute(request, deadline: deadline, logger: logger)
-                outcome = .success(try await read(response))
-            } catch {
-                outcome = .failure(error)
-            }
-            try? await http.shutdown()
-            switch outcome {
-            case .success(let value): return value
-            case .failure(let error) where !remaining.isEmpty && Self.neverConnected(error): continue
-            case .failure(let error): throw error
-            }
+        try await withConnections { connections in
+            try await connections.execute(request, to: url, timeout: timeout, logger: logger, read: read)
         }
-        // Not reached: a PinnedURL has at least one address, and the last one's failure is thrown above.
-        throw HTTPClientError.connectTimeout
     }
 
     /// The name AsyncHTTPClient connects by for `url` — the host Foundation's `URL` reads from the text, as its

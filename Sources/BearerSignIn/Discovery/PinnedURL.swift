@@ -41,10 +41,13 @@ package struct PinnedURL: Sendable, Hashable {
             addresses = try await policy.resolver.addresses(of: host)
             guard !addresses.isEmpty else { throw .hostNotFound(host: host) }
         }
-        if !policy.allowsInternalAddresses {
-            for address in addresses {
-                let reach = policy.reach(address)
-                guard reach == .global else { throw refuse(address.description, reach) }
+        for address in addresses {
+            let reach = policy.reach(address)
+            guard reach == .global || policy.allowsInternalAddresses else { throw refuse(address.description, reach) }
+            // A link-local address is reached through one interface, named by its zone: without one, the connect
+            // fails (EINVAL) with nothing to say why; said here instead.
+            if address.isLinkLocalWithoutZone {
+                throw .linkLocalWithoutZone(role: role, url: url.text, address: address.description)
             }
         }
         self.init(text: url.text, parts: url.parts, addresses: addresses)

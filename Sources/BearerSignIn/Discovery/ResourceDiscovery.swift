@@ -190,25 +190,20 @@ extension DiscoveredAuthorization {
 }
 
 extension ResourceDiscovery {
-    /// Discovery for `route` on `eventLoopGroup`, trusting the route's `tls.caFile`, with the system resolver.
-    package init(route: Route, settings: DiscoverySettings, eventLoopGroup: any EventLoopGroup, logger: Logger) {
-        self.init(
-            route: route.upstream, settings: settings,
-            transport: DiscoveryClient(caFile: route.tls.caFile, eventLoopGroup: eventLoopGroup, logger: logger),
-            resolver: SystemHostResolver(), logger: logger)
-    }
-}
-
-extension ResourceDiscovery {
-    /// Runs `body` with a discovery for `route` (the route's `tls.caFile` trusted): for the commands, which
-    /// discover once. Each request has a client of its own (``PinnedHTTPClient``), so nothing outlives it.
+    /// Runs `body` with a discovery for `route` (the route's `tls.caFile` trusted, the system resolver): one
+    /// operation, whose requests share a client per host and judged address, every one shut down before this
+    /// returns (``DiscoveryClient/with(caFile:eventLoopGroup:logger:connect:_:)``).
     package static func once<T: Sendable>(
-        for route: Route, settings: DiscoverySettings, logger: Logger,
+        for route: Route, settings: DiscoverySettings,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger,
         _ body: (ResourceDiscovery) async throws(DiscoveryError) -> T
     ) async throws(DiscoveryError) -> T {
-        try await body(
-            ResourceDiscovery(
-                route: route, settings: settings, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                logger: logger))
+        try await DiscoveryClient.with(caFile: route.tls.caFile, eventLoopGroup: eventLoopGroup, logger: logger) {
+            (transport) async throws(DiscoveryError) -> T in
+            try await body(
+                ResourceDiscovery(
+                    route: route.upstream, settings: settings, transport: transport, resolver: SystemHostResolver(),
+                    logger: logger))
+        }
     }
 }

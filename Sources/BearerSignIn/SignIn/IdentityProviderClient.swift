@@ -34,10 +34,15 @@ public final class IdentityProviderClient: Sendable {
     /// Token endpoint answers larger than this are refused (a real one is a few KiB).
     package static let maximumResponseBytes = 1 << 20
 
-    /// - Parameter caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
-    ///   provider behind a private CA).
-    public init(eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil) {
-        let configuration = DiscoveryClient.configuration(caFile: caFile, read: .seconds(30))
+    /// - Parameters:
+    ///   - caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
+    ///     provider behind a private CA).
+    ///   - connect: ``DiscoveryClient/connectTimeout`` unless told (the tests give a loaded machine more).
+    public init(
+        eventLoopGroup: any EventLoopGroup, logger: Logger, caFile: String? = nil,
+        connect: TimeAmount = DiscoveryClient.connectTimeout
+    ) {
+        let configuration = DiscoveryClient.configuration(caFile: caFile, read: .seconds(30), connect: connect)
         http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: configuration)
         pinned = PinnedHTTPClient(configuration: configuration, eventLoopGroup: eventLoopGroup)
         self.logger = logger

@@ -8,6 +8,7 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
@@ -40,18 +41,31 @@ import Testing
         try await World.with(pages: Self.pages, body)
     }
 
-    static func discovery(
+    /// A discovery of the world's route as `bearer-proxy` runs one: its requests share a client per host and judged
+    /// address, shut down at its end (``PinnedConnections``).
+    static func discover(
         _ world: World, _ resolver: RebindingResolver, settings: DiscoverySettings = DiscoverySettings()
-    ) -> ResourceDiscovery {
-        ResourceDiscovery(
-            route: world.upstream, settings: settings, transport: client,
-            addresses: world.policy(resolver, settings: settings), logger: ProxyHarness.silentLogger)
+    ) async throws(DiscoveryError) -> DiscoveredAuthorization {
+        try await DiscoveryClient.with(
+            caFile: World.caFile, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: ProxyHarness.silentLogger, connect: connectDeadline
+        ) { (transport) async throws(DiscoveryError) -> DiscoveredAuthorization in
+            try await ResourceDiscovery(
+                route: world.upstream, settings: settings, transport: transport,
+                addresses: world.policy(resolver, settings: settings), logger: ProxyHarness.silentLogger
+            ).run()
+        }
     }
+
+    /// The clients' connect timeout here: the product's 5 s covers the TLS context a client builds (the system's
+    /// roots parsed) and the handshake, which a suite on a loaded 2-core machine can take longer than; every
+    /// connection in these tests is to 127.0.0.x, and a refused one fails at once whatever the timeout.
+    static let connectDeadline: TimeAmount = .seconds(60)
 
     static var client: DiscoveryClient {
         DiscoveryClient(
             caFile: World.caFile, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            logger: ProxyHarness.silentLogger)
+            logger: ProxyHarness.silentLogger, connect: connectDeadline)
     }
 
     /// Runs `body` with an identity provider client trusting the world's CA, shut down afterwards whatever happens
@@ -59,7 +73,7 @@ import Testing
     static func withProvider<T>(_ body: (IdentityProviderClient) async throws -> T) async throws -> T {
         let provider = IdentityProviderClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger,
-            caFile: World.caFile)
+            caFile: World.caFile, connect: connectDeadline)
         do {
             let result = try await body(provider)
             try await provider.shutdown()
@@ -98,7 +112,7 @@ import Testing
                 throws: DiscoveryError.privateAddress(
                     role: "protected-resource metadata URL", url: metadataURL, address: "127.0.0.1", reach: "loopback")
             ) {
-                try await Self.discovery(world, resolver).run()
+                try await Self.discover(world, resolver)
             }
             // The probe went to the address the name first resolved to; nothing went to the second answer.
             #expect(world.server.requests.map(\.head.uri) == ["/mcp"])
@@ -110,7 +124,7 @@ import Testing
     func legitimateDiscovery() async throws {
         try await Self.with { world in
             let resolver = RebindingResolver(always: [World.global])
-            let found = try await Self.discovery(world, resolver).run()
+            let found = try await Self.discover(world, resolver)
             #expect(found.issuer == world.url("as"))
             #expect(found.tokenEndpoint == world.url("token", "/token"))
             // mcp: the probe and the metadata; as: the issuer's check, its metadata and the authorization
@@ -209,8 +223,7 @@ import Testing
     func tokenEndpointRebindsBeforeTheCodeExchange() async throws {
         try await Self.with { world in
             let settings = DiscoverySettings(clientID: "mine")
-            let found = try await Self.discovery(world, RebindingResolver(always: [World.global]), settings: settings)
-                .run()
+            let found = try await Self.discover(world, RebindingResolver(always: [World.global]), settings: settings)
             let scratch = try StoreScratchDirectory()
             defer { scratch.remove() }
             let exchanges = world.server.requests.count

@@ -213,6 +213,26 @@ import Testing
         }
     }
 
+    @Test("within a discovery, whose clients outlive the probe, a probe of an endless event stream ends with its head")
+    func probeOfAnEventStreamWithinAnOperation() async throws {
+        let (events, feed) = AsyncStream<String>.makeStream()
+        defer { feed.finish() }
+        try await withUpstream({ _ in .events(events) }) { server in
+            feed.yield("data: hello\n\n")
+            try await DiscoveryClient.with(
+                caFile: nil, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger
+            ) { client in
+                let probe = try await client.probe(
+                    try await PinnedURL(
+                        upstream: Upstream(parsing: server.baseURL + "/mcp")!, resolver: TableResolver()))
+                #expect(probe.status == 200)
+                // Closed by the response let go, while the operation's client is still open.
+                try await server.waitForClosedConnections(1)
+                #expect(client.connections?.clientCount == 1)
+            }
+        }
+    }
+
     @Test("an upstream that refuses connections is reported, not waited for")
     func upstreamDown() async throws {
         let refusing = try RefusingPort()

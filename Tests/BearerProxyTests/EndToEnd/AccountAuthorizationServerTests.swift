@@ -156,7 +156,8 @@ struct AccountAuthorizationServerTests {
             "\(problems)")
     }
 
-    @Test("without a state directory (--no-persist): 401 saying so, not naming login ROUTE; nothing forwarded")
+    @Test(
+        "without a state directory (--no-persist): the account's token, kept in memory, and no registration")
     func withoutStateDirectory() async throws {
         try await withIdentityProvider { idp in
             try await withUpstream(Self.resource(issuer: idp.issuer, scopes: ["api://mcp/Tools.Read"])) { upstream in
@@ -165,11 +166,37 @@ struct AccountAuthorizationServerTests {
                     environment: TestAccounts.environment(idp)
                 ) { proxy in
                     let response = try await TestClient.send(port: proxy.port, uri: "/m/x")
+                    #expect(response.status == .ok, "\(response.bodyText)")
+                    let forwarded = try #require(upstream.requests.last)
+                    #expect(try jwtClaims(forwarded.head.header("authorization"))["aud"] as? String == "api://mcp")
+                    // The account's client and refresh token: one refresh, nothing registered.
+                    #expect(idp.tokenRequests.map(\.grantType) == ["refresh_token"])
+                    #expect(idp.tokenRequests.first?.clientID == FakeIdentityProvider.Client.publicClientID)
+                    // Kept in memory: a second request takes the cached token.
+                    #expect(try await TestClient.send(port: proxy.port, uri: "/m/y").status == .ok)
+                    #expect(idp.tokenRequests.count == 1)
+                    let status = try await TestClient.send(port: proxy.port, uri: "/-/status")
+                    let routes = try #require(try status.jsonObject()["routes"] as? [[String: Any]])
+                    let discovered = try #require(routes.first?["discovered"] as? [String: Any])
+                    #expect(discovered["state"] as? String == "signed-in")
+                    #expect(discovered["clientKind"] as? String == "account")
+                }
+            }
+        }
+    }
+
+    @Test("without a state directory, a route signing in at its own authorization server still gets 401 naming login")
+    func ownServerWithoutStateDirectory() async throws {
+        try await withIdentityProvider { idp in
+            try await withUpstream(Self.resource(issuer: idp.issuer, scopes: ["api://mcp/Tools.Read"])) { upstream in
+                let routes = #"[{ "prefix": "/m", "upstream": "\#(upstream.baseURL)/mcp", "auth": "discover" }]"#
+                try await ProxyHarness.with(
+                    routes: routes, account: TestAccounts.refreshToken(idp), environment: TestAccounts.environment(idp)
+                ) { proxy in
+                    let response = try await TestClient.send(port: proxy.port, uri: "/m/x")
                     #expect(response.status == .unauthorized)
-                    #expect(response.bodyText.contains("--no-persist"))
-                    // `login ROUTE` would not help: it signs nobody in for this route, and refuses --no-persist.
-                    #expect(!response.bodyText.contains("bearer-proxy login /m"))
-                    #expect(upstream.requests.isEmpty)
+                    #expect(response.bodyText.contains("bearer-proxy login /m"))
+                    #expect(upstream.requests.isEmpty && idp.tokenRequests.isEmpty)
                 }
             }
         }
