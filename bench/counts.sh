@@ -129,12 +129,12 @@ if [[ -n ${COUNTS_CALLERS:-} ]]; then
     # uncounted while perf maps its buffer (a fixed sleep lost most samples). The large buffer (-m) keeps perf from
     # dropping samples when each carries 8 KiB of stack: these sum to about 85 % of the count above, not 20 %.
     mkfifo "$TMP/perf.ctl" "$TMP/perf.ack"
-    perf record -q -D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -m 128M -e "$CALLER_EVENT" \
-        --call-graph dwarf,8192 -p "$BP" -o "$TMP/callers.data" 2>/dev/null &
+    perf record -D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -m 128M -e "$CALLER_EVENT" \
+        --call-graph dwarf,8192 -p "$BP" -o "$TMP/callers.data" 2>"$TMP/perf-record.err" &
     RECORD=$!
     exec {CTL}>"$TMP/perf.ctl" {ACK}<"$TMP/perf.ack"
     echo enable >&"$CTL"
-    read -r -t 120 -u "$ACK" _ || die "perf record did not start"
+    read -r -t 120 -u "$ACK" _ || die "perf record did not start: $(cat "$TMP/perf-record.err" 2>/dev/null)"
     python3 "$TMP/client.py" "$BP_PORT" "$REQUESTS"
     sleep 0.3
     kill -INT "$RECORD"

@@ -98,7 +98,7 @@ package enum Forwarding {
         case .none, .untilClose:
             // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
             // servers answer 411 without it; a client's own `Content-Length: 0` is kept as said.
-            let method = client.head.method
+            let method = client.line.method
             if parsed.hasContentLength || method == .POST || method == .PUT || method == .PATCH {
                 out.writeStaticString("content-length: 0\r\n")
             }

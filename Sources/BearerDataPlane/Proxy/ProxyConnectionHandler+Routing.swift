@@ -10,15 +10,15 @@ import NIOHTTP1
 /// its token (SPEC §8, §9).
 extension ProxyConnectionHandler {
     package func begin(_ request: ClientRequest) {
-        let head = request.head
-        let id = Self.clientRequestID(head.headers) ?? loop.nextRequestID()
+        let head = request.line
+        let id = Self.clientRequestID(request) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
-        let exchange = Exchange(id: id, request: head, proxy: installed)
+        let exchange = Exchange(id: id, request: request, proxy: installed)
         self.exchange = exchange
-        let upgrade = WebSocketUpgrade.requested(head)
+        let upgrade = WebSocketUpgrade.requested(request)
         let began = connection.begin(
             ExchangeStateMachine.Request(
-                method: head.method, keepAlive: head.isKeepAlive, expectsContinue: exchange.expectsContinue,
+                method: head.method, keepAlive: request.keepAlive, expectsContinue: exchange.expectsContinue,
                 upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
             now: context.eventLoop.now)
         // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
@@ -26,7 +26,7 @@ extension ProxyConnectionHandler {
         guard began else { return context.close(promise: nil) }
         guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
         let target: RequestTarget
-        switch proxy.requestGuard.check(head) {
+        switch proxy.requestGuard.check(request) {
         case .refuse(let error):
             return refuseHead(error)
         case .preflight(let origin, let method, let requestedHeaders):
@@ -57,11 +57,11 @@ extension ProxyConnectionHandler {
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
         // Before anything of the route is used — its token above all (#26 item 3).
-        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: head.headers) }) {
+        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: request) }) {
             return refuseHead(.requiredHeaderMissing(name: missing.name))
         }
         if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
-            let imitated = RequestGuard.imitatedName(in: head.headers, decidedBy: binding.route.headers)
+            let imitated = RequestGuard.imitatedName(in: request, decidedBy: binding.route.headers)
         {
             // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
             return refuseHead(
@@ -71,7 +71,7 @@ extension ProxyConnectionHandler {
             if !methods.contains(head.method.rawValue) {
                 return refuseHead(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
             }
-            if let overridden = MethodOverride.forbidden(headers: head.headers, query: target.query, allowed: methods) {
+            if let overridden = MethodOverride.forbidden(request: request, query: target.query, allowed: methods) {
                 return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
             }
         }
@@ -153,7 +153,9 @@ extension ProxyConnectionHandler {
         let target = exchange.target
         let body = exchange.localBody ?? LocalBody()
         let request = LocalRequest(
-            head: exchange.request, path: target?.path ?? "/-", query: target?.query, bodyLength: body.length,
+            head: exchange.received?.headWithFields ?? exchange.request, path: target?.path ?? "/-",
+            query: target?.query,
+            bodyLength: body.length,
             bodySHA256: body.sha256Hex)
         switch proxy.admin.response(to: request) {
         case .now(let response):
@@ -176,8 +178,8 @@ extension ProxyConnectionHandler {
     }
 
     /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
-    package static func clientRequestID(_ headers: HTTPHeaders) -> String? {
-        guard let value = headers.first(name: "x-request-id"), (1...128).contains(value.utf8.count),
+    package static func clientRequestID(_ request: ClientRequest) -> String? {
+        guard let value = request.first("x-request-id"), (1...128).contains(value.utf8.count),
             value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return nil }
         return value

@@ -158,7 +158,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         if exchange == nil {
             // The record of the exchange the machine begins for the head that never arrived in full.
             exchange = Exchange(
-                id: loop.nextRequestID(), request: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+                id: loop.nextRequestID(), unparsed: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
         }
         exchange?.refusal = refusal
         run(connection.readFailed(problem, now: context.eventLoop.now))

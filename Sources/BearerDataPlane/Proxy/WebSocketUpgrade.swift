@@ -22,38 +22,21 @@ package enum WebSocketUpgrade {
         case other
     }
 
-    /// Whether `head` asks to switch protocols, and to which.
-    package static func requested(_ head: HTTPRequestHead) -> Requested {
-        // Nearly every request has no `Upgrade`: one lookup by name, instead of the loop below, which copies every
-        // name and value out of the headers (a retain each).
-        guard head.headers.contains(name: "upgrade") else { return .none }
-        var connectionUpgrade = false
-        var upgrade = false
+    /// Whether `request` asks to switch protocols, and to which. The codec found `Upgrade` and `upgrade` in
+    /// `Connection` (``BearerCodec/RequestHead/asksToUpgrade``); only then is the `Upgrade` value read.
+    package static func requested(_ request: ClientRequest) -> Requested {
+        guard request.parsed.asksToUpgrade else { return .none }
         var webSocket = false
-        var body = false
-        for (name, value) in head.headers {
-            switch name.utf8.count {
-            case 14 where HeaderName.equals(name, "content-length"):
-                body = body || value != "0"
-            case 17 where HeaderName.equals(name, "transfer-encoding"):
-                body = true
-            case 10 where HeaderName.equals(name, "connection"):
-                HopByHop.forEachOption(in: value) { option in
-                    if HeaderName.equals(bytes: option, "upgrade") { connectionUpgrade = true }
-                }
-            case 7 where HeaderName.equals(name, "upgrade"):
-                upgrade = true
-                HopByHop.forEachOption(in: value) { token in
-                    if HeaderName.equals(bytes: token, "websocket") { webSocket = true }
-                }
-            default:
-                continue
+        for value in request.values("upgrade") {
+            HopByHop.forEachOption(in: value) { token in
+                if HeaderName.equals(bytes: token, "websocket") { webSocket = true }
             }
         }
-        guard connectionUpgrade && upgrade else { return .none }
+        guard webSocket else { return .other }
         // RFC 6455 §4.1: the handshake is a GET without a body. With a body NIO's parser reads the request as an
         // ordinary one (llhttp upgrades only bodiless requests), so it must not become a tunnel.
-        return webSocket && !body && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
+        let head = request.line
+        return request.parsed.framing == .none && head.method == .GET && head.version == .http1_1 ? .webSocket : .other
     }
 
     /// Adds the handshake's hop-by-hop headers to a request going upstream (RFC 6455 §4.1).

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -13,10 +14,13 @@ package enum MethodOverride {
     /// The first method a header or the query's `_method` asks for that `allowed` does not list, uppercased.
     /// `_method` in a form body cannot be seen without reading the body; the query form is what an API client
     /// can send on a GET.
-    package static func forbidden(headers: HTTPHeaders, query: Substring?, allowed: Set<String>) -> String? {
+    package static func forbidden(request: ClientRequest, query: Substring?, allowed: Set<String>) -> String? {
         // The header spellings frameworks honour: HeaderPolicy's `.methodOverride` rows.
-        for (name, value) in headers where HeaderPolicy.rules(of: name).contains(.methodOverride) {
-            for method in value.split(separator: ",") {
+        let span = request.bytes.readableBytesUInt8Span
+        var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)
+        while let line = lines.next(in: span) {
+            guard HeaderPolicy.rules(of: span, line.field.name).contains(.methodOverride) else { continue }
+            for method in request.string(line.field.value).split(separator: ",") {
                 let method = method.trimmingOWS().uppercased()
                 if !method.isEmpty, !allowed.contains(method) { return method }
             }

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -21,16 +22,26 @@ package struct RequestGuard {
         return HeaderPolicy.rules(of: normalized).contains(.refusedWithUnderscore) ? normalized : nil
     }
 
-    /// The first field of `headers` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
+    /// The first field of `request` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
     /// it reads normalised. Nothing is built for the common request, whose names have no `_`.
-    package static func imitatedName(in headers: HTTPHeaders, decidedBy rules: HeaderRules) -> String? {
-        for (name, _) in headers {
-            guard let normalized = dashSpelling(name) else { continue }
+    package static func imitatedName(in request: ClientRequest, decidedBy rules: HeaderRules) -> String? {
+        let span = request.bytes.readableBytesUInt8Span
+        var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)
+        while let line = lines.next(in: span) {
+            guard hasUnderscore(span, line.field.name),
+                let normalized = dashSpelling(request.string(line.field.name))
+            else { continue }
             if rules.remove.contains(normalized) || rules.set.contains(where: { $0.name.lowercased() == normalized }) {
                 return normalized
             }
         }
         return nil
+    }
+
+    /// Whether the name at `span[name]` has a `_`: only then is its string built.
+    private static func hasUnderscore(_ span: Span<UInt8>, _ name: Range<Int>) -> Bool {
+        for index in name where span[index] == UInt8(ascii: "_") { return true }
+        return false
     }
 
     /// `name` lowercased with `_` read as `-`, as a CGI-style backend reads it; nil when it has no `_`.
@@ -43,14 +54,15 @@ package struct RequestGuard {
     /// HTTP/1.1 as all three reference parsers read it — framing, a missing or repeated Host, CONNECT, the target's
     /// length and bytes, bytes that are not UTF-8 — so those rules live there alone (#24 condition 6: a rule here
     /// that the codec made unreachable would be one no test could need).
-    package func check(_ head: HTTPRequestHead) -> GuardDecision {
+    package func check(_ request: ClientRequest) -> GuardDecision {
+        let head = request.line
         // RFC 9110 §9.3.8: TRACE would reflect the credentials the proxy adds. (CONNECT never gets here: 405 in the
         // codec.)
         if head.method == .TRACE {
             return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
         }
         let fields: Fields
-        switch Fields.read(head.headers, policy: policy) {
+        switch Fields.read(request, policy: policy) {
         case .success(let read): fields = read
         case .failure(let problem): return .refuse(problem)
         }
@@ -111,44 +123,58 @@ package struct RequestGuard {
         package var preflightHeaders: String?
         package var presentedKey = false
 
-        package static func read(_ headers: HTTPHeaders, policy: SafetyPolicy) -> Result<Fields, ProxyError> {
+        /// Reads the fields where they lie in the head's bytes: a string is built only for a field the guard
+        /// keeps (Host, Origin, …) or refuses (a name that imitates a protected one).
+        package static func read(_ request: ClientRequest, policy: SafetyPolicy) -> Result<Fields, ProxyError> {
             var fields = Fields()
             var bytes = 0
-            for (name, value) in headers {
-                bytes += name.utf8.count + value.utf8.count
-                if let imitated = RequestGuard.imitatesProtectedName(name) {
-                    return .failure(
-                        .badRequest(detail: "The header name \"\(name)\" is refused: it imitates \(imitated)."))
+            let span = request.bytes.readableBytesUInt8Span
+            var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)
+            while let line = lines.next(in: span) {
+                let name = line.field.name
+                let value = line.field.value
+                bytes += name.count + value.count
+                if RequestGuard.hasUnderscore(span, name) {
+                    let text = request.string(name)
+                    if let imitated = RequestGuard.imitatesProtectedName(text) {
+                        return .failure(
+                            .badRequest(detail: "The header name \"\(text)\" is refused: it imitates \(imitated)."))
+                    }
+                    continue
                 }
-                switch name.utf8.count {
-                case 10 where HeaderName.equals(name, "connection"):
-                    if let named = RequestGuard.namedProxyControlledHeader(value) {
+                switch name.count {
+                case 10 where HeaderName.equals(span, name, "connection"):
+                    // RFC 9110 §7.6.1 lets a client name any field, hop-by-hop ones included; the proxy refuses
+                    // those it decides itself (the codec refused the framing ones, Host and Authorization).
+                    if let named = RequestGuard.namedProxyControlledHeader(request.string(value)) {
                         return .failure(
                             .badRequest(
                                 detail: "Connection may not name \(named): the proxy decides that header itself."))
                     }
-                case 4 where HeaderName.equals(name, "host"):
-                    fields.host = value
-                case 6 where HeaderName.equals(name, "origin"):
-                    if fields.origin != nil { return .failure(Self.repeated(name)) }
-                    fields.origin = value
-                case 14 where HeaderName.equals(name, "sec-fetch-site"):
-                    if fields.fetchSite != nil { return .failure(Self.repeated(name)) }
-                    fields.fetchSite = value
-                case 18 where HeaderName.equals(name, "x-bearer-proxy-key"):
-                    if let key = policy.clientKey, key.matches(value) { fields.presentedKey = true }
-                case 19 where HeaderName.equals(name, "proxy-authorization"):
-                    if let key = policy.clientKey, let token = BearerCredentials.token(in: value),
+                case 4 where HeaderName.equals(span, name, "host"):
+                    fields.host = request.string(value)
+                case 6 where HeaderName.equals(span, name, "origin"):
+                    if fields.origin != nil { return .failure(Self.repeated(request.string(name))) }
+                    fields.origin = request.string(value)
+                case 14 where HeaderName.equals(span, name, "sec-fetch-site"):
+                    if fields.fetchSite != nil { return .failure(Self.repeated(request.string(name))) }
+                    fields.fetchSite = request.string(value)
+                case 18 where HeaderName.equals(span, name, "x-bearer-proxy-key"):
+                    if let key = policy.clientKey, key.matches(request.string(value)) { fields.presentedKey = true }
+                case 19 where HeaderName.equals(span, name, "proxy-authorization"):
+                    if let key = policy.clientKey, let token = BearerCredentials.token(in: request.string(value)),
                         key.matches(String(token))
                     {
                         fields.presentedKey = true
                     }
-                case 29 where HeaderName.equals(name, "access-control-request-method"):
-                    if fields.preflightMethod != nil { return .failure(Self.repeated(name)) }
-                    fields.preflightMethod = value
-                case 30 where HeaderName.equals(name, "access-control-request-headers"):
-                    if fields.preflightHeaders != nil { return .failure(Self.repeated(name)) }
-                    fields.preflightHeaders = value
+                case 29 where HeaderName.equals(span, name, "access-control-request-method"):
+                    if fields.preflightMethod != nil { return .failure(Self.repeated(request.string(name))) }
+                    fields.preflightMethod = request.string(value)
+                case 30 where HeaderName.equals(span, name, "access-control-request-headers"):
+                    if fields.preflightHeaders != nil {
+                        return .failure(Self.repeated(request.string(name)))
+                    }
+                    fields.preflightHeaders = request.string(value)
                 default:
                     break
                 }

@@ -10,18 +10,21 @@ import NIOHTTP1
 /// the length of what a client sends.
 package struct RequiredHeaderCheck: Sendable {
     package let name: String
+    /// ``name`` lowercased, as the request's field names are compared with it.
+    private let lowercasedName: String
     private let value: ClientKey?
 
     package init(_ header: RequiredHeader) {
         name = header.name
+        lowercasedName = header.name.lowercased()
         value = header.value.map(ClientKey.init)
     }
 
     /// Whether `headers` carry the header exactly once, non-empty, with the required value when there is one. Two
     /// fields of the name are refused: a check and a backend could each read another one.
-    package func isSatisfied(by headers: HTTPHeaders) -> Bool {
-        // HTTPHeaders looks names up without case (RFC 9110 §5.1).
-        let values = headers[name]
+    package func isSatisfied(by request: ClientRequest) -> Bool {
+        // Names are compared without case (RFC 9110 §5.1).
+        let values = request.values(lowercasedName)
         guard values.count == 1, let sent = values.first, !sent.isEmpty else { return false }
         return value?.matches(sent) ?? true
     }

@@ -30,24 +30,24 @@ struct WebSocketUpgradeTests {
             ([("Connection", "upgrade")], .none),
             ([("Connection", "upgrades"), ("Upgrade", "websocket")], .none),
         ] as [([(String, String)], WebSocketUpgrade.Requested)])
-    func requested(_ headers: [(String, String)], _ expected: WebSocketUpgrade.Requested) {
-        #expect(WebSocketUpgrade.requested(Self.head(HTTPHeaders(headers))) == expected)
+    func requested(_ headers: [(String, String)], _ expected: WebSocketUpgrade.Requested) throws {
+        #expect(try WebSocketUpgrade.requested(Self.head(HTTPHeaders(headers))) == expected)
     }
 
     @Test("a WebSocket handshake is a bodiless GET over HTTP/1.1; anything else upgrading is 'other'")
-    func onlyGetOverHTTP11() {
+    func onlyGetOverHTTP11() throws {
         let headers: HTTPHeaders = ["Connection": "upgrade", "Upgrade": "websocket"]
-        #expect(WebSocketUpgrade.requested(Self.head(headers, method: .POST)) == .other)
-        #expect(WebSocketUpgrade.requested(Self.head(headers, version: .http1_0)) == .other)
+        #expect(try WebSocketUpgrade.requested(Self.head(headers, method: .POST)) == .other)
+        #expect(try WebSocketUpgrade.requested(Self.head(headers, version: .http1_0)) == .other)
         var sized = headers
         sized.add(name: "Content-Length", value: "5")
-        #expect(WebSocketUpgrade.requested(Self.head(sized)) == .other)
+        #expect(try WebSocketUpgrade.requested(Self.head(sized)) == .other)
         var chunked = headers
         chunked.add(name: "Transfer-Encoding", value: "chunked")
-        #expect(WebSocketUpgrade.requested(Self.head(chunked)) == .other)
+        #expect(try WebSocketUpgrade.requested(Self.head(chunked)) == .other)
         var empty = headers
         empty.add(name: "Content-Length", value: "0")
-        #expect(WebSocketUpgrade.requested(Self.head(empty)) == .webSocket)
+        #expect(try WebSocketUpgrade.requested(Self.head(empty)) == .webSocket)
     }
 
     @Test("the client's 101 keeps the upstream's end-to-end headers and has the proxy's handshake and request id")

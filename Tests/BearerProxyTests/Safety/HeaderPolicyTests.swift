@@ -75,25 +75,30 @@ struct HeaderPolicyTests {
         for (name, rules) in Self.cases {
             let head = HTTPRequestHead(
                 version: .http1_1, method: .GET, uri: "/api/x", headers: ["Host": "localhost", "Connection": name])
+            // The codec refuses naming the framing fields, Host and Authorization; the guard the rest of the rows.
             let refused: Bool
-            if case .refuse(.badRequest(let detail)) = check.check(head), detail.hasPrefix("Connection may not name") {
-                refused = true
+            if let decision = try? check.check(head) {
+                if case .refuse(.badRequest(let detail)) = decision, detail.hasPrefix("Connection may not name") {
+                    refused = true
+                } else {
+                    refused = false
+                }
             } else {
-                refused = false
+                refused = true
             }
             #expect(refused == rules.contains(.refusedInConnection), "Connection: \(name) (\(rules))")
         }
     }
 
     @Test("a field spelled with _ for - is refused exactly when its row says so")
-    func underscoreSpelling() {
+    func underscoreSpelling() throws {
         let check = RequestGuard(policy: SafetyPolicy())
         for (name, rules) in Self.cases where name.contains("-") {
             let spelled = name.replacing("-", with: "_").uppercased()
             let head = HTTPRequestHead(
                 version: .http1_1, method: .GET, uri: "/api/x", headers: ["Host": "localhost", spelled: "v"])
             let refused: Bool
-            if case .refuse(.badRequest(let detail)) = check.check(head), detail.contains("imitates") {
+            if case .refuse(.badRequest(let detail)) = try check.check(head), detail.contains("imitates") {
                 refused = true
             } else {
                 refused = false
@@ -103,7 +108,7 @@ struct HeaderPolicyTests {
     }
 
     @Test("a field decided once is refused when repeated")
-    func decidedOnce() {
+    func decidedOnce() throws {
         let check = RequestGuard(policy: SafetyPolicy())
         let rows = Self.fields.filter { $0.rules.contains(.decidedOnce) }
         #expect(rows.count == 4)
@@ -111,7 +116,7 @@ struct HeaderPolicyTests {
             let head = HTTPRequestHead(
                 version: .http1_1, method: .OPTIONS, uri: "/api/x",
                 headers: HTTPHeaders([("Host", "localhost"), (name, "GET"), (name, "GET")]))
-            guard case .refuse(.badRequest(let detail)) = check.check(head) else {
+            guard case .refuse(.badRequest(let detail)) = try check.check(head) else {
                 Issue.record("\(name) twice was not refused")
                 continue
             }
@@ -122,7 +127,8 @@ struct HeaderPolicyTests {
     @Test("a method override row is held to the route's methods; other fields are not read as one")
     func methodOverrides() {
         for (name, rules) in Self.cases {
-            let asked = MethodOverride.forbidden(headers: [name: "DELETE"], query: nil, allowed: ["GET"])
+            // A framing field whose value is a method is refused by the codec before any check: never an override.
+            let asked = (try? MethodOverride.forbidden(headers: [name: "DELETE"], query: nil, allowed: ["GET"])) ?? nil
             #expect((asked == "DELETE") == rules.contains(.methodOverride), "\(name) (\(rules))")
         }
     }

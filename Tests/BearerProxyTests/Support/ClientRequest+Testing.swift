@@ -16,7 +16,9 @@ extension ClientRequest {
         else {
             throw UpstreamResponse.Incomplete()
         }
-        self.init(head: head, bytes: bytes, parsed: parsed)
+        self.init(
+            line: HTTPRequestHead(version: head.version, method: head.method, uri: head.uri), bytes: bytes,
+            parsed: parsed)
     }
 }
 
@@ -89,5 +91,26 @@ extension UpstreamRequestPart {
     var isEnd: Bool {
         if case .end = self { return true }
         return false
+    }
+}
+
+extension RequestGuard {
+    /// The guard's decision on `head` as the codec reads it from a client's bytes (``ClientRequest/init(_:)``).
+    func check(_ head: HTTPRequestHead) throws -> GuardDecision {
+        check(try ClientRequest(head))
+    }
+}
+
+extension WebSocketUpgrade {
+    static func requested(_ head: HTTPRequestHead) throws -> Requested {
+        requested(try ClientRequest(head))
+    }
+}
+
+extension MethodOverride {
+    static func forbidden(headers: HTTPHeaders, query: Substring?, allowed: Set<String>) throws -> String? {
+        forbidden(
+            request: try ClientRequest(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: headers)),
+            query: query, allowed: allowed)
     }
 }

@@ -1,21 +1,65 @@
 import BearerCodec
+import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
-/// A client's request head as the codec read it: NIOHTTP1's head, which the checks above the decoder still read,
-/// and the head's own bytes with the codec's offsets, from which the upstream's head is written in one pass
-/// (``Forwarding``, #24 condition 5).
+/// A client's request head as the codec read it (#24 condition 5): the head's own bytes with the codec's offsets —
+/// the checks read its fields where they lie, and the upstream's head is written from them in one pass
+/// (``Forwarding``) — and its request line as NIOHTTP1's head, for what the exchange records (method, target,
+/// version). Field values become strings only when a check reads them.
 package struct ClientRequest: Sendable, Equatable {
-    package let head: HTTPRequestHead
+    /// The request line: method, target and version. Its `headers` are empty: the fields are ``bytes``'.
+    package let line: HTTPRequestHead
     /// The head, its empty line included: a slice of the bytes read, not a copy.
     package let bytes: ByteBuffer
     /// Offsets into ``bytes``' readable bytes.
     package let parsed: RequestHead
 
-    package init(head: HTTPRequestHead, bytes: ByteBuffer, parsed: RequestHead) {
-        self.head = head
+    package init(line: HTTPRequestHead, bytes: ByteBuffer, parsed: RequestHead) {
+        self.line = line
         self.bytes = bytes
         self.parsed = parsed
+    }
+
+    /// Whether the client may send another request on this connection. An HTTP/1.0 request is always the last:
+    /// h11 reads nothing after one, so a second request would be one a reference refuses (#24 condition 2).
+    package var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
+
+    /// The value of the field `bytes[range]` (a name or a value the codec validated).
+    package func string(_ range: Range<Int>) -> String {
+        bytes.getString(at: bytes.readerIndex + range.lowerBound, length: range.count) ?? ""
+    }
+
+    /// The values of the fields named `name` (lowercase), in order: a string each, for the few names a check reads.
+    package func values(_ name: String) -> [String] {
+        var values: [String] = []
+        let span = bytes.readableBytesUInt8Span
+        var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
+        while let line = lines.next(in: span) {
+            if HeaderName.equals(span, line.field.name, lowercased: name) { values.append(string(line.field.value)) }
+        }
+        return values
+    }
+
+    /// The value of the first field named `name` (lowercase), if any.
+    package func first(_ name: StaticString) -> String? {
+        let span = bytes.readableBytesUInt8Span
+        var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
+        while let line = lines.next(in: span) {
+            if HeaderName.equals(span, line.field.name, name) { return string(line.field.value) }
+        }
+        return nil
+    }
+
+    /// The field lines as NIOHTTP1's head, for the paths off the hot one that read every field (the proxy's own
+    /// endpoints).
+    package var headWithFields: HTTPRequestHead {
+        var head = line
+        head.headers = HTTPHeaders(
+            HeadFields.strings(
+                in: bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, minorVersion: parsed.minorVersion,
+                connection: parsed.connection))
+        return head
     }
 }
 

@@ -94,7 +94,7 @@ package struct RequestDecoder: ByteToMessageDecoder {
         }
         pending = PendingHead()
         let request = ClientRequest(
-            head: Self.httpHead(head, in: buffer), bytes: buffer.readSlice(length: head.length)!, parsed: head)
+            line: Self.requestLine(head, in: buffer), bytes: buffer.readSlice(length: head.length)!, parsed: head)
         if head.asksToUpgrade {
             lastUpgraded = true
         } else if !head.keepAlive || head.minorVersion == 0 {
@@ -109,24 +109,17 @@ package struct RequestDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    /// The head NIOHTTP1 would have delivered, built once from the parsed ranges. An HTTP/1.0 request is always
-    /// the connection's last: h11 reads nothing after one, so a second request would be one a reference refuses
-    /// (#24 condition 2). Its head says so with `Connection: close`, which the exchange reads to close.
-    private static func httpHead(_ head: RequestHead, in buffer: ByteBuffer) -> HTTPRequestHead {
+    /// The request line as NIOHTTP1's head, without fields: the checks read those from the bytes.
+    private static func requestLine(_ head: RequestHead, in buffer: ByteBuffer) -> HTTPRequestHead {
         let start = buffer.readerIndex
         func string(_ range: Range<Int>) -> String {
             buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""
         }
-        var fields = HeadFields.strings(
-            in: buffer, fieldsStart: head.fieldsStart, length: head.length, minorVersion: head.minorVersion,
-            connection: head.connection)
-        if head.minorVersion == 0, head.keepAlive { fields.append(("Connection", "close")) }
         return HTTPRequestHead(
             version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
             // The token as received: `HTTPMethod(rawValue:)` names M-SEARCH `.MSEARCH`, which NIO writes as
             // `MSEARCH` (HTTPMethod+Wire.swift).
-            method: HTTPMethod(rawValue: string(head.method)).asReceived, uri: string(head.target),
-            headers: HTTPHeaders(fields))
+            method: HTTPMethod(rawValue: string(head.method)).asReceived, uri: string(head.target))
     }
 
     // MARK: Ends

@@ -12,7 +12,12 @@ import NIOHTTP1
 /// loop.
 package final class Exchange {
     package let id: String
+    /// The request line (method, target, version); its fields are ``received``'s.
     package let request: HTTPRequestHead
+    /// The request as the codec read it: nil for an answer to a request never parsed.
+    package let received: ClientRequest?
+    /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
+    package let expectsContinue: Bool
     /// The generation in force when the request arrived; the exchange uses it until it ends (SPEC §9), and counts
     /// against it until then (nil when nothing was installed yet, or for an answer to a request never parsed).
     package let proxy: ProxyContext?
@@ -41,10 +46,21 @@ package final class Exchange {
     /// Why the request codec refused this request (``BearerCodec/HeadError/label``), for its access-log line.
     package var refusal: String?
 
-    package init(id: String, request: HTTPRequestHead, proxy: ProxyContext? = nil) {
+    package init(id: String, request: ClientRequest, proxy: ProxyContext? = nil) {
+        self.id = id
+        self.request = request.line
+        self.received = request
+        self.expectsContinue = request.values("expect").contains { $0.lowercased() == "100-continue" }
+        self.proxy = proxy
+    }
+
+    /// The record of an exchange for a request never parsed: one the connection answers and closes.
+    package init(id: String, unparsed request: HTTPRequestHead) {
         self.id = id
         self.request = request
-        self.proxy = proxy
+        self.received = nil
+        self.expectsContinue = false
+        self.proxy = nil
     }
 
     /// Whether its generation has heard that it ended.
@@ -64,11 +80,6 @@ package final class Exchange {
     /// connection had closed) still lets its generation go.
     deinit {
         end()
-    }
-
-    /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
-    package var expectsContinue: Bool {
-        request.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
     }
 }
 

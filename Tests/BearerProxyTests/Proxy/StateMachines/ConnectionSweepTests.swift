@@ -89,7 +89,7 @@ struct ConnectionSweepTests {
         let now = start
         switch part {
         case .head(let received):
-            let head = received.head
+            let head = received.line
             let request = Int(head.uri.dropFirst(3)) ?? -1
             if request != step.world.begun {
                 step.world.failures.append("request \(request) began out of order (expected \(step.world.begun))")
