@@ -36,7 +36,7 @@ public enum ConfigurationKeys {
     /// A discovered route's `discovery` (#25).
     public static let discovery: Set<String> = [
         "clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "allowPrivateAddresses",
-        "authorizationServer", "signIn",
+        "authorizationServer", "signIn", "stepUp",
     ]
 
     /// `requireHeader`, at the top level or on a route.

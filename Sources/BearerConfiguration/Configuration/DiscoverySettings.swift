@@ -30,12 +30,19 @@ public struct DiscoverySettings: Sendable, Hashable {
     /// sign-in was declined or not finished. Default `"login"` (false): only `bearer-proxy login ROUTE` signs in, and
     /// an agent's request can never pop a browser tab.
     public var startsSignIn: Bool
+    /// `"stepUp": "auto"`: on its upstream's `403` `insufficient_scope` (RFC 6750 §3.1), a running `serve` opens the
+    /// browser sign-in for the union of the granted and the asked scopes itself and sends the request again, once,
+    /// with the wider token (#25 item 5) — at most one such sign-in per route and path per back-off period, none on
+    /// the route for a while after one was declined. Needs `"signIn": "auto"` (the same consent to tabs opened by
+    /// `serve`). Default `"answer"` (false): the `403` is answered with a problem naming `login ROUTE --scopes`.
+    public var stepsUp: Bool
 
     public init(
         clientID: String? = nil, clientSecretEnv: String? = nil, clientMetadataDocument: String? = nil,
         redirectPort: Int = 0, allowPrivateAddresses: Bool = false, usesAccount: Bool = false,
-        startsSignIn: Bool = false
+        startsSignIn: Bool = false, stepsUp: Bool = false
     ) {
+        self.stepsUp = stepsUp
         self.usesAccount = usesAccount
         self.startsSignIn = startsSignIn
         self.clientID = clientID

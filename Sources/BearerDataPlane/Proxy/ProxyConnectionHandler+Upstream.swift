@@ -91,12 +91,13 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let discovered = exchange.leg?.binding.discoveredTokens != nil
-            let retry =
+            var retry =
                 status == .unauthorized && sendsToken
                 ? Self.tokenRetry(head.headers, discovered: discovered) : nil
             let stepUp =
                 status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
+            if let stepUp { retry = Self.stepUpRetry(stepUp, leg: exchange.leg) }
             if discovered, stepUp == nil, retry == nil, status.code / 100 != 1, let leg = exchange.leg,
                 let token = leg.token
             {
@@ -107,7 +108,6 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
                 leg.binding.tokens(leg.proxy).drop(key, token: token, wanting: stepUp)
                 let route = leg.binding.route.prefix
-                server.metrics.stepUp(route: route)
                 server.logger.info(
                     "step-up required: the upstream answered 403 insufficient_scope",
                     metadata: [
@@ -124,6 +124,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                     $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
                 },
                 record: exchange, inUse: upstream)
+            if stepUp != nil, let route = exchange.leg?.binding.route.prefix, connection.exchange?.awaitsStepUp != true
+            {
+                // Answered with the problem now; a step-up is counted when its sign-in ends (``fetchStepUpToken``).
+                server.metrics.stepUp(route: route, outcome: "answered")
+            }
         case .body(let buffer):
             run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
         case .end(let trailers):
@@ -176,6 +181,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
         let claims: String?
         switch retry {
+        case .stepUp(let wanted):
+            server.logger.info(
+                "step-up: serve signs in for more scopes, then replays once",
+                metadata: ["request-id": "\(exchange.id)", "scopes": "\(wanted.joined(separator: " "))"])
+            return fetchStepUpToken(ticket, scopes: wanted)
         case .refresh:
             leg.binding.tokens(leg.proxy).invalidate(scopes, rejected: leg.token ?? "")
             claims = nil

@@ -35,7 +35,7 @@ package enum ProxyError: Error, Equatable {
     case discoveredSignInRequired(route: String, reason: String? = nil)
     /// A discovered route's upstream answered `403` `insufficient_scope` (RFC 6750 §3.1): a sign-in for `scopes` — what
     /// the route's token has and what the challenge asks for — is needed; a refresh never widens (#25 item 5).
-    case discoveredStepUpRequired(route: String, scopes: [String])
+    case discoveredStepUpRequired(route: String, scopes: [String], note: String? = nil)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
@@ -164,12 +164,12 @@ package enum ProxyError: Error, Equatable {
         case .discoveredSignInRequired(let route, nil):
             "There is no usable sign-in for \(route) (nobody has signed in, or its sign-in expired or was "
                 + "revoked); its upstream names its own authorization server. Run: bearer-proxy login \(route)"
-        case .discoveredStepUpRequired(let route, let scopes):
+        case .discoveredStepUpRequired(let route, let scopes, let note):
             // Single quotes: the scopes come from the upstream's challenge, and a pasted command must not expand
             // anything in them (``StepUpScopes`` keeps only scope tokens without a quote or backslash).
             "The upstream of \(route) needs a token with more scopes (insufficient_scope, RFC 6750 §3.1); a refresh "
-                + "never widens what was granted. Sign in for them: bearer-proxy login \(route) --scopes '"
-                + scopes.joined(separator: " ") + "'"
+                + "never widens what was granted. " + (note.map(Self.stepUpNote) ?? "")
+                + "Sign in for them: bearer-proxy login \(route) --scopes '" + scopes.joined(separator: " ") + "'"
         case .oauthMetadataNotForwarded(let route):
             "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
                 + "OAuth of its own."
@@ -177,6 +177,11 @@ package enum ProxyError: Error, Equatable {
         case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
         case .starting: "The proxy is still starting; try again in a moment."
         }
+    }
+
+    /// Why `serve`'s own step-up (`"stepUp": "auto"`, #25 item 5) gave no wider token, as a sentence of the detail.
+    private static func stepUpNote(_ note: String) -> String {
+        "serve's step-up did not get through: \(note.hasSuffix(".") ? String(note.dropLast()) : note). "
     }
 
     /// A client-supplied value quoted in a message: short, printable ASCII only.

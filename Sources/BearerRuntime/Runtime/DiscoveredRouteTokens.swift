@@ -165,6 +165,9 @@ package final class DiscoveredRouteTokens: Sendable {
         // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
         var startSignIn: (@Sendable () -> String)?
         if settings.startsSignIn, let starter = signInStarter { startSignIn = { starter.request(route) } }
+        // One with `"stepUp": "auto"` asks it to open its step-ups too, and waits for them (#25 item 5).
+        var stepUp: (@Sendable (StepUpRequest) async -> String?)?
+        if settings.stepsUp, let starter = signInStarter { stepUp = { await starter.stepUp(route, $0) } }
         return cache(for: route, settings: settings) { logger, _ in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
@@ -176,7 +179,7 @@ package final class DiscoveredRouteTokens: Sendable {
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
                 addresses: Self.addresses(of: route, settings: settings), rediscovery: rediscovery,
                 clientSecret: clientSecret(settings), logger: logger, now: now,
-                closing: closing, startSignIn: startSignIn)
+                closing: closing, startSignIn: startSignIn, stepUp: stepUp)
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
             // What the upstream last answered, for `status` (#25 item 8).

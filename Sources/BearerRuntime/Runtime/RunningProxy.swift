@@ -126,6 +126,7 @@ public struct RunningProxy: Sendable {
     public func shutdown() async throws {
         // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends (#25).
         account.discovered.stopWaiting()
+        current.signInStarter?.stopWaiting()
         await server.shutdown()
         await shutdownAccounts()
         try await group.shutdownGracefully()

@@ -16,7 +16,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         case metadata
         /// Neither: the sign-in asks for no scope.
         case none
-        /// `login ROUTE --scopes`: a step-up after a `403` `insufficient_scope` (#25 item 5).
+        /// A step-up after a `403` `insufficient_scope` (#25 item 5): `login ROUTE --scopes`, or the sign-in `serve`
+        /// opens itself for a route with `"stepUp": "auto"`.
         case command
         /// The last sign-in's, with its stored metadata: discovery failed for now.
         case stored

@@ -123,10 +123,15 @@ public final class ProxyMetrics: Sendable {
         ).increment()
     }
 
-    /// Counts a discovered route's `403` `insufficient_scope` answered with the step-up sign-in's command (#25).
-    package func stepUp(route: String) {
-        Metrics.Counter(label: "bearer_proxy_step_ups_total", dimensions: [("route", route)], factory: factory)
-            .increment()
+    /// Counts a discovered route's `403` `insufficient_scope` (#25 item 5) by `outcome`: `answered` (with the
+    /// problem naming `login ROUTE --scopes`, no sign-in tried), `reauthorized` (`"stepUp": "auto"`: serve's sign-in
+    /// for more scopes gave a token, and the request went again) or `declined` (that sign-in gave none in time:
+    /// declined, not finished, or refused by its bounds — the problem was answered).
+    package func stepUp(route: String, outcome: String) {
+        Metrics.Counter(
+            label: "bearer_proxy_step_ups_total", dimensions: [("route", route), ("outcome", outcome)],
+            factory: factory
+        ).increment()
     }
 
     /// The handles for one route, made once per event loop and route (metric creation takes the registry's lock;

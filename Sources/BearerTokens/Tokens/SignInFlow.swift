@@ -25,14 +25,21 @@ public struct TokenRequest: Sendable, Hashable, CustomStringConvertible {
     /// discovered route whose authorization server is the account's own, only when the resource its upstream names
     /// is the scopes' own resource (#25 item 7 — Microsoft Entra refuses any other, AADSTS9010010); nil: none.
     public var resource: String?
+    /// A discovered route's step-up: a new sign-in for wider scopes comes first (``StepUpRequest``); nil for an
+    /// ordinary request.
+    public var stepUp: StepUpRequest?
 
-    public init(scopes: ScopeSet, claims: String? = nil, resource: String? = nil) {
+    public init(scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil) {
         self.scopes = scopes
         self.claims = claims
         self.resource = resource
+        self.stepUp = stepUp
     }
 
-    public var description: String { claims == nil ? "\(scopes)" : "\(scopes) (with claims)" }
+    public var description: String {
+        if let stepUp { return "\(scopes) (\(stepUp))" }
+        return claims == nil ? "\(scopes)" : "\(scopes) (with claims)"
+    }
 }
 
 /// Why no token could be had. The data plane maps each case to a status in ``ProxyError``; SPEC §7 requires that
@@ -45,6 +52,13 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The identity provider refused the configuration itself (bad client secret, unknown scope) — 500: retrying
     /// cannot help until `routes.json` or the app registration changes.
     case misconfigured(reason: String)
+
+    /// Why, as the problem's detail says it.
+    public var reason: String {
+        switch self {
+        case .signInRequired(let reason), .providerUnavailable(let reason, _), .misconfigured(let reason): reason
+        }
+    }
 
     public var description: String {
         switch self {

@@ -151,12 +151,17 @@ public final class TokenCache: Sendable {
     }
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
-    /// satisfies the challenge. Concurrent callers for the same request share one fetch. Only a ``TokenError`` comes
-    /// out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
+    /// satisfies the challenge; with `stepUp`, always the one a new sign-in for wider scopes gives (a discovered
+    /// route's, #25 item 5). Concurrent callers for the same request share one fetch — one sign-in for a step-up.
+    /// Only a ``TokenError`` comes out, so a caller maps every failure to its answer (``ProxyError``) with no
+    /// catch-all.
     public func accessToken(
-        for scopes: ScopeSet, claims: String? = nil, resource: String? = nil
+        for scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil
     ) async throws(TokenError) -> AccessToken {
-        let request = TokenRequest(scopes: scopes, claims: claims, resource: resource)
+        let request = TokenRequest(scopes: scopes, claims: claims, resource: resource, stepUp: stepUp)
+        // A step-up asks for what no cached token has, and its failure (a declined sign-in) says nothing of the
+        // token endpoint: it neither waits out nor starts the scope set's back-off.
+        let fresh = claims != nil || stepUp != nil
         while true {
             enum Decision {
                 case use(AccessToken)
@@ -167,13 +172,15 @@ public final class TokenCache: Sendable {
             let now = self.now()
             let uptime = self.uptime()
             let decision: Decision = state.withLock { state in
-                if claims == nil, let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime) {
+                if !fresh, let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime) {
                     return .use(token)
                 }
-                if let throttle = state.throttles[scopes], throttle.until > uptime, state.waiters[request] == nil {
+                if stepUp == nil, let throttle = state.throttles[scopes], throttle.until > uptime,
+                    state.waiters[request] == nil
+                {
                     return .fail(Self.remaining(throttle, at: uptime))
                 }
-                if claims == nil, state.waiters[request] == nil,
+                if !fresh, state.waiters[request] == nil,
                     let wait = Self.fetchTooSoon(state.tokens[scopes], in: state, at: now, uptime: uptime)
                 {
                     return .fail(wait)
@@ -350,6 +357,8 @@ public final class TokenCache: Sendable {
                 state.fetchedAt[scopes] = uptime
                 state.throttles[scopes] = nil
                 state.lastRefreshError[scopes] = nil
+            case .failure where request.stepUp != nil:
+                break  // see `accessToken(for:claims:resource:stepUp:)`: not the token endpoint's failure
             case .failure(.signInRequired) where !throttlesSignInRequired:
                 state.throttles[scopes] = nil
             case .failure(let error):

@@ -102,7 +102,7 @@ extension SecretsInOutputTests {
                 bodies.append(exposition.bodyText)
                 metrics = try await OperationsTests.samples(port: proxy.port)
             }
-            #expect(metrics[#"bearer_proxy_step_ups_total{route="/a"}"#] == 1)
+            #expect(metrics[#"bearer_proxy_step_ups_total{outcome="answered",route="/a"}"#] == 1)
             #expect(metrics[#"bearer_proxy_discoveries_total{outcome="confirmed",route="/a"}"#] == 1)
             #expect(metrics[#"bearer_proxy_token_requests_total{flow="discover",outcome="sign_in_required"}"#] == 1)
             let logs = store.all.joined(separator: "\n")

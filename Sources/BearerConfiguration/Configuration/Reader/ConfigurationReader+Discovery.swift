@@ -30,7 +30,17 @@ extension ConfigurationReader {
             case auto
         }
         let signIn: SignIn? = discovery.contains("signIn") ? discovery.choice("signIn") : .login
-        var valid = (discovery.contains("clientId") == (clientID != nil)) && signIn != nil
+        enum StepUp: String, CaseIterable {
+            case answer
+            case auto
+        }
+        let stepUp: StepUp? = discovery.contains("stepUp") ? discovery.choice("stepUp") : .answer
+        var valid = (discovery.contains("clientId") == (clientID != nil)) && signIn != nil && stepUp != nil
+        if stepUp == .auto, signIn == .login {
+            // A step-up opens a browser tab from `serve` as `"signIn": "auto"` does: the consent is asked once, there.
+            discovery.report("stepUp", "\"auto\" needs \"signIn\": \"auto\" (serve then opens sign-ins itself)")
+            valid = false
+        }
         valid = valid && discovery.contains("clientSecretEnv") == (secretEnv != nil)
         if secretEnv != nil, !discovery.contains("clientId") {
             discovery.report(
@@ -55,7 +65,7 @@ extension ConfigurationReader {
         return DiscoverySettings(
             clientID: clientID, clientSecretEnv: secretEnv, clientMetadataDocument: document,
             redirectPort: redirectPort ?? 0,
-            allowPrivateAddresses: allowPrivate ?? false, startsSignIn: signIn == .auto)
+            allowPrivateAddresses: allowPrivate ?? false, startsSignIn: signIn == .auto, stepsUp: stepUp == .auto)
     }
 
     /// `"authorizationServer": "account"` (#25 item 7): the account's client signs in, so none of the keys that
@@ -64,7 +74,7 @@ extension ConfigurationReader {
         enum Choice: String, CaseIterable { case account }
         guard let _: Choice = discovery.choice("authorizationServer") else { return nil }
         var valid = true
-        for key in ["clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "signIn"]
+        for key in ["clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "signIn", "stepUp"]
         where discovery.contains(key) {
             discovery.report(
                 key, "not used with \"authorizationServer\": \"account\" (the account's client signs in)")

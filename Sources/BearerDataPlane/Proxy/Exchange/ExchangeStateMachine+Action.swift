@@ -42,7 +42,7 @@ extension ExchangeStateMachine {
         /// The response ended: release the upstream connection, write the end to the client, then go on.
         case finishResponse(trailers: ByteBuffer?, release: Release, then: AfterResponse)
         /// Send the request again, once, with a replacement token: release the connection, drop the rejected token
-        /// for `.refresh`, and fetch another.
+        /// for `.refresh`, and fetch another (for `.stepUp`, from a new sign-in for wider scopes).
         case replayWithNewToken(release: Release, retry: TokenRetry, ticket: Ticket)
         /// Write the proxy's own complete answer, announcing `Connection: close` unless `keepAlive`; close the
         /// upstream connection in use first when `closeUpstream`.
@@ -106,7 +106,8 @@ extension ExchangeStateMachine {
         /// A response `end` without a head.
         case responseWithoutHead
         /// A discovered route's upstream answered `403` `insufficient_scope`: a sign-in for these scopes is needed.
-        case insufficientScope(scopes: [String])
+        /// `note` says why `serve`'s own sign-in for them (`"stepUp": "auto"`) gave no token in time, when it tried.
+        case insufficientScope(scopes: [String], note: String? = nil)
     }
 
     /// What answers a request, decided by the handler's routing step (SPEC §8, §9).

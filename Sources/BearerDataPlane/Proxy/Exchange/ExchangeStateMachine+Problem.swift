@@ -39,8 +39,8 @@ extension ExchangeStateMachine.Failure {
             return .upstreamProtocolError(upstream: display, reason: "unexpected 101 response")
         case .responseWithoutHead:
             return .upstreamProtocolError(upstream: display, reason: "response without a head")
-        case .insufficientScope(let scopes):
-            return .discoveredStepUpRequired(route: leg?.binding.route.prefix ?? "-", scopes: scopes)
+        case .insufficientScope(let scopes, let note):
+            return .discoveredStepUpRequired(route: leg?.binding.route.prefix ?? "-", scopes: scopes, note: note)
         }
     }
 }

@@ -18,6 +18,12 @@ extension ExchangeStateMachine {
         }
     }
 
+    /// Whether the upstream's answer is being dropped for a step-up's replay (`"stepUp": "auto"`, #25 item 5).
+    package var awaitsStepUp: Bool {
+        if case .discardingRejection(.stepUp, _) = state { return true }
+        return false
+    }
+
     /// Whether to let the client's next `read()` through, `upstreamWritable` telling whether the upstream connection
     /// in use can take more. Backpressure: while the request body streams, only what the upstream can take is read.
     package func wantsRead(upstreamWritable: Bool) -> Bool {

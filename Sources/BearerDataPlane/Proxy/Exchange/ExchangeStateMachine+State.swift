@@ -82,6 +82,15 @@ extension ExchangeStateMachine {
         case refresh
         /// `insufficient_claims`: get one that satisfies this claims request.
         case claims(String)
+        /// A discovered route's `403` `insufficient_scope` with `"stepUp": "auto"` (#25 item 5): get the token of a
+        /// new sign-in for these scopes.
+        case stepUp([String])
+
+        /// The status of the answers this replay can fix: `403` for a step-up, `401` otherwise (RFC 6750 §3.1).
+        var fixes: HTTPResponseStatus {
+            if case .stepUp = self { return .forbidden }
+            return .unauthorized
+        }
     }
 
     /// Whether the client connection stays open after this exchange (RFC 9112 §9.3).

@@ -30,6 +30,9 @@ package struct ExchangeStateMachine {
     package private(set) var expectation: Expectation
     package private(set) var kept = KeptBody.notNeeded
     package private(set) var replays: Replays = []
+    /// The scopes of the step-up the one replay waits for (#25 item 5): if its token does not come, the answer is
+    /// the step-up problem, as it would have been without the opt-in.
+    package private(set) var stepUp: [String]?
     /// A request body byte went upstream (or is on its way): a failed request is then never sent again.
     package private(set) var bodySent = false
     /// The route's limit for the token and for the response head (known once routed).
@@ -277,6 +280,7 @@ package struct ExchangeStateMachine {
     /// The token for `ticket` could not be had.
     package mutating func tokenFailed(_ ticket: Ticket, _ error: TokenError) -> Action {
         guard case .awaitingToken(_, let current, _) = state, current == ticket else { return .none }
+        if let stepUp { return fail(.insufficientScope(scopes: stepUp, note: error.reason)) }
         return fail(.token(error))
     }
 
@@ -299,9 +303,10 @@ package struct ExchangeStateMachine {
     /// A response head arrived. `endsWithConnection` when its body, as forwarded, ends only when the connection
     /// closes (``Forwarding/responseFraming(upstream:request:)``, RFC 9112 §6.3 rule 8: an HTTP/1.0 client and no
     /// length): the client's connection closes after it too. `retry` is what its challenge asks for, when it is a
-    /// `401` that one replay with another token could fix (``BearerChallenge``); `stepUp` the scopes a discovered
-    /// route's `403` `insufficient_scope` asks a sign-in for (then the proxy answers, and the upstream's connection,
-    /// its answer unread, closes).
+    /// `401` that one replay with another token could fix (``BearerChallenge``), or a step-up `serve` may sign in
+    /// for (`"stepUp": "auto"`); `stepUp` the scopes a discovered route's `403` `insufficient_scope` asks a sign-in
+    /// for (then the proxy answers — or replays once, as for a `401` — and the upstream's connection, its answer
+    /// unread, closes).
     package mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
         stepUp: [String]? = nil
@@ -319,12 +324,14 @@ package struct ExchangeStateMachine {
             if status == .continue && expectation == .awaitingContinue { expectation = .continued }
             return .forwardInformational(status)
         }
-        if let stepUp, status == .forbidden { return fail(.insufficientScope(scopes: stepUp)) }
         let upstreamKeepAlive = head.keepAlive
-        if let retry, status == .unauthorized, !replays.contains(.newToken), progress == .ended, case .kept = kept {
+        if let retry, status == retry.fixes, !replays.contains(.newToken), progress == .ended, case .kept = kept {
             // This answer is read and dropped; the request goes again with a new token once it has ended.
             state = .discardingRejection(retry, upstreamKeepAlive: upstreamKeepAlive)
             return .none
+        }
+        if let stepUp, status == .forbidden {
+            return fail(.insufficientScope(scopes: stepUp, note: stepUpNote(retry)))
         }
         if progress != .ended && expectation == .awaitingContinue {
             persistence = .close  // see `answer(_:)`: the announced body may never come
@@ -332,6 +339,15 @@ package struct ExchangeStateMachine {
         if endsWithConnection { persistence = .close }
         state = .streaming(progress, .streaming(upstreamKeepAlive: upstreamKeepAlive))
         return .forwardResponseHead(head, keepAlive: persistence == .keepAlive)
+    }
+
+    /// Why a step-up `serve` could sign in for (`retry`) is answered with the problem after all; nil when it could
+    /// not (the route does not opt in).
+    private func stepUpNote(_ retry: TokenRetry?) -> String? {
+        guard case .stepUp = retry else { return nil }
+        if stepUp != nil { return "the upstream refused the token of its sign-in for them too" }
+        if replays.contains(.newToken) { return "this request was sent again once already" }
+        return "this request cannot be sent again (only one whose whole body, at most 64 KiB, has arrived)"
     }
 
     /// A part of the response body arrived.
@@ -373,6 +389,7 @@ package struct ExchangeStateMachine {
         case .discardingRejection(let retry, let upstreamKeepAlive):
             guard case .kept(let body, _) = kept else { return fail(.responseWithoutHead) }
             replays.insert(.newToken)
+            if case .stepUp(let scopes) = retry { stepUp = scopes }
             let ticket = nextTicket()
             state = .awaitingToken(Upload(progress: .ended, pending: body), ticket, due: now + routeLimit)
             return .replayWithNewToken(release: upstreamKeepAlive ? .park : .close, retry: retry, ticket: ticket)
@@ -421,6 +438,11 @@ package struct ExchangeStateMachine {
     package mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
         switch state {
         case .awaitingToken(_, _, let due) where due <= now:
+            if let stepUp {
+                // The sign-in goes on in the browser; the next request uses what it stores.
+                let note = "its sign-in was not finished within the route's limit"
+                return fail(.insufficientScope(scopes: stepUp, note: note))
+            }
             return fail(.tokenWaitTimedOut)
         case .streaming(_, .awaitingHead(let due?)) where due <= now:
             return fail(.responseHeadTimedOut)

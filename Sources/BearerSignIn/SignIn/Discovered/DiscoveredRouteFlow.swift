@@ -37,6 +37,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
     /// person at the machine should do (#25 item 2); nil: only `login ROUTE` signs in.
     package let startSignIn: (@Sendable () -> String)?
+    /// For a route with `"stepUp": "auto"`: asks `serve` to open the sign-in for a step-up's wider scopes and waits
+    /// until it is stored — nil — or says why it was not (#25 item 5); nil: only `login ROUTE --scopes` steps up.
+    package let stepUp: (@Sendable (StepUpRequest) async -> String?)?
     /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
     /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
@@ -60,6 +63,11 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package var name: String { "discover" }
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        if let wanted = request.stepUp {
+            // The new sign-in is stored like `login ROUTE --scopes`'s, and read below like any other.
+            guard let stepUp else { throw .signInRequired(reason: "serve opens no sign-in for more scopes here") }
+            if let refusal = await stepUp(wanted) { throw .signInRequired(reason: refusal) }
+        }
         try await awaitSignInInProgress()
         let key: DiscoveredSignInKey
         do {
@@ -253,9 +261,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         addresses: AddressPolicy, rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
-        startSignIn: (@Sendable () -> String)? = nil
+        startSignIn: (@Sendable () -> String)? = nil, stepUp: (@Sendable (StepUpRequest) async -> String?)? = nil
     ) {
         self.startSignIn = startSignIn
+        self.stepUp = stepUp
         self.closing = closing
         self.clientSecret = clientSecret
         self.route = route

@@ -27,7 +27,7 @@ struct ExchangeDiagramTests {
 
     static func name(_ machine: Machine) -> String {
         let kind = machine.request.upgrade == .webSocket ? "WebSocket: " : ""
-        let replayed = machine.replays.isEmpty ? "" : " (replayed)"
+        let replayed = machine.replays.isEmpty ? "" : machine.stepUp != nil ? " (stepping up)" : " (replayed)"
         let state: String =
             switch machine.state {
             case .routing: "routing"
@@ -38,6 +38,7 @@ struct ExchangeDiagramTests {
             case .connecting(let upload, _): "connecting, \(progress(upload.progress))"
             case .streaming(let request, .awaitingHead): "streaming, \(progress(request)), awaiting head"
             case .streaming(let request, .streaming): "streaming, \(progress(request)), response streaming"
+            case .discardingRejection(.stepUp, _): "discarding a 403 for a step-up"
             case .discardingRejection: "discarding a rejected answer"
             case .tunnelling: "tunnelling"
             case .closing: "closing"
@@ -146,6 +147,10 @@ struct ExchangeDiagramTests {
             ("200 head, framed by the close", event { $0.responseHead(head(.ok), endsWithConnection: true) }),
             ("401 invalid_token head", event { $0.responseHead(head(.unauthorized), retry: .refresh) }),
             ("403 insufficient_scope head (discovered)", event { $0.responseHead(head(.forbidden), stepUp: ["s"]) }),
+            (
+                "403 insufficient_scope head (discovered, \"stepUp\": \"auto\")",
+                event { $0.responseHead(head(.forbidden), retry: .stepUp(["s"]), stepUp: ["s"]) }
+            ),
             ("101 head", event { $0.responseHead(head(.switchingProtocols)) }),
             ("response body part", event { $0.responseBody(part) }),
             ("response end", event { $0.responseEnd(now: now) }),
@@ -167,14 +172,18 @@ struct ExchangeDiagramTests {
         }
         var table = TransitionTable(starts: starts, name: Self.name, events: Self.events)
         let rows = table.rows
-        func unreplayed(_ state: String) -> String { state.replacingOccurrences(of: " (replayed)", with: "") }
+        func unreplayed(_ state: String) -> String {
+            state.replacingOccurrences(of: " (replayed)", with: "").replacingOccurrences(of: " (stepping up)", with: "")
+        }
         table.omitted = { row in
             if row.action.hasSuffix("(illegal: counted)") { return true }
             // After a replay, only what the replay changes.
             var first = row
             first.from = unreplayed(row.from)
             first.to = unreplayed(row.to)
-            if row.from.hasSuffix("(replayed)") && rows.contains(first) { return true }
+            if row.from.hasSuffix("(replayed)") || row.from.hasSuffix("(stepping up)"), rows.contains(first) {
+                return true
+            }
             // The handshake's rows that differ from a PUT's in more than the connection's close: its 101 and tunnel.
             return row.from.hasPrefix("WebSocket: ") && !(row.from + row.to).contains("tunnelling")
         }

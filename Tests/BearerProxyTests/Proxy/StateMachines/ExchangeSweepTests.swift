@@ -40,7 +40,8 @@ struct ExchangeSweepTests {
     }
 
     enum Event: CaseIterable {
-        case body, end, token, tokenFails, connected, connectFails, head200, head401, head100, head101, responseBody
+        case body, end, token, tokenFails, connected, connectFails, head200, head401, head403StepUp, head100, head101
+        case responseBody
         case responseEnd, staleClose, resetAfterBytes, timer, clientGone
     }
 
@@ -57,7 +58,7 @@ struct ExchangeSweepTests {
         case .body, .end: return !world.requestEnded
         case .token, .tokenFails: return world.pendingToken != nil
         case .connected, .connectFails: return world.pendingConnect != nil
-        case .head200, .head401, .head100, .head101: return world.attached && !world.finalHead
+        case .head200, .head401, .head403StepUp, .head100, .head101: return world.attached && !world.finalHead
         case .responseBody, .responseEnd: return world.attached && world.finalHead
         case .staleClose, .resetAfterBytes: return world.attached
         case .timer, .clientGone: return true
@@ -96,6 +97,10 @@ struct ExchangeSweepTests {
         case .head401:
             step.world.finalHead = true
             action = step.machine.responseHead(ExchangeScript.responseHead(.unauthorized), retry: .refresh)
+        case .head403StepUp:
+            step.world.finalHead = true
+            action = step.machine.responseHead(
+                ExchangeScript.responseHead(.forbidden), retry: .stepUp(["s"]), stepUp: ["s"])
         case .head100:
             action = step.machine.responseHead(ExchangeScript.responseHead(.continue))
         case .head101:

@@ -61,6 +61,8 @@ final class FakeAuthorizationServer: Sendable {
         /// Scopes the resource requires: a token without one of them gets `403` `insufficient_scope` naming them
         /// (RFC 6750 §3.1).
         var requiredScopes: [String] = []
+        /// Scopes a sign-in asks for that the server does not grant (RFC 6749 §3.3 lets it grant fewer).
+        var withheldScopes: Set<String> = []
     }
 
     struct Record: Sendable {
@@ -286,7 +288,9 @@ final class FakeAuthorizationServer: Sendable {
                 case .approve, .wrongState, .wrongIssuer, .noIssuer:
                     record.counter += 1
                     let code = "code-\(record.counter)"
-                    record.codes[code] = (client, redirect, challenge, resource, query["scope"] ?? "")
+                    let granted = (query["scope"] ?? "").split(separator: " ").map(String.init)
+                        .filter { !record.settings.withheldScopes.contains($0) }
+                    record.codes[code] = (client, redirect, challenge, resource, granted.joined(separator: " "))
                     parameters.append(("code", code))
                 }
                 let state = query["state"] ?? ""

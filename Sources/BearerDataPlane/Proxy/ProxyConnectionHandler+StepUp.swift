@@ -1,0 +1,54 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOCore
+
+/// `"stepUp": "auto"` (#25 item 5): a discovered route's `403` `insufficient_scope` is not forwarded; the route's
+/// token cache asks `serve` for a sign-in for the union of the granted and the asked scopes, and the request goes
+/// again, once, with that sign-in's token — as a `401` `invalid_token` does with a refreshed one (SPEC §7). The
+/// bounds on the sign-ins are the control plane's (``TokenCache``'s flow); the bound on the replay is the
+/// exchange's (``ExchangeStateMachine``: one replay, only with the whole body kept, within the route's limit).
+extension ProxyConnectionHandler {
+    /// The replay `serve` may sign in for after `leg`'s upstream asked for `scopes`; nil when the route answers the
+    /// `403` with the problem instead (it does not opt in).
+    static func stepUpRetry(_ scopes: [String], leg: UpstreamLeg?) -> ExchangeStateMachine.TokenRetry? {
+        guard case .discover(let settings)? = leg?.binding.route.auth, settings.stepsUp else { return nil }
+        return .stepUp(scopes)
+    }
+
+    /// Gets the token of a new sign-in for `scopes` for the replay `ticket`: what ``fetchToken(_:claims:)`` does,
+    /// with a step-up request, counted by its outcome (`reauthorized`, or `declined` when no token came in time).
+    func fetchStepUpToken(_ ticket: ExchangeStateMachine.Ticket, scopes: [String]) {
+        guard let exchange, let leg = exchange.leg, let key = leg.binding.tokenKey else { return }
+        let tokens = leg.binding.tokens(leg.proxy)
+        // Where the upstream asked, without the query: the unit `serve`'s step-ups are bounded by.
+        let request = StepUpRequest(scopes: scopes, path: String(leg.remainder))
+        let route = leg.binding.route.prefix
+        let webSocket = connection.exchange?.request.upgrade == .webSocket
+        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
+            do throws(TokenError) {
+                return .success(try await tokens.accessToken(for: key, stepUp: request))
+            } catch {
+                return .failure(error)
+            }
+        }
+        .assumeIsolated()
+        .whenSuccess { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let token) where self.connection.exchange?.awaits(ticket) == true:
+                self.server.metrics.stepUp(route: route, outcome: "reauthorized")
+                leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
+            case .success:
+                // Too late: the exchange was answered meanwhile (its route's limit); the next request uses it.
+                self.server.metrics.stepUp(route: route, outcome: "declined")
+            case .failure(let error):
+                self.server.metrics.stepUp(route: route, outcome: "declined")
+                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
+            }
+        }
+    }
+}
