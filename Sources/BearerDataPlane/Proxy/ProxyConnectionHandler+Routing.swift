@@ -118,14 +118,26 @@ extension ProxyConnectionHandler {
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
     package func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
-        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        guard let leg = exchange?.leg, let scopes = leg.binding.tokenKey else { return }
         let tokens = leg.binding.tokens(leg.proxy)
+        awaitToken(ticket) { () async throws(TokenError) -> AccessToken in
+            try await tokens.accessToken(for: scopes, claims: claims)
+        }
+    }
+
+    /// Waits for the token `obtain` gets, off the event loop, and tells the exchange; `settled` hears whether it
+    /// came in time for the exchange (nil when it failed).
+    package func awaitToken(
+        _ ticket: ExchangeStateMachine.Ticket, settled: @escaping (_ inTime: Bool?) -> Void = { _ in },
+        obtain: @escaping @Sendable () async throws(TokenError) -> AccessToken
+    ) {
+        guard let exchange, let leg = exchange.leg else { return }
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
         context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
             do throws(TokenError) {
-                return .success(try await tokens.accessToken(for: scopes, claims: claims))
+                return .success(try await obtain())
             } catch {
                 return .failure(error)
             }
@@ -137,11 +149,14 @@ extension ProxyConnectionHandler {
             case .success(let token):
                 // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
                 // its head is not rewritten, and the machine ignores the stale ticket.
-                if self.connection.exchange?.awaits(ticket) == true {
+                let inTime = self.connection.exchange?.awaits(ticket) == true
+                if inTime {
                     leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
                 }
+                settled(inTime)
                 self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
             case .failure(let error):
+                settled(nil)
                 self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
             }
         }

@@ -21,34 +21,17 @@ extension ProxyConnectionHandler {
     /// Gets the token of a new sign-in for `scopes` for the replay `ticket`: what ``fetchToken(_:claims:)`` does,
     /// with a step-up request, counted by its outcome (`reauthorized`, or `declined` when no token came in time).
     func fetchStepUpToken(_ ticket: ExchangeStateMachine.Ticket, scopes: [String]) {
-        guard let exchange, let leg = exchange.leg, let key = leg.binding.tokenKey else { return }
+        guard let leg = exchange?.leg, let key = leg.binding.tokenKey else { return }
         let tokens = leg.binding.tokens(leg.proxy)
         // Where the upstream asked, without the query: the unit `serve`'s step-ups are bounded by.
         let request = StepUpRequest(scopes: scopes, path: String(leg.remainder))
         let route = leg.binding.route.prefix
-        let webSocket = connection.exchange?.request.upgrade == .webSocket
-        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
-            do throws(TokenError) {
-                return .success(try await tokens.accessToken(for: key, stepUp: request))
-            } catch {
-                return .failure(error)
-            }
-        }
-        .assumeIsolated()
-        .whenSuccess { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .success(let token) where self.connection.exchange?.awaits(ticket) == true:
-                self.server.metrics.stepUp(route: route, outcome: "reauthorized")
-                leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
-                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
-            case .success:
-                // Too late: the exchange was answered meanwhile (its route's limit); the next request uses it.
-                self.server.metrics.stepUp(route: route, outcome: "declined")
-            case .failure(let error):
-                self.server.metrics.stepUp(route: route, outcome: "declined")
-                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
-            }
+        let metrics = server.metrics
+        awaitToken(ticket) { inTime in
+            // Too late (the exchange was answered meanwhile: its route's limit), the next request uses it.
+            metrics.stepUp(route: route, outcome: inTime == true ? "reauthorized" : "declined")
+        } obtain: { () async throws(TokenError) -> AccessToken in
+            try await tokens.accessToken(for: key, stepUp: request)
         }
     }
 }
