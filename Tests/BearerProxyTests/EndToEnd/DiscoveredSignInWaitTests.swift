@@ -73,8 +73,10 @@ struct DiscoveredSignInWaitTests {
             let started = ContinuousClock.now
             try await proxy.shutdownWithinLimit()
             let response = try await request
-            // Without the notice the wait lasts up to 40 s (RedemptionLock.maximumWait), holding the drain.
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // Without the notice the wait lasts 40 s (RedemptionLock.maximumWait), holding the drain. The bound sits
+            // well below that and far above a loaded machine's shutdown (13 s seen in CI with two builds running):
+            // it tells the two apart without timing the proxy.
+            #expect(ContinuousClock.now - started < .seconds(30))
             #expect(response.status == .serviceUnavailable)
             #expect((try response.jsonObject()["detail"] as? String)?.contains("the proxy is shutting down") == true)
             _ = try await TestBrowser.open(url)
