@@ -26,8 +26,9 @@ public struct DiscoverySettings: Sendable, Hashable {
     /// at the authorization server its upstream names.
     public var usesAccount: Bool
     /// `"signIn": "auto"`: a running `serve` opens the browser sign-in itself when a request finds the route without
-    /// a usable sign-in (#25 item 2) — once per authorization server per machine, and not again for a while after a
-    /// sign-in was declined or not finished. Default `"login"` (false): only `bearer-proxy login ROUTE` signs in, and
+    /// a usable sign-in (#25 item 2) — one tab per route at a time, sign-ins at one authorization server one after
+    /// another across processes (a kernel lock), and not again on the route for a while after one was declined or not
+    /// finished in this process. (#25 asks for one per authorization server per machine, back-off included: not yet.) Default `"login"` (false): only `bearer-proxy login ROUTE` signs in, and
     /// an agent's request can never pop a browser tab.
     public var startsSignIn: Bool
     /// `"stepUp": "auto"`: on its upstream's `403` `insufficient_scope` (RFC 6750 §3.1), a running `serve` opens the

@@ -164,6 +164,17 @@ import Testing
             // A second sign-in reuses the registration made with this server.
             _ = try await Self.signIn(server, state: scratch.state).get()
             #expect(server.registrations == 1)
+            // Each flow has its own PKCE verifier and state (RFC 7636 §4.1, RFC 6749 §10.12), held in memory only.
+            let challenges = server.authorizeQueries.compactMap { $0["code_challenge"] }
+            let states = server.authorizeQueries.compactMap { $0["state"] }
+            let verifiers = server.tokenForms.compactMap { $0["code_verifier"] }
+            #expect(challenges.count == 2 && Set(challenges).count == 2, "one code challenge per flow")
+            #expect(states.count == 2 && Set(states).count == 2, "one state per flow")
+            #expect(verifiers.count == 2 && Set(verifiers).count == 2, "one verifier per flow")
+            for name in scratch.entries() {
+                let text = (try? String(contentsOfFile: scratch.state.path + "/" + name, encoding: .utf8)) ?? ""
+                for verifier in verifiers { #expect(!text.contains(verifier), "a verifier stored in \(name)") }
+            }
         }
     }
 

@@ -74,6 +74,10 @@ package final class LoopbackRedirectListener: Sendable {
         return LoopbackRedirectListener(port: boundPort, channels: channels, outcome: outcome)
     }
 
+    /// The addresses it listens on: loopback ones only (RFC 8252 §8.3: a redirect listener on another interface
+    /// would take an authorization code from any machine that can reach it).
+    package var listeningAddresses: [SocketAddress] { channels.compactMap(\.localAddress) }
+
     /// `http://127.0.0.1:PORT/`, for `redirect_uri`.
     package var redirectURI: String { "http://127.0.0.1:\(port)/" }
 
