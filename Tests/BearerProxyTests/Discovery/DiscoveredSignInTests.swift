@@ -263,6 +263,22 @@ import Testing
         }
     }
 
+    @Test("a server that refuses the client it has just registered too gets one new registration, not a loop")
+    func staleRegistrationOnce() async throws {
+        try await Self.withServer { server, scratch in
+            _ = try await Self.signIn(server, state: scratch.state).get()
+            server.refuseEveryClient()
+            let result = try await Self.signIn(server, state: scratch.state)
+            guard case .failure(let failure) = result else {
+                Issue.record("signed in at a server that refuses every client")
+                return
+            }
+            #expect(failure.message.contains("refused a client it has just registered"), "\(failure.message)")
+            #expect(server.registrations == 2, "the stale one dropped, one new one, no more")
+            #expect(server.authorizeQueries.count == 3)
+        }
+    }
+
     @Test("--no-browser: the URL is printed and the pasted redirect address finishes the sign-in")
     func pastedRedirect() async throws {
         try await Self.withServer { server, scratch in

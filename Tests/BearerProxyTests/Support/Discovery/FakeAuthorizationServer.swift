@@ -54,6 +54,8 @@ final class FakeAuthorizationServer: Sendable {
         /// Confidential clients known without registration, with their secrets: the token endpoint refuses them
         /// (`invalid_client`) without it, by either method.
         var secrets: [String: String] = [:]
+        /// The token endpoint refuses every client (`invalid_client`), even one it has just registered.
+        var refusesEveryClient = false
         /// `token_endpoint_auth_methods_supported` (RFC 8414 §2); nil: not listed.
         var authMethods: [String]?
         /// The `scope` of the resource's 401 challenge (a sign-in's initial scopes); nil: none.
@@ -138,6 +140,9 @@ final class FakeAuthorizationServer: Sendable {
     var revoked: [String] { state.record.withLock { $0.revoked } }
     /// Forgets every registered client (a server that lost its registrations: `invalid_client`).
     func forgetClients() { state.record.withLock { $0.clients = [] } }
+
+    /// From now on refuses every client at its token endpoint (`invalid_client`), registered or not.
+    func refuseEveryClient() { state.record.withLock { $0.settings.refusesEveryClient = true } }
     /// Issues an access and a refresh token for `client` and `resource` as a sign-in would have, without one: for a
     /// test whose subject is what comes after the sign-in.
     func issueTokens(client: String, resource: String) -> (access: String, refresh: String) {
@@ -323,7 +328,7 @@ final class FakeAuthorizationServer: Sendable {
                 let method =
                     basic != nil ? "client_secret_basic" : form["client_secret"] != nil ? "client_secret_post" : "none"
                 record.tokenAuthentications.append(method)
-                guard let client = basic?.id ?? form["client_id"],
+                guard !record.settings.refusesEveryClient, let client = basic?.id ?? form["client_id"],
                     record.clients.contains(client) || record.settings.preregistered.contains(client)
                         || record.settings.secrets[client] != nil || record.settings.metadataDocuments.contains(client)
                 else { return .json(status: 401, ["error": "invalid_client"]) }
