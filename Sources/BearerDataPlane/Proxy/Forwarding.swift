@@ -69,24 +69,14 @@ package enum Forwarding {
         let replaced = binding.replacedHeaders
         let rules = binding.headerRules
         var clientHost: Range<Int>?
-        var runStart = parsed.fieldsStart
-        var runEnd = parsed.fieldsStart
-        var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
-        while let line = lines.next(in: bytes) {
-            let name = line.field.name
-            if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = line.field.value }
-            let dropped =
-                !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
+        HeadWriter.copyFields(bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, into: &out) { field in
+            let name = field.name
+            if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = field.value }
+            return !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
                 || parsed.connection.named.contains { FieldName.equals(bytes, name, $0) }
                 || (!removals.isEmpty && removals.contains { HeaderName.equals(bytes, name, lowercased: $0) })
                 || (!replaced.isEmpty && replaced.contains { HeaderName.equals(bytes, name, lowercased: $0) })
-            if dropped {
-                if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
-                runStart = line.line.upperBound
-            }
-            runEnd = line.line.upperBound
         }
-        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
 
         switch parsed.framing {
         case .chunked:
