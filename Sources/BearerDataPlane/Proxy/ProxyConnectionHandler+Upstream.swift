@@ -91,9 +91,8 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let discovered = exchange.leg?.binding.discoveredTokens != nil
-            var retry =
-                status == .unauthorized && sendsToken
-                ? Self.tokenRetry(head.headers, discovered: discovered) : nil
+            let challenges = status == .unauthorized && sendsToken ? BearerChallenge.all(in: head.headers) : []
+            var retry = challenges.isEmpty ? nil : Self.tokenRetry(challenges, discovered: discovered)
             let stepUp =
                 status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
                 ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
@@ -121,7 +120,9 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
             run(
                 connection.exchangeEvent {
-                    $0.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
+                    $0.responseHead(
+                        head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp,
+                        signsInItself: discovered && !challenges.isEmpty)
                 },
                 record: exchange, inUse: upstream)
             if stepUp != nil, let route = exchange.leg?.binding.route.prefix, connection.exchange?.awaitsStepUp != true
@@ -154,17 +155,18 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         clientNeedsFlush = true
     }
 
-    /// Whether `headers` of a `401` reject the token in a way one replay can fix (SPEC §7): `invalid_token`, or
-    /// `insufficient_claims` with a `claims` request. Anything else, including `403 insufficient_scope`, passes
-    /// through untouched (and the state machine allows the replay only once, and only with the whole body kept).
+    /// Whether the `Bearer` `challenges` of a `401` reject the token in a way one replay can fix (SPEC §7):
+    /// `invalid_token`, or `insufficient_claims` with a `claims` request. On a bearer route anything else, including
+    /// `403 insufficient_scope`, passes through untouched (and the state machine allows the replay only once, and
+    /// only with the whole body kept); a discovered route's `401` that is not replayed is answered by the proxy.
     ///
     /// On a `discovered` route, a challenge that names `resource_metadata` with no error code refuses the token too:
     /// RFC 6750 §3.1 lets a server leave the code out, and RFC 9728 §5.1's challenge is how an MCP server says "not
     /// with this token" — so it is taken as `invalid_token`, and the route's flow runs discovery again (bounded, as
     /// for `invalid_token`) before a new token (#25 item 1). A bearer route never starts discovery (#25 E5).
-    package static func tokenRetry(_ headers: HTTPHeaders, discovered: Bool = false) -> ExchangeStateMachine.TokenRetry?
-    {
-        let challenges = BearerChallenge.all(in: headers)
+    package static func tokenRetry(
+        _ challenges: [BearerChallenge], discovered: Bool
+    ) -> ExchangeStateMachine.TokenRetry? {
         guard let challenge = challenges.first else { return nil }
         switch challenge.error {
         case "invalid_token": return .refresh

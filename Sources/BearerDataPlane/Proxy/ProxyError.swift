@@ -36,6 +36,9 @@ package enum ProxyError: Error, Equatable {
     /// A discovered route's upstream answered `403` `insufficient_scope` (RFC 6750 §3.1): a sign-in for `scopes` — what
     /// the route's token has and what the challenge asks for — is needed; a refresh never widens (#25 item 5).
     case discoveredStepUpRequired(route: String, scopes: [String], note: String? = nil)
+    /// A discovered route's upstream refused its token (`401`) and the proxy does not send the request again; `note`
+    /// says why. The upstream's challenge is not passed on: the proxy signs in for the route, not its client (#25).
+    case discoveredTokenRefused(route: String, note: String)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
@@ -59,7 +62,7 @@ package enum ProxyError: Error, Equatable {
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout: .gatewayTimeout
-        case .signInRequired, .discoveredSignInRequired: .unauthorized
+        case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: .unauthorized
         case .tokenUnavailable, .starting: .serviceUnavailable
         case .tokenMisconfigured: .internalServerError
         }
@@ -87,7 +90,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamReset: slug = "upstream-reset"
         case .upstreamTimeout: slug = "upstream-timeout"
         case .upstreamProtocolError: slug = "upstream-protocol-error"
-        case .signInRequired, .discoveredSignInRequired: slug = "sign-in-required"
+        case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: slug = "sign-in-required"
         case .discoveredStepUpRequired: slug = "step-up-required"
         case .oauthMetadataNotForwarded: slug = "oauth-metadata-not-forwarded"
         case .tokenUnavailable: slug = "token-unavailable"
@@ -117,7 +120,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamReset: "Upstream closed the connection"
         case .upstreamTimeout: "Upstream timed out"
         case .upstreamProtocolError: "Upstream sent an invalid response"
-        case .signInRequired, .discoveredSignInRequired: "Sign-in required"
+        case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: "Sign-in required"
         case .discoveredStepUpRequired: "Sign-in with more scopes required"
         case .oauthMetadataNotForwarded: "OAuth metadata not forwarded"
         case .tokenUnavailable: "Access token unavailable"
@@ -170,6 +173,10 @@ package enum ProxyError: Error, Equatable {
             "The upstream of \(route) needs a token with more scopes (insufficient_scope, RFC 6750 §3.1); a refresh "
                 + "never widens what was granted. " + (note.map(Self.stepUpNote) ?? "")
                 + "Sign in for them: bearer-proxy login \(route) --scopes '" + scopes.joined(separator: " ") + "'"
+        case .discoveredTokenRefused(let route, let note):
+            "The upstream of \(route) refused the route's token (401) and \(note). The proxy signs in for this route "
+                + "itself, so the upstream's challenge is not passed on; if this goes on, sign in again: "
+                + "bearer-proxy login \(route)"
         case .oauthMetadataNotForwarded(let route):
             "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
                 + "OAuth of its own."

@@ -108,6 +108,9 @@ extension ExchangeStateMachine {
         /// A discovered route's upstream answered `403` `insufficient_scope`: a sign-in for these scopes is needed.
         /// `note` says why `serve`'s own sign-in for them (`"stepUp": "auto"`) gave no token in time, when it tried.
         case insufficientScope(scopes: [String], note: String? = nil)
+        /// A discovered route's upstream refused the token (`401` with a `Bearer` challenge) and the proxy does not
+        /// replay: `note` says why. Answered by the proxy, the upstream's challenge never reaches the client.
+        case tokenRefused(note: String)
     }
 
     /// What answers a request, decided by the handler's routing step (SPEC §8, §9).

@@ -41,6 +41,8 @@ extension ExchangeStateMachine.Failure {
             return .upstreamProtocolError(upstream: display, reason: "response without a head")
         case .insufficientScope(let scopes, let note):
             return .discoveredStepUpRequired(route: leg?.binding.route.prefix ?? "-", scopes: scopes, note: note)
+        case .tokenRefused(let note):
+            return .discoveredTokenRefused(route: leg?.binding.route.prefix ?? "-", note: note)
         }
     }
 }

@@ -306,10 +306,13 @@ package struct ExchangeStateMachine {
     /// `401` that one replay with another token could fix (``BearerChallenge``), or a step-up `serve` may sign in
     /// for (`"stepUp": "auto"`); `stepUp` the scopes a discovered route's `403` `insufficient_scope` asks a sign-in
     /// for (then the proxy answers — or replays once, as for a `401` — and the upstream's connection, its answer
-    /// unread, closes).
+    /// unread, closes). `signsInItself` when the route signs in at its upstream's own authorization server (a
+    /// discovered route, #25) and this `401` carries a `Bearer` challenge: one the proxy does not replay is answered
+    /// with the proxy's own problem, never passed on — a local client that saw the upstream's challenge (its
+    /// `resource_metadata`, RFC 9728 §5.1) would start an OAuth of its own (#25 item 8).
     package mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
-        stepUp: [String]? = nil
+        stepUp: [String]? = nil, signsInItself: Bool = false
     ) -> Action {
         guard case .streaming(let progress, .awaitingHead) = state else { return illegal("a response head") }
         let status = head.status
@@ -333,6 +336,9 @@ package struct ExchangeStateMachine {
         if let stepUp, status == .forbidden {
             return fail(.insufficientScope(scopes: stepUp, note: stepUpNote(retry)))
         }
+        if signsInItself, status == .unauthorized {
+            return fail(.tokenRefused(note: refusalNote(retry, requestEnded: progress == .ended)))
+        }
         if progress != .ended && expectation == .awaitingContinue {
             persistence = .close  // see `answer(_:)`: the announced body may never come
         }
@@ -348,6 +354,16 @@ package struct ExchangeStateMachine {
         if stepUp != nil { return "the upstream refused the token of its sign-in for them too" }
         if replays.contains(.newToken) { return "this request was sent again once already" }
         return "this request cannot be sent again (only one whose whole body, at most 64 KiB, has arrived)"
+    }
+
+    /// Why a discovered route's `401` is answered rather than replayed, as a clause of the problem's detail.
+    private func refusalNote(_ retry: TokenRetry?, requestEnded: Bool) -> String {
+        if replays.contains(.newToken) { return "refused the new token it was sent again with too" }
+        guard retry != nil else { return "said nothing a new token would fix" }
+        guard requestEnded, case .kept = kept else {
+            return "this request cannot be sent again (only one whose whole body, at most 64 KiB, has arrived)"
+        }
+        return "this request cannot be sent again"
     }
 
     /// A part of the response body arrived.

@@ -71,6 +71,7 @@ struct ExchangeDiagramTests {
                 case .unexpectedSwitch: "502 (unexpected 101)"
                 case .responseWithoutHead: "502 (no head)"
                 case .insufficientScope: "403 (step-up)"
+                case .tokenRefused: "401 (refused token, discovered)"
                 }
             }
         }
@@ -146,6 +147,10 @@ struct ExchangeDiagramTests {
             ("200 head", event { $0.responseHead(head(.ok)) }),
             ("200 head, framed by the close", event { $0.responseHead(head(.ok), endsWithConnection: true) }),
             ("401 invalid_token head", event { $0.responseHead(head(.unauthorized), retry: .refresh) }),
+            (
+                "401 invalid_token head (discovered)",
+                event { $0.responseHead(head(.unauthorized), retry: .refresh, signsInItself: true) }
+            ),
             ("403 insufficient_scope head (discovered)", event { $0.responseHead(head(.forbidden), stepUp: ["s"]) }),
             (
                 "403 insufficient_scope head (discovered, \"stepUp\": \"auto\")",

@@ -60,11 +60,12 @@ struct ExchangeScript {
 
     mutating func head(
         _ status: HTTPResponseStatus, keepAlive: Bool = true, retry: ExchangeStateMachine.TokenRetry? = nil,
-        endsWithConnection: Bool = false, stepUp: [String]? = nil
+        endsWithConnection: Bool = false, stepUp: [String]? = nil, signsInItself: Bool = false
     ) -> ExchangeStateMachine.Action {
         let head = Self.responseHead(status, keepAlive: keepAlive)
         lastHead = head
-        return machine.responseHead(head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp)
+        return machine.responseHead(
+            head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp, signsInItself: signsInItself)
     }
 
     mutating func responseEnd() -> ExchangeStateMachine.Action { machine.responseEnd(now: now) }
