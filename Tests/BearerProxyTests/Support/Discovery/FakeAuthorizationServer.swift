@@ -65,6 +65,9 @@ final class FakeAuthorizationServer: Sendable {
         var requiredScopes: [String] = []
         /// Scopes a sign-in asks for that the server does not grant (RFC 6749 §3.3 lets it grant fewer).
         var withheldScopes: Set<String> = []
+        /// Registration hands out a `client_secret` and a `registration_access_token` (RFC 7591 §3.2.1, RFC 7592
+        /// §3), each kept in `issued` for the scans of output for secrets.
+        var registrationSecrets = false
     }
 
     struct Record: Sendable {
@@ -244,7 +247,17 @@ final class FakeAuthorizationServer: Sendable {
                     record.counter += 1
                     let id = "client-\(record.counter)"
                     record.clients.insert(id)
-                    return .json(status: 201, ["client_id": id, "token_endpoint_auth_method": "none"])
+                    guard record.settings.registrationSecrets else {
+                        return .json(status: 201, ["client_id": id, "token_endpoint_auth_method": "none"])
+                    }
+                    let (secret, access) = ("cs-\(UUID().uuidString)", "rat-\(UUID().uuidString)")
+                    record.issued += [secret, access]
+                    return .json(
+                        status: 201,
+                        [
+                            "client_id": id, "client_secret": secret, "client_secret_expires_at": 0,
+                            "registration_access_token": access, "token_endpoint_auth_method": "client_secret_post",
+                        ])
                 }
             default:
                 guard request.path == "/mcp" || request.path.hasPrefix("/mcp/") else {
