@@ -68,6 +68,8 @@ final class FakeAuthorizationServer: Sendable {
         /// Registration hands out a `client_secret` and a `registration_access_token` (RFC 7591 §3.2.1, RFC 7592
         /// §3), each kept in `issued` for the scans of output for secrets.
         var registrationSecrets = false
+        /// The metadata names a `revocation_endpoint` (RFC 8414 §2, RFC 7009).
+        var offersRevocation = true
     }
 
     struct Record: Sendable {
@@ -222,9 +224,9 @@ final class FakeAuthorizationServer: Sendable {
                 var document: [String: Any] = [
                     "issuer": origin, "authorization_endpoint": origin + "/authorize",
                     "token_endpoint": origin + "/token", "code_challenge_methods_supported": ["S256"],
-                    "revocation_endpoint": origin + "/revoke",
                     "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
                 ]
+                if settings.offersRevocation { document["revocation_endpoint"] = origin + "/revoke" }
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
                 if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
                 if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
