@@ -51,12 +51,45 @@ package struct ResourceDiscovery: Sendable {
     /// Steps 1 and 2 alone: the upstream's protected-resource metadata, its `resource` checked against the upstream,
     /// and the initial scopes — all a route whose authorization server is the account's own needs (#25 item 7).
     package func protectedResource() async throws(DiscoveryError) -> ProtectedResourceFinding {
+        do {
+            return try await findProtectedResource()
+        } catch {
+            throw stopped(error)
+        }
+    }
+
+    package func run() async throws(DiscoveryError) -> DiscoveredAuthorization {
+        do {
+            return try await findAuthorization()
+        } catch {
+            throw stopped(error)
+        }
+    }
+
+    /// #25 item 8: one log line per step, at `info`, so an operator can follow a discovery in `serve`'s log — URLs,
+    /// issuers and outcomes only: discovery handles no token, code, verifier or secret, and the values a server
+    /// chose are quoted and cut short (``DiscoveryError/shown(_:)``). The route is the logger's metadata
+    /// (``once(for:settings:eventLoopGroup:logger:_:)`` adds it).
+    private func step(_ what: String, _ metadata: Logger.Metadata) {
+        logger.info("discovery: \(what)", metadata: metadata)
+    }
+
+    /// Where a discovery ends without a result: the reason logged, once, and the error handed on.
+    private func stopped(_ error: DiscoveryError) -> DiscoveryError {
+        step("stopped", ["upstream": "\(upstream.url)", "reason": "\(error.explanation)"])
+        return error
+    }
+
+    private func findProtectedResource() async throws(DiscoveryError) -> ProtectedResourceFinding {
         let probe = try await transport.probe(try await PinnedURL(upstream: upstream, resolver: addresses.resolver))
         let challenges = probe.status == 401 ? BearerChallenge.all(in: probe.headers) : []
         let challenge = challenges.first { $0.resourceMetadata != nil } ?? challenges.first
-        logger.debug(
-            "discovery: upstream probed",
-            metadata: ["upstream": "\(upstream.url)", "status": "\(probe.status)", "challenges": "\(challenges.count)"])
+        step(
+            "upstream answered",
+            [
+                "upstream": "\(upstream.url)", "status": "\(probe.status)", "challenges": "\(challenges.count)",
+                "resource_metadata": "\(challenge?.resourceMetadata.map(DiscoveryError.shown) ?? "none")",
+            ])
 
         let candidates = challenge?.resourceMetadata.map { [$0] } ?? WellKnownURL.protectedResource(for: upstream)
         let (resourceMetadata, resourceAttempts) = try await firstDocument(
@@ -69,16 +102,20 @@ package struct ResourceDiscovery: Sendable {
         guard let servers = metadata.authorizationServers, !servers.isEmpty else {
             throw .noAuthorizationServer(url: metadataURL)
         }
-        logger.debug(
-            "discovery: protected-resource metadata", metadata: ["url": "\(metadataURL)", "issuer": "\(servers[0])"])
+        step(
+            "protected-resource metadata used",
+            [
+                "url": "\(DiscoveryError.shown(metadataURL))", "resource": "\(DiscoveryError.shown(metadata.resource))",
+                "authorization_server": "\(DiscoveryError.shown(servers[0]))",
+            ])
         let (scopes, source) = Self.initialScopes(challenge: challenge, metadata: metadata)
         return ProtectedResourceFinding(
             probeStatus: probe.status, metadataFromChallenge: challenge?.resourceMetadata != nil,
             attempts: resourceAttempts, url: metadataURL, metadata: metadata, scopes: scopes, scopeSource: source)
     }
 
-    package func run() async throws(DiscoveryError) -> DiscoveredAuthorization {
-        let finding = try await protectedResource()
+    private func findAuthorization() async throws(DiscoveryError) -> DiscoveredAuthorization {
+        let finding = try await findProtectedResource()
         let metadata = finding.metadata
         let issuerText = finding.authorizationServers[0]
 
@@ -106,7 +143,17 @@ package struct ResourceDiscovery: Sendable {
             guard let url else { continue }
             try await addresses.check(try OAuthURL(url, role: role), role: role)
         }
-        logger.debug("discovery: authorization-server metadata", metadata: ["url": "\(serverURL)"])
+        step(
+            "authorization-server metadata used",
+            [
+                "url": "\(DiscoveryError.shown(serverURL))", "issuer": "\(DiscoveryError.shown(issuerText))",
+                "pkce": "S256",
+            ])
+        let registration = ClientRegistration.choose(
+            settings: settings, server: server, registrationEndpoint: server.registrationEndpoint)
+        step(
+            "client registration chosen",
+            ["issuer": "\(DiscoveryError.shown(issuerText))", "registration": "\(registration.kind)"])
 
         return DiscoveredAuthorization(
             probeStatus: finding.probeStatus, metadataFromChallenge: finding.metadataFromChallenge,
@@ -117,8 +164,7 @@ package struct ResourceDiscovery: Sendable {
             tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,
             scopes: finding.scopes, scopeSource: finding.scopeSource,
-            registration: ClientRegistration.choose(
-                settings: settings, server: server, registrationEndpoint: server.registrationEndpoint))
+            registration: registration)
     }
 
     /// The first URL that answers 200, each checked before it is fetched; every URL tried with its outcome.
@@ -134,6 +180,7 @@ package struct ResourceDiscovery: Sendable {
             do {
                 let (status, body) = try await transport.fetch(url)
                 if status == 200 {
+                    step("\(role) tried", ["url": "\(DiscoveryError.shown(text))", "outcome": "found"])
                     attempts.append(MetadataAttempt(url: text, outcome: "found"))
                     return ((text, body), attempts)
                 }
@@ -143,7 +190,7 @@ package struct ResourceDiscovery: Sendable {
                 outcome = error.explanation
                 transient = true
             }
-            logger.debug("discovery: no metadata", metadata: ["url": "\(text)", "outcome": "\(outcome)"])
+            step("\(role) tried", ["url": "\(DiscoveryError.shown(text))", "outcome": "\(outcome)"])
             attempts.append(MetadataAttempt(url: text, outcome: outcome, transient: transient))
         }
         return (nil, attempts)
@@ -198,8 +245,11 @@ extension ResourceDiscovery {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger,
         _ body: (ResourceDiscovery) async throws(DiscoveryError) -> T
     ) async throws(DiscoveryError) -> T {
-        try await DiscoveryClient.with(caFile: route.tls.caFile, eventLoopGroup: eventLoopGroup, logger: logger) {
-            (transport) async throws(DiscoveryError) -> T in
+        var logger = logger
+        if logger[metadataKey: "route"] == nil { logger[metadataKey: "route"] = "\(route.prefix)" }
+        return try await DiscoveryClient.with(
+            caFile: route.tls.caFile, eventLoopGroup: eventLoopGroup, logger: logger
+        ) { [logger] (transport) async throws(DiscoveryError) -> T in
             try await body(
                 ResourceDiscovery(
                     route: route.upstream, settings: settings, transport: transport, resolver: SystemHostResolver(),

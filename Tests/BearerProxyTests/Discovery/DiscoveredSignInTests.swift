@@ -8,6 +8,7 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -29,11 +30,10 @@ import Testing
     static func signIn(
         _ server: FakeAuthorizationServer, state: StateDirectory, settings: DiscoverySettings = DiscoverySettings(),
         console: ScriptedConsole = ScriptedConsole(browser: true), noBrowser: Bool = false, caFile: String? = nil,
-        environment: [String: String] = [:], scopes: [String]? = nil
+        environment: [String: String] = [:], scopes: [String]? = nil, logger: Logger = ProxyHarness.silentLogger
     ) async throws -> Outcome {
         let route = route(server, settings: settings, caFile: caFile)
-        var found = try await DiscoveredAuthorization.discover(
-            for: route, settings: settings, logger: ProxyHarness.silentLogger)
+        var found = try await DiscoveredAuthorization.discover(for: route, settings: settings, logger: logger)
         // As `login ROUTE --scopes` does.
         if let scopes { found.scopes = scopes }
         async let browsing: Void = browse(console)
@@ -42,8 +42,7 @@ import Testing
             outcome = .success(
                 try await DiscoveredSignIn.run(
                     route: route, settings: settings, found: found, caFile: caFile, stateDirectory: state,
-                    console: console, noBrowser: noBrowser, logger: ProxyHarness.silentLogger,
-                    environment: environment))
+                    console: console, noBrowser: noBrowser, logger: logger, environment: environment))
         } catch {
             outcome = .failure(error)
         }

@@ -40,7 +40,10 @@ package enum DiscoveredTokenRequest {
         provider: IdentityProviderClient, addresses: AddressPolicy
     ) async -> String {
         guard let endpoint else {
-            return "the authorization server offers no revocation: the refresh token was deleted here"
+            // Nothing to send it to (RFC 8414 §2: no `revocation_endpoint`): say so, since the token was deleted here
+            // only and the server honours it until it expires.
+            return "the authorization server offers no revocation (RFC 7009): the refresh token was deleted here and "
+                + "stays valid at the server until it expires"
         }
         let pinned: PinnedURL
         do {

@@ -65,6 +65,11 @@ final class FakeAuthorizationServer: Sendable {
         var requiredScopes: [String] = []
         /// Scopes a sign-in asks for that the server does not grant (RFC 6749 §3.3 lets it grant fewer).
         var withheldScopes: Set<String> = []
+        /// Registration hands out a `client_secret` and a `registration_access_token` (RFC 7591 §3.2.1, RFC 7592
+        /// §3), each kept in `issued` for the scans of output for secrets.
+        var registrationSecrets = false
+        /// The metadata names a `revocation_endpoint` (RFC 8414 §2, RFC 7009).
+        var offersRevocation = true
     }
 
     struct Record: Sendable {
@@ -219,9 +224,9 @@ final class FakeAuthorizationServer: Sendable {
                 var document: [String: Any] = [
                     "issuer": origin, "authorization_endpoint": origin + "/authorize",
                     "token_endpoint": origin + "/token", "code_challenge_methods_supported": ["S256"],
-                    "revocation_endpoint": origin + "/revoke",
                     "authorization_response_iss_parameter_supported": settings.advertisesIssuer,
                 ]
+                if settings.offersRevocation { document["revocation_endpoint"] = origin + "/revoke" }
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
                 if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
                 if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
@@ -244,7 +249,17 @@ final class FakeAuthorizationServer: Sendable {
                     record.counter += 1
                     let id = "client-\(record.counter)"
                     record.clients.insert(id)
-                    return .json(status: 201, ["client_id": id, "token_endpoint_auth_method": "none"])
+                    guard record.settings.registrationSecrets else {
+                        return .json(status: 201, ["client_id": id, "token_endpoint_auth_method": "none"])
+                    }
+                    let (secret, access) = ("cs-\(UUID().uuidString)", "rat-\(UUID().uuidString)")
+                    record.issued += [secret, access]
+                    return .json(
+                        status: 201,
+                        [
+                            "client_id": id, "client_secret": secret, "client_secret_expires_at": 0,
+                            "registration_access_token": access, "token_endpoint_auth_method": "client_secret_post",
+                        ])
                 }
             default:
                 guard request.path == "/mcp" || request.path.hasPrefix("/mcp/") else {
