@@ -15,8 +15,8 @@ extension ProxyConnectionHandler {
     ) {
         exchange.status = 101
         let answer = WebSocketUpgrade.switchingProtocols(upstream: head.headers, requestID: exchange.id)
-        context.write(wrapOutboundOut(.head(ResponseHeadBytes.bytes(answer), chunked: false)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(trailers: nil)), promise: nil)
+        write(.head(ResponseHeadBytes.bytes(answer), chunked: false), promise: nil)
+        write(.end(trailers: nil), promise: nil, flush: true)
         // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
         context.eventLoop.assumeIsolated().execute { [self] in
             becomeTunnel(exchange, leg: leg, upstream: upstream)
@@ -58,7 +58,6 @@ extension ProxyConnectionHandler {
             _ = upstreamPipeline.removeHandler(
                 try upstreamPipeline.handler(type: MessageEncoder<UpstreamRequestPart>.self))
             _ = client.removeHandler(context: context)
-            _ = client.removeHandler(try client.handler(type: MessageEncoder<MessagePart>.self))
             let decoders = [
                 upstreamPipeline.removeHandler(
                     try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self)),

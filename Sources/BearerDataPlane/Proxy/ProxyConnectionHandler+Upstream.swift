@@ -151,7 +151,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
             keepAlive: keepAlive, into: &bytes)
         exchange.status = UInt(head.head.status)
-        context.write(wrapOutboundOut(.head(bytes, chunked: framing == .chunked)), promise: nil)
+        write(.head(bytes, chunked: framing == .chunked), promise: nil)
         clientNeedsFlush = true
     }
 

@@ -20,8 +20,8 @@ import NIOHTTP1
 /// writable); the upstream side withholds its reads while this client is not writable.
 package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = ClientRequestPart
-    package typealias OutboundIn = MessagePart
-    package typealias OutboundOut = MessagePart
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     package let server: ProxyServerCore
     package let loop: EventLoopState
@@ -33,6 +33,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The upstream connection the exchange in progress is using.
     package var upstream: (any UpstreamConnection)?
     package var clientAddress: String?
+    /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
+    package var framer = MessageFramer()
 
     // I/O bookkeeping, not lifecycle.
     /// Reads held back while the machine does not want them (backpressure, a token wait).
@@ -223,7 +225,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             return
         case .forwardResponseBody(let body):
             if let given { given.bytesOut += body.readableBytes } else { exchange?.bytesOut += body.readableBytes }
-            context.write(wrapOutboundOut(.body(body)), promise: nil)
+            write(.body(body), promise: nil)
             clientNeedsFlush = true
             if !context.channel.isWritable { upstream?.pauseReads() }
             return
@@ -244,13 +246,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         case .forwardInformational(let status):
             guard let exchange else { break }
             let informational = HTTPResponseHead(version: exchange.request.version, status: status)
-            context.writeAndFlush(
-                wrapOutboundOut(.head(ResponseHeadBytes.bytes(informational), chunked: false)), promise: nil)
+            write(.head(ResponseHeadBytes.bytes(informational), chunked: false), promise: nil, flush: true)
         case .sendContinue:
             guard let exchange else { break }
             let continued = HTTPResponseHead(version: exchange.request.version, status: .continue)
-            context.writeAndFlush(
-                wrapOutboundOut(.head(ResponseHeadBytes.bytes(continued), chunked: false)), promise: nil)
+            write(.head(ResponseHeadBytes.bytes(continued), chunked: false), promise: nil, flush: true)
         case .forwardResponseHead(let head, let keepAlive):
             if let given {
                 forwardResponseHead(head, keepAlive: keepAlive, exchange: given)
@@ -330,10 +330,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             head.headers.add(name: "connection", value: "keep-alive")
         }
         exchange.status = UInt(response.status.code)
-        context.write(wrapOutboundOut(.head(ResponseHeadBytes.bytes(head), chunked: false)), promise: nil)
+        write(.head(ResponseHeadBytes.bytes(head), chunked: false), promise: nil)
         if exchange.request.method != .HEAD {
             exchange.bytesOut += response.body.readableBytes
-            context.write(wrapOutboundOut(.body(response.body)), promise: nil)
+            write(.body(response.body), promise: nil)
         }
         writeResponseEnd(exchange, trailers: nil, then: then)
     }
@@ -345,17 +345,23 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         return .problem(error, requestID: exchange.id)
     }
 
+    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
+    package func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
+        framer.write(part, from: context, promise: promise)
+        if flush { context.flush() }
+    }
+
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the
     /// connection may close after it.
     package func writeResponseEnd(
         _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
-            context.writeAndFlush(wrapOutboundOut(.end(trailers: trailers)), promise: nil)
+            write(.end(trailers: trailers), promise: nil, flush: true)
         } else {
             let promise = context.eventLoop.makePromise(of: Void.self)
             exchange.responseWritten = promise.futureResult
-            context.writeAndFlush(wrapOutboundOut(.end(trailers: trailers)), promise: promise)
+            write(.end(trailers: trailers), promise: promise, flush: true)
         }
         switch then {
         case .finished(let close): finishExchange(close: close)

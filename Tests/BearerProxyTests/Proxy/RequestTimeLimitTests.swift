@@ -32,7 +32,6 @@ struct RequestTimeLimitTests {
             installed: NothingInstalled(), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: timeouts)
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(MessageEncoder<MessagePart>())
         try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Acceptor.headLimits)))
         try pipeline.addHandler(
             ProxyConnectionHandler(server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop)))

@@ -1,0 +1,63 @@
+import NIOCore
+
+/// Writes ``MessagePart``s to a connection as bytes — responses to the client, requests to an upstream: heads as
+/// they come, and bodies as they are, or as chunks (RFC 9112 §7.1) when their head said so. Body bytes are never
+/// copied: a chunk goes out as its size line, the body's own buffer and a CRLF.
+///
+/// A value the connection's last handler owns and calls (``ProxyConnectionHandler``), rather than a handler of its
+/// own: a part that crossed the pipeline as a `NIOAny` cost a dynamic cast and a generic-metadata lookup at each
+/// end, ~2 µs a request between them (#24; docs/benchmarks.md, session 16). Only ByteBuffers go down the pipeline.
+package struct MessageFramer {
+    /// The body being written goes as chunks.
+    private var chunked = false
+    /// Written with no bytes, for an end that has none: its promise completes once what came before is written.
+    private let empty = ByteBuffer()
+    private let crlf = ByteBuffer(staticString: "\r\n")
+    private let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
+
+    package init() {}
+
+    /// Writes `part` from `context` (to the handlers before it, then the socket); `promise` completes once all of
+    /// it is written.
+    package mutating func write(
+        _ part: MessagePart, from context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        switch part {
+        case .head(let bytes, let chunked):
+            self.chunked = chunked
+            context.write(NIOAny(bytes), promise: promise)
+        case .body(let body):
+            guard chunked else { return context.write(NIOAny(body), promise: promise) }
+            // A chunk of size zero is the last one: an empty part is not written at all.
+            guard body.readableBytes > 0 else { return context.write(NIOAny(empty), promise: promise) }
+            var size = context.channel.allocator.buffer(capacity: 18)
+            Self.writeHexadecimal(body.readableBytes, into: &size)
+            size.writeStaticString("\r\n")
+            context.write(NIOAny(size), promise: nil)
+            context.write(NIOAny(body), promise: nil)
+            context.write(NIOAny(crlf), promise: promise)
+        case .end(let trailers):
+            guard chunked else { return context.write(NIOAny(empty), promise: promise) }
+            chunked = false
+            guard let trailers, trailers.readableBytes > 0 else {
+                return context.write(NIOAny(lastChunk), promise: promise)
+            }
+            var end = context.channel.allocator.buffer(capacity: trailers.readableBytes + 5)
+            end.writeStaticString("0\r\n")
+            end.writeImmutableBuffer(trailers)
+            end.writeStaticString("\r\n")
+            context.write(NIOAny(end), promise: promise)
+        }
+    }
+
+    /// `chunk-size = 1*HEXDIG` (RFC 9112 §7.1), without leading zeros.
+    private static func writeHexadecimal(_ value: Int, into buffer: inout ByteBuffer) {
+        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4
+        if shift == 0 { shift = 4 }
+        while shift > 0 {
+            shift -= 4
+            let digit = UInt8((value >> shift) & 0xF)
+            buffer.writeInteger(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
+    }
+}
