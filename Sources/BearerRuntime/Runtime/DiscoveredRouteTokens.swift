@@ -163,8 +163,8 @@ package final class DiscoveredRouteTokens: Sendable {
         let provider = provider(caFile: route.tls.caFile)
         let eventLoopGroup = eventLoopGroup
         // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
-        var startSignIn: (@Sendable () -> String)?
-        if settings.startsSignIn, let starter = signInStarter { startSignIn = { starter.request(route) } }
+        var startSignIn: (@Sendable () async -> String)?
+        if settings.startsSignIn, let starter = signInStarter { startSignIn = { await starter.request(route) } }
         // One with `"stepUp": "auto"` asks it to open its step-ups too, and waits for them (#25 item 5).
         var stepUp: (@Sendable (StepUpRequest) async -> String?)?
         if settings.stepsUp, let starter = signInStarter { stepUp = { await starter.stepUp(route, $0) } }

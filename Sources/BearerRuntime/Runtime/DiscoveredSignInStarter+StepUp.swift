@@ -1,4 +1,5 @@
 import BearerConfiguration
+import BearerSignIn
 import BearerTokens
 
 #if canImport(FoundationEssentials)
@@ -13,7 +14,8 @@ import BearerTokens
 /// A hostile or confused upstream could ask for ever more scopes, on every path: each ask would be a browser tab.
 /// Bounded: one sign-in per route at a time (a step-up asked for meanwhile is refused, not queued); at most one
 /// step-up per route and path per ``backOff``, whatever became of it; none on a route for ``backOff`` after a
-/// sign-in there was declined or not finished; and every one shows its scopes on the authorization server's consent
+/// sign-in there failed, nor with an authorization server after one serve opened there was declined or not
+/// finished (``SignInBackOff``); and every one shows its scopes on the authorization server's consent
 /// page, where the person at the machine decides.
 extension DiscoveredSignInStarter {
     /// Opens the sign-in for `request.scopes` on `route` and waits until it is stored: nil then, else why none was
@@ -30,8 +32,8 @@ extension DiscoveredSignInStarter {
             if state.running.contains(route.prefix) {
                 return .refuse("a sign-in is waiting in the browser on this machine: finish it there, then try again")
             }
-            if let until = state.declinedUntil[route.prefix], until > now {
-                return .refuse(Self.backingOff(until, now: now))
+            if let pause = state.pauses[route.prefix], pause.until > now {
+                return .refuse(SignInBackOff.explanation(pause.reason, until: pause.until, now: now))
             }
             if let until = state.stepUpAgain[place], until > now {
                 let seconds = Int(until.timeIntervalSince(now).rounded(.up))
@@ -61,13 +63,17 @@ extension DiscoveredSignInStarter {
         }
     }
 
-    /// Ends every wait for a step-up sign-in, at shutdown: the requests behind them are answered now.
+    /// Ends every wait for a sign-in, at shutdown: the requests behind them are answered now.
     package func stopWaiting() {
-        let waiting = state.withLock { state in
+        let (deciding, waiting) = state.withLock { state in
             state.stopped = true
-            defer { state.waiting = [:] }
-            return state.waiting.values.flatMap { $0 }
+            defer {
+                state.deciding = [:]
+                state.waiting = [:]
+            }
+            return (state.deciding.values.flatMap { $0 }, state.waiting.values.flatMap { $0 })
         }
+        for waiter in deciding { waiter.resume(returning: "the proxy is shutting down") }
         for waiter in waiting { waiter.resume(returning: "the proxy is shutting down") }
     }
 }

@@ -12,7 +12,9 @@ import Crypto
 
 /// Where discovered routes' registrations and sign-ins live in the state directory (#25 item 6):
 /// `discovered-client-<h>.json` per authorization server (its dynamic registration),
-/// `discovered-signin-<h>.json` per (issuer, client, resource) and `discovered-routes.json` (upstream → key).
+/// `discovered-signin-<h>.json` per (issuer, client, resource), `discovered-routes.json` (upstream → key) and
+/// `discovered-declined-<h>.json` per authorization server (a sign-in `serve` opened there was declined,
+/// `DiscoveredSignInStore+Declines.swift`).
 /// `<h>` is a hash of the key, so a file name never carries a server's text; each file also holds its key in
 /// full, and a file whose key is not the one asked for is not used.
 public struct DiscoveredSignInStore: Sendable {

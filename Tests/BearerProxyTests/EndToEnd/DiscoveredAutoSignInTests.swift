@@ -15,17 +15,17 @@ import Testing
 /// declined sign-in, no other tab for a while.
 @Suite("End to end: serve opens the sign-in itself")
 struct DiscoveredAutoSignInTests {
-    /// A proxy serving `server`'s resource at `/a` with `"signIn": "auto"`, its sign-ins opened through `console`
-    /// (whose opened URLs the test follows or not), the starter running beside it.
+    /// A proxy serving `server`'s resource at `/a` with `"signIn": "auto"` (or `routes`), its sign-ins opened
+    /// through `console` (whose opened URLs the test follows or not), the starter running beside it, on `now`.
     static func with(
         _ server: FakeAuthorizationServer, _ scratch: StoreScratchDirectory, console: ScriptedConsole,
-        _ body: (RunningProxy) async throws -> Void
+        routes: String? = nil, now: (@Sendable () -> Date)? = nil, _ body: (RunningProxy) async throws -> Void
     ) async throws {
         let configuration = try TestConfigurations.make(
-            routes: server.routes(discovery: #""signIn": "auto""#), account: #"{ "flow": "dev" }"#)
+            routes: routes ?? server.routes(discovery: #""signIn": "auto""#), account: #"{ "flow": "dev" }"#)
         let proxy = try await RunningProxy.start(
             configuration: configuration, stateDirectory: scratch.state, threads: 2,
-            logger: ProxyHarness.silentLogger, signInConsole: console)
+            logger: ProxyHarness.silentLogger, now: now, signInConsole: console)
         let starter = try #require(proxy.signInStarter)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -50,6 +50,18 @@ struct DiscoveredAutoSignInTests {
 
     static func detail(_ response: TestResponse) throws -> String {
         try #require(try response.jsonObject()["detail"] as? String)
+    }
+
+    /// Asks for `prefix` until the answer says that the last sign-in was declined; that answer's detail.
+    @discardableResult
+    static func waitForDecline(_ proxy: RunningProxy, _ prefix: String) async throws -> String {
+        let port = proxy.server.port
+        return try await withTimeout(waitingFor: "the declined sign-in to be noted") {
+            while true {
+                let detail = try Self.detail(try await TestClient.send(port: port, uri: prefix + "/x"))
+                if detail.contains("declined or not finished") { return detail }
+            }
+        }
     }
 
     @Test("the first request is answered 401 at once and serve opens one tab; once signed in, requests go through")
@@ -82,13 +94,7 @@ struct DiscoveredAutoSignInTests {
                 #expect(try await TestClient.send(port: proxy.server.port, uri: "/a/x").status == .unauthorized)
                 let url = try await Self.openedURL(console)
                 _ = try await TestBrowser.open(url)
-                let port = proxy.server.port
-                let detail = try await withTimeout(waitingFor: "the declined sign-in to be noted") {
-                    while true {
-                        let detail = try Self.detail(try await TestClient.send(port: port, uri: "/a/x"))
-                        if detail.contains("declined or not finished") { return detail }
-                    }
-                }
+                let detail = try await Self.waitForDecline(proxy, "/a")
                 #expect(detail.contains("bearer-proxy login /a"), "\(detail)")
                 let again = try await TestClient.send(port: proxy.server.port, uri: "/a/x")
                 #expect(try Self.detail(again).contains("declined or not finished"))

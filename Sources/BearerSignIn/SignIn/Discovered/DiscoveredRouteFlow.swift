@@ -35,8 +35,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
     package let closing: ShutdownNotice?
     /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
-    /// person at the machine should do (#25 item 2); nil: only `login ROUTE` signs in.
-    package let startSignIn: (@Sendable () -> String)?
+    /// person at the machine should do — once discovery has told whether a tab opens (#25 item 2); nil: only
+    /// `login ROUTE` signs in. Asked with no lock held.
+    package let startSignIn: (@Sendable () async -> String)?
     /// For a route with `"stepUp": "auto"`: asks `serve` to open the sign-in for a step-up's wider scopes and waits
     /// until it is stored — nil — or says why it was not (#25 item 5); nil: only `login ROUTE --scopes` steps up.
     package let stepUp: (@Sendable (StepUpRequest) async -> String?)?
@@ -69,17 +70,16 @@ package struct DiscoveredRouteFlow: SignInFlow {
             if let refusal = await stepUp(wanted) { throw .signInRequired(reason: refusal) }
         }
         try await awaitSignInInProgress()
-        let key: DiscoveredSignInKey
+        let routeKey: DiscoveredSignInKey?
         do {
-            guard let found = try store.routeKey(upstream: upstream) else { throw notSignedIn("nobody has signed in") }
-            key = found
-        } catch let error as StateError {
-            throw .misconfigured(reason: "\(error)")
+            routeKey = try store.routeKey(upstream: upstream)
         } catch {
-            throw error as? TokenError ?? notSignedIn("nobody has signed in")
+            throw .misconfigured(reason: "\(error)")
         }
+        guard let key = routeKey else { throw await notSignedIn("nobody has signed in") }
         let confirmed = try await rediscoverIfRefused(key, request: request)
-        return try await store.redemptionLock(key).withLock { outcome async throws(TokenError) -> AccessToken in
+        let redeemed = try await store.redemptionLock(key).withLock {
+            outcome async throws(TokenError) -> Redeemed in
             if outcome == .cancelled {
                 throw .providerUnavailable(
                     reason: "cancelled while waiting for the redemption lock", retryAfterSeconds: 1)
@@ -89,6 +89,17 @@ package struct DiscoveredRouteFlow: SignInFlow {
             }
             return try await underLock(key, request: request, confirmed: confirmed)
         }
+        switch redeemed {
+        case .token(let token): return token
+        case .notSignedIn(let why): throw await notSignedIn(why)
+        }
+    }
+
+    /// What a redemption came to: a token, or why the route needs a sign-in — asked for (``startSignIn``) once the
+    /// lock is let go, so that no other process waits on it meanwhile.
+    private enum Redeemed {
+        case token(AccessToken)
+        case notSignedIn(String)
     }
 
     /// Waits (at most ``RedemptionLock/maximumWait``) while a `login ROUTE` for this route is signing in on this
@@ -156,24 +167,24 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 issuer != key.issuer
                 ? "names another authorization server (\(DiscoveryError.shown(issuer))) than \(key.issuer)"
                 : "describes another resource (\(DiscoveryError.shown(resource))) than \(key.resource)"
-            throw notSignedIn("its upstream now \(change), and nothing of that sign-in is used there")
+            throw await notSignedIn("its upstream now \(change), and nothing of that sign-in is used there")
         }
     }
 
     private func underLock(
         _ key: DiscoveredSignInKey, request: TokenRequest, confirmed: DiscoveredAuthorization?
-    ) async throws(TokenError) -> AccessToken {
+    ) async throws(TokenError) -> Redeemed {
         var stored: PersistedDiscoveredSignIn
         let client: DiscoveredClient
         do {
-            guard let signIn = try store.signIn(key) else { throw notSignedIn("nobody has signed in") }
+            guard let signIn = try store.signIn(key) else { return .notSignedIn("nobody has signed in") }
             stored = signIn
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
                 token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
             {
                 served.set(token.value)
-                return token
+                return .token(token)
             }
             if stored.clientKind == DiscoveredClient.Kind.metadataDocument.rawValue {
                 // A public client whose id is its document's URL: nothing but the id to send.
@@ -181,7 +192,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
             } else if stored.clientKind == DiscoveredClient.Kind.dynamic.rawValue {
                 guard let registration = try store.registration(issuer: key.issuer),
                     registration.clientID == key.clientID
-                else { throw notSignedIn("its client registration is gone") }
+                else { return .notSignedIn("its client registration is gone") }
                 client = DiscoveredClient(id: key.clientID, secret: registration.clientSecret, kind: .dynamic)
             } else {
                 client = DiscoveredClient(
@@ -189,12 +200,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
                     authentication: stored.tokenEndpointAuthMethod.flatMap(DiscoveredClient.Authentication.init)
                         ?? .basic)
             }
-        } catch let error as StateError {
-            throw .misconfigured(reason: "\(error)")
         } catch {
-            throw error as? TokenError ?? notSignedIn("nobody has signed in")
+            throw .misconfigured(reason: "\(error)")
         }
-        guard let refreshToken = stored.refreshToken else { throw notSignedIn("its sign-in has expired") }
+        guard let refreshToken = stored.refreshToken else { return .notSignedIn("its sign-in has expired") }
         if let confirmed {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
             stored.keep(confirmed)
@@ -215,11 +224,11 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
             forget(key, registration: false)
-            throw notSignedIn("its refresh token was refused (\(failure.reason))")
+            return .notSignedIn("its refresh token was refused (\(failure.reason))")
         } catch .rejected(let failure) where failure.error == "invalid_client" {
             // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
             forget(key, registration: client.kind == .dynamic)
-            throw notSignedIn("the authorization server no longer knows its client (invalid_client)")
+            return .notSignedIn("the authorization server no longer knows its client (invalid_client)")
         } catch {
             throw error.tokenError
         }
@@ -234,7 +243,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
             throw .providerUnavailable(reason: "the token response had no access token", retryAfterSeconds: 5)
         }
         served.set(token.value)
-        return token
+        return .token(token)
     }
 
     /// Drops the tokens (and the registration) that the authorization server refused.
@@ -251,9 +260,9 @@ package struct DiscoveredRouteFlow: SignInFlow {
     }
 
     /// The route needs a sign-in — which, for a route with `"signIn": "auto"`, `serve` opens now.
-    private func notSignedIn(_ why: String) -> TokenError {
+    private func notSignedIn(_ why: String) async -> TokenError {
         // The route is named by whoever shows the reason (the problem's detail, `token ROUTE`'s error).
-        if let startSignIn { return .signInRequired(reason: "\(why); \(startSignIn())") }
+        if let startSignIn { return .signInRequired(reason: "\(why); \(await startSignIn())") }
         return .signInRequired(reason: "\(why). Run: bearer-proxy login \(route)")
     }
 
@@ -261,7 +270,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         addresses: AddressPolicy, rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
-        startSignIn: (@Sendable () -> String)? = nil, stepUp: (@Sendable (StepUpRequest) async -> String?)? = nil
+        startSignIn: (@Sendable () async -> String)? = nil, stepUp: (@Sendable (StepUpRequest) async -> String?)? = nil
     ) {
         self.startSignIn = startSignIn
         self.stepUp = stepUp

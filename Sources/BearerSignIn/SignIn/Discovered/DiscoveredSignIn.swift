@@ -56,6 +56,9 @@ public struct DiscoveredSignIn: Sendable {
     package let now: @Sendable () -> Date
     /// Where the configured client's `clientSecretEnv` is read.
     package let environment: [String: String]
+    /// Set for a sign-in `serve` opens by itself: it opens none while a decline with the server is noted, and notes
+    /// its own (#25 item 2). nil: a person's `login ROUTE`, never held back.
+    package var backOff: SignInBackOff?
 
     public init(
         route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, store: DiscoveredSignInStore,
@@ -89,18 +92,30 @@ public struct DiscoveredSignIn: Sendable {
     }
 
     /// Signs in for `route` with HTTP clients of its own (trusting `caFile` beside the system's roots), storing
-    /// the outcome in `stateDirectory`.
+    /// the outcome in `stateDirectory`; `backOff` for one `serve` opens (``backOff``).
     public static func run(
         route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, caFile: String?,
         stateDirectory: StateDirectory, console: any SignInConsole, noBrowser: Bool, logger: Logger,
         environment: [String: String] = [:], timeout: Duration = .seconds(300)
     ) async throws(SignInFailure) -> Outcome {
+        try await run(
+            route: route, settings: settings, found: found, caFile: caFile, stateDirectory: stateDirectory,
+            console: console, noBrowser: noBrowser, logger: logger, environment: environment, timeout: timeout,
+            backOff: nil)
+    }
+
+    package static func run(
+        route: Route, settings: DiscoverySettings, found: DiscoveredAuthorization, caFile: String?,
+        stateDirectory: StateDirectory, console: any SignInConsole, noBrowser: Bool, logger: Logger,
+        environment: [String: String], timeout: Duration, backOff: SignInBackOff?
+    ) async throws(SignInFailure) -> Outcome {
         let group = MultiThreadedEventLoopGroup.singleton
         let provider = IdentityProviderClient(eventLoopGroup: group, logger: logger, caFile: caFile)
-        let signIn = DiscoveredSignIn(
+        var signIn = DiscoveredSignIn(
             route: route, settings: settings, found: found, store: DiscoveredSignInStore(directory: stateDirectory),
             provider: provider, registrar: DiscoveryClient(caFile: caFile, eventLoopGroup: group, logger: logger),
             eventLoopGroup: group, environment: environment, timeout: timeout)
+        signIn.backOff = backOff
         let result: Result<Outcome, SignInFailure>
         do {
             result = .success(try await signIn.run(console: console, noBrowser: noBrowser))
@@ -117,7 +132,8 @@ public struct DiscoveredSignIn: Sendable {
     /// Signs in, one interactive sign-in per authorization server on this machine at a time (#25 item 6): a
     /// second `login` for a route of the same server waits for the first — under a `flock` the kernel releases
     /// with its process, never a file with a timestamp — and, when the first one stored a sign-in for this route
-    /// meanwhile, uses it instead of opening a second browser tab.
+    /// meanwhile, uses it instead of opening a second browser tab. One `serve` opens reads the server's decline
+    /// there, under the lock, and opens no tab while the first one's is noted (#25 item 2).
     /// - Parameter noBrowser: print the URL and read the redirected address from `console` instead of waiting
     ///   on the loopback listener (a browser on another machine).
     public func run(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
@@ -138,10 +154,13 @@ public struct DiscoveredSignIn: Sendable {
                 return Self.outcome(of: done)
             }
             if outcome == .cancelled { throw SignInFailure(.cancelled, "Sign-in cancelled.") }
-            // Taken inside the server's lock, and `serve` takes only this one: no two holders wait on each other.
-            return try await store.routeSignInLock(upstream: route.upstream.url).withLock {
-                _ async throws(SignInFailure) -> Outcome in
-                try await signInOnce(console: console, noBrowser: noBrowser)
+            try refuseWhileDeclined()
+            return try await notingDeclines(console: console) { () async throws(SignInFailure) -> Outcome in
+                // Taken inside the server's lock, and `serve` takes only this one: no two holders wait on each other.
+                try await store.routeSignInLock(upstream: route.upstream.url).withLock {
+                    _ async throws(SignInFailure) -> Outcome in
+                    try await signInOnce(console: console, noBrowser: noBrowser)
+                }
             }
         }
     }
