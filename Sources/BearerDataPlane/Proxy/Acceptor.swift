@@ -121,13 +121,8 @@ package struct Acceptor: Sendable {
     private func addHandlers(to channel: any Channel) throws {
         let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
         let pipeline = channel.pipeline.syncOperations
-        // No encoder: the connection's handler writes bytes, framing set explicitly per response (data-plane
-        // pitfall 3; ``MessageFramer``).
-        // After a WebSocket handshake the bytes the decoder holds go to the tunnel when it leaves (RFC 6455 §4.1).
-        try pipeline.addHandler(
-            ByteToMessageHandler(
-                RequestDecoder(limits: Self.headLimits), maximumBufferSize: RequestDecoder.bufferLimit(Self.headLimits))
-        )
+        // One handler: it decodes the client's bytes and frames its answers itself (``RequestDecoder``,
+        // ``MessageFramer``; data-plane pitfall 3: framing set explicitly per response).
         try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
     }
 

@@ -52,24 +52,29 @@ extension ProxyConnectionHandler {
             let upstreamPipeline = upstreamChannel.pipeline.syncOperations
             try client.addHandler(clientEnd)
             try upstreamPipeline.addHandler(upstreamEnd)
-            // The HTTP handlers leave; the decoders last, so the bytes they hold — frames sent right behind the
-            // handshake — reach the tunnel.
+            // The HTTP handlers leave; the upstream's decoder last, so the bytes it holds — frames sent right behind
+            // the 101 — reach the tunnel.
             _ = upstreamPipeline.removeHandler(upstream)
             _ = upstreamPipeline.removeHandler(
                 try upstreamPipeline.handler(type: MessageEncoder<UpstreamRequestPart>.self))
+            // The client's bytes this handler has not decoded — frames sent right behind the handshake — go to
+            // the tunnel once the upstream's decoder has left: until then it watches what is written upstream,
+            // and takes only requests.
+            let early = decoder.takeUndecodedBytes()
             _ = client.removeHandler(context: context)
-            let decoders = [
-                upstreamPipeline.removeHandler(
-                    try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self)),
-                client.removeHandler(try client.handler(type: ByteToMessageHandler<RequestDecoder>.self)),
-            ]
-            // The decoders hand those bytes on as reads with no read-complete after them, which is when a tunnel
-            // end flushes: without this they would wait, written, for the next bytes from their side — a server's
-            // greeting sent with its 101 reached the client on two connections in three (#24, the real clients'
-            // corpus; WebSocketEarlyBytesTests).
-            EventLoopFuture.andAllComplete(decoders, on: context.eventLoop).assumeIsolated().whenComplete { _ in
+            let decoder = upstreamPipeline.removeHandler(
+                try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self))
+            // Those bytes arrive as reads with no read-complete after them, which is when a tunnel end flushes:
+            // without this they would wait, written, for the next bytes from their side — a server's greeting sent
+            // with its 101 reached the client on two connections in three (#24, the real clients' corpus;
+            // WebSocketEarlyBytesTests). The client's next bytes are read only after its early ones.
+            decoder.assumeIsolated().whenComplete { _ in
+                if let early, clientChannel.isActive {
+                    clientChannel.pipeline.syncOperations.fireChannelRead(NIOAny(early))
+                }
                 clientChannel.flush()
                 upstreamChannel.flush()
+                clientChannel.read()
             }
             // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
             try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
@@ -80,8 +85,8 @@ extension ProxyConnectionHandler {
             clientChannel.close(promise: nil)
             return
         }
-        // Reads were held back while the handshake was in flight.
-        clientChannel.read()
+        // Reads were held back while the handshake was in flight; the client's resume once its early bytes are
+        // through (above).
         upstreamChannel.read()
     }
 }

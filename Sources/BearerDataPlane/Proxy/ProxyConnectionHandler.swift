@@ -19,7 +19,7 @@ import NIOHTTP1
 /// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
 /// writable); the upstream side withholds its reads while this client is not writable.
 package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = ClientRequestPart
+    package typealias InboundIn = ByteBuffer
     package typealias OutboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
@@ -35,6 +35,13 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var clientAddress: String?
     /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
     package var framer = MessageFramer()
+    /// Reads the client's bytes into request parts, inline, holding those it has not read
+    /// (``ProxyConnectionHandler+Decoding.swift``).
+    package var decoder = RequestDecoder(limits: Acceptor.headLimits)
+    /// The decoder is running: a read that arrives meanwhile only adds its bytes.
+    package var decoding = false
+    /// The decoder refused the bytes (answered), or the client left: nothing more is decoded.
+    package var decoderFailed = false
 
     // I/O bookkeeping, not lifecycle.
     /// Reads held back while the machine does not want them (backpressure, a token wait).
@@ -86,8 +93,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: Client → proxy
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if lingering { return }
-        let part = unwrapInboundIn(data)
+        if lingering || decoderFailed { return }
+        receive(unwrapInboundIn(data))
+    }
+
+    /// A request part the decoder read.
+    package func received(_ part: ClientRequestPart) {
         readDeliveredPart = true
         if connection.received(part) == .deliver { dispatch(part) }
     }
@@ -110,6 +121,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        // A head still in pieces is parsed once more, so a malformed one is refused for what it is (and counted).
+        decodeInbound(seenEOF: true)
+        decoderFailed = true
         run(connection.clientClosed())
         if upstream != nil {
             // The machine keeps no connection past its client; one still held here is a bug, and is let go.
@@ -121,9 +135,13 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// The decoder refused the client's bytes: a ``HeadError`` is answered; anything else (more bytes held than
+    /// ``RequestDecoder/bufferLimit(_:)``) closes the connection.
+    package func decodeFailed(_ error: any Error) {
         guard let refusal = error as? HeadError else {
-            // Bytes after a refused message: the decoder has stopped, and the connection closes after its answer.
-            if case ByteToMessageDecoderError.dataReceivedInErrorState = error { return }
             context.close(promise: nil)
             return
         }

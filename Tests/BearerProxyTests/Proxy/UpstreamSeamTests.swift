@@ -112,7 +112,6 @@ struct UpstreamSeamTests {
             installed: Installed(context: context), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: ProxyTimeouts())
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ByteToMessageHandler(RequestDecoder(limits: Acceptor.headLimits)))
         try pipeline.addHandler(
             ProxyConnectionHandler(
                 server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop, connector: connector)))

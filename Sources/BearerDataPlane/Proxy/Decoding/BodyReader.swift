@@ -23,9 +23,11 @@ struct BodyReader {
     }
 
     /// Reads what `buffer` holds of the body: data to `data`, trailer bytes to `trailer`, framing dropped. True when
-    /// the body's last byte has been read (the bytes after it stay in `buffer`); false when it needs more.
+    /// the body's last byte has been read (the bytes after it stay in `buffer`); false when it needs more — or,
+    /// with `oneRun`, when it has handed on one run of data (for a decoder that delivers a part per call).
     mutating func read(
-        _ buffer: inout ByteBuffer, data: (ByteBuffer) -> Void, trailer: (ByteBuffer) -> Void = { _ in }
+        _ buffer: inout ByteBuffer, oneRun: Bool = false, data: (ByteBuffer) -> Void,
+        trailer: (ByteBuffer) -> Void = { _ in }
     ) throws -> Bool {
         switch framing {
         case .length(let remaining):
@@ -46,6 +48,7 @@ struct BodyReader {
                 case .framing: break
                 }
                 if body.isComplete { return true }
+                if oneRun, case .data = run.kind { return false }
             }
             return false
         }

@@ -5,22 +5,26 @@ import NIOHTTP1
 
 /// The data plane's request decoder (#24): the client's bytes read by ``BearerCodec``'s strict grammar, which accepts
 /// a message only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame alike, and
-/// refuses everything else with a ``HeadError`` (answered by ``ProxyConnectionHandler/errorCaught(context:error:)``).
+/// refuses everything else with a ``HeadError`` (answered by ``ProxyConnectionHandler/decodeFailed(_:)``).
 ///
 /// It delivers what NIOHTTP1's `HTTPRequestDecoder` delivered — a head, body slices of the bytes read (never
-/// copied), an end without trailers (the proxy drops trailers, SPEC §8) — so the machines above it are unchanged.
+/// copied), an end without trailers (the proxy drops trailers, SPEC §8) — one part per ``next(seenEOF:)``, so the
+/// machines above it are unchanged. It holds the bytes it has not read itself (``append(_:)``) and runs inline in
+/// ``ProxyConnectionHandler``: no handler of its own, since a part that crossed the pipeline as a `NIOAny` cost a
+/// dynamic cast and a generic-metadata lookup, and `ByteToMessageHandler`'s bookkeeping more (#24;
+/// docs/benchmarks.md, session 16).
+///
 /// Like every HTTP/1.1 server's decoder it reads nothing after the connection's last request: one that does not
-/// keep the connection, or asks to switch protocols. After an upgrade the bytes that follow are held, and handed to
-/// the WebSocket tunnel when the decoder leaves the pipeline (`ByteToMessageHandler`'s `.forwardBytes`, RFC 6455
-/// §4.1); after any other last request they are dropped unread.
-package struct RequestDecoder: ByteToMessageDecoder {
-    package typealias InboundOut = ClientRequestPart
-
+/// keep the connection, or asks to switch protocols. After an upgrade the bytes that follow are held for the
+/// WebSocket tunnel (``takeUndecodedBytes()``, RFC 6455 §4.1); after any other last request they are dropped unread.
+package struct RequestDecoder {
     private enum State {
         /// Between requests, or inside a head.
         case head
         /// In a body.
         case body(BodyReader)
+        /// The request has ended (its head said it has no body, or its body's last byte was read): `.end` is next.
+        case ending
         /// The connection's last request has been read.
         case ended(upgraded: Bool)
     }
@@ -30,67 +34,86 @@ package struct RequestDecoder: ByteToMessageDecoder {
     /// Set when the current request is the connection's last: true when it asked to switch protocols.
     private var lastUpgraded: Bool?
     private var pending = PendingHead()
+    /// The bytes not read yet: a head in pieces, or the new protocol's first bytes behind an upgrade.
+    private var buffer: ByteBuffer
+    /// Put in ``buffer``'s place once it is read to its end: a buffer kept would keep the channel's receive
+    /// buffer, which NIO reuses for the next read only when nothing else holds it.
+    private let empty = ByteBuffer()
 
     package init(limits: HeadLimits) {
         self.limits = limits
+        buffer = empty
     }
 
-    /// The most bytes the decoder's handler may hold (its `maximumBufferSize`; more closes the connection). A head
-    /// in progress is parsed, and refused, once it reaches its limit, and bodies are handed on as they come; only
-    /// the bytes behind an upgrade request are held, until the upstream answers — and a WebSocket client sends
-    /// nothing before the `101` (RFC 6455 §4.1), so 64 KiB past a whole head is room enough.
+    /// The most bytes the decoder holds (more refuses the connection, ``next(seenEOF:)``). A head in progress is
+    /// parsed, and refused, once it reaches its limit, and bodies are handed on as they come; only the bytes behind
+    /// an upgrade request are held, until the upstream answers — and a WebSocket client sends nothing before the
+    /// `101` (RFC 6455 §4.1), so 64 KiB past a whole head is room enough.
     package static func bufferLimit(_ limits: HeadLimits) -> Int {
         limits.headBytes + 64 * 1024
     }
 
-    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    /// Takes the bytes the client sent next.
+    package mutating func append(_ bytes: ByteBuffer) {
+        if buffer.readableBytes == 0 {
+            buffer = bytes
+        } else {
+            var bytes = bytes
+            buffer.writeBuffer(&bytes)
+        }
+    }
+
+    /// The next part, or nil when more bytes are needed (or, after the last request, none are wanted). `seenEOF`:
+    /// the input has ended, and a head in pieces is parsed once more, so that a malformed one is refused for what
+    /// it is rather than dropped as incomplete. Throws the grammar's ``HeadError``, or
+    /// `ByteToMessageDecoderError.PayloadTooLargeError` when more than ``bufferLimit(_:)`` bytes would be held.
+    package mutating func next(seenEOF: Bool = false) throws -> ClientRequestPart? {
+        if let part = try read(atEOF: seenEOF) { return part }
+        if buffer.readableBytes > Self.bufferLimit(limits) { throw ByteToMessageDecoderError.PayloadTooLargeError() }
+        if buffer.readableBytes == 0 {
+            buffer = empty
+        } else if buffer.readerIndex >= 16 * 1024 {
+            buffer.discardReadBytes()
+        }
+        return nil
+    }
+
+    /// The bytes not read — after an upgrade request, the new protocol's first — for the tunnel; the decoder keeps
+    /// none.
+    package mutating func takeUndecodedBytes() -> ByteBuffer? {
+        guard buffer.readableBytes > 0 else { return nil }
+        defer { buffer = empty }
+        return buffer
+    }
+
+    private mutating func read(atEOF: Bool) throws -> ClientRequestPart? {
         switch state {
         case .head:
-            return try decodeHead(context: context, buffer: &buffer, atEOF: false)
+            return try decodeHead(atEOF: atEOF)
         case .body(var reader):
-            let complete = try reader.read(&buffer) { context.fireChannelRead(wrapInboundOut(.body($0))) }
-            guard complete else {
-                state = .body(reader)
-                return .needMoreData
-            }
-            end(context: context)
-            return .continue
+            var data: ByteBuffer?
+            let complete = try reader.read(&buffer, oneRun: true) { data = $0 }
+            state = complete ? .ending : .body(reader)
+            if let data { return .body(data) }
+            return complete ? end() : nil
+        case .ending:
+            return end()
         case .ended(let upgraded):
             // After an upgrade the bytes are the new protocol's, kept for the tunnel (reading stops meanwhile: the
             // exchange reads nothing until the upstream answers); after a last request they are no one's.
             if !upgraded { buffer.moveReaderIndex(to: buffer.writerIndex) }
-            return .needMoreData
-        }
-    }
-
-    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
-        -> DecodingState
-    {
-        switch state {
-        case .head where buffer.readableBytes > 0 && seenEOF:
-            // At the end of the input a head in progress is parsed once more, so that a malformed one is refused for
-            // what it is rather than dropped as incomplete.
-            return try decodeHead(context: context, buffer: &buffer, atEOF: true)
-        case .ended(upgraded: true) where !seenEOF && buffer.readableBytes > 0:
-            // The decoder leaves the pipeline for a tunnel: the new protocol's bytes that came right behind the
-            // handshake go on to it, as NIOHTTP1's `.forwardBytes` does.
-            context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
-            return .needMoreData
-        default:
-            return try decode(context: context, buffer: &buffer)
+            return nil
         }
     }
 
     // MARK: Heads
 
-    private mutating func decodeHead(context: ChannelHandlerContext, buffer: inout ByteBuffer, atEOF: Bool) throws
-        -> DecodingState
-    {
-        guard buffer.readableBytes > 0 else { return .needMoreData }
-        guard atEOF || pending.worthParsing(buffer, limit: limits.headBytes) else { return .needMoreData }
+    private mutating func decodeHead(atEOF: Bool) throws -> ClientRequestPart? {
+        guard buffer.readableBytes > 0 else { return nil }
+        guard atEOF || pending.worthParsing(buffer, limit: limits.headBytes) else { return nil }
         guard let head = try RequestHead.parse(buffer.readableBytesUInt8Span, limits: limits) else {
             pending.parsed(buffer)
-            return .needMoreData
+            return nil
         }
         pending = PendingHead()
         let request = ClientRequest(
@@ -100,13 +123,12 @@ package struct RequestDecoder: ByteToMessageDecoder {
         } else if !head.keepAlive || head.minorVersion == 0 {
             lastUpgraded = false
         }
-        context.fireChannelRead(wrapInboundOut(.head(request)))
         switch head.framing {
-        case .none, .untilClose: end(context: context)
+        case .none, .untilClose: state = .ending
         case .length(let length): state = .body(BodyReader(length: length))
         case .chunked: state = .body(BodyReader(chunked: ChunkedBody()))
         }
-        return .continue
+        return .head(request)
     }
 
     /// The request line as NIOHTTP1's head, without fields: the checks read those from the bytes.
@@ -124,12 +146,12 @@ package struct RequestDecoder: ByteToMessageDecoder {
 
     // MARK: Ends
 
-    private mutating func end(context: ChannelHandlerContext) {
-        context.fireChannelRead(wrapInboundOut(.end))
+    private mutating func end() -> ClientRequestPart {
         if let lastUpgraded {
             state = .ended(upgraded: lastUpgraded)
         } else {
             state = .head
         }
+        return .end
     }
 }

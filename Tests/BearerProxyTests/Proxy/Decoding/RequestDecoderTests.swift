@@ -21,10 +21,10 @@ struct RequestDecoderTests {
     }
 
     static func decode(_ pieces: [String], endOfInput: Bool = false) throws -> Delivered {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(RequestDecoder(limits: HeadLimits())))
+        var decoder = RequestDecoder(limits: HeadLimits())
         var delivered = Delivered()
-        func drain() throws {
-            while let part = try channel.readInbound(as: ClientRequestPart.self) {
+        func drain(seenEOF: Bool) throws {
+            while let part = try decoder.next(seenEOF: seenEOF) {
                 switch part {
                 case .head(let request):
                     delivered.heads.append(request.headWithFields)
@@ -40,17 +40,16 @@ struct RequestDecoderTests {
             }
         }
         for piece in pieces {
+            decoder.append(ByteBuffer(string: piece))
             do {
-                try channel.writeInbound(ByteBuffer(string: piece))
+                try drain(seenEOF: false)
             } catch {
                 delivered.error = error
                 break
             }
-            try drain()
         }
         if endOfInput, delivered.error == nil {
-            do { _ = try channel.finish() } catch { delivered.error = error }
-            try drain()
+            do { try drain(seenEOF: true) } catch { delivered.error = error }
         }
         return delivered
     }
@@ -115,48 +114,45 @@ struct RequestDecoderTests {
         #expect(delivered.requests.first?.keepAlive == false, "the exchange must close after it")
     }
 
-    @Test("an upgrade request is the last; the bytes behind it go on when the decoder leaves the pipeline")
+    @Test("an upgrade request is the last; the bytes behind it stay unread, for the tunnel")
     func upgradeBytes() throws {
-        let channel = EmbeddedChannel()
-        let decoder = ByteToMessageHandler(RequestDecoder(limits: HeadLimits()))
-        try channel.pipeline.syncOperations.addHandler(decoder)
+        var decoder = RequestDecoder(limits: HeadLimits())
         let handshake =
             "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
         let frame: [UInt8] = [0x81, 0x85, 1, 2, 3, 4, 0x69, 0x67, 0x6f, 0x68, 0x6e]
         var bytes = ByteBuffer(string: handshake)
         bytes.writeBytes(frame)
-        try channel.writeInbound(bytes)
-        guard case .head(let request) = try channel.readInbound(as: ClientRequestPart.self) else {
+        decoder.append(bytes)
+        guard case .head(let request) = try decoder.next() else {
             Issue.record("no head")
             return
         }
         #expect(request.line.uri == "/ws")
-        guard case .end = try channel.readInbound(as: ClientRequestPart.self) else {
+        guard case .end = try decoder.next() else {
             Issue.record("no end")
             return
         }
-        #expect(try channel.readInbound(as: ClientRequestPart.self) == nil)
-        let removed = channel.pipeline.syncOperations.removeHandler(decoder)
-        // Removal is scheduled on the loop (ByteToMessageHandler), so the embedded loop runs it.
-        channel.embeddedEventLoop.run()
-        try removed.wait()
-        let passed = try #require(try channel.readInbound(as: ByteBuffer.self))
-        #expect(Array(passed.readableBytesView) == frame)
+        // Nothing more is decoded; the frame is held whole, and handed over once.
+        #expect(try decoder.next() == nil)
+        let held = decoder.takeUndecodedBytes()
+        #expect(held.map { Array($0.readableBytesView) } == frame)
+        let again = decoder.takeUndecodedBytes()
+        #expect(again == nil)
     }
 
     @Test("the bytes held behind an upgrade request are bounded: past the limit the connection is given up")
     func upgradeBytesBounded() throws {
         let limits = HeadLimits()
-        let channel = EmbeddedChannel(
-            handler: ByteToMessageHandler(
-                RequestDecoder(limits: limits), maximumBufferSize: RequestDecoder.bufferLimit(limits)))
-        try channel.writeInbound(
+        var decoder = RequestDecoder(limits: limits)
+        decoder.append(
             ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n"))
+        while try decoder.next() != nil {}
         let chunk = ByteBuffer(repeating: 0x81, count: 16 * 1024)
         var failure: (any Error)?
         for _ in 0..<(RequestDecoder.bufferLimit(limits) / chunk.readableBytes + 2) {
-            do { try channel.writeInbound(chunk) } catch {
+            decoder.append(chunk)
+            do { _ = try decoder.next() } catch {
                 failure = error
                 break
             }
@@ -198,11 +194,12 @@ struct RequestDecoderTests {
     @Test("a head past the size limit is refused once the limit is reached, however it arrives")
     func headTooLarge() throws {
         let limits = HeadLimits(headBytes: 256, targetBytes: 128, fields: 10)
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(RequestDecoder(limits: limits)))
+        var decoder = RequestDecoder(limits: limits)
         var refused: (any Error)?
-        try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nX: "))
+        decoder.append(ByteBuffer(string: "GET / HTTP/1.1\r\nX: "))
         for _ in 0..<300 {
-            do { try channel.writeInbound(ByteBuffer(string: "a")) } catch {
+            decoder.append(ByteBuffer(string: "a"))
+            do { _ = try decoder.next() } catch {
                 refused = error
                 break
             }
