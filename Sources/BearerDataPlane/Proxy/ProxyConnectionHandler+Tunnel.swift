@@ -52,30 +52,18 @@ extension ProxyConnectionHandler {
             let upstreamPipeline = upstreamChannel.pipeline.syncOperations
             try client.addHandler(clientEnd)
             try upstreamPipeline.addHandler(upstreamEnd)
-            // The HTTP handlers leave; the upstream's decoder last, so the bytes it holds — frames sent right behind
-            // the 101 — reach the tunnel.
+            // The HTTP handlers leave. The bytes their decoders hold — frames sent right behind the handshake or
+            // the 101 — go to the tunnel's ends as reads, with no read-complete after them, which is when a tunnel
+            // end flushes: hence the flushes, without which a server's greeting sent with its 101 waited for the
+            // next bytes from its side on two connections in three (#24, the real clients' corpus;
+            // WebSocketEarlyBytesTests).
+            // Each end takes them from the handler before it (above TLS), before that handler leaves.
+            upstream.forwardUndecodedBytes()
+            if let bytes = decoder.takeUndecodedBytes() { context.fireChannelRead(NIOAny(bytes)) }
             _ = upstreamPipeline.removeHandler(upstream)
-            _ = upstreamPipeline.removeHandler(
-                try upstreamPipeline.handler(type: MessageEncoder<UpstreamRequestPart>.self))
-            // The client's bytes this handler has not decoded — frames sent right behind the handshake — go to
-            // the tunnel once the upstream's decoder has left: until then it watches what is written upstream,
-            // and takes only requests.
-            let early = decoder.takeUndecodedBytes()
             _ = client.removeHandler(context: context)
-            let decoder = upstreamPipeline.removeHandler(
-                try upstreamPipeline.handler(type: ByteToMessageHandler<ResponseDecoder>.self))
-            // Those bytes arrive as reads with no read-complete after them, which is when a tunnel end flushes:
-            // without this they would wait, written, for the next bytes from their side — a server's greeting sent
-            // with its 101 reached the client on two connections in three (#24, the real clients' corpus;
-            // WebSocketEarlyBytesTests). The client's next bytes are read only after its early ones.
-            decoder.assumeIsolated().whenComplete { _ in
-                if let early, clientChannel.isActive {
-                    clientChannel.pipeline.syncOperations.fireChannelRead(NIOAny(early))
-                }
-                clientChannel.flush()
-                upstreamChannel.flush()
-                clientChannel.read()
-            }
+            clientChannel.flush()
+            upstreamChannel.flush()
             // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
             try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
             try upstreamChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
@@ -85,8 +73,8 @@ extension ProxyConnectionHandler {
             clientChannel.close(promise: nil)
             return
         }
-        // Reads were held back while the handshake was in flight; the client's resume once its early bytes are
-        // through (above).
+        // Reads were held back while the handshake was in flight.
+        clientChannel.read()
         upstreamChannel.read()
     }
 }

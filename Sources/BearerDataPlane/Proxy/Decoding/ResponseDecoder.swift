@@ -8,14 +8,14 @@ import NIOHTTP1
 ///
 /// It delivers what NIOHTTP1's `HTTPResponseDecoder` delivered with `informationalResponseStrategy: .forward`, as
 /// bytes rather than strings (``UpstreamResponsePart``, #24 condition 5): a 1xx as a head alone, a final response as
-/// its head, body slices of the bytes read (never copied) and an end with its trailer section. How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a
-/// `101` only to a request that asked to upgrade), so the decoder watches the request heads written through it.
+/// its head, body slices of the bytes read (never copied) and an end with its trailer section — one part per
+/// ``next(seenEOF:)``. It holds the bytes it has not read (``append(_:)``) and runs inline in ``UpstreamHandler``,
+/// as ``RequestDecoder`` does in the client's (no `ByteToMessageHandler`, no parts in a `NIOAny`; #24 session 16).
+/// How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a `101` only to a
+/// request that asked to upgrade), so the connection tells it of each request head it sends (``requestSent(_:)``).
 /// After a response that ends the connection it reads nothing more; after a `101` the bytes that follow are the new
-/// protocol's, held until the decoder leaves the pipeline and then handed on to the tunnel.
-package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
-    package typealias InboundOut = UpstreamResponsePart
-    package typealias OutboundIn = UpstreamRequestPart
-
+/// protocol's, held for the tunnel (``takeUndecodedBytes()``).
+package struct ResponseDecoder {
     /// Why an upstream's bytes are not a response the proxy can relay, beyond the grammar's ``HeadError``.
     package enum Failure: Error, Equatable {
         /// Bytes with no request waiting for them.
@@ -45,6 +45,8 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         case body(BodyReader)
         /// In a body that ends when the upstream closes (RFC 9112 §6.3 rule 8).
         case untilClose
+        /// The response is complete: its end is next (then ``afterEnd``).
+        case ending
         /// The connection's last response has been read.
         case ended
         /// A `101` has been read: what follows is the new protocol's.
@@ -55,96 +57,107 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
     /// than a request may carry (servers send long lists of `Set-Cookie` and security headers).
     package static let limits = HeadLimits(headBytes: 80 * 1024, targetBytes: 0, fields: 256)
 
-    /// The most bytes the decoder's handler may hold: a head in progress (refused at ``limits``), and the new
-    /// protocol's first bytes behind a `101` until the tunnel takes them.
+    /// The most bytes the decoder holds: a head in progress (refused at ``limits``), and the new protocol's first
+    /// bytes behind a `101` until the tunnel takes them.
     package static let bufferLimit = limits.headBytes + 64 * 1024
 
     private var requests = CircularBuffer<Request>(initialCapacity: 2)
     private var state = State.head
-    /// The current response is the connection's last (RFC 9112 §9.3).
-    private var last = false
+    /// Where an end leads: the next head, the end of the connection, or the new protocol.
+    private var afterEnd = State.head
     private var pending = PendingHead()
     /// The trailer section of the chunked body being read, as it came (``ChunkedBody`` validated and bounded it).
     private var trailerBytes: ByteBuffer?
+    /// The bytes not read yet.
+    private var buffer: ByteBuffer
+    /// Put in ``buffer``'s place once it is read to its end (see ``RequestDecoder``: the channel's receive buffer
+    /// is reused only when nothing else holds it).
+    private let empty = ByteBuffer()
 
-    package init() {}
+    package init() {
+        buffer = empty
+    }
 
-    package mutating func write(data: UpstreamRequestPart) {
-        guard case .head(let head) = data else { return }
+    /// A request head went to the upstream: its response is framed by what it asked.
+    package mutating func requestSent(_ head: UpstreamRequestHead) {
         requests.append(Request(isHead: head.isHead, asksToUpgrade: head.asksToUpgrade))
     }
 
-    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        switch state {
-        case .head:
-            return try decodeHead(context: context, buffer: &buffer, atEOF: false)
-        case .body(var reader):
-            let complete = try reader.read(&buffer) {
-                context.fireChannelRead(wrapInboundOut(.body($0)))
-            } trailer: {
-                var bytes = $0
-                if trailerBytes == nil {
-                    trailerBytes = bytes
-                } else {
-                    trailerBytes!.writeBuffer(&bytes)
-                }
-            }
-            guard complete else {
-                state = .body(reader)
-                return .needMoreData
-            }
-            end(context: context)
-            return .continue
-        case .untilClose:
-            guard buffer.readableBytes > 0 else { return .needMoreData }
-            context.fireChannelRead(wrapInboundOut(.body(buffer.readSlice(length: buffer.readableBytes)!)))
-            return .needMoreData
-        case .ended:
-            // Nobody asked for these bytes, and the connection will not be used again.
-            buffer.moveReaderIndex(to: buffer.writerIndex)
-            return .needMoreData
-        case .switched:
-            return .needMoreData
+    /// Takes the bytes the upstream sent next.
+    package mutating func append(_ bytes: ByteBuffer) {
+        if buffer.readableBytes == 0 {
+            buffer = bytes
+        } else {
+            var bytes = bytes
+            buffer.writeBuffer(&bytes)
         }
     }
 
-    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
-        -> DecodingState
-    {
-        guard seenEOF else {
-            // The decoder leaves the pipeline: after a `101`, for the tunnel, which gets the bytes that came right
-            // behind the handshake (NIOHTTP1's `.forwardBytes`); otherwise the connection is closing.
-            if case .switched = state, buffer.readableBytes > 0 {
-                context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
-            }
-            return .needMoreData
+    /// The next part, or nil when more bytes are needed (or none are wanted). `seenEOF`: the connection has closed —
+    /// a body delimited by the close ends, a head in pieces is parsed once more (a malformed one refused for what it
+    /// is), and a response cut short is ``Failure/truncated``. Throws the grammar's ``HeadError``, a ``Failure``, or
+    /// `ByteToMessageDecoderError.PayloadTooLargeError` when more than ``bufferLimit`` bytes would be held.
+    package mutating func next(seenEOF: Bool = false) throws -> UpstreamResponsePart? {
+        if let part = try read(atEOF: seenEOF) { return part }
+        if buffer.readableBytes > Self.bufferLimit { throw ByteToMessageDecoderError.PayloadTooLargeError() }
+        if buffer.readableBytes == 0 {
+            buffer = empty
+        } else if buffer.readerIndex >= 16 * 1024 {
+            buffer.discardReadBytes()
         }
+        return nil
+    }
+
+    /// The bytes not read — after a `101`, the new protocol's first — for the tunnel; the decoder keeps none.
+    package mutating func takeUndecodedBytes() -> ByteBuffer? {
+        guard buffer.readableBytes > 0 else { return nil }
+        defer { buffer = empty }
+        return buffer
+    }
+
+    private mutating func read(atEOF: Bool) throws -> UpstreamResponsePart? {
         switch state {
-        case .head where buffer.readableBytes > 0:
-            // A head in progress is parsed once more, so that a malformed one is refused for what it is.
-            return try decodeHead(context: context, buffer: &buffer, atEOF: true)
-        case .head, .ended, .switched:
-            return .needMoreData
+        case .head:
+            guard buffer.readableBytes > 0 else { return nil }
+            return try decodeHead(atEOF: atEOF)
+        case .body(var reader):
+            var data: ByteBuffer?
+            var trailers = trailerBytes
+            let complete = try reader.read(&buffer, oneRun: true) {
+                data = $0
+            } trailer: {
+                var bytes = $0
+                if trailers == nil {
+                    trailers = bytes
+                } else {
+                    trailers!.writeBuffer(&bytes)
+                }
+            }
+            trailerBytes = trailers
+            state = complete ? .ending : .body(reader)
+            if let data { return .body(data) }
+            if complete { return end() }
+            if atEOF { throw Failure.truncated }
+            return nil
         case .untilClose:
-            _ = try decode(context: context, buffer: &buffer)
-            end(context: context)
-            return .needMoreData
-        case .body:
-            let decoding = try decode(context: context, buffer: &buffer)
-            if case .head = state, decoding == .continue { return .continue }
-            if case .ended = state { return .needMoreData }
-            throw Failure.truncated
+            if buffer.readableBytes > 0 { return .body(buffer.readSlice(length: buffer.readableBytes)!) }
+            return atEOF ? end() : nil
+        case .ending:
+            return end()
+        case .ended:
+            // Nobody asked for these bytes, and the connection will not be used again.
+            buffer.moveReaderIndex(to: buffer.writerIndex)
+            return nil
+        case .switched:
+            return nil
         }
     }
 
     // MARK: Heads
 
-    private mutating func decodeHead(context: ChannelHandlerContext, buffer: inout ByteBuffer, atEOF: Bool) throws
-        -> DecodingState
-    {
-        guard buffer.readableBytes > 0 else { return .needMoreData }
+    private mutating func decodeHead(atEOF: Bool) throws -> UpstreamResponsePart? {
         guard let request = requests.first else { throw Failure.unsolicited }
-        guard atEOF || pending.worthParsing(buffer, limit: Self.limits.headBytes) else { return .needMoreData }
+        guard atEOF || pending.worthParsing(buffer, limit: Self.limits.headBytes) else { return nil }
         guard
             let head = try ResponseHead.parse(
                 buffer.readableBytesUInt8Span, requestWasHead: request.isHead,
@@ -152,39 +165,34 @@ package struct ResponseDecoder: WriteObservingByteToMessageDecoder {
         else {
             if atEOF { throw Failure.truncated }
             pending.parsed(buffer)
-            return .needMoreData
+            return nil
         }
         pending = PendingHead()
         let response = UpstreamResponse(bytes: buffer.readSlice(length: head.length)!, head: head)
-        context.fireChannelRead(wrapInboundOut(.head(response)))
         // A 1xx is followed by the final response to the same request (RFC 9110 §15.2).
-        if head.isInformational { return .continue }
+        if head.isInformational { return .head(response) }
         requests.removeFirst()
         if head.switchesProtocols {
-            context.fireChannelRead(wrapInboundOut(.end(trailers: nil)))
-            state = .switched
-            return .continue
+            state = .ending
+            afterEnd = .switched
+            return .head(response)
         }
-        last = !head.keepAlive
+        afterEnd = head.keepAlive ? .head : .ended
         switch head.framing {
-        case .none: end(context: context)
+        case .none: state = .ending
         case .length(let length): state = .body(BodyReader(length: length))
         case .chunked: state = .body(BodyReader(chunked: ChunkedBody()))
         case .untilClose: state = .untilClose
         }
-        return .continue
+        return .head(response)
     }
 
     // MARK: Ends
 
-    private mutating func end(context: ChannelHandlerContext) {
-        context.fireChannelRead(wrapInboundOut(.end(trailers: takeTrailers())))
-        state = last ? .ended : .head
-    }
-
-    /// The trailer section read, if there was one.
-    private mutating func takeTrailers() -> ByteBuffer? {
+    private mutating func end() -> UpstreamResponsePart {
+        state = afterEnd
+        afterEnd = .head
         defer { trailerBytes = nil }
-        return trailerBytes
+        return .end(trailers: trailerBytes)
     }
 }

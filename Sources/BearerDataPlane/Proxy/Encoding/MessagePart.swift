@@ -1,8 +1,8 @@
 import NIOCore
 
 /// A part of a message the proxy writes, heads already as bytes (#24 condition 5): the response to a client — the
-/// upstream's rewritten in one pass (``Forwarding``) or the proxy's own (``ResponseHeadBytes``) — or, through
-/// ``UpstreamRequestPart``, a request to an upstream.
+/// upstream's rewritten in one pass (``Forwarding``) or the proxy's own (``ResponseHeadBytes``) — or a request to an
+/// upstream (``UpstreamHandler``).
 package enum MessagePart: Sendable {
     /// A complete head, its empty line included; `chunked` when the body that follows goes as chunks (RFC 9112 §7.1).
     case head(ByteBuffer, chunked: Bool)
@@ -12,7 +12,7 @@ package enum MessagePart: Sendable {
     case end(trailers: ByteBuffer?)
 }
 
-/// What ``MessageEncoder`` writes: a part that says how it is written as a ``MessagePart``.
+/// A part that says how it is written as a ``MessagePart``.
 package protocol MessagePartConvertible: Sendable {
     var messagePart: MessagePart { get }
 }

@@ -39,14 +39,10 @@ package final class HTTP1Connector: UpstreamConnector {
                             NIOSSLClientHandler(
                                 context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
                     }
-                    // Heads arrive written, framing set per request (data-plane pitfall 3).
-                    try pipeline.addHandler(MessageEncoder<UpstreamRequestPart>())
-                    let upstream = UpstreamHandler(origin: origin)
-                    try pipeline.addHandler(ResponseByteWatch(connection: upstream))
-                    // 1xx heads are delivered, so `100 Continue` reaches the client (data-plane pitfall 2).
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(ResponseDecoder(), maximumBufferSize: ResponseDecoder.bufferLimit))
-                    try pipeline.addHandler(upstream)
+                    // One handler: it frames its requests (framing set per request, data-plane pitfall 3) and
+                    // decodes the answers itself, 1xx heads delivered so that `100 Continue` reaches the client
+                    // (pitfall 2).
+                    try pipeline.addHandler(UpstreamHandler(origin: origin))
                 }
             }
             .connect(host: origin.host, port: origin.port)

@@ -6,14 +6,16 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 
-/// HTTP/1.1's ``UpstreamConnection``, the last handler of its pipeline (``HTTP1Connector`` builds it): hands responses
-/// to the exchange that owns the connection and applies backpressure by withholding `read()` while the downstream
-/// client cannot keep up. Its life — leased, pooled, closed, and the facts that decide a replay — is
-/// ``UpstreamConnectionStateMachine``'s; this class holds the I/O handles and performs what the machine decides.
+/// HTTP/1.1's ``UpstreamConnection``, the one handler of its pipeline above TLS (``HTTP1Connector`` builds it): frames
+/// the exchange's request (``MessageFramer``), reads the upstream's bytes into response parts (``ResponseDecoder``,
+/// inline: no parts cross the pipeline in a `NIOAny`, #24 session 16), hands them to the exchange that owns the
+/// connection and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life —
+/// leased, pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class
+/// holds the I/O handles and performs what the machine decides.
 package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
-    package typealias InboundIn = UpstreamResponsePart
-    package typealias OutboundIn = UpstreamRequestPart
-    package typealias OutboundOut = UpstreamRequestPart
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     package let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
@@ -25,6 +27,12 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var context: ChannelHandlerContext?
     private var readsPaused = false
     private var reads = ReadGate()
+    private var framer = MessageFramer()
+    private var decoder = ResponseDecoder()
+    /// The decoder is running: bytes that arrive meanwhile are decoded by the run in progress.
+    private var decoding = false
+    /// The decoder refused the upstream's bytes, or the connection closed: nothing more is decoded.
+    private var decoderStopped = false
 
     package init(origin: UpstreamOrigin) {
         self.origin = origin
@@ -48,9 +56,11 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         pool.park(self, now: now)
     }
 
-    /// Bytes arrived from the upstream (``ResponseByteWatch``).
-    fileprivate func responseBytesArrived() {
-        if machine.responseBytes() == .close { close() }
+    /// Hands the bytes the decoder holds unread — after a `101`, the new protocol's first — to the handler after
+    /// this one: the tunnel's end, before this handler leaves.
+    package func forwardUndecodedBytes() {
+        guard let context, let bytes = decoder.takeUndecodedBytes() else { return }
+        context.fireChannelRead(NIOAny(bytes))
     }
 
     /// The pool's sweep: closes the connection if it has been idle for `limit`; whether it did.
@@ -69,19 +79,21 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         guard let context else { return }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        for part in body { context.write(wrapOutboundOut(.body(part)), promise: nil) }
-        if end { context.write(wrapOutboundOut(.end), promise: nil) }
+        decoder.requestSent(head)
+        framer.write(.head(head.bytes, chunked: head.chunked), from: context, promise: nil)
+        for part in body { framer.write(.body(part), from: context, promise: nil) }
+        if end { framer.write(.end(trailers: nil), from: context, promise: nil) }
         context.flush()
     }
 
     package func write(_ body: ByteBuffer) {
-        context?.write(wrapOutboundOut(.body(body)), promise: nil)
+        guard let context else { return }
+        framer.write(.body(body), from: context, promise: nil)
     }
 
     package func end() {
         guard let context else { return }
-        context.write(wrapOutboundOut(.end), promise: nil)
+        framer.write(.end(trailers: nil), from: context, promise: nil)
         context.flush()
     }
 
@@ -118,12 +130,36 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let owner else {
+        // Every byte counts, parsed or not: an unparseable answer, half a head or a reset mid-response all mean the
+        // upstream may have acted on the request, so it must not be replayed (SPEC §8).
+        if machine.responseBytes() == .close { return close() }
+        guard owner != nil else {
             // An idle pooled connection has nothing to say; anything it sends would corrupt the next exchange.
             context.close(promise: nil)
             return
         }
-        owner.upstream(self, received: unwrapInboundIn(data))
+        if decoderStopped { return }
+        decoder.append(unwrapInboundIn(data))
+        decode(seenEOF: false)
+    }
+
+    /// Runs the decoder until it needs more bytes, handing each part to the exchange; `seenEOF` once the connection
+    /// has closed. A refusal is the connection's failure, as the exchange hears it (``perform(_:error:)``).
+    private func decode(seenEOF: Bool) {
+        guard !decoding, !decoderStopped else { return }
+        decoding = true
+        defer { decoding = false }
+        do {
+            while let part = try decoder.next(seenEOF: seenEOF) {
+                guard let owner else { return }
+                owner.upstream(self, received: part)
+                if decoderStopped { return }
+            }
+        } catch {
+            decoderStopped = true
+            perform(machine.closed(), error: error)
+            context?.close(promise: nil)
+        }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
@@ -135,6 +171,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        // A body delimited by the close ends here; a response cut short is refused as truncated.
+        decode(seenEOF: true)
+        decoderStopped = true
         perform(machine.closed(), error: nil)
     }
 
@@ -158,26 +197,5 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .leavePool:
             pool?.remove(self)
         }
-    }
-}
-
-/// Sits below an upstream connection's HTTP decoder (above TLS) and tells the connection of every byte that arrives,
-/// parsed or not: an unparseable answer, half a head or a reset mid-response all mean the upstream may have acted on
-/// the request, so it must not be replayed (SPEC §8; ``UpstreamConnectionStateMachine``).
-package final class ResponseByteWatch: ChannelInboundHandler {
-    package typealias InboundIn = ByteBuffer
-    package typealias InboundOut = ByteBuffer
-
-    /// The connection's handler, above. A strong reference (the handler holds none back, so there is no cycle): a
-    /// weak one would cost a retain and a release on every read.
-    private let connection: UpstreamHandler
-
-    package init(connection: UpstreamHandler) {
-        self.connection = connection
-    }
-
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        connection.responseBytesArrived()
-        context.fireChannelRead(data)
     }
 }

@@ -22,22 +22,21 @@ struct ResponseDecoderTests {
         var error: (any Error)?
     }
 
-    /// Writes `requests` through the decoder, then feeds it `pieces`; `endOfInput` closes the connection after them,
-    /// `remove` takes the decoder out of the pipeline instead (as the tunnel does).
+    /// Tells the decoder of `requests`, then feeds it `pieces`; `endOfInput` closes the connection after them,
+    /// `remove` takes the bytes it holds instead (as the tunnel does).
     static func decode(
         requests: [HTTPRequestHead] = [get], _ pieces: [String], endOfInput: Bool = false, remove: Bool = false
     ) throws -> Delivered {
-        let decoder = ByteToMessageHandler(ResponseDecoder(), maximumBufferSize: ResponseDecoder.bufferLimit)
-        let channel = EmbeddedChannel(handler: decoder)
+        var decoder = ResponseDecoder()
         for request in requests {
-            let head = UpstreamRequestHead(
-                bytes: ByteBuffer(), chunked: false, isHead: request.method == .HEAD,
-                asksToUpgrade: request.headers.contains(name: "upgrade"))
-            try channel.writeOutbound(UpstreamRequestPart.head(head))
+            decoder.requestSent(
+                UpstreamRequestHead(
+                    bytes: ByteBuffer(), chunked: false, isHead: request.method == .HEAD,
+                    asksToUpgrade: request.headers.contains(name: "upgrade")))
         }
         var delivered = Delivered()
-        func drain() throws {
-            while let part = try channel.readInbound(as: UpstreamResponsePart.self) {
+        func drain(seenEOF: Bool) throws {
+            while let part = try decoder.next(seenEOF: seenEOF) {
                 switch part {
                 case .head(let head):
                     delivered.heads.append(head)
@@ -48,26 +47,19 @@ struct ResponseDecoderTests {
             }
         }
         for piece in pieces {
+            decoder.append(ByteBuffer(string: piece))
             do {
-                try channel.writeInbound(ByteBuffer(string: piece))
+                try drain(seenEOF: false)
             } catch {
                 delivered.error = error
-                try drain()
                 break
             }
-            try drain()
         }
-        if remove, delivered.error == nil {
-            let removed = channel.pipeline.syncOperations.removeHandler(decoder)
-            channel.embeddedEventLoop.run()
-            try removed.wait()
-            while let bytes = try channel.readInbound(as: ByteBuffer.self) {
-                delivered.passedOn += bytes.readableBytesView
-            }
+        if remove, delivered.error == nil, let bytes = decoder.takeUndecodedBytes() {
+            delivered.passedOn += bytes.readableBytesView
         }
         if endOfInput, delivered.error == nil {
-            do { _ = try channel.finish() } catch { delivered.error = error }
-            try drain()
+            do { try drain(seenEOF: true) } catch { delivered.error = error }
         }
         return delivered
     }
