@@ -35,14 +35,10 @@ package struct RequestDecoder {
     private var lastUpgraded: Bool?
     private var pending = PendingHead()
     /// The bytes not read yet: a head in pieces, or the new protocol's first bytes behind an upgrade.
-    private var buffer: ByteBuffer
-    /// Put in ``buffer``'s place once it is read to its end: a buffer kept would keep the channel's receive
-    /// buffer, which NIO reuses for the next read only when nothing else holds it.
-    private let empty = ByteBuffer()
+    private var held = HeldBytes()
 
     package init(limits: HeadLimits) {
         self.limits = limits
-        buffer = empty
     }
 
     /// The most bytes the decoder holds (more refuses the connection, ``next(seenEOF:)``). A head in progress is
@@ -55,12 +51,7 @@ package struct RequestDecoder {
 
     /// Takes the bytes the client sent next.
     package mutating func append(_ bytes: ByteBuffer) {
-        if buffer.readableBytes == 0 {
-            buffer = bytes
-        } else {
-            var bytes = bytes
-            buffer.writeBuffer(&bytes)
-        }
+        held.append(bytes)
     }
 
     /// The next part, or nil when more bytes are needed (or, after the last request, none are wanted). `seenEOF`:
@@ -69,21 +60,14 @@ package struct RequestDecoder {
     /// `ByteToMessageDecoderError.PayloadTooLargeError` when more than ``bufferLimit(_:)`` bytes would be held.
     package mutating func next(seenEOF: Bool = false) throws -> ClientRequestPart? {
         if let part = try read(atEOF: seenEOF) { return part }
-        if buffer.readableBytes > Self.bufferLimit(limits) { throw ByteToMessageDecoderError.PayloadTooLargeError() }
-        if buffer.readableBytes == 0 {
-            buffer = empty
-        } else if buffer.readerIndex >= 16 * 1024 {
-            buffer.discardReadBytes()
-        }
+        try held.settle(limit: Self.bufferLimit(limits))
         return nil
     }
 
     /// The bytes not read — after an upgrade request, the new protocol's first — for the tunnel; the decoder keeps
     /// none.
     package mutating func takeUndecodedBytes() -> ByteBuffer? {
-        guard buffer.readableBytes > 0 else { return nil }
-        defer { buffer = empty }
-        return buffer
+        held.take()
     }
 
     private mutating func read(atEOF: Bool) throws -> ClientRequestPart? {
@@ -92,7 +76,7 @@ package struct RequestDecoder {
             return try decodeHead(atEOF: atEOF)
         case .body(var reader):
             var data: ByteBuffer?
-            let complete = try reader.read(&buffer, oneRun: true) { data = $0 }
+            let complete = try reader.read(&held.buffer, oneRun: true) { data = $0 }
             state = complete ? .ending : .body(reader)
             if let data { return .body(data) }
             return complete ? end() : nil
@@ -101,7 +85,7 @@ package struct RequestDecoder {
         case .ended(let upgraded):
             // After an upgrade the bytes are the new protocol's, kept for the tunnel (reading stops meanwhile: the
             // exchange reads nothing until the upstream answers); after a last request they are no one's.
-            if !upgraded { buffer.moveReaderIndex(to: buffer.writerIndex) }
+            if !upgraded { held.buffer.moveReaderIndex(to: held.buffer.writerIndex) }
             return nil
         }
     }
@@ -109,15 +93,16 @@ package struct RequestDecoder {
     // MARK: Heads
 
     private mutating func decodeHead(atEOF: Bool) throws -> ClientRequestPart? {
-        guard buffer.readableBytes > 0 else { return nil }
-        guard atEOF || pending.worthParsing(buffer, limit: limits.headBytes) else { return nil }
-        guard let head = try RequestHead.parse(buffer.readableBytesUInt8Span, limits: limits) else {
-            pending.parsed(buffer)
+        guard held.buffer.readableBytes > 0 else { return nil }
+        guard atEOF || pending.worthParsing(held.buffer, limit: limits.headBytes) else { return nil }
+        guard let head = try RequestHead.parse(held.buffer.readableBytesUInt8Span, limits: limits) else {
+            pending.parsed(held.buffer)
             return nil
         }
         pending = PendingHead()
         let request = ClientRequest(
-            line: Self.requestLine(head, in: buffer), bytes: buffer.readSlice(length: head.length)!, parsed: head)
+            line: Self.requestLine(head, in: held.buffer), bytes: held.buffer.readSlice(length: head.length)!,
+            parsed: head)
         if head.asksToUpgrade {
             lastUpgraded = true
         } else if !head.keepAlive || head.minorVersion == 0 {

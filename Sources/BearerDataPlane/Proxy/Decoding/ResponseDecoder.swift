@@ -68,15 +68,10 @@ package struct ResponseDecoder {
     private var pending = PendingHead()
     /// The trailer section of the chunked body being read, as it came (``ChunkedBody`` validated and bounded it).
     private var trailerBytes: ByteBuffer?
-    /// The bytes not read yet.
-    private var buffer: ByteBuffer
-    /// Put in ``buffer``'s place once it is read to its end (see ``RequestDecoder``: the channel's receive buffer
-    /// is reused only when nothing else holds it).
-    private let empty = ByteBuffer()
+    /// The bytes not read yet: a head in pieces, or the new protocol's first bytes behind a `101`.
+    private var held = HeldBytes()
 
-    package init() {
-        buffer = empty
-    }
+    package init() {}
 
     /// A request head went to the upstream: its response is framed by what it asked.
     package mutating func requestSent(_ head: UpstreamRequestHead) {
@@ -85,12 +80,7 @@ package struct ResponseDecoder {
 
     /// Takes the bytes the upstream sent next.
     package mutating func append(_ bytes: ByteBuffer) {
-        if buffer.readableBytes == 0 {
-            buffer = bytes
-        } else {
-            var bytes = bytes
-            buffer.writeBuffer(&bytes)
-        }
+        held.append(bytes)
     }
 
     /// The next part, or nil when more bytes are needed (or none are wanted). `seenEOF`: the connection has closed —
@@ -99,31 +89,24 @@ package struct ResponseDecoder {
     /// `ByteToMessageDecoderError.PayloadTooLargeError` when more than ``bufferLimit`` bytes would be held.
     package mutating func next(seenEOF: Bool = false) throws -> UpstreamResponsePart? {
         if let part = try read(atEOF: seenEOF) { return part }
-        if buffer.readableBytes > Self.bufferLimit { throw ByteToMessageDecoderError.PayloadTooLargeError() }
-        if buffer.readableBytes == 0 {
-            buffer = empty
-        } else if buffer.readerIndex >= 16 * 1024 {
-            buffer.discardReadBytes()
-        }
+        try held.settle(limit: Self.bufferLimit)
         return nil
     }
 
     /// The bytes not read — after a `101`, the new protocol's first — for the tunnel; the decoder keeps none.
     package mutating func takeUndecodedBytes() -> ByteBuffer? {
-        guard buffer.readableBytes > 0 else { return nil }
-        defer { buffer = empty }
-        return buffer
+        held.take()
     }
 
     private mutating func read(atEOF: Bool) throws -> UpstreamResponsePart? {
         switch state {
         case .head:
-            guard buffer.readableBytes > 0 else { return nil }
+            guard held.buffer.readableBytes > 0 else { return nil }
             return try decodeHead(atEOF: atEOF)
         case .body(var reader):
             var data: ByteBuffer?
             var trailers = trailerBytes
-            let complete = try reader.read(&buffer, oneRun: true) {
+            let complete = try reader.read(&held.buffer, oneRun: true) {
                 data = $0
             } trailer: {
                 var bytes = $0
@@ -140,13 +123,13 @@ package struct ResponseDecoder {
             if atEOF { throw Failure.truncated }
             return nil
         case .untilClose:
-            if buffer.readableBytes > 0 { return .body(buffer.readSlice(length: buffer.readableBytes)!) }
+            if held.buffer.readableBytes > 0 { return .body(held.buffer.readSlice(length: held.buffer.readableBytes)!) }
             return atEOF ? end() : nil
         case .ending:
             return end()
         case .ended:
             // Nobody asked for these bytes, and the connection will not be used again.
-            buffer.moveReaderIndex(to: buffer.writerIndex)
+            held.buffer.moveReaderIndex(to: held.buffer.writerIndex)
             return nil
         case .switched:
             return nil
@@ -157,18 +140,18 @@ package struct ResponseDecoder {
 
     private mutating func decodeHead(atEOF: Bool) throws -> UpstreamResponsePart? {
         guard let request = requests.first else { throw Failure.unsolicited }
-        guard atEOF || pending.worthParsing(buffer, limit: Self.limits.headBytes) else { return nil }
+        guard atEOF || pending.worthParsing(held.buffer, limit: Self.limits.headBytes) else { return nil }
         guard
             let head = try ResponseHead.parse(
-                buffer.readableBytesUInt8Span, requestWasHead: request.isHead,
+                held.buffer.readableBytesUInt8Span, requestWasHead: request.isHead,
                 upgradeRequested: request.asksToUpgrade, limits: Self.limits)
         else {
             if atEOF { throw Failure.truncated }
-            pending.parsed(buffer)
+            pending.parsed(held.buffer)
             return nil
         }
         pending = PendingHead()
-        let response = UpstreamResponse(bytes: buffer.readSlice(length: head.length)!, head: head)
+        let response = UpstreamResponse(bytes: held.buffer.readSlice(length: head.length)!, head: head)
         // A 1xx is followed by the final response to the same request (RFC 9110 §15.2).
         if head.isInformational { return .head(response) }
         requests.removeFirst()
