@@ -39,16 +39,17 @@ package enum Forwarding {
     /// - The route's `headers.remove` and `headers.set` names are dropped as they are copied; `set` values follow.
     /// - The path is the upstream's base path plus the raw remainder after the prefix; the query is kept as is.
     /// - The version is HTTP/1.1 whatever the client's (the proxy is the upstream's client, RFC 9110 §6.2).
+    ///
+    /// The head is written into `out`, emptied first: the connection's ``ReusedHeadBuffer``.
     package static func upstreamHead(
         client: ClientRequest, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
-        requestID: String, clientAddress: String?, webSocket: Bool = false
+        requestID: String, clientAddress: String?, webSocket: Bool = false, into out: inout ByteBuffer
     ) -> UpstreamRequestHead {
         let parsed = client.parsed
         let bytes = client.bytes.readableBytesUInt8Span
         let upstream = binding.route.upstream
-        // Room for the client's head and the proxy's lines, allocated once.
-        let capacity = client.bytes.readableBytes + upstream.basePath.utf8.count + 192
-        var out = ByteBufferAllocator().buffer(capacity: capacity)
+        // Room for the client's head and the proxy's lines, so the buffer grows at most once.
+        out.clear(minimumCapacity: client.bytes.readableBytes + upstream.basePath.utf8.count + 192)
         out.writeBytes(bytes.extracting(parsed.method).bytes)
         out.writeStaticString(" ")
         if upstream.basePath.isEmpty && remainder.isEmpty {

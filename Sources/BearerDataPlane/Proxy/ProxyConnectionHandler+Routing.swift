@@ -96,7 +96,9 @@ extension ProxyConnectionHandler {
         }
         let sendsToken = binding.tokenKey != nil
         if !sendsToken || cached != nil {
-            leg.prepare(exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket)
+            leg.prepare(
+                exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket,
+                into: &requestHeads)
         }
         decide(
             .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
@@ -151,7 +153,9 @@ extension ProxyConnectionHandler {
                 // its head is not rewritten, and the machine ignores the stale ticket.
                 let inTime = self.connection.exchange?.awaits(ticket) == true
                 if inTime {
-                    leg.prepare(exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket)
+                    leg.prepare(
+                        exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket,
+                        into: &self.requestHeads)
                 }
                 settled(inTime)
                 self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })

@@ -144,12 +144,15 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass.
     package func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let leg = exchange.leg else { return }
-        // Room for the upstream's head and the proxy's lines, so the buffer is allocated once.
-        var bytes = context.channel.allocator.buffer(capacity: head.head.length + 160)
-        let framing = Forwarding.writeClientHead(
-            head, request: exchange.request, binding: leg.binding,
-            adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
-            keepAlive: keepAlive, into: &bytes)
+        let (bytes, framing) = responseHeads.writing { out in
+            // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
+            out.clear(minimumCapacity: head.head.length + 160)
+            let framing = Forwarding.writeClientHead(
+                head, request: exchange.request, binding: leg.binding,
+                adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
+                keepAlive: keepAlive, into: &out)
+            return (out, framing)
+        }
         exchange.status = UInt(head.head.status)
         write(.head(bytes, chunked: framing == .chunked), promise: nil)
         clientNeedsFlush = true

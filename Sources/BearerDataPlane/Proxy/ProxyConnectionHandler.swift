@@ -35,6 +35,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var clientAddress: String?
     /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
     package var framer = MessageFramer()
+    /// The buffers the heads this connection writes are written into, reused from one exchange to the next: the
+    /// upstream's request heads, and the client's response heads.
+    package var requestHeads = ReusedHeadBuffer()
+    package var responseHeads = ReusedHeadBuffer()
     /// Reads the client's bytes into request parts, inline, holding those it has not read
     /// (``ProxyConnectionHandler+Decoding.swift``).
     package var decoder = RequestDecoder(limits: Acceptor.headLimits)

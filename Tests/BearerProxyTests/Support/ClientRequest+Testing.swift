@@ -62,9 +62,11 @@ extension Forwarding {
         client: HTTPRequestHead, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false
     ) throws -> UpstreamRequestHead {
-        upstreamHead(
+        var out = ByteBuffer()
+        return upstreamHead(
             client: try ClientRequest(client), binding: binding, remainder: remainder, query: query,
-            authorization: authorization, requestID: requestID, clientAddress: clientAddress, webSocket: webSocket)
+            authorization: authorization, requestID: requestID, clientAddress: clientAddress, webSocket: webSocket,
+            into: &out)
     }
 }
 

@@ -4,9 +4,10 @@ import NIOCore
 /// and trailers as the bytes they came in (#24 condition 5).
 package enum UpstreamResponsePart: Sendable {
     /// A head: a 1xx alone, then the final response's.
-    /// Indirect: a part travels in a `NIOAny`, which holds three words inline and boxes anything larger — with the
-    /// head inline, every body part and end would cost an allocation (bench/counts.sh: 2 per message).
-    indirect case head(UpstreamResponse)
+    /// Not indirect: parts no longer cross the pipeline in a `NIOAny` (which boxed anything over three words, the
+    /// reason this case was once indirect); they are returned by value to the handler that runs the decoder, and a
+    /// box would cost an allocation per message (#24, session 17).
+    case head(UpstreamResponse)
     /// A slice of the body as read (never copied).
     case body(ByteBuffer)
     /// The end, with the chunked body's trailer section as it came: field lines, each ending in CRLF.

@@ -37,13 +37,18 @@ package final class UpstreamLeg {
 
     package var origin: UpstreamOrigin { binding.origin }
 
-    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8).
-    package func prepare(_ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool) {
+    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8), into the connection's `buffer`.
+    package func prepare(
+        _ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool,
+        into buffer: inout ReusedHeadBuffer
+    ) {
         self.token = token?.value
         if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
-        head = Forwarding.upstreamHead(
-            client: client, binding: binding, remainder: remainder, query: query,
-            authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
-            webSocket: webSocket)
+        head = buffer.writing { out in
+            Forwarding.upstreamHead(
+                client: client, binding: binding, remainder: remainder, query: query,
+                authorization: token?.authorizationHeader, requestID: exchange.id, clientAddress: clientAddress,
+                webSocket: webSocket, into: &out)
+        }
     }
 }
