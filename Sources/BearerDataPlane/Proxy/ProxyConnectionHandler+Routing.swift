@@ -13,14 +13,14 @@ extension ProxyConnectionHandler {
         let head = request.line
         let id = Self.clientRequestID(request) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
-        let exchange = Exchange(id: id, request: request, proxy: installed)
+        let exchange = Exchange(id: id, request: request, proxy: installed, started: now)
         self.exchange = exchange
         let upgrade = WebSocketUpgrade.requested(request)
         let began = connection.begin(
             ExchangeStateMachine.Request(
                 method: head.method, keepAlive: request.keepAlive, expectsContinue: exchange.expectsContinue,
                 upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
-            now: context.eventLoop.now)
+            now: now)
         // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
         // ends, and the connection closes rather than answer two requests at once.
         guard began else { return context.close(promise: nil) }
@@ -106,7 +106,7 @@ extension ProxyConnectionHandler {
 
     /// Tells the exchange what answers its request, and runs what follows.
     private func decide(_ routing: ExchangeStateMachine.Routing) {
-        let now = context.eventLoop.now
+        let now = self.now
         run(connection.exchangeEvent { $0.route(routing, now: now) })
     }
 

@@ -42,7 +42,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// An upstream connection for `ticket` is ready: the machine says whether the exchange still wants it. One
     /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
     private func arrived(_ upstream: any UpstreamConnection, ticket: ExchangeStateMachine.Ticket) {
-        let now = context.eventLoop.now
+        let now = self.now
         run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
     }
 
@@ -57,7 +57,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: .other) })
         }
         self.upstream = upstream
-        exchange.upstreamSent = .now()
+        exchange.upstreamSent = now
         upstream.send(head, body: body, end: end)
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
@@ -66,7 +66,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Lets go of the upstream connection: back to the pool, or closed.
     package func release(_ upstream: any UpstreamConnection, _ release: ExchangeStateMachine.Release) {
         self.upstream = nil
-        upstream.release(reuse: release == .park, now: .now())
+        upstream.release(reuse: release == .park, now: now)
     }
 
     /// Closes the upstream connection in use, if any (the exchange is answered without it).
@@ -82,12 +82,14 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             upstream.close()
             return
         }
+        clock.enter()
+        defer { clock.leave() }
         switch part {
         case .head(let head):
             let status = head.status
             if status.code / 100 != 1 || status == .switchingProtocols {
                 exchange.upstreamStatus = UInt(status.code)
-                exchange.upstreamLatency = exchange.upstreamSent.map { .now() - $0 }
+                exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
             let sendsToken = exchange.leg?.binding.tokenKey != nil
             let discovered = exchange.leg?.binding.discoveredTokens != nil
@@ -133,7 +135,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         case .body(let buffer):
             run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
         case .end(let trailers):
-            let now = context.eventLoop.now
+            let now = self.now
             run(
                 connection.exchangeEvent { $0.responseEnd(trailers: Forwarding.clientTrailers(trailers), now: now) },
                 record: exchange,

@@ -61,6 +61,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var timerFiresAt = NIODeadline.distantFuture
     /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
     package var deferredRefusal: String?
+    /// The time as the event being handled sees it (``now``).
+    package var clock = EventClock()
     /// The connection's last answer is written and its sending side shut: what the client still sends is read and
     /// dropped until it closes (``closeLingering(after:)``).
     package var lingering = false
@@ -70,6 +72,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.loop = loop
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
     }
+
+    /// Now, as the event being handled sees it: read once per event (``EventClock``).
+    package var now: NIODeadline { clock.now(context.eventLoop) }
 
     package static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
@@ -98,6 +103,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering || decoderFailed { return }
+        clock.enter()
+        defer { clock.leave() }
         receive(unwrapInboundIn(data))
     }
 
@@ -108,9 +115,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
+        clock.enter()
+        defer { clock.leave() }
         if upstreamNeedsFlush { upstream?.flush() }
         upstreamNeedsFlush = false
-        connection.readComplete(deliveredPart: readDeliveredPart, now: context.eventLoop.now)
+        connection.readComplete(deliveredPart: readDeliveredPart, now: now)
         readDeliveredPart = false
         updateTimer()
     }
@@ -185,7 +194,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
                 id: loop.nextRequestID(), unparsed: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
         }
         exchange?.refusal = refusal
-        run(connection.readFailed(problem, now: context.eventLoop.now))
+        run(connection.readFailed(problem, now: now))
     }
 
     package func dispatch(_ part: ClientRequestPart) {
@@ -210,7 +219,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     private func requestBody(_ buffer: ByteBuffer) {
         exchange?.bytesIn += buffer.readableBytes
-        let now = context.eventLoop.now
+        let now = self.now
         run(connection.exchangeEvent { $0.requestBody(buffer, now: now) })
     }
 
@@ -218,7 +227,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// header section that none of the head's checks saw — `Authorization`, the client key, `X-Forwarded-*` — and
     /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
     private func requestEnd() {
-        let now = context.eventLoop.now
+        let now = self.now
         run(connection.exchangeEvent { $0.requestEnd(now: now) })
     }
 
@@ -264,7 +273,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             guard let arrived else { return abort() }
             send(on: arrived, body: body, end: end)
         case .parkConnection:
-            arrived?.release(reuse: true, now: .now())
+            arrived?.release(reuse: true, now: now)
         case .forwardInformational(let status):
             guard let exchange else { break }
             let informational = HTTPResponseHead(version: exchange.request.version, status: status)
@@ -397,7 +406,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil
-        switch connection.exchangeFinished(close: close, now: context.eventLoop.now) {
+        switch connection.exchangeFinished(close: close, now: now) {
         case .close:
             closeLingering(after: exchange.responseWritten)
         case .awaitRequest:

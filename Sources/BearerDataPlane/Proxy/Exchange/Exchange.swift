@@ -33,7 +33,7 @@ package final class Exchange {
     package var responseWritten: EventLoopFuture<Void>?
 
     // For the access log and the metrics.
-    package let started = NIODeadline.now()
+    package let started: NIODeadline
     /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
     package var routeLabel = "none"
     package var status: UInt = 0
@@ -46,8 +46,9 @@ package final class Exchange {
     /// Why the request codec refused this request (``BearerCodec/HeadError/label``), for its access-log line.
     package var refusal: String?
 
-    package init(id: String, request: ClientRequest, proxy: ProxyContext? = nil) {
+    package init(id: String, request: ClientRequest, proxy: ProxyContext? = nil, started: NIODeadline = .now()) {
         self.id = id
+        self.started = started
         self.request = request.line
         self.received = request
         self.expectsContinue = request.values("expect").contains { $0.lowercased() == "100-continue" }
@@ -57,6 +58,7 @@ package final class Exchange {
     /// The record of an exchange for a request never parsed: one the connection answers and closes.
     package init(id: String, unparsed request: HTTPRequestHead) {
         self.id = id
+        self.started = .now()
         self.request = request
         self.received = nil
         self.expectsContinue = false
