@@ -20,14 +20,13 @@ import NIOCore
 extension ProxyConnectionHandler {
     /// Makes the connection's timer fire no later than `deadline`.
     package func armTimer(for deadline: NIODeadline) {
-        if timer != nil, timerFiresAt <= deadline { return }
+        if removed || (timer != nil && timerFiresAt <= deadline) { return }
         timer?.cancel()
         timerFiresAt = deadline
-        // `self` is already weakly referenced by its upstream connections, so capturing it weakly costs nothing
-        // more; the task never keeps a closed connection's handler alive.
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.timerFired()
-        }
+        // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
+        // releases stay on the runtime's fast path (#24 session 17). The task keeps no closed connection's handler
+        // alive: none is armed once the handler has left the pipeline, and leaving cancels the one armed.
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
     }
 
     /// Makes the timer fire no later than the earliest deadline that applies now.

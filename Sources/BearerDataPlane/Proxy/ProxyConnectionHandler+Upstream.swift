@@ -24,15 +24,15 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             return
         }
         // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
-        loop.connector.connect(leg.origin, timeout: leg.proxy.timeouts.connect, on: context.eventLoop) {
-            [weak self] result in
+        // `self` captured strongly (no side table, see ``armTimer(for:)``): the connect is bounded by its timeout.
+        loop.connector.connect(leg.origin, timeout: leg.proxy.timeouts.connect, on: context.eventLoop) { result in
             switch result {
             case .success(let upstream):
                 // One that completes after the client left is kept for the next request (data-plane pitfall 6).
-                guard let self else { return upstream.release(reuse: true, now: .now()) }
+                guard !self.removed else { return upstream.release(reuse: true, now: .now()) }
                 self.arrived(upstream, ticket: ticket)
             case .failure(let error):
-                guard let self else { return }
+                guard !self.removed else { return }
                 let failure = ConnectionFailure(error)
                 self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
             }

@@ -61,6 +61,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var timerFiresAt = NIODeadline.distantFuture
     /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
     package var deferredRefusal: String?
+    /// The handler has left the pipeline: no timer is armed for it, and a connection that arrives for it is parked.
+    package var removed = false
     /// The time as the event being handled sees it (``now``).
     package var clock = EventClock()
     /// The connection's last answer is written and its sending side shut: what the client still sends is read and
@@ -89,6 +91,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
+        removed = true
         cancelTimer()
         // The connection machine's own illegal events (the exchange's are counted as they abort).
         if connection.illegalEvents > 0 {

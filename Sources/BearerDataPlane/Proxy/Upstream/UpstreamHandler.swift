@@ -18,10 +18,15 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package typealias OutboundOut = ByteBuffer
 
     package let origin: UpstreamOrigin
-    /// The exchange using this connection (an I/O handle: the machine says whether it is leased).
-    package private(set) weak var owner: (any UpstreamConnectionOwner)?
-    /// Where it waits between exchanges (its connector's, on its loop).
-    package weak var pool: UpstreamPool?
+    /// The exchange using this connection (an I/O handle: the machine says whether it is leased). Strong, and let go
+    /// whenever the exchange lets go of the connection — ``release(reuse:now:)``, ``detach()``, ``close()``, the
+    /// connection's end — and the client's connection closes the one it holds when it ends: a weak reference gave
+    /// the owner's object a side table, so that every retain and release of it took the runtime's slow path (perf,
+    /// #24 session 17).
+    package private(set) var owner: (any UpstreamConnectionOwner)?
+    /// Where it waits between exchanges (its connector's, on its loop, which lives as long as the loop). Strong for
+    /// the same reason; ``UpstreamPool/closeAll()`` lets go of the idle ones.
+    package var pool: UpstreamPool?
     package private(set) var machine = UpstreamConnectionStateMachine()
 
     private var context: ChannelHandlerContext?
