@@ -146,7 +146,7 @@ extension ProxyConnectionHandler {
         }
         .assumeIsolated()
         .whenSuccess { [weak self] result in
-            guard let self else { return }
+            guard let self, !self.removed else { return }
             switch result {
             case .success(let token):
                 // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
@@ -187,7 +187,8 @@ extension ProxyConnectionHandler {
             context.eventLoop.makeFutureWithTask { await answer() }
                 .assumeIsolated()
                 .whenSuccess { [weak self] response in
-                    self?.localAnswer(ticket, .response(response))
+                    guard let self, !self.removed else { return }
+                    self.localAnswer(ticket, .response(response))
                 }
         }
     }

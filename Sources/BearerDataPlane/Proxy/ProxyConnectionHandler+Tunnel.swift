@@ -24,6 +24,8 @@ extension ProxyConnectionHandler {
     }
 
     private func becomeTunnel(_ exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler) {
+        // The client may have left since the 101 was written: its handler is gone from the pipeline.
+        guard !removed else { return upstream.close() }
         guard self.exchange === exchange, context.channel.isActive, let upstreamChannel = upstream.channel,
             upstreamChannel.isActive
         else {

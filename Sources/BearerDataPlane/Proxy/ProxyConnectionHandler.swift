@@ -61,7 +61,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var timerFiresAt = NIODeadline.distantFuture
     /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
     package var deferredRefusal: String?
-    /// The handler has left the pipeline: no timer is armed for it, and a connection that arrives for it is parked.
+    /// The handler has left the pipeline (and let go of ``context``): no timer is armed for it, a connection that
+    /// arrives for it is parked, and a token or an answer that arrives for it is dropped.
     package var removed = false
     /// The time as the event being handled sees it (``now``).
     package var clock = EventClock()
@@ -93,6 +94,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func handlerRemoved(context: ChannelHandlerContext) {
         removed = true
         cancelTimer()
+        // The context holds this handler and this handler held the context: a cycle NIO does not break, which kept
+        // every client connection's handler — and all it held — alive after its connection closed (#24 session 17:
+        // 3 KiB per connection; HandlerLifetimeTests, ConnectionMemoryTests). Nothing runs on it once removed: its
+        // timer is cancelled and never armed again, and the callbacks that outlive an event check ``removed``.
+        self.context = nil
         // The connection machine's own illegal events (the exchange's are counted as they abort).
         if connection.illegalEvents > 0 {
             server.metrics.stateErrors(machine: "connection").increment(by: Int64(connection.illegalEvents))

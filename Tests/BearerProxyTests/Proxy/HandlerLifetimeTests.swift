@@ -1,0 +1,50 @@
+import BearerDataPlane
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// Nothing refers to a client connection's handler weakly (#24 session 17: a weak reference gave it a side table, and
+/// every retain and release of it the runtime's slow path). Its upstream connection, its timer and its connect
+/// callback hold it strongly instead — so each must let go when the exchange or the connection ends, or every client
+/// that leaves would leave its handler behind.
+@Suite("A client connection's handler is freed when the client leaves, whatever its upstream was doing")
+struct HandlerLifetimeTests {
+    @Test("a client that leaves mid-response: its upstream connection lets go of the handler, and the handler is freed")
+    func leftMidResponse() async throws {
+        try await ProxyHarness.with(routes: UpstreamSeamTests.routes) { proxy in
+            let connector = UpstreamSeamTests.MemoryConnector()
+            weak var handler: ProxyConnectionHandler?
+            do {
+                let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
+                handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
+                try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
+                let connection = try #require(connector.made.first)
+                #expect(connection.owner != nil, "leased to the exchange")
+                _ = try? channel.finish()
+                #expect(connection.owner == nil, "the client's end closed the upstream connection it held")
+                #expect(connection.closed)
+            }
+            #expect(handler == nil, "freed: no upstream connection, timer or callback keeps it")
+        }
+    }
+
+    @Test("a completed exchange: the connection goes back for reuse holding nothing of the handler, which is freed")
+    func completedExchange() async throws {
+        try await ProxyHarness.with(routes: UpstreamSeamTests.routes) { proxy in
+            let connector = UpstreamSeamTests.MemoryConnector()
+            weak var handler: ProxyConnectionHandler?
+            do {
+                let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
+                handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
+                try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
+                let connection = try #require(connector.made.first)
+                connection.answer(.ok, body: "hello")
+                #expect(try UpstreamSeamTests.written(channel).hasSuffix("hello"))
+                #expect(connection.releases == [true])
+                #expect(connection.owner == nil)
+                _ = try? channel.finish()
+            }
+            #expect(handler == nil)
+        }
+    }
+}
