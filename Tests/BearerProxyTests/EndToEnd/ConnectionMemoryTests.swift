@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// The proxy's memory does not grow with the connections it has served (#24 session 17: every client connection's
+/// handler leaked, held by its own ChannelHandlerContext — 1.4–3.2 KiB a connection, unbounded for a long-running
+/// serve). A real `serve`, as users run it, and a client that opens a new connection for each request.
+@Suite("Memory: a serve's footprint stays flat over thousands of connections")
+struct ConnectionMemoryTests {
+    /// VmRSS of `pid`, in KiB (procfs: Linux, where the proxy runs).
+    static func residentKiB(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    /// `count` requests, each on a connection of its own (curl's URL globbing; `Connection: close`).
+    static func connections(_ count: Int, port: Int) async throws {
+        let result = try await ChildProcess.run(
+            "curl", ["-sS", "-H", "Connection: close", "http://127.0.0.1:\(port)/-/health?n=[1-\(count)]"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.components(separatedBy: "\"ok\"").count - 1 == count, "every request answered")
+    }
+
+    @Test("10,000 connections after a warm-up of 2,000: resident memory grows by less than 4 MiB")
+    func flatOverConnections() async throws {
+        let state = try CommandLineTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let port = try await closedPort()
+        let arguments = [
+            "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)",
+            "--threads", "1",
+        ]
+        let (_, output) = try await ChildProcess.withRunning(
+            CommandLineTests.binary, arguments, environment: ["XDG_STATE_HOME": state]
+        ) { running in
+            #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+            // Warm-up: pools, caches and the allocator's arenas reach their working size.
+            try await Self.connections(2_000, port: port)
+            let before = try Self.residentKiB(running.processIdentifier)
+            try await Self.connections(10_000, port: port)
+            let after = try Self.residentKiB(running.processIdentifier)
+            // A leak of even 1 KiB a connection is 10 MiB here.
+            #expect(after - before < 4 * 1024, "VmRSS \(before) KiB → \(after) KiB over 10,000 connections")
+            running.signal(SIGTERM)
+        }
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+}
