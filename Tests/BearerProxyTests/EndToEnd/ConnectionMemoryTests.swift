@@ -45,4 +45,42 @@ struct ConnectionMemoryTests {
         }
         #expect(output.status == 0, "\(output.stderr)")
     }
+
+    /// `count` WebSocket tunnels through the proxy, each a new connection both ways (Tests/python/websocket_churn.py).
+    static func tunnels(_ count: Int, url: String) async throws {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("python/websocket_churn.py")
+        let result = try await ChildProcess.run("/usr/bin/env", ["python3", script.path, url, String(count)])
+        try #require(result.status == 0, "websocket_churn.py failed: \(result.stderr)")
+        #expect(result.stdout.contains("\"echoed\": \(count)"), "\(result.stdout)")
+    }
+
+    @Test("2,500 WebSocket tunnels after a warm-up of 500: resident memory grows by less than 2 MiB")
+    func flatOverTunnels() async throws {
+        try await FakeWebSocketUpstream.with { upstream in
+            let directory = try CommandLineTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let port = try await closedPort()
+            let config = directory + "/routes.json"
+            let routes = WebSocketTests.route(to: upstream)
+            let json = #"{ "listen": "127.0.0.1:\#(port)", "account": { "flow": "dev" }, "routes": \#(routes) }"#
+            try Data(json.utf8).write(to: URL(fileURLWithPath: config))
+            let (_, output) = try await ChildProcess.withRunning(
+                CommandLineTests.binary, ["serve", "--config", config, "--threads", "1"],
+                environment: ["XDG_STATE_HOME": directory]
+            ) { running in
+                #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+                let url = "ws://127.0.0.1:\(port)/api/socket"
+                try await Self.tunnels(500, url: url)
+                let before = try Self.residentKiB(running.processIdentifier)
+                try await Self.tunnels(2_500, url: url)
+                let after = try Self.residentKiB(running.processIdentifier)
+                // The handler leak cost a tunnel 1.4 KiB in a release build (more in a debug one): 3.4 MiB here.
+                #expect(after - before < 2 * 1024, "VmRSS \(before) KiB → \(after) KiB over 2,500 tunnels")
+                running.signal(SIGTERM)
+            }
+            #expect(output.status == 0, "\(output.stderr)")
+        }
+    }
 }
