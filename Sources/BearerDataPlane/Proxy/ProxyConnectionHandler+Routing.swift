@@ -146,7 +146,11 @@ extension ProxyConnectionHandler {
         }
         .assumeIsolated()
         .whenSuccess { [weak self] result in
-            guard let self, !self.removed else { return }
+            guard let self, !self.removed else {
+                // The client has left: nothing to rewrite or run, but the wait's outcome still counts (too late).
+                if case .success = result { settled(false) } else { settled(nil) }
+                return
+            }
             switch result {
             case .success(let token):
                 // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
