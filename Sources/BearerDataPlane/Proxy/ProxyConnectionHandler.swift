@@ -61,9 +61,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var timerFiresAt = NIODeadline.distantFuture
     /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
     package var deferredRefusal: String?
-    /// The handler has left the pipeline (and let go of ``context``): no timer is armed for it, a connection that
-    /// arrives for it is parked, and a token or an answer that arrives for it is dropped.
-    package var removed = false
     /// The time as the event being handled sees it (``now``).
     package var clock = EventClock()
     /// The connection's last answer is written and its sending side shut: what the client still sends is read and
@@ -75,6 +72,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.loop = loop
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
     }
+
+    /// The handler has left the pipeline, and let go of ``context`` (it is set before any event, in
+    /// `handlerAdded`): no timer is armed for it, a connection that arrives for it is parked, and a token or an answer
+    /// that arrives for it is dropped.
+    package var removed: Bool { context == nil }
 
     /// Now, as the event being handled sees it: read once per event (``EventClock``).
     package var now: NIODeadline { clock.now(context.eventLoop) }
@@ -92,7 +94,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
-        removed = true
         cancelTimer()
         // The context holds this handler and this handler held the context: a cycle NIO does not break, which kept
         // every client connection's handler — and all it held — alive after its connection closed (#24 session 17:

@@ -13,6 +13,27 @@ struct ConnectionMemoryTests {
         return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
     }
 
+    /// Runs `serve` with `arguments` as users run it, `warmUp` (pools, caches and the allocator's arenas reach their
+    /// working size), then `load`: its VmRSS must grow by less than `limitKiB` over the load; then it must stop
+    /// cleanly on SIGTERM.
+    static func expectFlat(
+        serving arguments: [String], port: Int, environment: [String: String], limitKiB: Int, over what: String,
+        warmUp: () async throws -> Void, load: () async throws -> Void
+    ) async throws {
+        let (_, output) = try await ChildProcess.withRunning(
+            CommandLineTests.binary, arguments, environment: environment
+        ) { running in
+            #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+            try await warmUp()
+            let before = try Self.residentKiB(running.processIdentifier)
+            try await load()
+            let after = try Self.residentKiB(running.processIdentifier)
+            #expect(after - before < limitKiB, "VmRSS \(before) KiB → \(after) KiB over \(what)")
+            running.signal(SIGTERM)
+        }
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
     /// `count` requests, each on a connection of its own (curl's URL globbing; `Connection: close`).
     static func connections(_ count: Int, port: Int) async throws {
         let result = try await ChildProcess.run(
@@ -30,28 +51,16 @@ struct ConnectionMemoryTests {
             "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)",
             "--threads", "1",
         ]
-        let (_, output) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, arguments, environment: ["XDG_STATE_HOME": state]
-        ) { running in
-            #expect(try await CommandLineTests.waitUntilHealthy(port: port))
-            // Warm-up: pools, caches and the allocator's arenas reach their working size.
-            try await Self.connections(2_000, port: port)
-            let before = try Self.residentKiB(running.processIdentifier)
-            try await Self.connections(10_000, port: port)
-            let after = try Self.residentKiB(running.processIdentifier)
+        try await Self.expectFlat(
+            serving: arguments, port: port, environment: ["XDG_STATE_HOME": state], limitKiB: 4 * 1024,
             // A leak of even 1 KiB a connection is 10 MiB here.
-            #expect(after - before < 4 * 1024, "VmRSS \(before) KiB → \(after) KiB over 10,000 connections")
-            running.signal(SIGTERM)
-        }
-        #expect(output.status == 0, "\(output.stderr)")
+            over: "10,000 connections", warmUp: { try await Self.connections(2_000, port: port) },
+            load: { try await Self.connections(10_000, port: port) })
     }
 
     /// `count` WebSocket tunnels through the proxy, each a new connection both ways (Tests/python/websocket_churn.py).
     static func tunnels(_ count: Int, url: String) async throws {
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("python/websocket_churn.py")
-        let result = try await ChildProcess.run("/usr/bin/env", ["python3", script.path, url, String(count)])
+        let result = try await Python.run("websocket_churn.py", [url, String(count)])
         try #require(result.status == 0, "websocket_churn.py failed: \(result.stderr)")
         #expect(result.stdout.contains("\"echoed\": \(count)"), "\(result.stdout)")
     }
@@ -66,21 +75,13 @@ struct ConnectionMemoryTests {
             let routes = WebSocketTests.route(to: upstream)
             let json = #"{ "listen": "127.0.0.1:\#(port)", "account": { "flow": "dev" }, "routes": \#(routes) }"#
             try Data(json.utf8).write(to: URL(fileURLWithPath: config))
-            let (_, output) = try await ChildProcess.withRunning(
-                CommandLineTests.binary, ["serve", "--config", config, "--threads", "1"],
-                environment: ["XDG_STATE_HOME": directory]
-            ) { running in
-                #expect(try await CommandLineTests.waitUntilHealthy(port: port))
-                let url = "ws://127.0.0.1:\(port)/api/socket"
-                try await Self.tunnels(500, url: url)
-                let before = try Self.residentKiB(running.processIdentifier)
-                try await Self.tunnels(2_500, url: url)
-                let after = try Self.residentKiB(running.processIdentifier)
+            let url = "ws://127.0.0.1:\(port)/api/socket"
+            try await Self.expectFlat(
+                serving: ["serve", "--config", config, "--threads", "1"], port: port,
+                environment: ["XDG_STATE_HOME": directory], limitKiB: 2 * 1024,
                 // The handler leak cost a tunnel 1.4 KiB in a release build (more in a debug one): 3.4 MiB here.
-                #expect(after - before < 2 * 1024, "VmRSS \(before) KiB → \(after) KiB over 2,500 tunnels")
-                running.signal(SIGTERM)
-            }
-            #expect(output.status == 0, "\(output.stderr)")
+                over: "2,500 tunnels", warmUp: { try await Self.tunnels(500, url: url) },
+                load: { try await Self.tunnels(2_500, url: url) })
         }
     }
 }

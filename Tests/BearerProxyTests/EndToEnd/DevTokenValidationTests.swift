@@ -47,11 +47,14 @@ enum Python {
         var stderr: String
     }
 
+    /// Runs `Tests/python/NAME` with `arguments` and `stdin`, as the test tools' `python3` (CI's virtual
+    /// environment).
+    static func run(_ name: String, _ arguments: [String] = [], stdin: String = "") async throws -> Result {
+        let script = CommandLineTests.repositoryRoot + "/Tests/python/" + name
+        return try await ChildProcess.run("/usr/bin/env", ["python3", script] + arguments, stdin: stdin)
+    }
+
     static func validate(token: String, discovery: String, audience: String) async throws -> Result {
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("python/validate_dev_token.py")
-        return try await ChildProcess.run(
-            "/usr/bin/env", ["python3", script.path, discovery, audience], stdin: token)
+        try await run("validate_dev_token.py", [discovery, audience], stdin: token)
     }
 }

@@ -20,10 +20,7 @@ struct WebSocketTests {
     }
 
     static func client(arguments: [String]) async throws -> [String: Any] {
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("python/websocket_client.py")
-        let result = try await ChildProcess.run("/usr/bin/env", ["python3", script.path] + arguments)
+        let result = try await Python.run("websocket_client.py", arguments)
         try #require(result.status == 0, "websocket_client.py failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         return try #require(object as? [String: Any])

@@ -141,9 +141,7 @@ struct OperationsTests {
     static func samples(port: Int) async throws -> [String: Double] {
         let response = try await TestClient.send(port: port, uri: "/-/metrics")
         #expect(response.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("python/parse_metrics.py").path
-        let parsed = try await ChildProcess.run("/usr/bin/env", ["python3", script], stdin: response.bodyText)
+        let parsed = try await Python.run("parse_metrics.py", stdin: response.bodyText)
         #expect(parsed.status == 0, "not valid Prometheus text: \(parsed.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Double]
         return try #require(object)

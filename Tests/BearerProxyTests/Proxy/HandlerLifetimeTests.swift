@@ -9,42 +9,40 @@ import Testing
 /// that leaves would leave its handler behind.
 @Suite("A client connection's handler is freed when the client leaves, whatever its upstream was doing")
 struct HandlerLifetimeTests {
-    @Test("a client that leaves mid-response: its upstream connection lets go of the handler, and the handler is freed")
-    func leftMidResponse() async throws {
+    /// Sends one request through a client pipeline whose upstream is in memory, runs `exchange` with the upstream
+    /// connection, closes the client, and tells whether the handler is still alive once the channel is gone.
+    static func handlerOutlivesClient(
+        _ exchange: (EmbeddedChannel, UpstreamSeamTests.MemoryConnection) throws -> Void
+    ) async throws -> Bool {
+        weak var handler: ProxyConnectionHandler?
         try await ProxyHarness.with(routes: UpstreamSeamTests.routes) { proxy in
             let connector = UpstreamSeamTests.MemoryConnector()
-            weak var handler: ProxyConnectionHandler?
-            do {
-                let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
-                handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
-                try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
-                let connection = try #require(connector.made.first)
-                #expect(connection.owner != nil, "leased to the exchange")
-                _ = try? channel.finish()
-                #expect(connection.owner == nil, "the client's end closed the upstream connection it held")
-                #expect(connection.closed)
-            }
-            #expect(handler == nil, "freed: no upstream connection, timer or callback keeps it")
+            let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
+            handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
+            try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
+            let connection = try #require(connector.made.first)
+            #expect(connection.owner != nil, "leased to the exchange")
+            try exchange(channel, connection)
+            _ = try? channel.finish()
+            #expect(connection.owner == nil, "the upstream connection holds nothing of the handler")
         }
+        return handler != nil
+    }
+
+    @Test("a client that leaves mid-response: its upstream connection lets go of the handler, and the handler is freed")
+    func leftMidResponse() async throws {
+        let alive = try await Self.handlerOutlivesClient { _, _ in }
+        #expect(!alive, "freed: no upstream connection, timer or callback keeps it")
     }
 
     @Test("a completed exchange: the connection goes back for reuse holding nothing of the handler, which is freed")
     func completedExchange() async throws {
-        try await ProxyHarness.with(routes: UpstreamSeamTests.routes) { proxy in
-            let connector = UpstreamSeamTests.MemoryConnector()
-            weak var handler: ProxyConnectionHandler?
-            do {
-                let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
-                handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
-                try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
-                let connection = try #require(connector.made.first)
-                connection.answer(.ok, body: "hello")
-                #expect(try UpstreamSeamTests.written(channel).hasSuffix("hello"))
-                #expect(connection.releases == [true])
-                #expect(connection.owner == nil)
-                _ = try? channel.finish()
-            }
-            #expect(handler == nil)
+        let alive = try await Self.handlerOutlivesClient { channel, connection in
+            connection.answer(.ok, body: "hello")
+            let written = try UpstreamSeamTests.written(channel)
+            #expect(written.hasSuffix("hello"))
+            #expect(connection.releases == [true])
         }
+        #expect(!alive)
     }
 }
