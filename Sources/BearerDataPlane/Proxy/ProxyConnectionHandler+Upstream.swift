@@ -58,7 +58,9 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         self.upstream = upstream
         exchange.upstreamSent = now
-        upstream.send(head, body: body, end: end)
+        // Sent now, or with the rest of the client's read when it completes (its end is likely in it).
+        upstream.send(head, body: body, end: end, flush: !clientReading)
+        if clientReading { upstreamNeedsFlush = true }
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
     }

@@ -52,6 +52,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var reads = ReadGate()
     /// Request bytes were written upstream since the last flush.
     package var upstreamNeedsFlush = false
+    /// A read of the client's bytes is being handled: what it writes upstream is flushed once, when the read
+    /// completes (``channelReadComplete(context:)``) — a request's head and its end arrive in one read, and a flush
+    /// for each cost a flush of the upstream channel (#24 session 18).
+    package var clientReading = false
     /// Response bytes were written to the client since the last flush.
     package var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
@@ -114,7 +118,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering || decoderFailed { return }
         clock.enter()
-        defer { clock.leave() }
+        let outerRead = clientReading
+        clientReading = true
+        defer {
+            clientReading = outerRead
+            clock.leave()
+        }
         receive(unwrapInboundIn(data))
     }
 
@@ -271,8 +280,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             if !context.channel.isWritable { upstream?.pauseReads() }
             return
         case .forwardEnd:
-            upstream?.end()
-            upstreamNeedsFlush = false
+            // Flushed now, or with the rest of this read when it completes.
+            upstream?.end(flush: !clientReading)
+            upstreamNeedsFlush = clientReading
         case .answerLocally(let ticket):
             answerLocally(ticket)
         case .fetchToken(let ticket, let claims):

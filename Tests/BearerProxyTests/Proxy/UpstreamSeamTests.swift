@@ -25,6 +25,8 @@ struct UpstreamSeamTests {
         var written: [UpstreamRequestPart] = []
         var releases: [Bool] = []
         var closed = false
+        /// How many parts had been written at each flush: what the transport sent, and when.
+        var flushedAt: [Int] = []
 
         func lease(to owner: any UpstreamConnectionOwner) -> Bool {
             guard self.owner == nil, !closed else { return false }
@@ -32,14 +34,18 @@ struct UpstreamSeamTests {
             return true
         }
         var isWritable: Bool { true }
-        func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
+        func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool, flush: Bool) {
             written.append(.head(head))
             for part in body { written.append(.body(part)) }
             if end { written.append(.end) }
+            if flush { flushedAt.append(written.count) }
         }
         func write(_ body: ByteBuffer) { written.append(.body(body)) }
-        func end() { written.append(.end) }
-        func flush() {}
+        func end(flush: Bool) {
+            written.append(.end)
+            if flush { flushedAt.append(written.count) }
+        }
+        func flush() { flushedAt.append(written.count) }
         func pauseReads() {}
         func resumeReads() {}
         func release(reuse: Bool, now: NIODeadline) {
@@ -163,10 +169,40 @@ struct UpstreamSeamTests {
             connector.made[0].lost(neverProcessed: true)
             try #require(connector.made.count == 2, "replayed on a new connection")
             #expect(connector.made[1].written.count == 2)
+            #expect(connector.made[1].flushedAt == [2], "sent outside a client's read: flushed at once")
             connector.made[1].lost(neverProcessed: false)
             let response = try Self.written(channel)
             #expect(response.hasPrefix("HTTP/1.1 502 "), "\(response)")
             #expect(connector.made.count == 2, "replayed once only")
+            _ = try? channel.finish()
+        }
+    }
+
+    @Test("what one read of the client's brings is flushed to the transport once, when the read completes")
+    func oneFlushPerRead() async throws {
+        try await ProxyHarness.with(routes: Self.routes) { proxy in
+            let connector = MemoryConnector()
+            let channel = try Self.connection(proxy, connector: connector)
+            // A head and its end in one read: one flush, after both (#24 session 18: it was a flush for each).
+            try channel.writeInbound(ByteBuffer(string: Self.request))
+            let first = try #require(connector.made.first)
+            #expect(first.written.count == 2)
+            #expect(first.flushedAt == [2])
+            first.answer(.ok, body: "one")
+            _ = try Self.written(channel)
+            // A body in two reads: each read's parts are flushed as it completes, the last with the end.
+            try channel.writeInbound(
+                ByteBuffer(string: "POST /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabcd"))
+            let second = try #require(connector.made.last)
+            #expect(connector.made.count == 2)
+            #expect(second.written.count == 2, "the head and the body so far: \(second.written)")
+            #expect(second.flushedAt == [2], "flushed before the rest of the body is read")
+            try channel.writeInbound(ByteBuffer(string: "efghij"))
+            #expect(second.written.count == 4)
+            #expect(second.written.last?.isEnd == true)
+            #expect(second.flushedAt == [2, 4])
+            second.answer(.ok, body: "two")
+            #expect(try Self.written(channel).hasSuffix("two"))
             _ = try? channel.finish()
         }
     }

@@ -13,14 +13,15 @@ package protocol UpstreamConnection: AnyObject {
     func lease(to owner: any UpstreamConnectionOwner) -> Bool
     /// Whether it can take more request bytes now (backpressure).
     var isWritable: Bool { get }
-    /// Writes the request's head, the body that has arrived with it, and its end when it has; then flushes. One
-    /// call for the request's start, so the transport reaches its channel once (per request, each call through this
-    /// protocol costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
-    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool)
+    /// Writes the request's head, the body that has arrived with it, and its end when it has; then flushes if
+    /// `flush` (else the owner calls ``flush()`` later, once for all it wrote in the same event). One call for the
+    /// request's start, so the transport reaches its channel once (per request, each call through this protocol
+    /// costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
+    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool, flush: Bool)
     /// Writes a part of the request's body, sent at the next ``flush()``.
     func write(_ body: ByteBuffer)
-    /// Writes the request's end and flushes.
-    func end()
+    /// Writes the request's end; then flushes if `flush`.
+    func end(flush: Bool)
     func flush()
     /// Stops delivering response parts until ``resumeReads()`` (the client is not draining them).
     func pauseReads()

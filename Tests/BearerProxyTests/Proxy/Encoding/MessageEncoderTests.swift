@@ -69,6 +69,23 @@ struct MessageEncoderTests {
         _ = try channel.finish()
     }
 
+    @Test("a part with nothing to send is no write at all, unless a promise waits for it")
+    func emptyParts() throws {
+        let channel = EmbeddedChannel(handler: MessageEncoder<MessagePart>())
+        channel.write(MessagePart.head(Self.head, chunked: false), promise: nil)
+        channel.write(MessagePart.body(ByteBuffer()), promise: nil)
+        channel.write(MessagePart.end(trailers: nil), promise: nil)
+        channel.flush()
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == Self.head)
+        // Each write costs a pass through the pipeline to the socket's queue (#24 session 18): none for no bytes.
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "an empty body and an end with no framing")
+        let ended = channel.eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(MessagePart.end(trailers: nil), promise: ended)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(), "written empty, to carry the promise")
+        try ended.futureResult.wait()
+        _ = try channel.finish()
+    }
+
     @Test("the proxy's own heads: a field that is not a token or whose value would split the head is left out")
     func ownHeads() {
         var head = HTTPResponseHead(version: .http1_0, status: .notFound)
