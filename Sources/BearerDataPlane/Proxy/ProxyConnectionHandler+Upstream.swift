@@ -145,20 +145,25 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
     }
 
-    /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass.
+    /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass. One whose body
+    /// goes as it is (not chunked) is held back (``heldResponseHead``): a small body that follows it in the same read
+    /// of the upstream's goes down the pipeline with it, as one write.
     package func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let leg = exchange.leg else { return }
-        let (bytes, framing) = responseHeads.writing { out in
-            // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
-            out.clear(minimumCapacity: head.head.length + 160)
-            let framing = Forwarding.writeClientHead(
-                head, request: exchange.request, binding: leg.binding,
-                adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
-                keepAlive: keepAlive, into: &out)
-            return (out, framing)
-        }
+        var out = responseHeads.take()
+        // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
+        out.clear(minimumCapacity: head.head.length + 160)
+        let framing = Forwarding.writeClientHead(
+            head, request: exchange.request, binding: leg.binding,
+            adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
+            keepAlive: keepAlive, into: &out)
         exchange.status = UInt(head.head.status)
-        write(.head(bytes, chunked: framing == .chunked), promise: nil)
+        if framing == .chunked {
+            responseHeads.keep(out)
+            write(.head(out, chunked: true), promise: nil)
+        } else {
+            write(.head(out, chunked: false), promise: nil, hold: true)
+        }
         clientNeedsFlush = true
     }
 
@@ -211,6 +216,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
         if clientNeedsFlush {
             clientNeedsFlush = false
+            writeHeldResponseHead()
             context.flush()
         }
     }

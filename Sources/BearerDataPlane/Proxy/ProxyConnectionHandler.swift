@@ -39,6 +39,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// upstream's request heads, and the client's response heads.
     package var requestHeads = ReusedHeadBuffer()
     package var responseHeads = ReusedHeadBuffer()
+    /// A response head not yet written down the pipeline, and the small body parts appended to it since
+    /// (``ProxyConnectionHandler+ClientWrites.swift``).
+    package var heldResponseHead: ByteBuffer?
     /// Reads the client's bytes into request parts, inline, holding those it has not read
     /// (``ProxyConnectionHandler+Decoding.swift``).
     package var decoder = RequestDecoder(limits: Acceptor.headLimits)
@@ -394,12 +397,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             "request refused",
             metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
         return .problem(error, requestID: exchange.id)
-    }
-
-    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
-    package func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
-        framer.write(part, from: context, promise: promise)
-        if flush { context.flush() }
     }
 
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the

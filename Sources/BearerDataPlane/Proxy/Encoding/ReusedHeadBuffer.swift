@@ -18,10 +18,19 @@ package struct ReusedHeadBuffer {
     /// Runs `write` with the kept buffer — moved out, so that nothing else holds it — and keeps it afterwards.
     /// `write` empties it first (`clear(minimumCapacity:)`), knowing how much room the head needs.
     package mutating func writing<Result>(_ write: (inout ByteBuffer) throws -> Result) rethrows -> Result {
-        var buffer = kept.take() ?? ByteBuffer()
-        defer {
-            if buffer.capacity <= Self.largestKept { kept = buffer }
-        }
+        var buffer = take()
+        defer { keep(buffer) }
         return try write(&buffer)
+    }
+
+    /// The kept buffer, moved out (nothing else holds it: written to, it is not copied), or a new one; the caller
+    /// empties it first and gives it back with ``keep(_:)``.
+    package mutating func take() -> ByteBuffer {
+        kept.take() ?? ByteBuffer()
+    }
+
+    /// Keeps `buffer` for the next head, unless it grew beyond ``largestKept``.
+    package mutating func keep(_ buffer: ByteBuffer) {
+        if buffer.capacity <= Self.largestKept { kept = buffer }
     }
 }
