@@ -204,12 +204,19 @@ package struct RequestGuard {
 
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
     package func isAllowed(host value: Substring) -> Bool {
-        let name = Self.hostWithoutPort(value)
-        // The usual case, compared without lowercasing a copy first.
-        if HeaderName.equals(bytes: name.utf8, "127.0.0.1") || HeaderName.equals(bytes: name.utf8, "localhost") {
+        // The usual case, compared over the bytes without lowercasing a copy first (a `Substring`'s UTF-8 view cost
+        // ~1 % of a request's CPU, #24 session 18).
+        let bytes = value.utf8.span
+        var nameEnd = bytes.count
+        if let (hostEnd, portStart) = Authority.splitOffsets(bytes),
+            portStart.map({ Authority.port(bytes, from: $0) != nil }) ?? true
+        {
+            nameEnd = hostEnd
+        }
+        if HeaderName.equals(bytes, 0..<nameEnd, "127.0.0.1") || HeaderName.equals(bytes, 0..<nameEnd, "localhost") {
             return true
         }
-        let host = name.lowercased()
+        let host = Self.hostWithoutPort(value).lowercased()
         return SafetyPolicy.loopbackHosts.contains(host) || policy.allowedHosts.contains(host)
     }
 
