@@ -29,7 +29,7 @@ extension Forwarding {
     /// prefix (so following it stays on the proxy); framing is re-derived for the client's version
     /// (``responseFraming(_:request:)``).
     package static func writeClientHead(
-        _ response: UpstreamResponse, request: HTTPRequestHead, binding: RouteBinding,
+        _ response: UpstreamResponse, request: RequestLine, binding: RouteBinding,
         adding additions: ResponseAdditions,
         keepAlive: Bool, into out: inout ByteBuffer
     ) -> Framing {
@@ -98,7 +98,7 @@ extension Forwarding {
     /// exchange's machine knows before the head is written whether the client's connection must close after it
     /// (``Framing/untilClose``). A `Content-Length` is forwarded — and frames the body — unless the upstream's
     /// `Connection` names it (RFC 9110 §7.6.1); the codec refuses one beside `Transfer-Encoding`.
-    package static func responseFraming(_ response: UpstreamResponse, request: HTTPRequestHead) -> Framing {
+    package static func responseFraming(_ response: UpstreamResponse, request: RequestLine) -> Framing {
         let head = response.head
         var forwardsLength = head.hasContentLength
         if forwardsLength, !head.connection.named.isEmpty {

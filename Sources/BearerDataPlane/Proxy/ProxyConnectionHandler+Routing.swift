@@ -176,7 +176,7 @@ extension ProxyConnectionHandler {
         let target = exchange.target
         let body = exchange.localBody ?? LocalBody()
         let request = LocalRequest(
-            head: exchange.received?.headWithFields ?? exchange.request, path: target?.path ?? "/-",
+            head: exchange.received?.headWithFields ?? exchange.request.head(), path: target?.path ?? "/-",
             query: target?.query,
             bodyLength: body.length,
             bodySHA256: body.sha256Hex)

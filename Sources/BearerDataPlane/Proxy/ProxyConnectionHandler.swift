@@ -213,7 +213,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         if exchange == nil {
             // The record of the exchange the machine begins for the head that never arrived in full.
             exchange = Exchange(
-                id: loop.nextRequestID(), unparsed: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+                id: loop.nextRequestID(), unparsed: RequestLine(method: .GET, uri: "/", version: .http1_1))
         }
         exchange?.refusal = refusal
         run(connection.readFailed(problem, now: now))

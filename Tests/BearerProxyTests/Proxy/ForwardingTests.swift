@@ -195,7 +195,7 @@ struct ForwardingTests {
                         let rewritten = try Forwarding.clientResponse(
                             upstream: upstream, request: request, binding: route, requestID: "r", keepAlive: true)
                         #expect(
-                            Forwarding.responseFraming(upstream, request: request) == rewritten.framing,
+                            Forwarding.responseFraming(upstream, request: RequestLine(request)) == rewritten.framing,
                             "\(version) \(method) \(status) \(fields)")
                         #expect(
                             rewritten.head.headers.contains(name: "content-length")

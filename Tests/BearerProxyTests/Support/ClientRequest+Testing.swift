@@ -17,8 +17,15 @@ extension ClientRequest {
             throw UpstreamResponse.Incomplete()
         }
         self.init(
-            line: HTTPRequestHead(version: head.version, method: head.method, uri: head.uri), bytes: bytes,
+            line: RequestLine(method: head.method, uri: head.uri, version: head.version), bytes: bytes,
             parsed: parsed)
+    }
+}
+
+extension RequestLine {
+    /// `head`'s line, for tests that speak in NIOHTTP1's types.
+    init(_ head: HTTPRequestHead) {
+        self.init(method: head.method, uri: head.uri, version: head.version)
     }
 }
 

@@ -64,7 +64,7 @@ extension Forwarding {
     ) throws -> (head: HTTPResponseHead, framing: Framing, bytes: ByteBuffer) {
         var bytes = ByteBuffer()
         let framing = writeClientHead(
-            upstream, request: request, binding: binding,
+            upstream, request: RequestLine(request), binding: binding,
             adding: ResponseAdditions(requestID: requestID, corsOrigin: corsOrigin), keepAlive: keepAlive,
             into: &bytes)
         return (try HTTPResponseHead(written: bytes, requestWasHead: request.method == .HEAD), framing, bytes)

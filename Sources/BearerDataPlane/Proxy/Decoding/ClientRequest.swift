@@ -5,17 +5,17 @@ import NIOHTTP1
 
 /// A client's request head as the codec read it (#24 condition 5): the head's own bytes with the codec's offsets —
 /// the checks read its fields where they lie, and the upstream's head is written from them in one pass
-/// (``Forwarding``) — and its request line as NIOHTTP1's head, for what the exchange records (method, target,
+/// (``Forwarding``) — and its request line (``RequestLine``), for what the exchange records (method, target,
 /// version). Field values become strings only when a check reads them.
 package struct ClientRequest: Sendable, Equatable {
-    /// The request line: method, target and version. Its `headers` are empty: the fields are ``bytes``'.
-    package let line: HTTPRequestHead
+    /// The request line: method, target and version. The fields are ``bytes``'.
+    package let line: RequestLine
     /// The head, its empty line included: a slice of the bytes read, not a copy.
     package let bytes: ByteBuffer
     /// Offsets into ``bytes``' readable bytes.
     package let parsed: RequestHead
 
-    package init(line: HTTPRequestHead, bytes: ByteBuffer, parsed: RequestHead) {
+    package init(line: RequestLine, bytes: ByteBuffer, parsed: RequestHead) {
         self.line = line
         self.bytes = bytes
         self.parsed = parsed
@@ -54,12 +54,11 @@ package struct ClientRequest: Sendable, Equatable {
     /// The field lines as NIOHTTP1's head, for the paths off the hot one that read every field (the proxy's own
     /// endpoints).
     package var headWithFields: HTTPRequestHead {
-        var head = line
-        head.headers = HTTPHeaders(
-            HeadFields.strings(
-                in: bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, minorVersion: parsed.minorVersion,
-                connection: parsed.connection))
-        return head
+        line.head(
+            headers: HTTPHeaders(
+                HeadFields.strings(
+                    in: bytes, fieldsStart: parsed.fieldsStart, length: parsed.length,
+                    minorVersion: parsed.minorVersion, connection: parsed.connection)))
     }
 }
 

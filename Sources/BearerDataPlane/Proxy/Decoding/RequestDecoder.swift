@@ -101,7 +101,7 @@ package struct RequestDecoder {
         }
         pending = PendingHead()
         let request = ClientRequest(
-            line: Self.requestLine(head, in: held.buffer), bytes: held.buffer.readSlice(length: head.length)!,
+            line: RequestLine(head, in: held.buffer), bytes: held.buffer.readSlice(length: head.length)!,
             parsed: head)
         if head.asksToUpgrade {
             lastUpgraded = true
@@ -114,19 +114,6 @@ package struct RequestDecoder {
         case .chunked: state = .body(BodyReader(chunked: ChunkedBody()))
         }
         return .head(request)
-    }
-
-    /// The request line as NIOHTTP1's head, without fields: the checks read those from the bytes.
-    private static func requestLine(_ head: RequestHead, in buffer: ByteBuffer) -> HTTPRequestHead {
-        let start = buffer.readerIndex
-        func string(_ range: Range<Int>) -> String {
-            buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""
-        }
-        return HTTPRequestHead(
-            version: HTTPVersion(major: 1, minor: Int(head.minorVersion)),
-            // The token as received: `HTTPMethod(rawValue:)` names M-SEARCH `.MSEARCH`, which NIO writes as
-            // `MSEARCH` (HTTPMethod+Wire.swift).
-            method: HTTPMethod(rawValue: string(head.method)).asReceived, uri: string(head.target))
     }
 
     // MARK: Ends

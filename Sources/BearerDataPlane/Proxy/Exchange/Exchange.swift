@@ -13,7 +13,7 @@ import NIOHTTP1
 package final class Exchange {
     package let id: String
     /// The request line (method, target, version); its fields are ``received``'s.
-    package let request: HTTPRequestHead
+    package let request: RequestLine
     /// The request as the codec read it: nil for an answer to a request never parsed.
     package let received: ClientRequest?
     /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
@@ -56,7 +56,7 @@ package final class Exchange {
     }
 
     /// The record of an exchange for a request never parsed: one the connection answers and closes.
-    package init(id: String, unparsed request: HTTPRequestHead) {
+    package init(id: String, unparsed request: RequestLine) {
         self.id = id
         self.started = .now()
         self.request = request

@@ -1,5 +1,6 @@
 import BearerCodec
 import BearerDataPlane
+import BearerHTTP
 import Foundation
 import NIOCore
 import NIOEmbedded
@@ -97,6 +98,21 @@ struct RequestDecoderTests {
     func methodToken() throws {
         let head = try #require(try Self.decode(["M-SEARCH /x HTTP/1.1\r\nHost: x\r\n\r\n"]).heads.first)
         #expect(head.method.rawValue == "M-SEARCH")
+    }
+
+    @Test("every method the codec accepts is named as NIOHTTP1 names its token, the common ones without a string")
+    func everyMethod() throws {
+        let methods = [
+            "GET", "PUT", "ACL", "HEAD", "POST", "COPY", "MOVE", "LOCK", "BIND", "LINK", "PATCH", "TRACE", "MKCOL",
+            "MERGE", "PURGE", "QUERY", "DELETE", "UNLOCK", "REPORT", "SEARCH", "REBIND", "UNBIND", "NOTIFY", "UNLINK",
+            "SOURCE", "OPTIONS", "PROPFIND", "CHECKOUT", "M-SEARCH", "PROPPATCH", "SUBSCRIBE", "MKCALENDAR",
+            "MKACTIVITY", "UNSUBSCRIBE",
+        ]
+        for method in methods {
+            let head = try #require(try Self.decode(["\(method) /x HTTP/1.1\r\nHost: x\r\n\r\n"]).heads.first)
+            #expect(head.method == HTTPMethod(rawValue: method).asReceived, "\(method)")
+            #expect(head.method.rawValue == method)
+        }
     }
 
     @Test(

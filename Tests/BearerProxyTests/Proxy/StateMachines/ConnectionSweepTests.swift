@@ -94,7 +94,7 @@ struct ConnectionSweepTests {
             if request != step.world.begun {
                 step.world.failures.append("request \(request) began out of order (expected \(step.world.begun))")
             }
-            guard step.machine.begin(.init(method: head.method, keepAlive: head.isKeepAlive), now: now) else {
+            guard step.machine.begin(.init(method: head.method, keepAlive: received.keepAlive), now: now) else {
                 step.world.failures.append("a head delivered while an exchange is in progress")
                 return
             }
