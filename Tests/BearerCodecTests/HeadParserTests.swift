@@ -9,6 +9,20 @@ struct HeadParserTests {
         try Array(text.utf8).parseRequest().get()
     }
 
+    @Test("the first X-Request-Id's value and the presence of Expect are noted as the fields are scanned")
+    func notedFields() throws {
+        let text =
+            "GET / HTTP/1.1\r\nHost: a\r\nx-REQUEST-id:  first \r\nEXPECT: 100-continue\r\n"
+            + "X-Request-Id: second\r\n\r\n"
+        let head = try #require(try Self.parse(text))
+        let range = try #require(head.requestID)
+        #expect(String(decoding: Array(text.utf8)[range], as: UTF8.self) == "first")
+        #expect(head.hasExpect)
+        let plain = try #require(try Self.parse("GET / HTTP/1.1\r\nHost: a\r\nX-Request-Idx: no\r\nExpec: no\r\n\r\n"))
+        #expect(plain.requestID == nil)
+        #expect(!plain.hasExpect)
+    }
+
     @Test("the byte classes are the grammar's")
     func byteClasses() {
         let alnum = Set(UInt8(ascii: "0")...UInt8(ascii: "9")).union(UInt8(ascii: "A")...UInt8(ascii: "Z"))

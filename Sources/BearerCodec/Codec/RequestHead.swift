@@ -17,6 +17,10 @@ package struct RequestHead: Sendable, Equatable {
     package var asksToUpgrade: Bool
     /// The head has a `Content-Length` field (`0` frames no body, but the client said so: the proxy says so too).
     package var hasContentLength: Bool
+    /// The value of the first `X-Request-Id` field, if any; and whether there is an `Expect` field. Noted while the
+    /// fields are scanned, so that nothing after the codec walks the field lines again for them (#24 condition 5).
+    package var requestID: Range<Int>? = nil
+    package var hasExpect = false
 
     /// Whether the client may send another request on this connection (RFC 9112 §9.3).
     package var keepAlive: Bool {
@@ -38,6 +42,8 @@ package struct RequestHead: Sendable, Equatable {
             var fields = 0
             var hosts = 0
             var upgrades = 0
+            var hasExpect = false
+            var requestID: Range<Int>?
             while let field = try scanner.fieldLine(in: bytes) {
                 fields += 1
                 guard fields <= limits.fields else { throw ScanStop.refused(.headTooLarge) }
@@ -47,6 +53,10 @@ package struct RequestHead: Sendable, Equatable {
                     try checkHost(field.value, in: bytes)
                 } else if FieldName.equals(bytes, field.name, "upgrade") {
                     upgrades += 1
+                } else if FieldName.equals(bytes, field.name, "expect") {
+                    hasExpect = true
+                } else if requestID == nil, FieldName.equals(bytes, field.name, "x-request-id") {
+                    requestID = field.value
                 }
             }
             // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (a server MUST answer 400 otherwise); at most one in 1.0.
@@ -76,7 +86,7 @@ package struct RequestHead: Sendable, Equatable {
                 framing: bodyFraming, connection: framing.connection,
                 isHead: KnownMethod.equals(bytes, method, "HEAD"),
                 asksToUpgrade: framing.connection.upgrade && upgrades > 0,
-                hasContentLength: framing.contentLength != nil)
+                hasContentLength: framing.contentLength != nil, requestID: requestID, hasExpect: hasExpect)
         } catch {
             switch error {
             case .incomplete: return nil

@@ -203,7 +203,10 @@ extension ProxyConnectionHandler {
 
     /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
     package static func clientRequestID(_ request: ClientRequest) -> String? {
-        guard let value = request.first("x-request-id"), (1...128).contains(value.utf8.count),
+        // The first X-Request-Id, as the codec noted it.
+        guard let range = request.parsed.requestID else { return nil }
+        let value = request.string(range)
+        guard (1...128).contains(value.utf8.count),
             value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return nil }
         return value

@@ -51,7 +51,8 @@ package final class Exchange {
         self.started = started
         self.request = request.line
         self.received = request
-        self.expectsContinue = request.values("expect").contains { $0.lowercased() == "100-continue" }
+        self.expectsContinue =
+            request.parsed.hasExpect && request.values("expect").contains { $0.lowercased() == "100-continue" }
         self.proxy = proxy
     }
 
