@@ -20,7 +20,9 @@ import NIOCore
 extension ProxyConnectionHandler {
     /// Makes the connection's timer fire no later than `deadline`.
     package func armTimer(for deadline: NIODeadline) {
-        if removed || (timer != nil && timerFiresAt <= deadline) { return }
+        // `timerFiresAt` is the distant future while no timer is armed: the usual case returns without reading
+        // `timer`, whose copy costs retains (#24 session 18). A lingering close's timer is its own and stays.
+        if timerFiresAt <= deadline || removed || lingering { return }
         timer?.cancel()
         timerFiresAt = deadline
         // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
@@ -37,10 +39,12 @@ extension ProxyConnectionHandler {
     package func cancelTimer() {
         timer?.cancel()
         timer = nil
+        timerFiresAt = .distantFuture
     }
 
     private func timerFired() {
         timer = nil
+        timerFiresAt = .distantFuture
         let now = context.eventLoop.now
         if connection.exchange != nil {
             let withheld = !wantsRead

@@ -86,7 +86,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var removed: Bool { context == nil }
 
     /// Now, as the event being handled sees it: read once per event (``EventClock``).
-    package var now: NIODeadline { clock.now(context.eventLoop) }
+    package var now: NIODeadline { clock.current ?? clock.now(context.eventLoop) }
 
     package static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)

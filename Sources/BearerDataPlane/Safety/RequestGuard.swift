@@ -13,7 +13,10 @@ import NIOHTTP1
 /// through a cross-site request (Origin, `Sec-Fetch-Site`), another machine (the client key), a crafted path or
 /// target that escapes the route (absolute-form, dot segments), or a message that two parsers would read
 /// differently (framing and header-name variants). Pure: no I/O, so every case is unit-tested.
-package struct RequestGuard {
+///
+/// A class, though immutable: each generation has one, and every request reads it; a struct was copied out of the
+/// generation for each request's check — a retain of each of the policy's sets (#24 session 18).
+package final class RequestGuard: Sendable {
     package let policy: SafetyPolicy
 
     /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
@@ -62,9 +65,10 @@ package struct RequestGuard {
             return .refuse(.methodNotAllowed(method: head.method.rawValue, allowed: []))
         }
         let fields: Fields
-        switch Fields.read(request, policy: policy) {
-        case .success(let read): fields = read
-        case .failure(let problem): return .refuse(problem)
+        do {
+            fields = try Fields.read(request, policy: policy)
+        } catch {
+            return .refuse(error)
         }
 
         // Host (RFC 9112 §3.2): exactly one (the codec's rule, missing included in HTTP/1.1), a valid authority, and
@@ -125,7 +129,7 @@ package struct RequestGuard {
 
         /// Reads the fields where they lie in the head's bytes: a string is built only for a field the guard
         /// keeps (Host, Origin, …) or refuses (a name that imitates a protected one).
-        package static func read(_ request: ClientRequest, policy: SafetyPolicy) -> Result<Fields, ProxyError> {
+        package static func read(_ request: ClientRequest, policy: SafetyPolicy) throws(ProxyError) -> Fields {
             var fields = Fields()
             var bytes = 0
             let span = request.bytes.readableBytesUInt8Span
@@ -137,8 +141,7 @@ package struct RequestGuard {
                 if RequestGuard.hasUnderscore(span, name) {
                     let text = request.string(name)
                     if let imitated = RequestGuard.imitatesProtectedName(text) {
-                        return .failure(
-                            .badRequest(detail: "The header name \"\(text)\" is refused: it imitates \(imitated)."))
+                        throw .badRequest(detail: "The header name \"\(text)\" is refused: it imitates \(imitated).")
                     }
                     continue
                 }
@@ -147,17 +150,16 @@ package struct RequestGuard {
                     // RFC 9110 §7.6.1 lets a client name any field, hop-by-hop ones included; the proxy refuses
                     // those it decides itself (the codec refused the framing ones, Host and Authorization).
                     if let named = RequestGuard.namedProxyControlledHeader(request.string(value)) {
-                        return .failure(
-                            .badRequest(
-                                detail: "Connection may not name \(named): the proxy decides that header itself."))
+                        throw .badRequest(
+                            detail: "Connection may not name \(named): the proxy decides that header itself.")
                     }
                 case 4 where HeaderName.equals(span, name, "host"):
                     fields.host = request.string(value)
                 case 6 where HeaderName.equals(span, name, "origin"):
-                    if fields.origin != nil { return .failure(Self.repeated(request.string(name))) }
+                    if fields.origin != nil { throw Self.repeated(request.string(name)) }
                     fields.origin = request.string(value)
                 case 14 where HeaderName.equals(span, name, "sec-fetch-site"):
-                    if fields.fetchSite != nil { return .failure(Self.repeated(request.string(name))) }
+                    if fields.fetchSite != nil { throw Self.repeated(request.string(name)) }
                     fields.fetchSite = request.string(value)
                 case 18 where HeaderName.equals(span, name, "x-bearer-proxy-key"):
                     if let key = policy.clientKey, key.matches(request.string(value)) { fields.presentedKey = true }
@@ -168,11 +170,11 @@ package struct RequestGuard {
                         fields.presentedKey = true
                     }
                 case 29 where HeaderName.equals(span, name, "access-control-request-method"):
-                    if fields.preflightMethod != nil { return .failure(Self.repeated(request.string(name))) }
+                    if fields.preflightMethod != nil { throw Self.repeated(request.string(name)) }
                     fields.preflightMethod = request.string(value)
                 case 30 where HeaderName.equals(span, name, "access-control-request-headers"):
                     if fields.preflightHeaders != nil {
-                        return .failure(Self.repeated(request.string(name)))
+                        throw Self.repeated(request.string(name))
                     }
                     fields.preflightHeaders = request.string(value)
                 default:
@@ -181,9 +183,9 @@ package struct RequestGuard {
             }
             // The count of fields is the codec's limit; their bytes, names and values, are this one.
             if bytes > policy.maximumHeaderBytes {
-                return .failure(.headersTooLarge)
+                throw .headersTooLarge
             }
-            return .success(fields)
+            return fields
         }
 
         private static func repeated(_ name: String) -> ProxyError {

@@ -61,4 +61,21 @@ struct CodecRefusalTests {
             #expect(upstream.acceptedConnections == 0)
         }
     }
+
+    @Test("a client that never closes after a refusal, sending all along: the lingering close still ends it")
+    func lingeringIsBounded() async throws {
+        try await ProxyHarness.with(upstream: { _ in .echo }) { proxy, upstream in
+            // Each byte the client sends is a read the proxy handles while lingering: none may re-arm the
+            // connection's timers over the lingering close's own (2 s), which would leave it open until the idle
+            // limit (60 s).
+            let result = try await Python.run("lingering_client.py", [String(proxy.port), "20"])
+            try #require(result.status == 0, "lingering_client.py failed: \(result.stderr)")
+            let outcome = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            #expect(outcome["status"] as? String == "HTTP/1.1 501 Not Implemented")
+            let closedAfter = try #require(outcome["closed_after"] as? Double, "still open after 20 s: \(outcome)")
+            #expect(closedAfter < 15, "closed by the lingering limit, not the idle one")
+            #expect(upstream.requests.isEmpty)
+        }
+    }
 }
