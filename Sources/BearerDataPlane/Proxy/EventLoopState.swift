@@ -25,7 +25,18 @@ package final class EventLoopState {
     /// Metric handles per route label, made on first use on this loop.
     private var routeMetrics: [String: RouteMetrics] = [:]
 
+    /// The route asked for last, and its handles: most requests on a loop are for the route before them, and
+    /// comparing its label costs less than hashing it (#24 session 18).
+    private var lastRouteMetrics: (route: String, metrics: RouteMetrics)?
+
     package func metrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
+        if let last = lastRouteMetrics, last.route == route { return last.metrics }
+        let found = routeMetrics(for: route, in: metrics)
+        lastRouteMetrics = (route, found)
+        return found
+    }
+
+    private func routeMetrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
         if let known = routeMetrics[route] { return known }
         let made = metrics.route(route)
         routeMetrics[route] = made
