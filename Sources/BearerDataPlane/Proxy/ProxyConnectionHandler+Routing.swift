@@ -57,30 +57,10 @@ extension ProxyConnectionHandler {
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
         // Before anything of the route is used — its token above all (#26 item 3).
-        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: request) }) {
-            return refuseHead(.requiredHeaderMissing(name: missing.name))
-        }
-        if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
-            let imitated = RequestGuard.imitatedName(in: request, decidedBy: binding.route.headers)
+        if binding.checksRequest,
+            let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder)
         {
-            // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
-            return refuseHead(
-                .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides."))
-        }
-        if let methods = binding.route.methods {
-            if !methods.contains(head.method.rawValue) {
-                return refuseHead(.methodNotAllowed(method: head.method.rawValue, allowed: methods.sorted()))
-            }
-            if let overridden = MethodOverride.forbidden(request: request, query: target.query, allowed: methods) {
-                return refuseHead(.methodNotAllowed(method: overridden, allowed: methods.sorted()))
-            }
-        }
-        if binding.isDiscovered,
-            binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(match.remainder)
-        {
-            return refuseHead(
-                DiscoveredRouteGate.refusal(
-                    prefix: binding.route.prefix, remainder: match.remainder, usesAccount: binding.usesAccount))
+            return refuseHead(refusal)
         }
         let leg = UpstreamLeg(
             binding: binding, proxy: proxy, client: request, remainder: match.remainder, query: target.query)
@@ -199,6 +179,37 @@ extension ProxyConnectionHandler {
 
     private func localAnswer(_ ticket: ExchangeStateMachine.Ticket, _ answer: ExchangeStateMachine.Answer) {
         run(connection.exchangeEvent { $0.localAnswer(ticket, answer) })
+    }
+
+    /// What the route itself refuses about `request`, before its token is used: a required header missing, a field
+    /// name imitating one the route decides, a method it does not allow (or asks for by override), or what a
+    /// discovered route's gate answers. Only for a route that checks any of these (``RouteBinding/checksRequest``).
+    package static func routeRefusal(
+        _ request: ClientRequest, binding: RouteBinding, target: RequestTarget, remainder: Substring
+    ) -> ProxyError? {
+        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: request) }) {
+            return .requiredHeaderMissing(name: missing.name)
+        }
+        if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
+            let imitated = RequestGuard.imitatedName(in: request, decidedBy: binding.route.headers)
+        {
+            // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
+            return .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides.")
+        }
+        if let methods = binding.route.methods {
+            let method = request.line.method.rawValue
+            if !methods.contains(method) {
+                return .methodNotAllowed(method: method, allowed: methods.sorted())
+            }
+            if let overridden = MethodOverride.forbidden(request: request, query: target.query, allowed: methods) {
+                return .methodNotAllowed(method: overridden, allowed: methods.sorted())
+            }
+        }
+        if binding.isDiscovered, binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(remainder) {
+            return DiscoveredRouteGate.refusal(
+                prefix: binding.route.prefix, remainder: remainder, usesAccount: binding.usesAccount)
+        }
+        return nil
     }
 
     /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.

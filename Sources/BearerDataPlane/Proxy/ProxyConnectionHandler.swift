@@ -86,7 +86,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var removed: Bool { context == nil }
 
     /// Now, as the event being handled sees it: read once per event (``EventClock``).
-    package var now: NIODeadline { clock.current ?? clock.now(context.eventLoop) }
+    package var now: NIODeadline {
+        // The event's time when it is known, without reaching the context (a retain of it and of its loop).
+        if let current = clock.current { return current }
+        return clock.now(context.eventLoop)
+    }
 
     package static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
