@@ -5,13 +5,16 @@ import NIOCore
 ///
 /// Each write costs a pass through the pipeline to the socket's queue — a few dozen retains and releases (#24
 /// session 18, bench/counts.sh) — while copying a body of a few hundred bytes costs next to nothing. So a response
-/// head whose body goes as it is (Content-Length, or the close) is held back, the body parts of up to
-/// ``coalescedBodyLimit`` bytes that follow are appended to it, and it goes down the pipeline at the first of: a
-/// larger part, the response's end, any other write, or the end of the upstream's read (``upstreamReadComplete(_:)``
-/// flushes). Nothing is held past the event that wrote it but until that read ends, so no byte waits for more.
+/// head whose body goes as it is (Content-Length, or the close) is held back, the body parts that follow are appended
+/// to it while head and body together stay within ``coalescedLimit`` bytes, and it goes down the pipeline at the
+/// first of: a part that does not fit, the response's end, any other write, or the end of the upstream's read
+/// (``upstreamReadComplete(_:)`` flushes). Nothing is held past that read, so no byte waits for more; a part that does
+/// not fit is written as it is, never copied; and what is held never exceeds the limit, however many small parts a
+/// hostile upstream sends (a chunked body relayed to an HTTP/1.0 client comes as one part per chunk).
 extension ProxyConnectionHandler {
-    /// The largest body part appended to a held head rather than written on its own.
-    package static let coalescedBodyLimit = 2048
+    /// The most a held head and the body parts appended to it come to: the size of a head buffer that is kept for
+    /// reuse (``ReusedHeadBuffer/largestKept``), so that coalescing never costs the next head an allocation.
+    package static let coalescedLimit = ReusedHeadBuffer.largestKept
 
     /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked. With `hold`, `part` is a
     /// response head whose body is not chunked: it is kept until a write that cannot join it.
@@ -38,9 +41,11 @@ extension ProxyConnectionHandler {
         framer.write(.head(held, chunked: false), from: context, promise: nil)
     }
 
-    /// Appends `body` to the held head, if it is small enough; whether it did.
+    /// Appends `body` to the held head, if both fit within ``coalescedLimit``; whether it did.
     private func appendToHeldHead(_ body: ByteBuffer) -> Bool {
-        guard body.readableBytes <= Self.coalescedBodyLimit, var held = heldResponseHead.take() else { return false }
+        guard let length = heldResponseHead?.readableBytes, length + body.readableBytes <= Self.coalescedLimit,
+            var held = heldResponseHead.take()
+        else { return false }
         // Taken out first, so the buffer is not shared and grows in place.
         held.writeImmutableBuffer(body)
         heldResponseHead = held

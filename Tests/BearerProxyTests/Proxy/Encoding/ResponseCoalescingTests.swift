@@ -47,12 +47,12 @@ struct ResponseCoalescingTests {
         }
     }
 
-    @Test("a body part over the limit is written as it is, after the head and the small parts before it, in order")
+    @Test("a body part that does not fit is written as it is, after the head and the small parts before it, in order")
     func largeBodyNotCopied() async throws {
         try await ProxyHarness.with(routes: Seam.routes) { proxy in
             let (channel, upstream) = try Self.exchange(proxy)
             let owner = try #require(upstream.owner)
-            let large = ByteBuffer(repeating: UInt8(ascii: "L"), count: ProxyConnectionHandler.coalescedBodyLimit + 1)
+            let large = ByteBuffer(repeating: UInt8(ascii: "L"), count: ProxyConnectionHandler.coalescedLimit)
             owner.upstream(upstream, received: Self.head(length: 2 + large.readableBytes + 1))
             owner.upstream(upstream, received: .body(ByteBuffer(string: "ab")))
             owner.upstream(upstream, received: .body(large))
@@ -60,7 +60,7 @@ struct ResponseCoalescingTests {
             owner.upstream(upstream, received: .end(trailers: nil))
             owner.upstreamReadComplete(upstream)
             let writes = try Self.writes(channel)
-            try #require(writes.count == 3, "the head with ab, the large part, the head of nothing: c on its own")
+            try #require(writes.count == 3, "the head with ab, the large part, then c on its own")
             #expect(String(buffer: writes[0]).hasSuffix("\r\n\r\nab"))
             #expect(writes[1] == large)
             #expect(
@@ -110,6 +110,28 @@ struct ResponseCoalescingTests {
             owner.upstream(upstream, received: .end(trailers: nil))
             owner.upstreamReadComplete(upstream)
             #expect(try Self.writes(channel).map { String(buffer: $0) } == ["hello"])
+            _ = try? channel.finish()
+        }
+    }
+
+    @Test("many small parts in one read: what is held never exceeds the limit, and every byte arrives once, in order")
+    func manySmallParts() async throws {
+        try await ProxyHarness.with(routes: Seam.routes) { proxy in
+            let (channel, upstream) = try Self.exchange(proxy)
+            let owner = try #require(upstream.owner)
+            let parts = (0..<200).map { index in
+                ByteBuffer(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 100)
+            }
+            owner.upstream(upstream, received: Self.head(length: parts.count * 100))
+            for part in parts { owner.upstream(upstream, received: .body(part)) }
+            owner.upstream(upstream, received: .end(trailers: nil))
+            owner.upstreamReadComplete(upstream)
+            let writes = try Self.writes(channel)
+            #expect(writes.allSatisfy { $0.readableBytes <= ProxyConnectionHandler.coalescedLimit })
+            #expect(writes.count > 1 && writes.count < parts.count, "the head with as many parts as fit, then the rest")
+            let text = writes.map { String(buffer: $0) }.joined()
+            let body = text[text.range(of: "\r\n\r\n")!.upperBound...]
+            #expect(body == parts.map { String(buffer: $0) }.joined()[...])
             _ = try? channel.finish()
         }
     }
