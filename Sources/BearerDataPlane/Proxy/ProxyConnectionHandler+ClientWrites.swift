@@ -16,21 +16,20 @@ extension ProxyConnectionHandler {
     /// reuse (``ReusedHeadBuffer/largestKept``), so that coalescing never costs the next head an allocation.
     package static let coalescedLimit = ReusedHeadBuffer.largestKept
 
-    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked. With `hold`, `part` is a
-    /// response head whose body is not chunked: it is kept until a write that cannot join it.
-    package func write(
-        _ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false, hold: Bool = false
-    ) {
+    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
+    package func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
         if heldResponseHead != nil {
             if case .body(let body) = part, promise == nil, !flush, appendToHeldHead(body) { return }
             writeHeldResponseHead()
         }
-        if hold, promise == nil, !flush, case .head(let bytes, chunked: false) = part {
-            heldResponseHead = bytes
-            return
-        }
         framer.write(part, from: context, promise: promise)
         if flush { context.flush() }
+    }
+
+    /// Keeps `bytes`, a response head whose body is not chunked, until a write that cannot join it.
+    package func holdResponseHead(_ bytes: ByteBuffer) {
+        writeHeldResponseHead()
+        heldResponseHead = bytes
     }
 
     /// Writes the held response head (and what was appended to it), if there is one; its buffer is reused for the

@@ -57,9 +57,7 @@ extension ProxyConnectionHandler {
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
         // Before anything of the route is used — its token above all (#26 item 3).
-        if binding.checksRequest,
-            let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder)
-        {
+        if let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder) {
             return refuseHead(refusal)
         }
         let leg = UpstreamLeg(
@@ -183,7 +181,7 @@ extension ProxyConnectionHandler {
 
     /// What the route itself refuses about `request`, before its token is used: a required header missing, a field
     /// name imitating one the route decides, a method it does not allow (or asks for by override), or what a
-    /// discovered route's gate answers. Only for a route that checks any of these (``RouteBinding/checksRequest``).
+    /// discovered route's gate answers.
     package static func routeRefusal(
         _ request: ClientRequest, binding: RouteBinding, target: RequestTarget, remainder: Substring
     ) -> ProxyError? {

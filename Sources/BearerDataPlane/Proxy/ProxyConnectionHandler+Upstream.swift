@@ -58,11 +58,22 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         self.upstream = upstream
         exchange.upstreamSent = now
-        // Sent now, or with the rest of the client's read when it completes (its end is likely in it).
-        upstream.send(head, body: body, end: end, flush: !clientReading)
-        if clientReading { upstreamNeedsFlush = true }
+        upstream.send(head, body: body, end: end)
+        flushUpstream(upstream)
         if !context.channel.isWritable { upstream.pauseReads() }
         updateReading()
+    }
+
+    /// Sends what was just written to `upstream`: now, or — inside a read of the client's — once with everything else
+    /// that read brings (``channelReadComplete(context:)``): a GET's head and its end arrive together, and a flush
+    /// for each cost a pass through the upstream's pipeline (#24 session 18).
+    package func flushUpstream(_ upstream: any UpstreamConnection) {
+        if clientReading {
+            upstreamNeedsFlush = true
+        } else {
+            upstreamNeedsFlush = false
+            upstream.flush()
+        }
     }
 
     /// Lets go of the upstream connection: back to the pool, or closed.
@@ -162,7 +173,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             responseHeads.keep(out)
             write(.head(out, chunked: true), promise: nil)
         } else {
-            write(.head(out, chunked: false), promise: nil, hold: true)
+            holdResponseHead(out)
         }
         clientNeedsFlush = true
     }

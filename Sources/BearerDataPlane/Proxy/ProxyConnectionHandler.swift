@@ -287,9 +287,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             if !context.channel.isWritable { upstream?.pauseReads() }
             return
         case .forwardEnd:
-            // Flushed now, or with the rest of this read when it completes.
-            upstream?.end(flush: !clientReading)
-            upstreamNeedsFlush = clientReading
+            guard let upstream else { break }
+            upstream.end()
+            flushUpstream(upstream)
         case .answerLocally(let ticket):
             answerLocally(ticket)
         case .fetchToken(let ticket, let claims):

@@ -31,10 +31,6 @@ package final class RouteBinding: Sendable {
     package let replacedHeaders: [String]
     /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
     package let headerRules: [RouteHeaderRule]
-    /// Whether a request on this route has anything to pass beyond the guard before its token: required headers,
-    /// header rules an `_` spelling could imitate, a `methods` list, or a discovered route's gate. Worked out once,
-    /// so that a route with none of them reads none of them (a retain each, per request: #24 session 18).
-    package let checksRequest: Bool
 
     package init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
@@ -57,9 +53,6 @@ package final class RouteBinding: Sendable {
         removedHeaders = route.headers.remove
         replacedHeaders = route.headers.set.map { $0.name.lowercased() }
         headerRules = RouteHeaderRule.compile(route)
-        checksRequest =
-            !requiredHeaders.isEmpty || !route.headers.set.isEmpty || !route.headers.remove.isEmpty
-            || route.methods != nil || isDiscovered
     }
 
     /// Where this route's token comes from: its own cache for a discovered route, else the account's.

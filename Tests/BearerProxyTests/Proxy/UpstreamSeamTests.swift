@@ -34,17 +34,13 @@ struct UpstreamSeamTests {
             return true
         }
         var isWritable: Bool { true }
-        func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool, flush: Bool) {
+        func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
             written.append(.head(head))
             for part in body { written.append(.body(part)) }
             if end { written.append(.end) }
-            if flush { flushedAt.append(written.count) }
         }
         func write(_ body: ByteBuffer) { written.append(.body(body)) }
-        func end(flush: Bool) {
-            written.append(.end)
-            if flush { flushedAt.append(written.count) }
-        }
+        func end() { written.append(.end) }
         func flush() { flushedAt.append(written.count) }
         func pauseReads() {}
         func resumeReads() {}

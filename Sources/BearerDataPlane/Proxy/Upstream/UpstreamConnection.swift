@@ -13,15 +13,18 @@ package protocol UpstreamConnection: AnyObject {
     func lease(to owner: any UpstreamConnectionOwner) -> Bool
     /// Whether it can take more request bytes now (backpressure).
     var isWritable: Bool { get }
-    /// Writes the request's head, the body that has arrived with it, and its end when it has; then flushes if
-    /// `flush` (else the owner calls ``flush()`` later, once for all it wrote in the same event). One call for the
+    /// Writes the request's head, the body that has arrived with it, and its end when it has. One call for the
     /// request's start, so the transport reaches its channel once (per request, each call through this protocol
     /// costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
-    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool, flush: Bool)
-    /// Writes a part of the request's body, sent at the next ``flush()``.
+    ///
+    /// Nothing written here is sent before ``flush()``: the owner flushes once for all it wrote in one event (a
+    /// client's read brings a GET's head and its end together: #24 session 18).
+    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool)
+    /// Writes a part of the request's body.
     func write(_ body: ByteBuffer)
-    /// Writes the request's end; then flushes if `flush`.
-    func end(flush: Bool)
+    /// Writes the request's end.
+    func end()
+    /// Sends what was written.
     func flush()
     /// Stops delivering response parts until ``resumeReads()`` (the client is not draining them).
     func pauseReads()

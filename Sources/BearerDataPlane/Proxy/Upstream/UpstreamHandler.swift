@@ -82,13 +82,12 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool, flush: Bool) {
+    package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         guard let context else { return }
         decoder.requestSent(head)
         framer.write(.head(head.bytes, chunked: head.chunked), from: context, promise: nil)
         for part in body { framer.write(.body(part), from: context, promise: nil) }
         if end { framer.write(.end(trailers: nil), from: context, promise: nil) }
-        if flush { context.flush() }
     }
 
     package func write(_ body: ByteBuffer) {
@@ -96,10 +95,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         framer.write(.body(body), from: context, promise: nil)
     }
 
-    package func end(flush: Bool) {
+    package func end() {
         guard let context else { return }
         framer.write(.end(trailers: nil), from: context, promise: nil)
-        if flush { context.flush() }
     }
 
     package func flush() { context?.flush() }
