@@ -2,8 +2,8 @@
 /// CONNECT — RFC 9110 §9, PATCH (RFC 5789), WebDAV's (RFC 4918, 3253, 3648, 3744, 4791, 5323, 5842), UPnP's and
 /// caches' (M-SEARCH, NOTIFY, SUBSCRIBE, UNSUBSCRIBE, PURGE), LINK/UNLINK, SOURCE and QUERY. h11 and net/http take
 /// any token; llhttp refuses a method it does not know, so the parser refuses it too (501).
-enum KnownMethod {
-    static func isKnown(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
+package enum KnownMethod {
+    package static func isKnown(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
         switch range.count {
         case 3: equals(bytes, range, "GET") || equals(bytes, range, "PUT") || equals(bytes, range, "ACL")
         case 4:
@@ -28,7 +28,7 @@ enum KnownMethod {
     }
 
     /// Methods are case-sensitive (RFC 9110 §9.1).
-    static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ name: StaticString) -> Bool {
+    package static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ name: StaticString) -> Bool {
         guard range.count == name.utf8CodeUnitCount else { return false }
         let pointer = name.utf8Start
         for offset in 0..<range.count where bytes[range.lowerBound + offset] != pointer[offset] {

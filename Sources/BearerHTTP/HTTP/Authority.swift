@@ -7,16 +7,10 @@ package enum Authority {
     /// §3.2.2), `port` is what follows the colon after the host (nil when there is none). Nil when an IPv6 literal's
     /// bracket is not closed or something other than `:port` follows it.
     package static func split(_ text: Substring) -> (host: Substring, port: Substring?)? {
+        guard let (hostEnd, portStart) = splitOffsets(text.utf8.span) else { return nil }
         let bytes = text.utf8
-        if bytes.first == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            let rest = text[bytes.index(after: close)...]
-            if rest.isEmpty { return (text[...close], nil) }
-            guard rest.utf8.first == UInt8(ascii: ":") else { return nil }
-            return (text[...close], rest.dropFirst())
-        }
-        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")) else { return (text, nil) }
-        return (text[..<colon], text[bytes.index(after: colon)...])
+        let host = text[..<bytes.index(bytes.startIndex, offsetBy: hostEnd)]
+        return (host, portStart.map { text[bytes.index(bytes.startIndex, offsetBy: $0)...] })
     }
 
     /// `host` without an IPv6 literal's brackets.

@@ -30,34 +30,27 @@ package struct RequestLine: Sendable, Equatable {
     }
 
     /// The methods nearly every request uses, named without building a string and matching it against every
-    /// method NIOHTTP1 knows; nil for the others. Methods are case-sensitive (RFC 9110 §9.1).
+    /// method NIOHTTP1 knows; nil for the others.
     private static func commonMethod(_ parsed: RequestHead, in buffer: ByteBuffer) -> HTTPMethod? {
         let span = buffer.readableBytesUInt8Span
         let range = parsed.method
         if parsed.isHead { return .HEAD }
         switch range.count {
         case 3:
-            if equals(span, range, "GET") { return .GET }
-            if equals(span, range, "PUT") { return .PUT }
+            if KnownMethod.equals(span, range, "GET") { return .GET }
+            if KnownMethod.equals(span, range, "PUT") { return .PUT }
         case 4:
-            if equals(span, range, "POST") { return .POST }
+            if KnownMethod.equals(span, range, "POST") { return .POST }
         case 5:
-            if equals(span, range, "PATCH") { return .PATCH }
+            if KnownMethod.equals(span, range, "PATCH") { return .PATCH }
         case 6:
-            if equals(span, range, "DELETE") { return .DELETE }
+            if KnownMethod.equals(span, range, "DELETE") { return .DELETE }
         case 7:
-            if equals(span, range, "OPTIONS") { return .OPTIONS }
+            if KnownMethod.equals(span, range, "OPTIONS") { return .OPTIONS }
         default:
             break
         }
         return nil
-    }
-
-    private static func equals(_ span: Span<UInt8>, _ range: Range<Int>, _ name: StaticString) -> Bool {
-        guard range.count == name.utf8CodeUnitCount else { return false }
-        let pointer = name.utf8Start
-        for offset in 0..<range.count where span[range.lowerBound + offset] != pointer[offset] { return false }
-        return true
     }
 
     /// As NIOHTTP1's head, with `headers`, for the paths off the hot one that speak in its types.
