@@ -147,14 +147,21 @@ import Testing
 
     static func withInternalService(_ body: (InternalService) async throws -> Void) async throws {
         let answer: @Sendable (RequestHead) -> UpstreamBehaviour = { _ in .respond(status: 404, text: "internal") }
-        let ipv4 = try await FakeUpstream.start(behaviour: answer)
-        let ipv6: FakeUpstream
-        do {
-            ipv6 = try await FakeUpstream.start(host: "::1", port: ipv4.port, behaviour: answer)
-        } catch {
-            try? await ipv4.shutdown()
-            throw error
+        // The IPv6 listener takes the port the IPv4 one was given, which something else on ::1 may hold already
+        // (a flake seen in CI: EADDRINUSE): then both are tried again on a new port.
+        var attempt = 0
+        var listeners: (ipv4: FakeUpstream, ipv6: FakeUpstream)?
+        while listeners == nil {
+            attempt += 1
+            let ipv4 = try await FakeUpstream.start(behaviour: answer)
+            do {
+                listeners = (ipv4, try await FakeUpstream.start(host: "::1", port: ipv4.port, behaviour: answer))
+            } catch {
+                try? await ipv4.shutdown()
+                if attempt == 10 { throw error }
+            }
         }
+        guard let (ipv4, ipv6) = listeners else { return }
         do {
             try await body(InternalService(ipv4: ipv4, ipv6: ipv6))
         } catch {
