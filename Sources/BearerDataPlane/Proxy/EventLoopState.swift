@@ -11,15 +11,14 @@ package final class EventLoopState {
     package let eventLoop: any EventLoop
     /// Where this loop's exchanges get their upstream connections: HTTP/1.1's, the one transport today.
     package let connector: any UpstreamConnector
-    private let requestIDPrefix: String
-    private var requestCounter: UInt64 = 0
+    private var requestIDs: RequestIDSequence
 
     package init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
         self.eventLoop = eventLoop
         self.connector = connector
         // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
         // generating one cheap (no random syscall per request).
-        self.requestIDPrefix = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-"
+        self.requestIDs = RequestIDSequence(prefix: String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-")
     }
 
     /// Metric handles per route label, made on first use on this loop.
@@ -48,7 +47,6 @@ package final class EventLoopState {
 
     /// A new request id: `<random>-<sequence>`.
     package func nextRequestID() -> String {
-        requestCounter &+= 1
-        return requestIDPrefix + String(requestCounter, radix: 16)
+        requestIDs.next()
     }
 }
