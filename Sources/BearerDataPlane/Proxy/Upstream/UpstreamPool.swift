@@ -16,6 +16,10 @@ package final class UpstreamPool {
     }
 
     private var idle: [UpstreamOrigin: Idle] = [:]
+    /// The origin used last and its list: most requests on a loop go where the one before went, and comparing an
+    /// origin costs less than hashing it twice a request (take and park; #24 session 19). Cleared wherever `idle`
+    /// is replaced, so that it never names a list the pool no longer holds.
+    private var lastUsed: (origin: UpstreamOrigin, list: Idle)?
     /// At most this many idle connections per origin; more are closed instead of kept.
     package let maximumIdlePerOrigin: Int
     /// Idle connections older than this are closed by ``evictIdle(now:)``, well before common upstream keep-alive
@@ -29,7 +33,7 @@ package final class UpstreamPool {
 
     /// The most recently used live connection to `origin`, if any (LIFO keeps the warmest one busy).
     package func take(_ origin: UpstreamOrigin) -> UpstreamHandler? {
-        guard let list = idle[origin] else { return nil }
+        let list = self.list(for: origin)
         while let handler = list.handlers.popLast() {
             if handler.isActive { return handler }
         }
@@ -39,18 +43,26 @@ package final class UpstreamPool {
     /// Keeps `handler` for reuse — only in a state where it can serve the next request — or closes it when it
     /// cannot, or when the pool for its origin is full.
     package func park(_ handler: UpstreamHandler, now: NIODeadline) {
-        let list: Idle
-        if let existing = idle[handler.origin] {
-            list = existing
-        } else {
-            list = Idle()
-            idle[handler.origin] = list
-        }
+        let list = self.list(for: handler.origin)
         guard list.handlers.count < maximumIdlePerOrigin, handler.prepareForReuse(now: now) else {
             handler.close()
             return
         }
         list.handlers.append(handler)
+    }
+
+    /// `origin`'s list, made empty on first use.
+    private func list(for origin: UpstreamOrigin) -> Idle {
+        if let lastUsed, lastUsed.origin == origin { return lastUsed.list }
+        let list: Idle
+        if let existing = idle[origin] {
+            list = existing
+        } else {
+            list = Idle()
+            idle[origin] = list
+        }
+        lastUsed = (origin, list)
+        return list
     }
 
     /// Forgets `handler` (its connection closed while idle).
@@ -71,6 +83,7 @@ package final class UpstreamPool {
     package func closeAll() {
         let all = idle.values.flatMap(\.handlers)
         idle = [:]
+        lastUsed = nil
         for handler in all { handler.close() }
     }
 }
