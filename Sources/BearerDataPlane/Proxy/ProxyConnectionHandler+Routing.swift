@@ -61,7 +61,7 @@ extension ProxyConnectionHandler {
             return refuseHead(refusal)
         }
         let leg = UpstreamLeg(
-            binding: binding, proxy: proxy, client: request, remainder: match.remainder, query: target.query)
+            binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
         exchange.leg = leg
         var cached: AccessToken?
         if let key = binding.tokenKey {

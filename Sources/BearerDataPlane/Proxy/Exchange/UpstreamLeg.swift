@@ -15,8 +15,6 @@ package final class UpstreamLeg {
     /// and the raw query.
     package let remainder: Substring
     package let query: Substring?
-    /// The client's request as read, from which the upstream's head is written.
-    package let client: ClientRequest
     /// The rewritten request head; set once the token is known.
     package private(set) var head: UpstreamRequestHead?
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
@@ -26,22 +24,25 @@ package final class UpstreamLeg {
     package private(set) var tokenScopes: Set<String>?
 
     package init(
-        binding: RouteBinding, proxy: ProxyContext, client: ClientRequest, remainder: Substring, query: Substring?
+        binding: RouteBinding, proxy: ProxyContext, remainder: Substring, query: Substring?
     ) {
         self.binding = binding
         self.proxy = proxy
-        self.client = client
         self.remainder = remainder
         self.query = query
     }
 
     package var origin: UpstreamOrigin { binding.origin }
 
-    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8), into the connection's `buffer`.
+    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8), into the connection's `buffer`. The
+    /// client's head is read from the exchange, not kept here too: a second copy cost its retains and releases on
+    /// every request (#24 session 19).
     package func prepare(
         _ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool,
         into buffer: inout ReusedHeadBuffer
     ) {
+        // A leg is made only for a request the codec read; an exchange without one has nothing to send.
+        guard let client = exchange.received else { return }
         self.token = token?.value
         if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
         head = buffer.writing { out in
