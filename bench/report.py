@@ -323,6 +323,7 @@ def machine_section(facts):
         "- Swift: %s\n" % (facts.get("swift_version") or "n/a"),
         "- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n" % (
             facts.get("bp_command"), facts.get("git_rev"), facts.get("bp_log_lines"), facts.int("bp_log_bytes") // 1024),
+        "- bearer-proxy's build: %s; %s\n" % (facts.get("bp_build") or "unknown", facts.get("bp_linkage") or "?"),
         "- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating %s; "
         "each column is the median over the rounds (nginx direct: one run)\n" % (
             facts.get("threads"), facts.get("connections"), facts.get("seconds"), facts.get("warmup"),

@@ -10,8 +10,9 @@
 #  1. Tests/docker/lint.sh: the static checks of docker/ (needs PyYAML and jsonschema, as .ci/run installs them).
 #  2. The build stage's work: copies exactly what docker/Dockerfile's build stage COPYs into .build-image/context
 #     (Tests/docker/lint.py --stage-build-context, honouring the .dockerignore), runs the stage's
-#     `swift build -c release --product bearer-proxy --static-swift-stdlib` there with this machine's toolchain
-#     (--scratch-path .build-image), then `strip --strip-debug`. The swift:6.3-bookworm stage itself cannot run
+#     `swift build -c release --product bearer-proxy --static-swift-stdlib` (linked by lld with packed relative
+#     relocations, the same flags) there with this machine's toolchain (--scratch-path .build-image), then
+#     `strip --strip-debug`. The swift:6.3-bookworm stage itself cannot run
 #     here: its `swift package resolve` needs github.com.
 #  3. The base image: debian:bookworm-slim made from `debootstrap --variant=minbase bookworm`, slimmed the way
 #     the official image is (no docs, man pages or locales; apt's docker-clean), imported into podman under the
@@ -163,7 +164,8 @@ phase "stage the build stage's context"
 python3 Tests/docker/lint.py --stage-build-context "$WORK/context"
 
 phase "swift build -c release (the build stage's command)"
-build=(swift build -c release --product bearer-proxy --static-swift-stdlib --package-path "$WORK/context"
+build=(swift build -c release --product bearer-proxy --static-swift-stdlib
+       -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs --package-path "$WORK/context"
        --scratch-path "$WORK")
 echo "${build[*]}  (log: .build-image/swift-build.log)"
 "${build[@]}" >"$WORK/swift-build.log" 2>&1 &

@@ -696,6 +696,7 @@ def check_dockerfile(path: Path, result: Result) -> ImageFacts:
     build_runs = " ".join(i.args for s in stages[:-1] for i in s.instructions if i.keyword == "RUN")
     if "--static-swift-stdlib" not in build_runs:
         result.fail("build stage: swift build without --static-swift-stdlib (the runtime image has no Swift runtime)")
+    check_release_build_flags(build_runs, result)
     resolve = [i.line for s in stages[:-1] for i in s.instructions
                if i.keyword == "RUN" and "swift package resolve" in i.args]
     copy_sources = [i.line for s in stages[:-1] for i in s.instructions
@@ -794,6 +795,52 @@ def build_stage(stages: list[Stage]) -> BuildStage | None:
                 swift_build_line = swift_build_line or instruction.line
     landed = [where for copy in copies if (where := copy.lands_at("Package.swift")) is not None]
     return BuildStage(lineage, copies, swift_build_line or 10**9, landed[0].parent if landed else None)
+
+
+def build_flags(words: list[str]) -> list[str]:
+    """The options among `words` that decide how the binary is built: paths that differ by where the build runs
+    (--package-path, --scratch-path, and their values) are left out, as is anything after the command."""
+    flags: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--package-path", "--scratch-path"):
+            skip = True
+        elif word.startswith("-") or (flags and flags[-1] in ("-Xswiftc", "-Xlinker")):
+            flags.append(word)
+        else:
+            break
+    return flags
+
+
+def shipped_build_flags(build_runs: str) -> list[str] | None:
+    """The options of the build stage's `swift build -c release --product bearer-proxy` (up to its `&&`)."""
+    match = re.search(r"swift build -c release --product bearer-proxy\s([^&]*)", build_runs)
+    return build_flags(match.group(1).replace("\\", " ").split()) if match else None
+
+
+# Where the other two builds of the shipped binary keep their flags: docker/check-image.sh's `build=( … )` array and
+# bench/run.sh's RELEASE_FLAGS.
+OTHER_RELEASE_BUILDS = {
+    "docker/check-image.sh": re.compile(r"^build=\(swift build -c release --product bearer-proxy\s(.*?)\)", re.M | re.S),
+    "bench/run.sh": re.compile(r"^RELEASE_FLAGS=\((.*?)\)", re.M | re.S),
+}
+
+
+def check_release_build_flags(build_runs: str, result: Result) -> None:
+    """docker/check-image.sh and bench/run.sh build the binary exactly as the build stage does: the image check
+    tests, and the benchmark measures, what ships (#24 session 19: the link flags alone moved idle RSS by a MiB)."""
+    shipped = shipped_build_flags(build_runs)
+    if shipped is None:
+        result.fail("build stage: no `swift build -c release --product bearer-proxy`")
+        return
+    for name, pattern in OTHER_RELEASE_BUILDS.items():
+        path = ROOT / name
+        match = pattern.search(path.read_text(encoding="utf-8")) if path.exists() else None
+        flags = build_flags(match.group(1).replace('"', " ").split()) if match else None
+        if flags != shipped:
+            result.fail(f"{name} builds bearer-proxy with {flags} where docker/Dockerfile's build stage uses {shipped}")
 
 
 def check_build_context(stages: list[Stage], result: Result) -> None:
