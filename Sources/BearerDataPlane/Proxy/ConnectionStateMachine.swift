@@ -127,11 +127,12 @@ package struct ConnectionStateMachine {
         state = .idle(idleDue: idleDue, headDue: now + limits.requestHead)
     }
 
-    /// Whether to let the client's next `read()` through.
-    package func wantsRead(upstreamWritable: Bool) -> Bool {
+    /// Whether to let the client's next `read()` through. `upstreamWritable` is asked only when the exchange's
+    /// state depends on it: asking a channel costs a pipeline lookup and an atomic load, on every read.
+    package func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
         guard queued.isEmpty else { return false }
         switch state {
-        case .busy: return exchange?.wantsRead(upstreamWritable: upstreamWritable) ?? true
+        case .busy: return exchange?.wantsRead(upstreamWritable: upstreamWritable()) ?? true
         case .idle, .tunnelled, .closed: return true
         }
     }

@@ -75,8 +75,8 @@ extension ProxyConnectionHandler {
         let sendsToken = binding.tokenKey != nil
         if !sendsToken || cached != nil {
             leg.prepare(
-                exchange, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket,
-                into: &requestHeads)
+                exchange, client: request, token: cached, clientAddress: clientAddress,
+                webSocket: upgrade == .webSocket, into: &requestHeads)
         }
         decide(
             .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
@@ -134,10 +134,11 @@ extension ProxyConnectionHandler {
                 // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
                 // its head is not rewritten, and the machine ignores the stale ticket.
                 let inTime = self.connection.exchange?.awaits(ticket) == true
-                if inTime {
+                // A leg is made only for a request the codec read (`received`).
+                if inTime, let client = exchange.received {
                     leg.prepare(
-                        exchange, token: token, clientAddress: self.clientAddress, webSocket: webSocket,
-                        into: &self.requestHeads)
+                        exchange, client: client, token: token, clientAddress: self.clientAddress,
+                        webSocket: webSocket, into: &self.requestHeads)
                 }
                 settled(inTime)
                 self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })

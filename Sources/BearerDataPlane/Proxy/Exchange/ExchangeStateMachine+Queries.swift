@@ -25,8 +25,9 @@ extension ExchangeStateMachine {
     }
 
     /// Whether to let the client's next `read()` through, `upstreamWritable` telling whether the upstream connection
-    /// in use can take more. Backpressure: while the request body streams, only what the upstream can take is read.
-    package func wantsRead(upstreamWritable: Bool) -> Bool {
+    /// in use can take more (asked only while the body streams). Backpressure: while the request body streams, only
+    /// what the upstream can take is read.
+    package func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
         switch state {
         case .awaitingToken, .connecting, .streaming, .discardingRejection, .tunnelling:
             // A WebSocket client's frames wait in the socket until the upstream has switched protocols.
@@ -38,7 +39,7 @@ extension ExchangeStateMachine {
         case .awaitingToken(let upload, _, _), .connecting(let upload, _):
             return upload.progress == .ended
         case .streaming(.streaming, _):
-            return upstreamWritable
+            return upstreamWritable()
         default:
             // After the request ends keep reading, so that a client that goes away is noticed (and a pipelined
             // request is queued).

@@ -34,15 +34,13 @@ package final class UpstreamLeg {
 
     package var origin: UpstreamOrigin { binding.origin }
 
-    /// Rewrites `exchange`'s request for the upstream with `token` (SPEC §8), into the connection's `buffer`. The
-    /// client's head is read from the exchange, not kept here too: a second copy cost its retains and releases on
-    /// every request (#24 session 19).
+    /// Rewrites `exchange`'s request, `client` (its head as the codec read it), for the upstream with `token` (SPEC
+    /// §8), into the connection's `buffer`. The head is passed in, not kept here: a copy of it cost its retains and
+    /// releases on every request (#24 session 19).
     package func prepare(
-        _ exchange: Exchange, token: AccessToken?, clientAddress: String?, webSocket: Bool,
+        _ exchange: Exchange, client: ClientRequest, token: AccessToken?, clientAddress: String?, webSocket: Bool,
         into buffer: inout ReusedHeadBuffer
     ) {
-        // A leg is made only for a request the codec read; an exchange without one has nothing to send.
-        guard let client = exchange.received else { return }
         self.token = token?.value
         if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
         head = buffer.writing { out in
