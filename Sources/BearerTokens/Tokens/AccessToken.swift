@@ -14,34 +14,59 @@ import BearerTelemetry
 /// The token value is a secret: `description` and `debugDescription` never show it, so a token that ends up in a
 /// log line or an error message by accident prints `<redacted>`.
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The token's fields, shared by its copies: the data plane copies the cached token out on every request, and
+    /// one reference costs one retain and one release where the four references among the fields cost four of each
+    /// (#24 session 19). Immutable, so sharing it changes nothing a copy can see.
+    private final class Fields: Sendable {
+        let value: String
+        let authorizationHeader: String
+        let scopes: ScopeSet
+        let grantedScopes: Set<String>
+        let expiresOn: Date
+        let refreshOn: Date
+        let issuedAt: Date
+
+        init(
+            value: String, scopes: ScopeSet, grantedScopes: Set<String>, expiresOn: Date, refreshOn: Date,
+            issuedAt: Date
+        ) {
+            self.value = value
+            self.authorizationHeader = "Bearer " + value
+            self.scopes = scopes
+            self.grantedScopes = grantedScopes
+            self.expiresOn = expiresOn
+            self.refreshOn = refreshOn
+            self.issuedAt = issuedAt
+        }
+    }
+
+    private let fields: Fields
+
     /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
-    public let value: String
+    public var value: String { fields.value }
     /// `Bearer <value>`, built once per token rather than once per request (a token is ~1 KiB).
-    package let authorizationHeader: String
+    package var authorizationHeader: String { fields.authorizationHeader }
     /// The scope set the token was requested for.
-    public let scopes: ScopeSet
+    public var scopes: ScopeSet { fields.scopes }
     /// The scopes the provider says it granted (its `scope` response, else the requested ones); a later request
     /// for any subset of these can use this token (as MSAL does).
-    public let grantedScopes: Set<String>
+    public var grantedScopes: Set<String> { fields.grantedScopes }
     /// When the identity provider says the token stops working.
-    public let expiresOn: Date
+    public var expiresOn: Date { fields.expiresOn }
     /// When to refresh it proactively (`refresh_in` if the provider sent it, else the half-life).
-    public let refreshOn: Date
+    public var refreshOn: Date { fields.refreshOn }
     /// When this process received it (for a token read back from the token cache file: estimated from its
     /// half-life). Its lifetime, `expiresOn - issuedAt`, sets its margin (``margin``).
-    public let issuedAt: Date
+    public var issuedAt: Date { fields.issuedAt }
 
     public init(
         value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,
         issuedAt: Date
     ) {
-        self.value = value
-        self.authorizationHeader = "Bearer " + value
-        self.scopes = scopes
-        self.grantedScopes = Set(grantedScopes ?? scopes.scopes)
-        self.expiresOn = expiresOn
-        self.refreshOn = refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2)
-        self.issuedAt = issuedAt
+        fields = Fields(
+            value: value, scopes: scopes, grantedScopes: Set(grantedScopes ?? scopes.scopes), expiresOn: expiresOn,
+            refreshOn: refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2),
+            issuedAt: issuedAt)
     }
 
     /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
