@@ -43,7 +43,10 @@ struct Serve: AsyncParsableCommand {
     var requestHeadTimeout: Double = 10
 
     @Option(
-        name: .long, help: "Seconds a request body may stop flowing (default 60); then 408, or the connection closes.")
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a request body may stop flowing (default 60); then 408, or the connection closes. The same "
+                + "limit for an upstream that takes none of it: then 504."))
     var bodyStallTimeout: Double = 60
 
     @Option(name: .long, help: "Seconds an idle client keep-alive connection stays open (default 60).")

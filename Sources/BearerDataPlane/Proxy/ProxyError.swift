@@ -28,6 +28,8 @@ package enum ProxyError: Error, Equatable {
     case upstreamUnreachable(upstream: String, reason: String)
     case upstreamReset(upstream: String)
     case upstreamTimeout(upstream: String, seconds: Int64)
+    /// The upstream took none of the request body for `seconds` (the body-stall limit) while it streamed.
+    case upstreamStoppedReading(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
     /// A discovered route (#25) with no usable sign-in: none stored, its refresh token refused, or its upstream now
@@ -61,7 +63,7 @@ package enum ProxyError: Error, Equatable {
             .forbidden
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
-        case .upstreamTimeout: .gatewayTimeout
+        case .upstreamTimeout, .upstreamStoppedReading: .gatewayTimeout
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: .unauthorized
         case .tokenUnavailable, .starting: .serviceUnavailable
         case .tokenMisconfigured: .internalServerError
@@ -88,7 +90,7 @@ package enum ProxyError: Error, Equatable {
         case .requiredHeaderMissing: slug = "required-header-missing"
         case .upstreamUnreachable: slug = "upstream-unreachable"
         case .upstreamReset: slug = "upstream-reset"
-        case .upstreamTimeout: slug = "upstream-timeout"
+        case .upstreamTimeout, .upstreamStoppedReading: slug = "upstream-timeout"
         case .upstreamProtocolError: slug = "upstream-protocol-error"
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: slug = "sign-in-required"
         case .discoveredStepUpRequired: slug = "step-up-required"
@@ -118,7 +120,7 @@ package enum ProxyError: Error, Equatable {
         case .requiredHeaderMissing: "Required header missing"
         case .upstreamUnreachable: "Upstream unreachable"
         case .upstreamReset: "Upstream closed the connection"
-        case .upstreamTimeout: "Upstream timed out"
+        case .upstreamTimeout, .upstreamStoppedReading: "Upstream timed out"
         case .upstreamProtocolError: "Upstream sent an invalid response"
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: "Sign-in required"
         case .discoveredStepUpRequired: "Sign-in with more scopes required"
@@ -160,6 +162,8 @@ package enum ProxyError: Error, Equatable {
         case .upstreamUnreachable(let upstream, let reason): "Could not connect to \(upstream): \(reason)."
         case .upstreamReset(let upstream): "\(upstream) closed the connection before answering."
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
+        case .upstreamStoppedReading(let upstream, let seconds):
+            "\(upstream) took none of the request body for \(seconds) s."
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."
         case .signInRequired(let detail): detail + " Run: bearer-proxy login"
         case .discoveredSignInRequired(let route, let reason?):

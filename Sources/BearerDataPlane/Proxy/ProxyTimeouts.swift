@@ -13,7 +13,8 @@ public struct ProxyTimeouts: Sendable, Hashable {
     /// longer than this (slowloris). Answered `408`, then closed.
     public var requestHead: TimeAmount = .seconds(10)
     /// How long a request body may stop flowing while the proxy is ready to read it. Answered `408` if no
-    /// response has started, else the connection is closed.
+    /// response has started, else the connection is closed. The same limit bounds an upstream that takes none of
+    /// the body while the proxy holds it back for that upstream: `504`, or the connection closed.
     public var bodyStall: TimeAmount = .seconds(60)
     /// Establishing a TCP (and TLS) connection to an upstream; a refused connect fails at once regardless.
     public var connect: TimeAmount = .seconds(5)

@@ -99,6 +99,9 @@ extension ExchangeStateMachine {
         case responseHeadTimedOut
         /// The request body stopped arriving (the body-stall limit): answered, then the connection closes.
         case bodyStalled
+        /// The upstream took none of the request body for the body-stall limit: answered (or closed, once a response
+        /// has begun), then the connection closes.
+        case upstreamStoppedReading
         /// The upstream connection closed (or failed, `.reset` when it simply went away) before a response head.
         case upstreamClosed(ConnectionFailure)
         /// A `101` to a request that did not ask for WebSocket (or before its end).

@@ -27,6 +27,8 @@ extension ExchangeStateMachine.Failure {
         case .bodyStalled:
             let stall = bodyStall.nanoseconds / 1_000_000_000
             return .requestTimeout(detail: "The request body stopped arriving for \(stall) s.")
+        case .upstreamStoppedReading:
+            return .upstreamStoppedReading(upstream: display, seconds: bodyStall.nanoseconds / 1_000_000_000)
         case .upstreamClosed(.reset):
             return .upstreamReset(upstream: display)
         case .upstreamClosed(let failure):

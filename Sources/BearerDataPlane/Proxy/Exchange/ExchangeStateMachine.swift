@@ -450,7 +450,8 @@ package struct ExchangeStateMachine {
     // MARK: Time limits
 
     /// The connection's timer fired at `now`. `readsWithheld` whether the proxy is holding back the client's reads
-    /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall.
+    /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall — it is
+    /// the upstream's when the upstream is there and takes nothing.
     package mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
         switch state {
         case .awaitingToken(_, _, let due) where due <= now:
@@ -467,7 +468,14 @@ package struct ExchangeStateMachine {
         }
         guard let due = state.bodyDue, due <= now else { return .none }
         if readsWithheld {
-            // The proxy is not reading: a body that does not flow is not the client's stall.
+            if case .streaming = state {
+                // The body goes to an upstream that took none of it for the whole limit: its stall, not the client's
+                // (nginx's `proxy_send_timeout`). Without this, an upstream that accepts and never reads would hold
+                // both connections for as long as it liked. Nothing more is read; the exchange fails as a timeout.
+                stopReading()
+                return fail(.upstreamStoppedReading)
+            }
+            // No upstream yet (a token or a connection on its way): a body that does not flow is nobody's stall.
             state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
             return .none
         }

@@ -49,19 +49,36 @@ struct ExchangeDeadlineTests {
                 ))
     }
 
-    @Test("a stalled body: 408 when the proxy was reading; not the client's stall when reads were withheld")
+    @Test("a stalled body: 408 when the proxy was reading; nobody's stall while reads wait for a connection")
     func bodyStall() throws {
         var script = ExchangeScript(.init(method: .POST))
         let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        script.advance(ExchangeScript.bodyStall)
+        #expect(script.timer(readsWithheld: true) == .none)  // no connection yet: reads wait for it
+        #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
         _ = script.connected(ticket)
         script.advance(.seconds(10))
         _ = script.body("x")  // progress moves the deadline
         #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
         script.advance(ExchangeScript.bodyStall)
-        #expect(script.timer(readsWithheld: true) == .none)
-        #expect(script.machine.nextDeadline == script.now + ExchangeScript.bodyStall)
-        script.advance(ExchangeScript.bodyStall)
         #expect(script.timer() == Self.stalled)
+    }
+
+    @Test("an upstream that takes none of the body for the body-stall limit: 504, both connections closed")
+    func upstreamStoppedReading() throws {
+        var script = ExchangeScript(.init(method: .POST))
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.connected(ticket)
+        _ = script.body("x")
+        script.advance(ExchangeScript.bodyStall - .seconds(1))
+        #expect(script.timer(readsWithheld: true) == .none)  // not yet due
+        script.advance(.seconds(1))
+        #expect(
+            script.timer(readsWithheld: true)
+                == .answer(
+                    .failure(.upstreamStoppedReading), keepAlive: false, closeUpstream: true,
+                    then: .finished(close: true)))
+        #expect(script.machine.persistence == .close)
     }
 
     @Test("a client waiting for 100 Continue is not stalling; after the upstream's 100 the body-stall limit applies")

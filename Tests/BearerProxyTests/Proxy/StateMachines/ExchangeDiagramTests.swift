@@ -67,6 +67,7 @@ struct ExchangeDiagramTests {
                 case .upstreamUnreachable: "502 (unreachable)"
                 case .responseHeadTimedOut: "504"
                 case .bodyStalled: "408"
+                case .upstreamStoppedReading: "504 (upstream stopped reading)"
                 case .upstreamClosed: "502 (closed)"
                 case .unexpectedSwitch: "502 (unexpected 101)"
                 case .responseWithoutHead: "502 (no head)"
