@@ -233,7 +233,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Whether to let the next `read()` through.
     package var wantsRead: Bool {
-        connection.wantsRead(upstreamWritable: self.upstream?.isWritable ?? false)
+        connection.wantsRead(upstreamWritable: upstream?.isWritable ?? false)
     }
 
     /// Lets a withheld `read()` through if the state now allows it.
