@@ -60,9 +60,7 @@ extension ProxyConnectionHandler {
         if let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder) {
             return refuseHead(refusal)
         }
-        let leg = UpstreamLeg(
-            binding: binding, proxy: proxy, remainder: match.remainder, query: target.query)
-        exchange.leg = leg
+        exchange.route(to: binding, remainder: match.remainder, query: target.query)
         var cached: AccessToken?
         if let key = binding.tokenKey {
             cached = binding.tokens(proxy).cachedToken(for: key)
@@ -74,9 +72,9 @@ extension ProxyConnectionHandler {
         }
         let sendsToken = binding.tokenKey != nil
         if !sendsToken || cached != nil {
-            leg.prepare(
-                exchange, client: request, token: cached, clientAddress: clientAddress,
-                webSocket: upgrade == .webSocket, into: &requestHeads)
+            exchange.prepare(
+                client: request, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket,
+                into: &requestHeads)
         }
         decide(
             .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
@@ -98,8 +96,7 @@ extension ProxyConnectionHandler {
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
     package func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
-        guard let leg = exchange?.leg, let scopes = leg.binding.tokenKey else { return }
-        let tokens = leg.binding.tokens(leg.proxy)
+        guard let exchange, let scopes = exchange.binding?.tokenKey, let tokens = exchange.tokens else { return }
         awaitToken(ticket) { () async throws(TokenError) -> AccessToken in
             try await tokens.accessToken(for: scopes, claims: claims)
         }
@@ -111,7 +108,7 @@ extension ProxyConnectionHandler {
         _ ticket: ExchangeStateMachine.Ticket, settled: @escaping (_ inTime: Bool?) -> Void = { _ in },
         obtain: @escaping @Sendable () async throws(TokenError) -> AccessToken
     ) {
-        guard let exchange, let leg = exchange.leg else { return }
+        guard let exchange, exchange.binding != nil else { return }
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
@@ -134,11 +131,11 @@ extension ProxyConnectionHandler {
                 // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
                 // its head is not rewritten, and the machine ignores the stale ticket.
                 let inTime = self.connection.exchange?.awaits(ticket) == true
-                // A leg is made only for a request the codec read (`received`).
+                // Only a request the codec read (`received`) is routed upstream.
                 if inTime, let client = exchange.received {
-                    leg.prepare(
-                        exchange, client: client, token: token, clientAddress: self.clientAddress,
-                        webSocket: webSocket, into: &self.requestHeads)
+                    exchange.prepare(
+                        client: client, token: token, clientAddress: self.clientAddress, webSocket: webSocket,
+                        into: &self.requestHeads)
                 }
                 settled(inTime)
                 self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })

@@ -11,7 +11,7 @@ import NIOHTTP1
 extension ProxyConnectionHandler {
     /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
     package func switchProtocols(
-        _ head: UpstreamResponse, exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler
+        _ head: UpstreamResponse, exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler
     ) {
         exchange.status = 101
         let answer = WebSocketUpgrade.switchingProtocols(upstream: head.headers, requestID: exchange.id)
@@ -19,11 +19,11 @@ extension ProxyConnectionHandler {
         write(.end(trailers: nil), promise: nil, flush: true)
         // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
         context.eventLoop.assumeIsolated().execute { [self] in
-            becomeTunnel(exchange, leg: leg, upstream: upstream)
+            becomeTunnel(exchange, binding: binding, upstream: upstream)
         }
     }
 
-    private func becomeTunnel(_ exchange: Exchange, leg: UpstreamLeg, upstream: UpstreamHandler) {
+    private func becomeTunnel(_ exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler) {
         // The client may have left since the 101 was written: its handler is gone from the pipeline.
         guard !removed else { return upstream.close() }
         guard self.exchange === exchange, context.channel.isActive, let upstreamChannel = upstream.channel,
@@ -35,7 +35,7 @@ extension ProxyConnectionHandler {
         }
         let clientChannel = context.channel
         let (clientEnd, upstreamEnd) = Tunnel.join(
-            idleLimit: leg.binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
+            idleLimit: binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
         ) { [self] tunnel in
             exchange.bytesIn += tunnel.bytesFromClient
             exchange.bytesOut += tunnel.bytesFromUpstream

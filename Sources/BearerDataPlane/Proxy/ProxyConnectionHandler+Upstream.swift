@@ -12,20 +12,21 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
     package func connect(_ ticket: ExchangeStateMachine.Ticket) {
-        guard let leg = exchange?.leg, leg.head != nil else {
+        guard let exchange, let binding = exchange.binding, let proxy = exchange.proxy, exchange.upstreamHead != nil
+        else {
             // The head is rewritten before every connect (with the cached token at routing, or when the token
             // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
             assertionFailure("connect without a request head")
             server.metrics.stateErrors(machine: "exchange").increment()
             return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
         }
-        if let pooled = loop.connector.pooled(leg.origin) {
+        if let pooled = loop.connector.pooled(binding.origin) {
             arrived(pooled, ticket: ticket)
             return
         }
         // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
         // `self` captured strongly (no side table, see ``armTimer(for:)``): the connect is bounded by its timeout.
-        loop.connector.connect(leg.origin, timeout: leg.proxy.timeouts.connect, on: context.eventLoop) { result in
+        loop.connector.connect(binding.origin, timeout: proxy.timeouts.connect, on: context.eventLoop) { result in
             switch result {
             case .success(let upstream):
                 // One that completes after the client left is kept for the next request (data-plane pitfall 6).
@@ -48,7 +49,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
     package func send(on upstream: any UpstreamConnection, body: [ByteBuffer], end: Bool) {
-        guard let exchange, let head = exchange.leg?.head, upstream.lease(to: self) else {
+        guard let exchange, let head = exchange.upstreamHead, upstream.lease(to: self) else {
             // Neither new nor pooled (the pool and the connect hand out no other kind), or no head (``connect(_:)``
             // checked): a bug. The connection is not shared, and the exchange fails as a lost connection would.
             assertionFailure("an upstream connection leased twice, or no request head")
@@ -104,24 +105,23 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamStatus = UInt(status.code)
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
-            let sendsToken = exchange.leg?.binding.tokenKey != nil
-            let discovered = exchange.leg?.binding.discoveredTokens != nil
+            let binding = exchange.binding
+            let sendsToken = binding?.tokenKey != nil
+            let discovered = binding?.discoveredTokens != nil
             let challenges = status == .unauthorized && sendsToken ? BearerChallenge.all(in: head.headers) : []
             var retry = challenges.isEmpty ? nil : Self.tokenRetry(challenges, discovered: discovered)
             let stepUp =
-                status == .forbidden && sendsToken && discovered && exchange.leg?.binding.usesAccount == false
-                ? StepUpScopes.requested(by: head.headers, granted: exchange.leg?.tokenScopes ?? []) : nil
-            if let stepUp { retry = Self.stepUpRetry(stepUp, leg: exchange.leg) }
-            if discovered, stepUp == nil, retry == nil, status.code / 100 != 1, let leg = exchange.leg,
-                let token = leg.token
-            {
+                status == .forbidden && sendsToken && discovered && binding?.usesAccount == false
+                ? StepUpScopes.requested(by: head.headers, granted: exchange.tokenScopes ?? []) : nil
+            if let stepUp { retry = Self.stepUpRetry(stepUp, binding: binding) }
+            if discovered, stepUp == nil, retry == nil, status.code / 100 != 1, let token = exchange.token {
                 // `status` shows a discovered route's upstream's last answer (#25 item 8): this one wants no step-up.
-                leg.binding.tokens(leg.proxy).answered(token)
+                exchange.tokens?.answered(token)
             }
-            if let stepUp, let leg = exchange.leg, let key = leg.binding.tokenKey, let token = leg.token {
+            if let stepUp, let binding, let key = binding.tokenKey, let token = exchange.token {
                 // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
-                leg.binding.tokens(leg.proxy).drop(key, token: token, wanting: stepUp)
-                let route = leg.binding.route.prefix
+                exchange.tokens?.drop(key, token: token, wanting: stepUp)
+                let route = binding.route.prefix
                 server.logger.info(
                     "step-up required: the upstream answered 403 insufficient_scope",
                     metadata: [
@@ -140,8 +140,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                         signsInItself: discovered && !challenges.isEmpty)
                 },
                 record: exchange, inUse: upstream)
-            if stepUp != nil, let route = exchange.leg?.binding.route.prefix, connection.exchange?.awaitsStepUp != true
-            {
+            if stepUp != nil, let route = binding?.route.prefix, connection.exchange?.awaitsStepUp != true {
                 // Answered with the problem now; a step-up is counted when its sign-in ends (``fetchStepUpToken``).
                 server.metrics.stepUp(route: route, outcome: "answered")
             }
@@ -160,12 +159,12 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// goes as it is (not chunked) is held back (``heldResponseHead``): a small body that follows it in the same read
     /// of the upstream's goes down the pipeline with it, as one write.
     package func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
-        guard let leg = exchange.leg else { return }
+        guard let binding = exchange.binding else { return }
         var out = responseHeads.take()
         // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
         out.clear(minimumCapacity: head.head.length + 160)
         let framing = Forwarding.writeClientHead(
-            head, request: exchange.request, binding: leg.binding,
+            head, request: exchange.request, binding: binding,
             adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
             keepAlive: keepAlive, into: &out)
         exchange.status = UInt(head.head.status)
@@ -203,7 +202,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
     package func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
         // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
-        guard let exchange, let leg = exchange.leg, let scopes = leg.binding.tokenKey else { return }
+        guard let exchange, let scopes = exchange.binding?.tokenKey else { return }
         let claims: String?
         switch retry {
         case .stepUp(let wanted):
@@ -212,7 +211,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 metadata: ["request-id": "\(exchange.id)", "scopes": "\(wanted.joined(separator: " "))"])
             return fetchStepUpToken(ticket, scopes: wanted)
         case .refresh:
-            leg.binding.tokens(leg.proxy).invalidate(scopes, rejected: leg.token ?? "")
+            exchange.tokens?.invalidate(scopes, rejected: exchange.token ?? "")
             claims = nil
         case .claims(let requested):
             claims = requested

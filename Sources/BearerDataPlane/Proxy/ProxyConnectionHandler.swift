@@ -338,10 +338,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             context.close(promise: nil)
         case .switchProtocols(let head):
             // WebSocket's handshake is HTTP/1.1's (RFC 6455 §4): the tunnel takes that connection's channel over.
-            guard let exchange, let leg = exchange.leg, let upstream = upstream as? UpstreamHandler else {
+            guard let exchange, let binding = exchange.binding, let upstream = upstream as? UpstreamHandler else {
                 return abort()
             }
-            switchProtocols(head, exchange: exchange, leg: leg, upstream: upstream)
+            switchProtocols(head, exchange: exchange, binding: binding, upstream: upstream)
         case .finish(let close):
             finishExchange(close: close)
         case .abandon(let closeUpstream, let responseEnded):
@@ -376,7 +376,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         case .problem(let error):
             response = problem(error, for: exchange)
         case .failure(let failure):
-            response = problem(failure.problem(leg: exchange.leg, bodyStall: server.timeouts.bodyStall), for: exchange)
+            response = problem(
+                failure.problem(binding: exchange.binding, bodyStall: server.timeouts.bodyStall), for: exchange)
         }
         var head = HTTPResponseHead(
             version: exchange.request.version, status: response.status, headers: response.headers)

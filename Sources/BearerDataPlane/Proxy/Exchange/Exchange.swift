@@ -7,9 +7,12 @@ import Crypto
 import NIOCore
 import NIOHTTP1
 
-/// What one exchange is about — its request, its route, the generation it holds — and what its access-log line and
-/// metrics report. Its lifecycle is not here: ``ExchangeStateMachine`` owns that. Confined to the connection's event
-/// loop.
+/// What one exchange is about — its request, its route, the generation it holds, the head it sends upstream — and
+/// what its access-log line and metrics report. Data only: its lifecycle is ``ExchangeStateMachine``'s, which decides
+/// when the head is sent (again). Confined to the connection's event loop.
+///
+/// One object a request: the route's side (once a separate `UpstreamLeg`) lives here too, which saved an allocation
+/// and the retains of its references on every proxied request (#24 session 20).
 package final class Exchange {
     package let id: String
     /// The request line (method, target, version); its fields are ``received``'s.
@@ -25,8 +28,19 @@ package final class Exchange {
     package var target: RequestTarget?
     /// The allowed browser origin this request came from, answered with CORS headers.
     package var corsOrigin: String?
-    /// The route's side of a proxied request.
-    package var leg: UpstreamLeg?
+    /// The route a proxied request goes to (``route(to:remainder:query:)``); nil for every other exchange.
+    package private(set) var binding: RouteBinding?
+    /// What the upstream request is made of, kept for a replay with a new token: the raw path after the prefix and
+    /// the raw query.
+    package private(set) var remainder: Substring = ""
+    package private(set) var query: Substring?
+    /// The rewritten request head; set once the token is known (``prepare(client:token:clientAddress:webSocket:into:)``).
+    package private(set) var upstreamHead: UpstreamRequestHead?
+    /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
+    package private(set) var token: String?
+    /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
+    /// route's only (nil for the others, which pass their `403` through — and pay no retain for it per request).
+    package private(set) var tokenScopes: Set<String>?
     /// The body of a request to one of the proxy's own endpoints.
     package var localBody: LocalBody?
     /// Completes when the response's last byte is written, when the connection closes after it.
@@ -64,6 +78,37 @@ package final class Exchange {
         self.received = nil
         self.expectsContinue = false
         self.proxy = nil
+    }
+
+    /// The request goes to `binding`'s upstream: `remainder` is its raw path after the route's prefix.
+    package func route(to binding: RouteBinding, remainder: Substring, query: Substring?) {
+        self.binding = binding
+        self.remainder = remainder
+        self.query = query
+    }
+
+    /// The token cache the routed request's token comes from, with the generation it began with (SPEC §9).
+    package var tokens: TokenCache? {
+        guard let binding, let proxy else { return nil }
+        return binding.tokens(proxy)
+    }
+
+    /// Rewrites the request, `client` (its head as the codec read it), for the routed upstream with `token` (SPEC
+    /// §8), into the connection's `buffer`. The head is passed in, not kept here: a copy of it cost its retains and
+    /// releases on every request (#24 session 19).
+    package func prepare(
+        client: ClientRequest, token: AccessToken?, clientAddress: String?, webSocket: Bool,
+        into buffer: inout ReusedHeadBuffer
+    ) {
+        guard let binding else { return }
+        self.token = token?.value
+        if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
+        upstreamHead = buffer.writing { out in
+            Forwarding.upstreamHead(
+                client: client, binding: binding, remainder: remainder, query: query,
+                authorization: token?.authorizationHeader, requestID: id, clientAddress: clientAddress,
+                webSocket: webSocket, into: &out)
+        }
     }
 
     /// Whether its generation has heard that it ended.

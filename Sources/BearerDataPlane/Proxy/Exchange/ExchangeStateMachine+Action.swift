@@ -81,7 +81,7 @@ extension ExchangeStateMachine {
     package enum Answer: Equatable {
         /// A refusal the handler found (the head's syntax, its route, its method, a request that cannot be read).
         case problem(ProxyError)
-        /// A failure the machine decided on; ``ExchangeStateMachine/Failure/problem(leg:bodyStall:)`` words it.
+        /// A failure the machine decided on; ``ExchangeStateMachine/Failure/problem(binding:bodyStall:)`` words it.
         case failure(Failure)
         /// A complete response: a CORS preflight, one of the proxy's own endpoints.
         case response(LocalResponse)

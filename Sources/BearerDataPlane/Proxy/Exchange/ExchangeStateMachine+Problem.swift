@@ -6,15 +6,15 @@ import BearerTokens
 import NIOCore
 
 extension ExchangeStateMachine.Failure {
-    /// The problem the client gets for this failure (SPEC §8; each problem's status is in ``ProxyError``). `leg` is
-    /// the exchange's route side, when it got that far; `bodyStall` the connection's body-stall limit.
-    package func problem(leg: UpstreamLeg?, bodyStall: TimeAmount) -> ProxyError {
-        let display = leg?.origin.display ?? "-"
-        let seconds = (leg?.binding.responseTimeout.nanoseconds ?? 0) / 1_000_000_000
+    /// The problem the client gets for this failure (SPEC §8; each problem's status is in ``ProxyError``).
+    /// `binding` is the exchange's route, when it got that far; `bodyStall` the connection's body-stall limit.
+    package func problem(binding: RouteBinding?, bodyStall: TimeAmount) -> ProxyError {
+        let display = binding?.origin.display ?? "-"
+        let seconds = (binding?.responseTimeout.nanoseconds ?? 0) / 1_000_000_000
         switch self {
         case .token(let error):
-            guard let leg, leg.binding.isDiscovered else { return ProxyError(error) }
-            return ProxyError(error, discoveredRoute: leg.binding.route.prefix)
+            guard let binding, binding.isDiscovered else { return ProxyError(error) }
+            return ProxyError(error, discoveredRoute: binding.route.prefix)
         case .tokenWaitTimedOut:
             return .tokenUnavailable(
                 detail: "No access token for this route within its \(seconds) s limit; the token request goes on, so "
@@ -42,9 +42,9 @@ extension ExchangeStateMachine.Failure {
         case .responseWithoutHead:
             return .upstreamProtocolError(upstream: display, reason: "response without a head")
         case .insufficientScope(let scopes, let note):
-            return .discoveredStepUpRequired(route: leg?.binding.route.prefix ?? "-", scopes: scopes, note: note)
+            return .discoveredStepUpRequired(route: binding?.route.prefix ?? "-", scopes: scopes, note: note)
         case .tokenRefused(let note):
-            return .discoveredTokenRefused(route: leg?.binding.route.prefix ?? "-", note: note)
+            return .discoveredTokenRefused(route: binding?.route.prefix ?? "-", note: note)
         }
     }
 }

@@ -81,7 +81,7 @@ struct ExchangeRefusalTests {
     @Test("the problem is a 401 sign-in-required naming the command, with nothing of the upstream's challenge")
     func problem() throws {
         let failure = ExchangeStateMachine.Failure.tokenRefused(note: "said nothing a new token would fix")
-        let problem = failure.problem(leg: nil, bodyStall: .seconds(60))
+        let problem = failure.problem(binding: nil, bodyStall: .seconds(60))
         #expect(problem.status == .unauthorized)
         #expect(problem.type == "urn:bearer-proxy:problem:sign-in-required")
         #expect(problem.detail.contains("said nothing a new token would fix"))
