@@ -62,7 +62,8 @@ extension ProxyConnectionHandler {
         }
         exchange.route(to: binding, remainder: match.remainder, query: target.query)
         var cached: AccessToken?
-        if let key = binding.tokenKey {
+        let sendsToken = binding.sendsToken
+        if sendsToken, let key = binding.tokenKey {
             cached = binding.tokens(proxy).cachedToken(for: key)
             if cached != nil {
                 server.metrics.tokenCacheHits.increment()
@@ -70,7 +71,6 @@ extension ProxyConnectionHandler {
                 server.metrics.tokenCacheMisses.increment()
             }
         }
-        let sendsToken = binding.tokenKey != nil
         if !sendsToken || cached != nil {
             exchange.prepare(
                 client: request, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket,

@@ -106,7 +106,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
             let binding = exchange.binding
-            let sendsToken = binding?.tokenKey != nil
+            let sendsToken = binding?.sendsToken == true
             let discovered = binding?.discoveredTokens != nil
             let challenges = status == .unauthorized && sendsToken ? BearerChallenge.all(in: head.headers) : []
             var retry = challenges.isEmpty ? nil : Self.tokenRetry(challenges, discovered: discovered)

@@ -15,6 +15,9 @@ package final class RouteBinding: Sendable {
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
     package let tunnelIdleTimeout: TimeAmount?
     package let tokenKey: ScopeSet?
+    /// Whether the route sends a token (``tokenKey`` is set): asked on every request and response head, where
+    /// copying the key out to compare it with nil costs a retain and a release of its strings.
+    package let sendsToken: Bool
     /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
     package let isDiscovered: Bool
     /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
@@ -31,6 +34,8 @@ package final class RouteBinding: Sendable {
     package let replacedHeaders: [String]
     /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
     package let headerRules: [RouteHeaderRule]
+    /// Whether the route removes or replaces any client field (``removedHeaders``, ``replacedHeaders``).
+    package let editsHeaders: Bool
 
     package init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
@@ -53,6 +58,14 @@ package final class RouteBinding: Sendable {
         removedHeaders = route.headers.remove
         replacedHeaders = route.headers.set.map { $0.name.lowercased() }
         headerRules = RouteHeaderRule.compile(route)
+        sendsToken = tokenKey != nil
+        editsHeaders = !removedHeaders.isEmpty || !replacedHeaders.isEmpty
+    }
+
+    /// Whether the client field named `span[name]` is one the route removes or replaces, so it is not copied.
+    package func edits(_ span: Span<UInt8>, _ name: Range<Int>) -> Bool {
+        removedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
+            || replacedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
     }
 
     /// Where this route's token comes from: its own cache for a discovered route, else the account's.
