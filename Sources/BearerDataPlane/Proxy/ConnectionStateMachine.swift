@@ -122,9 +122,10 @@ package struct ConnectionStateMachine {
 
     /// A read completed; `deliveredPart` whether the parser made a request part of its bytes. Bytes that made none
     /// between exchanges are the start of a request head: it must be complete within the head limit.
-    package mutating func readComplete(deliveredPart: Bool, now: NIODeadline) {
+    /// `now` is asked only then.
+    package mutating func readComplete(deliveredPart: Bool, now: @autoclosure () -> NIODeadline) {
         guard !deliveredPart, queued.isEmpty, case .idle(let idleDue, nil) = state else { return }
-        state = .idle(idleDue: idleDue, headDue: now + limits.requestHead)
+        state = .idle(idleDue: idleDue, headDue: now() + limits.requestHead)
     }
 
     /// Whether to let the client's next `read()` through. `upstreamWritable` is asked only when the exchange's

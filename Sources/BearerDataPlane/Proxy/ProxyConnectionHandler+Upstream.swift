@@ -91,6 +91,13 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     // MARK: Upstream → client
 
+    /// The parts of one read of the upstream's are one event: the time is read once for all of them.
+    package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) {
+        clock.enter()
+        defer { clock.leave() }
+        deliver()
+    }
+
     package func upstream(_ upstream: any UpstreamConnection, received part: UpstreamResponsePart) {
         guard upstream === self.upstream, let exchange else {
             upstream.close()

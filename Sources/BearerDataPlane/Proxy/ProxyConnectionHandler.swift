@@ -145,6 +145,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         defer { clock.leave() }
         if upstreamNeedsFlush { upstream?.flush() }
         upstreamNeedsFlush = false
+        // The time only matters when the read made no request part (a head begun): read it only then.
         connection.readComplete(deliveredPart: readDeliveredPart, now: now)
         readDeliveredPart = false
         updateTimer()

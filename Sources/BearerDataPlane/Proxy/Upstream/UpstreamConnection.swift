@@ -37,6 +37,10 @@ package protocol UpstreamConnection: AnyObject {
 
 /// The receiving side of an exchange's upstream connection; implemented by ``ProxyConnectionHandler``.
 package protocol UpstreamConnectionOwner: AnyObject {
+    /// The connection is about to hand over the parts it read from one read of its bytes: `deliver` hands them, each
+    /// by ``upstream(_:received:)``. One event for the owner, however many parts (a head and its end), so that it
+    /// reads the time once for them (``EventClock``).
+    func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void)
     func upstream(_ upstream: any UpstreamConnection, received part: UpstreamResponsePart)
     func upstreamReadComplete(_ upstream: any UpstreamConnection)
     func upstreamWritabilityChanged(_ upstream: any UpstreamConnection)
@@ -60,4 +64,8 @@ package protocol UpstreamConnector: AnyObject {
     func evictIdle(now: NIODeadline)
     /// Closes every kept connection (shutdown).
     func closeAll()
+}
+
+extension UpstreamConnectionOwner {
+    package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) { deliver() }
 }

@@ -152,16 +152,20 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard !decoding, !decoderStopped else { return }
         decoding = true
         defer { decoding = false }
-        do {
-            while let part = try decoder.next(seenEOF: seenEOF) {
-                guard let owner else { return }
-                owner.upstream(self, received: part)
-                if decoderStopped { return }
+        guard let reader = owner else { return }
+        reader.upstreamReading(self) {
+            do {
+                while let part = try decoder.next(seenEOF: seenEOF) {
+                    // Read again for each part: one may end the lease.
+                    guard let owner else { return }
+                    owner.upstream(self, received: part)
+                    if decoderStopped { return }
+                }
+            } catch {
+                decoderStopped = true
+                perform(machine.closed(), error: error)
+                context?.close(promise: nil)
             }
-        } catch {
-            decoderStopped = true
-            perform(machine.closed(), error: error)
-            context?.close(promise: nil)
         }
     }
 
