@@ -9,17 +9,36 @@ package enum HeadWriter {
         _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, into out: inout ByteBuffer,
         drop: (FieldLine) -> Bool
     ) {
+        forEachKeptRun(bytes, fieldsStart: fieldsStart, length: length, drop: drop) { run in
+            out.writeBytes(bytes.extracting(run).bytes)
+        }
+    }
+
+    /// ``copyFields(_:fieldsStart:length:into:drop:)`` for a head written in one piece (``HeadBytes``).
+    package static func copyFields(
+        _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, into out: inout HeadBytes,
+        drop: (FieldLine) -> Bool
+    ) {
+        forEachKeptRun(bytes, fieldsStart: fieldsStart, length: length, drop: drop) { run in
+            out.append(bytes.extracting(run))
+        }
+    }
+
+    /// Calls `copy` with each run of consecutive field lines that `drop` keeps, in order.
+    private static func forEachKeptRun(
+        _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, drop: (FieldLine) -> Bool, copy: (Range<Int>) -> Void
+    ) {
         var runStart = fieldsStart
         var runEnd = fieldsStart
         var lines = FieldLines(fieldsStart: fieldsStart, length: length)
         while let line = lines.next(in: bytes) {
             if drop(line.field) {
-                if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+                if runEnd > runStart { copy(runStart..<runEnd) }
                 runStart = line.line.upperBound
             }
             runEnd = line.line.upperBound
         }
-        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+        if runEnd > runStart { copy(runStart..<runEnd) }
     }
 
     /// Whether a field must not cross the proxy: hop-by-hop (RFC 9110 §7.6.1), named by Connection, or — for a
@@ -87,6 +106,15 @@ extension ResponseHead {
         out.writeBytes(bytes.extracting(8..<12).bytes)
         if bytes[12] == ASCII.cr { out.writeInteger(ASCII.space) }
         out.writeBytes(bytes.extracting(12..<fieldsStart).bytes)
+    }
+
+    /// ``writeStatusLine(_:minorVersion:into:)`` for a head written in one piece (``HeadBytes``).
+    package func writeStatusLine(_ bytes: Span<UInt8>, minorVersion: Int, into out: inout HeadBytes) {
+        let version: StaticString = minorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1"
+        out.append(version)
+        out.append(bytes.extracting(8..<12))
+        if bytes[12] == ASCII.cr { out.append(ASCII.space) }
+        out.append(bytes.extracting(12..<fieldsStart))
     }
 
     /// Writes the head the client gets: the status line as it came, the fields less hop-by-hop ones, and

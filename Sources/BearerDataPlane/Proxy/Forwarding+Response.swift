@@ -36,49 +36,54 @@ extension Forwarding {
         let head = response.head
         let bytes = response.bytes.readableBytesUInt8Span
         let framing = responseFraming(response, request: request)
-        head.writeStatusLine(bytes, minorVersion: request.version.minor, into: &out)
-        let browser = additions.corsOrigin != nil
-        var runStart = head.fieldsStart
-        var runEnd = head.fieldsStart
-        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
-        while let line = lines.next(in: bytes) {
-            let name = line.field.name
-            var location: String?
-            if isDroppedDown(name, of: head, in: bytes, browser: browser) {
-                location = nil
-            } else if HeaderName.equals(bytes, name, "location"),
-                let value = response.bytes.getString(
-                    at: response.bytes.readerIndex + line.field.value.lowerBound, length: line.field.value.count),
-                case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
-            {
-                location = rewritten
-            } else {
-                runEnd = line.line.upperBound
-                continue
+        // What the head can take: the upstream's head, the id and the proxy's own lines; a rewritten `Location` or
+        // the CORS fields may need more, which costs a second pass (``HeadBytes``).
+        let bound = head.length + additions.requestID.utf8.count + 96 + (additions.corsOrigin?.utf8.count ?? 0) * 2
+        out.writeHead(bound: bound) { out in
+            head.writeStatusLine(bytes, minorVersion: request.version.minor, into: &out)
+            let browser = additions.corsOrigin != nil
+            var runStart = head.fieldsStart
+            var runEnd = head.fieldsStart
+            var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
+            while let line = lines.next(in: bytes) {
+                let name = line.field.name
+                var location: String?
+                if isDroppedDown(name, of: head, in: bytes, browser: browser) {
+                    location = nil
+                } else if HeaderName.equals(bytes, name, "location"),
+                    let value = response.bytes.getString(
+                        at: response.bytes.readerIndex + line.field.value.lowerBound, length: line.field.value.count),
+                    case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
+                {
+                    location = rewritten
+                } else {
+                    runEnd = line.line.upperBound
+                    continue
+                }
+                if runEnd > runStart { out.append(bytes.extracting(runStart..<runEnd)) }
+                if let location {
+                    out.append(bytes.extracting(name))
+                    out.append(": ")
+                    out.append(contentsOf: location)
+                    out.append("\r\n")
+                }
+                runStart = line.line.upperBound
+                runEnd = runStart
             }
-            if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
-            if let location {
-                out.writeBytes(bytes.extracting(name).bytes)
-                out.writeStaticString(": ")
-                out.writeString(location)
-                out.writeStaticString("\r\n")
-            }
-            runStart = line.line.upperBound
-            runEnd = runStart
-        }
-        if runEnd > runStart { out.writeBytes(bytes.extracting(runStart..<runEnd).bytes) }
+            if runEnd > runStart { out.append(bytes.extracting(runStart..<runEnd)) }
 
-        out.writeStaticString("x-request-id: ")
-        out.writeString(additions.requestID)
-        out.writeStaticString("\r\n")
-        if let origin = additions.corsOrigin { CORS.write(origin: origin, into: &out) }
-        if framing == .chunked { out.writeStaticString("transfer-encoding: chunked\r\n") }
-        if !keepAlive || framing == .untilClose {
-            out.writeStaticString("connection: close\r\n")
-        } else if request.version.minor == 0 {
-            out.writeStaticString("connection: keep-alive\r\n")
+            out.append("x-request-id: ")
+            out.append(contentsOf: additions.requestID)
+            out.append("\r\n")
+            if let origin = additions.corsOrigin { CORS.write(origin: origin, into: &out) }
+            if framing == .chunked { out.append("transfer-encoding: chunked\r\n") }
+            if !keepAlive || framing == .untilClose {
+                out.append("connection: close\r\n")
+            } else if request.version.minor == 0 {
+                out.append("connection: keep-alive\r\n")
+            }
+            out.append("\r\n")
         }
-        out.writeStaticString("\r\n")
         return framing
     }
 

@@ -50,64 +50,73 @@ package enum Forwarding {
         // The route's parts are read through `binding` where they are used: a local copy of its `Upstream`, or of
         // its lists, costs a retain and a release of each of their strings on every request (bench/counts.sh).
         let basePath = binding.route.upstream.basePath.utf8
-        // Room for the client's head and the proxy's lines, so the buffer grows at most once.
-        out.clear(minimumCapacity: client.bytes.readableBytes + basePath.count + 192)
-        out.writeBytes(bytes.extracting(parsed.method).bytes)
-        out.writeStaticString(" ")
-        if basePath.isEmpty && remainder.isEmpty {
-            out.writeStaticString("/")
-        } else {
-            out.writeBytes(basePath)
-            out.writeSubstring(remainder)
-        }
-        if let query {
-            out.writeStaticString("?")
-            out.writeSubstring(query)
-        }
-        out.writeStaticString(" HTTP/1.1\r\nhost: ")
-        out.writeString(binding.route.upstream.hostHeader)
-        out.writeStaticString("\r\n")
-
-        var clientHost: Range<Int>?
-        HeadWriter.copyFields(bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, into: &out) { field in
-            let name = field.name
-            if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = field.value }
-            return !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
-                || (!parsed.connection.named.isEmpty
-                    && parsed.connection.named.contains { FieldName.equals(bytes, name, $0) })
-                || (binding.editsHeaders && binding.edits(bytes, name))
-        }
-
-        switch parsed.framing {
-        case .chunked:
-            out.writeStaticString("transfer-encoding: chunked\r\n")
-        case .length(let length):
-            out.writeStaticString("content-length: ")
-            out.writeString(String(length))
-            out.writeStaticString("\r\n")
-        case .none, .untilClose:
-            // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
-            // servers answer 411 without it; a client's own `Content-Length: 0` is kept as said.
-            let method = client.line.method
-            if parsed.hasContentLength || method == .POST || method == .PUT || method == .PATCH {
-                out.writeStaticString("content-length: 0\r\n")
+        // What the head can take: the client's head (method, target and kept fields are parts of it; the path and
+        // query come from its target), the route's path and Host, the token and the id, and the proxy's own lines.
+        // Written in one piece (``HeadBytes``); a route's own rules may need more, which costs a second pass.
+        let bound =
+            client.bytes.readableBytes + basePath.count + binding.route.upstream.hostHeader.utf8.count
+            + (authorization?.utf8.count ?? 0) + requestID.utf8.count + 192
+        out.clear()
+        out.writeHead(bound: bound) { out in
+            out.append(bytes.extracting(parsed.method))
+            out.append(" ")
+            if basePath.isEmpty && remainder.isEmpty {
+                out.append("/")
+            } else {
+                out.append(contentsOf: binding.route.upstream.basePath)
+                out.append(contentsOf: remainder)
             }
-        }
-        if !binding.headerRules.isEmpty {
-            let host = clientHost.flatMap {
-                client.bytes.getString(at: client.bytes.readerIndex + $0.lowerBound, length: $0.count)
+            if let query {
+                out.append("?")
+                out.append(contentsOf: query)
             }
-            for rule in binding.headerRules { rule.write(into: &out, clientHost: host, clientAddress: clientAddress) }
+            out.append(" HTTP/1.1\r\nhost: ")
+            out.append(contentsOf: binding.route.upstream.hostHeader)
+            out.append("\r\n")
+
+            var clientHost: Range<Int>?
+            HeadWriter.copyFields(bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, into: &out) { field in
+                let name = field.name
+                if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = field.value }
+                return !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
+                    || (!parsed.connection.named.isEmpty
+                        && parsed.connection.named.contains { FieldName.equals(bytes, name, $0) })
+                    || (binding.editsHeaders && binding.edits(bytes, name))
+            }
+
+            switch parsed.framing {
+            case .chunked:
+                out.append("transfer-encoding: chunked\r\n")
+            case .length(let length):
+                out.append("content-length: ")
+                out.append(contentsOf: String(length))
+                out.append("\r\n")
+            case .none, .untilClose:
+                // RFC 9110 §8.6: a user agent SHOULD send Content-Length for a method that defines content, and many
+                // servers answer 411 without it; a client's own `Content-Length: 0` is kept as said.
+                let method = client.line.method
+                if parsed.hasContentLength || method == .POST || method == .PUT || method == .PATCH {
+                    out.append("content-length: 0\r\n")
+                }
+            }
+            if !binding.headerRules.isEmpty {
+                let host = clientHost.flatMap {
+                    client.bytes.getString(at: client.bytes.readerIndex + $0.lowerBound, length: $0.count)
+                }
+                for rule in binding.headerRules {
+                    rule.write(into: &out, clientHost: host, clientAddress: clientAddress)
+                }
+            }
+            if webSocket { out.append("connection: upgrade\r\nupgrade: websocket\r\n") }
+            if let authorization {
+                out.append("authorization: ")
+                out.append(contentsOf: authorization)
+                out.append("\r\n")
+            }
+            out.append("x-request-id: ")
+            out.append(contentsOf: requestID)
+            out.append("\r\n\r\n")
         }
-        if webSocket { out.writeStaticString("connection: upgrade\r\nupgrade: websocket\r\n") }
-        if let authorization {
-            out.writeStaticString("authorization: ")
-            out.writeString(authorization)
-            out.writeStaticString("\r\n")
-        }
-        out.writeStaticString("x-request-id: ")
-        out.writeString(requestID)
-        out.writeStaticString("\r\n\r\n")
         return UpstreamRequestHead(
             bytes: out, chunked: parsed.framing == .chunked, isHead: parsed.isHead, asksToUpgrade: webSocket)
     }

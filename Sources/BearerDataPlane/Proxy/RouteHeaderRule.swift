@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -28,23 +29,23 @@ package enum RouteHeaderRule: Sendable, Equatable {
 
     /// Writes this rule's field line into the upstream request's head, for a client at `clientAddress` whose
     /// `Host` said `clientHost`.
-    package func write(into out: inout ByteBuffer, clientHost: String?, clientAddress: String?) {
+    package func write(into out: inout HeadBytes, clientHost: String?, clientAddress: String?) {
         switch self {
         case .set(let name, let value):
             Self.writeLine(name, value, into: &out)
         case .forwardedFor:
             if let clientAddress { Self.writeLine("x-forwarded-for", clientAddress, into: &out) }
         case .forwardedProto:
-            out.writeStaticString("x-forwarded-proto: http\r\n")
+            out.append("x-forwarded-proto: http\r\n")
         case .forwardedHost:
             if let clientHost { Self.writeLine("x-forwarded-host", clientHost, into: &out) }
         }
     }
 
-    private static func writeLine(_ name: String, _ value: String, into out: inout ByteBuffer) {
-        out.writeString(name)
-        out.writeStaticString(": ")
-        out.writeString(value)
-        out.writeStaticString("\r\n")
+    private static func writeLine(_ name: String, _ value: String, into out: inout HeadBytes) {
+        out.append(contentsOf: name)
+        out.append(": ")
+        out.append(contentsOf: value)
+        out.append("\r\n")
     }
 }

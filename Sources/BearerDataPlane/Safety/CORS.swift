@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -37,10 +38,10 @@ package enum CORS {
     }
 
     /// Writes the proxy's CORS fields for `origin` into a forwarded response's head.
-    package static func write(origin: String, into out: inout ByteBuffer) {
-        out.writeStaticString("access-control-allow-origin: ")
-        out.writeString(origin)
-        out.writeStaticString("\r\naccess-control-expose-headers: x-request-id\r\nvary: Origin\r\n")
+    package static func write(origin: String, into out: inout HeadBytes) {
+        out.append("access-control-allow-origin: ")
+        out.append(contentsOf: origin)
+        out.append("\r\naccess-control-expose-headers: x-request-id\r\nvary: Origin\r\n")
     }
 
     /// The answer to a preflight from an allowed `origin`.

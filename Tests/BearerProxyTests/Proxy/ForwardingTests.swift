@@ -177,6 +177,27 @@ struct ForwardingTests {
         #expect(head.headers[canonicalForm: "x-forwarded-host"] == ["proxy.local"])
     }
 
+    @Test("route rules larger than the head's estimate are written whole, once, in order (HeadBytes' second pass)")
+    func rulesBeyondTheEstimate() throws {
+        // The head is written in one piece within an estimate that leaves a route's own rules out; these need
+        // several times the estimate, so the writer must take a second pass and keep only its bytes.
+        let long = String(repeating: "v", count: 3000)
+        let route = try Self.binding(
+            #"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"], "forwardedHeaders": true, "#
+                + #""headers": { "set": { "X-Long": "\#(long)", "X-Short": "s" } } }"#)
+        let client = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a", headers: ["Host": "proxy.local"])
+        let written = try Forwarding.writtenUpstreamHead(
+            client: client, binding: route, remainder: "/x", query: "q=1", authorization: "Bearer T", requestID: "r",
+            clientAddress: "127.0.0.1")
+        let text = String(buffer: written.bytes)
+        #expect(text.hasPrefix("GET /x?q=1 HTTP/1.1\r\nhost: 127.0.0.1:9\r\n"))
+        #expect(text.hasSuffix("authorization: Bearer T\r\nx-request-id: r\r\n\r\n"))
+        let head = try HTTPRequestHead(written: written.bytes)
+        #expect(head.headers[canonicalForm: "x-long"] == [long[...]])
+        #expect(head.headers.map { $0.name.lowercased() }.filter { $0 == "host" }.count == 1)
+        #expect(head.headers[canonicalForm: "x-forwarded-host"] == ["proxy.local"])
+    }
+
     @Test("the framing decided from the upstream's head alone is the one its rewrite for the client has")
     func framingAgrees() throws {
         let route = try Self.binding(#"{ "prefix": "/a", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/R"] }"#)
