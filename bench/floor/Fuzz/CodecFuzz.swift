@@ -60,6 +60,11 @@ struct CodecFuzz: ParsableCommand {
             var out = ByteBufferAllocator().buffer(capacity: head.length + 64)
             let rewrite = RequestRewrite(stripPrefix: "/base", host: "upstream:8080", authorization: "Bearer t")
             head.writeForwarded(buffer.readableBytesUInt8Span, rewrite: rewrite, into: &out)
+            oneWrite(buffer.readableBytesUInt8Span, fieldsStart: head.fieldsStart, length: head.length, seed: index) {
+                $0.append(buffer.readableBytesUInt8Span.extracting(0..<head.fieldsStart))
+            } pieces: {
+                $0.writeBytes(buffer.readableBytesUInt8Span.extracting(0..<head.fieldsStart).bytes)
+            }
             let lines = fieldLineCount(buffer.readableBytesUInt8Span, from: head.fieldsStart, length: head.length)
             buffer.moveReaderIndex(forwardBy: head.length)
             if head.framing == .chunked { _ = chunked(buffer, rest: pieces[(index + 1)...]) }
@@ -81,12 +86,47 @@ struct CodecFuzz: ParsableCommand {
             guard let head else { continue }
             var out = ByteBufferAllocator().buffer(capacity: head.length + 32)
             head.writeForwarded(buffer.readableBytesUInt8Span, closing: index % 2 == 0, into: &out)
+            let minor = index % 2
+            oneWrite(buffer.readableBytesUInt8Span, fieldsStart: head.fieldsStart, length: head.length, seed: index) {
+                head.writeStatusLine(buffer.readableBytesUInt8Span, minorVersion: minor, into: &$0)
+            } pieces: {
+                head.writeStatusLine(buffer.readableBytesUInt8Span, minorVersion: minor, into: &$0)
+            }
             let lines = fieldLineCount(buffer.readableBytesUInt8Span, from: head.fieldsStart, length: head.length)
             buffer.moveReaderIndex(forwardBy: head.length)
             if head.framing == .chunked { _ = chunked(buffer, rest: pieces[(index + 1)...]) }
             return .accepted(fields: lines)
         }
         return .incomplete
+    }
+
+    /// Writes an accepted head's start line (`start`) and every other field line in one ``HeadBytes`` write, within a
+    /// bound that is mostly too small — so each pass's copies are checked against their room, and passes are thrown
+    /// away — and traps unless the bytes are those that ByteBuffer's own writes make of the same pieces.
+    static func oneWrite(
+        _ bytes: Span<UInt8>, fieldsStart: Int, length: Int, seed: Int, start: (inout HeadBytes) -> Void,
+        pieces startPieces: (inout ByteBuffer) -> Void
+    ) {
+        var odd = false
+        let drop: (FieldLine) -> Bool = { _ in
+            odd.toggle()
+            return odd
+        }
+        var whole = ByteBufferAllocator().buffer(capacity: 0)
+        whole.writeHead(bound: (length &* 7 &+ seed) % 97) { out in
+            odd = false
+            start(&out)
+            HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &out, drop: drop)
+            out.append("x-request-id: ")
+            out.append(contentsOf: String(seed))
+            out.append("\r\n\r\n")
+        }
+        odd = false
+        var pieces = ByteBufferAllocator().buffer(capacity: 0)
+        startPieces(&pieces)
+        HeadWriter.copyFields(bytes, fieldsStart: fieldsStart, length: length, into: &pieces, drop: drop)
+        pieces.writeString("x-request-id: \(seed)\r\n\r\n")
+        precondition(whole == pieces, "HeadBytes wrote other bytes than ByteBuffer's writes of the same pieces")
     }
 
     /// Reads a chunked body from what followed the head and the pieces after it, each piece as it would arrive.
