@@ -12,8 +12,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
     package func connect(_ ticket: ExchangeStateMachine.Ticket) {
-        guard let exchange, let binding = exchange.binding, let proxy = exchange.proxy, exchange.upstreamHead != nil
-        else {
+        guard let exchange, let binding = exchange.binding, exchange.isPrepared else {
             // The head is rewritten before every connect (with the cached token at routing, or when the token
             // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
             assertionFailure("connect without a request head")
@@ -26,7 +25,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
         // `self` captured strongly (no side table, see ``armTimer(for:)``): the connect is bounded by its timeout.
-        loop.connector.connect(binding.origin, timeout: proxy.timeouts.connect, on: context.eventLoop) { result in
+        loop.connector.connect(binding.origin, timeout: binding.connectTimeout, on: context.eventLoop) { result in
             switch result {
             case .success(let upstream):
                 // One that completes after the client left is kept for the next request (data-plane pitfall 6).

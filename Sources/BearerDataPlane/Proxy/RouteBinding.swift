@@ -12,6 +12,9 @@ package final class RouteBinding: Sendable {
     package let route: Route
     package let origin: UpstreamOrigin
     package let responseTimeout: TimeAmount
+    /// The generation's limit for connecting to the upstream (SPEC §9: a replay connects under the one it began
+    /// with, which is this binding's).
+    package let connectTimeout: TimeAmount
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
     package let tunnelIdleTimeout: TimeAmount?
     package let tokenKey: ScopeSet?
@@ -53,6 +56,7 @@ package final class RouteBinding: Sendable {
         self.discoveredTokens = isDiscovered ? discoveredTokens : nil
         tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
+        connectTimeout = timeouts.connect
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
         requiredHeaders = route.requiredHeaders.map(RequiredHeaderCheck.init)
         removedHeaders = route.headers.remove

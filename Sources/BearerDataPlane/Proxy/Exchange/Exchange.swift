@@ -36,6 +36,9 @@ package final class Exchange {
     package private(set) var query: Substring?
     /// The rewritten request head; set once the token is known (``prepare(client:token:clientAddress:webSocket:into:)``).
     package private(set) var upstreamHead: UpstreamRequestHead?
+    /// Whether the request head is rewritten for the upstream (asked before every connect): read here, where the
+    /// optional's tag is looked at in place, rather than by copying the head out.
+    package var isPrepared: Bool { upstreamHead != nil }
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     package private(set) var token: String?
     /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
