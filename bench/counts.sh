@@ -10,6 +10,8 @@
 #   COUNTS_CALLERS=swift_allocObject           also list who makes that call, per request (the nearest frame of
 #                                              ours or NIO's, from a perf call graph): which allocation to remove next
 #   COUNTS_DEPTH=3                             how many of those frames name a caller
+#   COUNTS_LINES=1                             also list the call sites by source line (llvm-symbolizer, inlined
+#                                              frames included): which line of ours makes the call
 #   COUNTS_SAMPLES=FILE                        also keep the samples (perf script) in FILE, to compare two builds'
 #                                              callers with bench/callers-diff.py
 #
@@ -126,11 +128,12 @@ if [[ -n ${COUNTS_CALLERS:-} ]]; then
     CALLER_EVENT=$(printf '%s\n' "${EVENTS[@]}" | grep ":$COUNTS_CALLERS\$" || true)
     [[ -n $CALLER_EVENT ]] || die "COUNTS_CALLERS names no probed call: $COUNTS_CALLERS"
     # Started disabled and enabled through a control FIFO: "ack" says the probes are live, so no request goes
-    # uncounted while perf maps its buffer (a fixed sleep lost most samples). The large buffer (-m) keeps perf from
-    # dropping samples when each carries 8 KiB of stack: these sum to about 85 % of the count above, not 20 %.
+    # uncounted while perf maps its buffer (a fixed sleep lost most samples). The stacks are walked by frame pointer
+    # (Swift keeps them in release builds on Linux): a few words a sample, where the DWARF unwinder's 8 KiB copies
+    # made perf drop samples — the callers summed to 20-85 % of the count with them, and to all of it now.
     mkfifo "$TMP/perf.ctl" "$TMP/perf.ack"
     perf record -D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -m 128M -e "$CALLER_EVENT" \
-        --call-graph dwarf,8192 -p "$BP" -o "$TMP/callers.data" 2>"$TMP/perf-record.err" &
+        --call-graph fp -p "$BP" -o "$TMP/callers.data" 2>"$TMP/perf-record.err" &
     RECORD=$!
     exec {CTL}>"$TMP/perf.ctl" {ACK}<"$TMP/perf.ack"
     echo enable >&"$CTL"
@@ -169,6 +172,10 @@ for (name, count), pretty in sorted(zip(counts.items(), demangled or names), key
     if count / n >= 0.05:
         print("| `%s` | %.2f |" % (pretty[:1000].replace("|", "\\|"), count / n))
 print()
-print("(sampled with a call graph each: perf may drop some samples, so these can sum to less than the count above)")
+print("(every call, with its stack: callers under 0.05 a request are left out)")
 ' "$REQUESTS" "$COUNTS_CALLERS" "${COUNTS_DEPTH:-3}"
+    if [[ ${COUNTS_LINES:-0} == 1 ]]; then
+        perf script -i "$TMP/callers.data" -F ip,sym 2>/dev/null \
+            | python3 "$SCRIPT_DIR/callsites.py" "$BIN" "$REQUESTS" "$COUNTS_CALLERS"
+    fi
 fi

@@ -49,11 +49,13 @@ public struct RouteTable: Sendable {
     /// The index of the first (longest) entry matching, and how many bytes of the path its prefix covers.
     private func firstEntry(matching path: UnsafeBufferPointer<UInt8>) -> (index: Int, length: Int)? {
         guard path.first == UInt8(ascii: "/") else { return nil }
-        for (index, entry) in entries.enumerated() {
-            let length = entry.prefix.count
+        // By index, reading each entry where it lies: iterating copied each entry out, a retain and a release of
+        // its prefix for every route looked at, on every request.
+        for index in entries.indices {
+            let length = entries[index].prefix.count
             guard path.count >= length else { continue }
             if length < path.count, path[length] != UInt8(ascii: "/") { continue }
-            if entry.prefix.withUnsafeBufferPointer({ prefix in prefix.elementsEqual(path[0..<length]) }) {
+            if entries[index].prefix.withUnsafeBufferPointer({ prefix in prefix.elementsEqual(path[0..<length]) }) {
                 return (index, length)
             }
         }

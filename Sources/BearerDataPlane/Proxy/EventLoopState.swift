@@ -24,14 +24,15 @@ package final class EventLoopState {
     /// Metric handles per route label, made on first use on this loop.
     private var routeMetrics: [String: RouteMetrics] = [:]
 
-    /// The route asked for last, and its handles: most requests on a loop are for the route before them, and
-    /// comparing its label costs less than hashing it (#24 session 18).
-    private var lastRouteMetrics: (route: String, metrics: RouteMetrics)?
+    /// The handles of the route asked for last: most requests on a loop are for the route before them, and
+    /// comparing its label costs less than hashing it (#24 session 18). The handles carry their label, so the memo
+    /// is one reference (a tuple of the label and the handles cost a retain and a release of each, #24 session 20).
+    private var lastRouteMetrics: RouteMetrics?
 
     package func metrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
-        if let last = lastRouteMetrics, last.route == route { return last.metrics }
+        if let last = lastRouteMetrics, last.route == route { return last }
         let found = routeMetrics(for: route, in: metrics)
-        lastRouteMetrics = (route, found)
+        lastRouteMetrics = found
         return found
     }
 

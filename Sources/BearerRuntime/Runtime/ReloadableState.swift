@@ -80,8 +80,9 @@ package final class ReloadableState: GenerationSource {
 
     package func beginExchange() -> ProxyContext? {
         slot.withLock { installed in
-            installed.current?.context.exchangeBegan()
-            return installed.current?.context
+            let context = installed.current?.context
+            context?.exchangeBegan()
+            return context
         }
     }
 

@@ -144,7 +144,8 @@ public final class ProxyMetrics: Sendable {
 /// One route's metric handles, cached per event loop; each is made when first needed, so a route that never
 /// reaches an upstream has no empty latency histogram.
 package final class RouteMetrics {
-    private let route: String
+    /// The route's label, as its series name it.
+    package let route: String
     private let factory: PrometheusMetricsFactory
     /// Keyed by method and status class without building a string per request.
     private struct RequestKey: Hashable {
