@@ -43,6 +43,25 @@ package final class EventLoopState {
         return made
     }
 
+    /// The token this loop's last proxied request read from its route's cache, and that route: the next request for
+    /// the route sends it again, without the cache's lock and lookups, for as long as the cache says that is what it
+    /// would answer (``TokenCache/isStillReusable(_:)``: nothing changed, both clocks inside the margin). About 2 %
+    /// of a request's CPU (#24 session 20).
+    private var reusedTokenRoute: RouteBinding?
+    private var reusedToken: TokenCache.ReusableToken?
+
+    /// The usable token for `binding`'s scope set `key` from `tokens` (its cache), or nil when there is none to
+    /// send now (``TokenCache/cachedToken(for:)``).
+    package func cachedToken(for binding: RouteBinding, key: ScopeSet, in tokens: TokenCache) -> AccessToken? {
+        if reusedTokenRoute === binding, let reusedToken, tokens.isStillReusable(reusedToken) {
+            return reusedToken.token
+        }
+        let found = tokens.cachedToken(forReuse: key)
+        reusedToken = found.reusable
+        reusedTokenRoute = found.reusable == nil ? nil : binding
+        return found.token
+    }
+
     /// Requests seen on this loop, per route label.
     package var requestCounts: [String: Int] { routeMetrics.mapValues(\.count) }
 

@@ -64,7 +64,7 @@ extension ProxyConnectionHandler {
         var cached: AccessToken?
         let sendsToken = binding.sendsToken
         if sendsToken, let key = binding.tokenKey {
-            cached = binding.tokens(proxy).cachedToken(for: key)
+            cached = loop.cachedToken(for: binding, key: key, in: binding.tokens(proxy))
             if cached != nil {
                 server.metrics.tokenCacheHits.increment()
             } else {

@@ -28,16 +28,34 @@ public final class TokenCache: Sendable {
         var failures: Int
     }
 
+    /// Counts the changes of what decides whether a token may be sent — the tokens, their monotonic lifetimes and
+    /// when they were fetched — for ``ReusableToken``. Bumped by the state's own observers, so no path that changes
+    /// them, today's or a later one, can leave it behind.
+    private final class Changes: Sendable {
+        let count = Atomic<UInt64>(0)
+
+        func bump() {
+            count.wrappingAdd(1, ordering: .releasing)
+        }
+    }
+
     private struct State {
-        var tokens: [ScopeSet: AccessToken] = [:]
+        let changes: Changes
+        var tokens: [ScopeSet: AccessToken] = [:] {
+            didSet { changes.bump() }
+        }
         /// Who waits for the fetch under way for a request; each is handed its outcome.
         var waiters: [TokenRequest: [CheckedContinuation<Result<AccessToken, TokenError>?, Never>]] = [:]
         var throttles: [ScopeSet: Throttle] = [:]
         var lastRefreshError: [ScopeSet: TokenError] = [:]
         /// When each scope set's current token was obtained, on the monotonic clock (``uptime``).
-        var fetchedAt: [ScopeSet: Duration] = [:]
+        var fetchedAt: [ScopeSet: Duration] = [:] {
+            didSet { changes.bump() }
+        }
         /// Each cached token's expiry and refresh time on the monotonic clock, from when it entered the cache.
-        var lifetimes: [ScopeSet: MonotonicLifetime] = [:]
+        var lifetimes: [ScopeSet: MonotonicLifetime] = [:] {
+            didSet { changes.bump() }
+        }
         /// The `resource` each scope set's last token was requested with: its background refresh sends the same.
         var resources: [ScopeSet: String] = [:]
 
@@ -78,7 +96,8 @@ public final class TokenCache: Sendable {
     /// The monotonic clock every duration here is measured on (#22 item 1); only expiry, which the provider states
     /// in wall time, is compared with ``now``.
     private let uptime: @Sendable () -> Duration
-    private let state = Mutex(State())
+    private let changes = Changes()
+    private let state: Mutex<State>
     private let onChange: (@Sendable (TokenCacheChange) -> Void)?
     private let observer: (any TokenCacheObserver)?
     /// Time since an arbitrary start on the system's monotonic clock (`CLOCK_BOOTTIME` on Linux: it counts
@@ -115,6 +134,7 @@ public final class TokenCache: Sendable {
         self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
         self.onChange = onChange
         self.observer = observer
+        state = Mutex(State(changes: changes))
     }
 
     /// The flow's name, for logs and `status`.
@@ -126,6 +146,54 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         return state.withLock { Self.usable(in: $0, for: scopes, at: now, uptime: uptime) }
+    }
+
+    /// A token the data plane may send again without asking the cache (``isStillReusable(_:)``): the scope set's own
+    /// token, read while it had more than its margin left by both clocks, with the limits of that and the count of
+    /// changes it was read at.
+    public struct ReusableToken: Sendable {
+        public let token: AccessToken
+        fileprivate let changes: UInt64
+        /// The token's `expiresOn` less its margin, on the wall clock.
+        fileprivate let wallLimit: Date
+        /// The same on the monotonic clock, when the token has a monotonic lifetime.
+        fileprivate let uptimeLimit: Duration?
+    }
+
+    /// ``cachedToken(for:)``, and — when that token is the scope set's own and clear of its margin by both clocks —
+    /// the same as a ``ReusableToken``: one lock and one lookup for both.
+    public func cachedToken(forReuse scopes: ScopeSet) -> (token: AccessToken?, reusable: ReusableToken?) {
+        let now = self.now()
+        let uptime = self.uptime()
+        return state.withLock { state in
+            if let own = state.tokens[scopes] {
+                let margin = own.margin
+                let wallLimit = own.expiresOn.addingTimeInterval(-margin)
+                let uptimeLimit = state.lifetimes[scopes].map { $0.expiresAt - .seconds(margin) }
+                // Inside both limits the token has more than its margin left by both clocks: sendable, as
+                // ``usable(in:for:at:uptime:)`` would find it.
+                if now < wallLimit, uptimeLimit.map({ uptime < $0 }) ?? true {
+                    // Read under the lock: the count that goes with the state just read.
+                    let reusable = ReusableToken(
+                        token: own, changes: changes.count.load(ordering: .relaxed), wallLimit: wallLimit,
+                        uptimeLimit: uptimeLimit)
+                    return (own, reusable)
+                }
+            }
+            return (Self.usable(in: state, for: scopes, at: now, uptime: uptime), nil)
+        }
+    }
+
+    /// Whether `reusable` may be sent again now, as ``cachedToken(for:)`` would find it, without the lock and the
+    /// lookups: nothing that decides a token's use has changed since it was read — stored, dropped, invalidated,
+    /// replaced at a sign-in or sign-out, refreshed — and it is still inside its margin by both clocks, each read
+    /// afresh. A change made while this runs is one made just after it, as it would be after a locked read.
+    public func isStillReusable(_ reusable: ReusableToken) -> Bool {
+        guard changes.count.load(ordering: .acquiring) == reusable.changes, now() < reusable.wallLimit else {
+            return false
+        }
+        if let limit = reusable.uptimeLimit, uptime() >= limit { return false }
+        return true
     }
 
     private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
