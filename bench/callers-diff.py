@@ -15,22 +15,18 @@ import argparse
 import collections
 import subprocess
 
+import perf_samples
+
 RUNTIME = ("swift_", "_swift", "malloc", "operator new", "[unknown]")
 
 
 def samples(path):
-    stack = []
-    for line in open(path, encoding="utf-8", errors="replace"):
-        line = line.strip()
-        if not line:
-            if stack:
-                yield stack
-            stack = []
-            continue
-        parts = line.split(None, 1)
-        stack.append(parts[1].rsplit("+0x", 1)[0].replace(" (inlined)", "") if len(parts) > 1 else "[unknown]")
-    if stack:
-        yield stack
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for stack in perf_samples.stacks(lines):
+            yield [
+                "[unknown]" if symbol == "?" else symbol.rsplit("+0x", 1)[0].replace(" (inlined)", "")
+                for _, symbol in stack
+            ]
 
 
 def profile(path, depth, total):

@@ -14,25 +14,12 @@ import re
 import subprocess
 import sys
 
+import perf_samples
+
 binary, requests, call = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 HELPER = re.compile(
     r"^(outlined |initializeWithCopy|initializeWithTake|destroy for|assignWith|initializeBufferWithCopyOfBuffer|\?\?)"
 )
-
-
-def samples(lines):
-    stack = []
-    for line in lines:
-        line = line.strip()
-        if not line:
-            if stack:
-                yield stack
-            stack = []
-            continue
-        parts = line.split(None, 1)
-        stack.append((parts[0], parts[1] if len(parts) > 1 else "?"))
-    if stack:
-        yield stack
 
 
 def demangle(names):
@@ -43,7 +30,7 @@ def demangle(names):
     return dict(zip(names, out)) if len(out) == len(names) else {name: name for name in names}
 
 
-stacks = list(samples(sys.stdin))
+stacks = list(perf_samples.stacks(sys.stdin))
 names = demangle(symbol for stack in stacks for _, symbol in stack[:8])
 sites = collections.Counter()
 for stack in stacks:
