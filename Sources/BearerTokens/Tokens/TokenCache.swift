@@ -143,9 +143,7 @@ public final class TokenCache: Sendable {
     /// A usable cached token for `scopes`, without waiting: the token for exactly that set, else one whose granted
     /// scopes include all of them (MSAL's subset rule).
     public func cachedToken(for scopes: ScopeSet) -> AccessToken? {
-        let now = self.now()
-        let uptime = self.uptime()
-        return state.withLock { Self.usable(in: $0, for: scopes, at: now, uptime: uptime) }
+        cachedToken(forReuse: scopes).token
     }
 
     /// A token the data plane may send again without asking the cache (``isStillReusable(_:)``): the scope set's own
