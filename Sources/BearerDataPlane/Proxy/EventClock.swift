@@ -28,6 +28,9 @@ package struct EventClock {
     /// skip looking its loop up (a retain of the context and the loop) when the time is known (#24 session 18).
     package var current: NIODeadline? { cached }
 
+    /// Whether an event is being handled.
+    package var isInEvent: Bool { depth > 0 }
+
     /// An event begins.
     package mutating func enter() {
         depth += 1

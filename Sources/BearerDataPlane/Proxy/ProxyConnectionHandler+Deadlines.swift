@@ -31,8 +31,29 @@ extension ProxyConnectionHandler {
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
     }
 
-    /// Makes the timer fire no later than the earliest deadline that applies now.
+    /// Makes the timer fire no later than the earliest deadline that applies now — or, inside an event, that applies
+    /// once the event is over (``leaveEvent()``): an event moves the machines through several states (a request's
+    /// head, its routing, its send; a response's head and end), and working out the earliest deadline after each
+    /// was 7 readings of both machines a request (#24 session 21). A deadline that applies only between two steps
+    /// of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
     package func updateTimer() {
+        if clock.isInEvent {
+            timerStale = true
+        } else if let next = connection.nextDeadline {
+            armTimer(for: next)
+        }
+    }
+
+    /// An event begins: its time is read once (``EventClock``), and the timer is armed once, when it ends.
+    package func enterEvent() {
+        clock.enter()
+    }
+
+    /// An event ends; the outermost's end arms the timer for the deadlines it left (``updateTimer()``).
+    package func leaveEvent() {
+        clock.leave()
+        guard timerStale, !clock.isInEvent else { return }
+        timerStale = false
         if let next = connection.nextDeadline { armTimer(for: next) }
     }
 

@@ -60,7 +60,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         exchange.upstreamSent = now
         upstream.send(head, body: body, end: end)
         flushUpstream(upstream)
-        if !context.channel.isWritable { upstream.pauseReads() }
+        if !clientWritable { upstream.pauseReads() }
         updateReading()
     }
 
@@ -92,8 +92,8 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
 
     /// The parts of one read of the upstream's are one event: the time is read once for all of them.
     package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) {
-        clock.enter()
-        defer { clock.leave() }
+        enterEvent()
+        defer { leaveEvent() }
         deliver()
     }
 
@@ -102,8 +102,8 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             upstream.close()
             return
         }
-        clock.enter()
-        defer { clock.leave() }
+        enterEvent()
+        defer { leaveEvent() }
         switch part {
         case .head(let head):
             let status = head.status

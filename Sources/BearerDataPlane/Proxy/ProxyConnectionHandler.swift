@@ -59,6 +59,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// completes (``channelReadComplete(context:)``) — a request's head and its end arrive in one read, and a flush
     /// for each cost a flush of the upstream channel (#24 session 18).
     package var clientReading = false
+    /// Whether the client's channel is writable, as its last writability event said (NIO tells the pipeline as soon
+    /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
+    /// a release of it (#24 session 21).
+    package var clientWritable = true
     /// Response bytes were written to the client since the last flush.
     package var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
@@ -66,6 +70,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The connection's one timer (``armTimer(for:)``) and when it fires.
     package var timer: Scheduled<Void>?
     package var timerFiresAt = NIODeadline.distantFuture
+    /// The deadlines changed during the event being handled: the timer is armed for them when it ends.
+    package var timerStale = false
     /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
     package var deferredRefusal: String?
     /// The time as the event being handled sees it (``now``).
@@ -99,6 +105,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         clientAddress = context.channel.remoteAddress?.ipAddress
+        clientWritable = context.channel.isWritable
         server.metrics.activeConnections.increment()
         connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: context.eventLoop.now)
         updateTimer()
@@ -124,12 +131,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering || decoderFailed { return }
-        clock.enter()
+        enterEvent()
         let outerRead = clientReading
         clientReading = true
         defer {
             clientReading = outerRead
-            clock.leave()
+            leaveEvent()
         }
         receive(unwrapInboundIn(data))
     }
@@ -141,8 +148,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
-        clock.enter()
-        defer { clock.leave() }
+        enterEvent()
+        defer { leaveEvent() }
         if upstreamNeedsFlush { upstream?.flush() }
         upstreamNeedsFlush = false
         // The time only matters when the read made no request part (a head begun): read it only then.
@@ -157,7 +164,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { upstream?.resumeReads() }
+        clientWritable = context.channel.isWritable
+        if clientWritable { upstream?.resumeReads() }
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
@@ -285,7 +293,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             if let given { given.bytesOut += body.readableBytes } else { exchange?.bytesOut += body.readableBytes }
             write(.body(body), promise: nil)
             clientNeedsFlush = true
-            if !context.channel.isWritable { upstream?.pauseReads() }
+            if !clientWritable { upstream?.pauseReads() }
             return
         case .forwardEnd:
             guard let upstream else { break }

@@ -76,11 +76,30 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package var channel: (any Channel)? { context?.channel }
-    package var isActive: Bool { context?.channel.isActive ?? false }
-    package var isWritable: Bool { context?.channel.isWritable ?? false }
+    /// Whether the channel is active and writable, as its events said (NIO changes both only just before it tells
+    /// the pipeline, and calls no code of ours in between: nothing written upstream carries a promise). Asked on
+    /// every request — the pool's checks, each read the client's handler lets through — where asking the channel
+    /// cost a retain and a release of it each time (#24 session 21).
+    package private(set) var isActive = false
+    package private(set) var isWritable = false
 
-    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        isActive = context.channel.isActive
+        isWritable = context.channel.isWritable
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        isActive = false
+        isWritable = false
+    }
+
+    package func channelActive(context: ChannelHandlerContext) {
+        isActive = true
+        isWritable = context.channel.isWritable
+        context.fireChannelActive()
+    }
 
     package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         guard let context else { return }
@@ -174,10 +193,13 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        isWritable = context.channel.isWritable
         owner?.upstreamWritabilityChanged(self)
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        isActive = false
+        isWritable = false
         // A body delimited by the close ends here; a response cut short is refused as truncated.
         decode(seenEOF: true)
         decoderStopped = true
