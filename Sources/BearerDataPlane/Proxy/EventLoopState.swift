@@ -12,10 +12,13 @@ package final class EventLoopState {
     /// Where this loop's exchanges get their upstream connections: HTTP/1.1's, the one transport today.
     package let connector: any UpstreamConnector
     private var requestIDs: RequestIDSequence
+    /// The flushes this loop's connections leave to the end of its batch of events.
+    package let flushes: FlushBatch
 
     package init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
         self.eventLoop = eventLoop
         self.connector = connector
+        self.flushes = FlushBatch(eventLoop: eventLoop)
         // Random per loop and process, so ids from two loops or two runs do not collide; a counter after it keeps
         // generating one cheap (no random syscall per request).
         self.requestIDs = RequestIDSequence(prefix: String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 16) + "-")

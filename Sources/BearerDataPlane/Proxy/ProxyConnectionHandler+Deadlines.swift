@@ -80,7 +80,7 @@ extension ProxyConnectionHandler {
             case .closeIdle:
                 server.logger.debug(
                     "closing an idle client connection", metadata: ["client": "\(clientAddress ?? "-")"])
-                context.close(promise: nil)
+                closeClient()
                 return
             }
         }

@@ -17,9 +17,11 @@ extension ProxyConnectionHandler {
     package func closeLingering(after written: EventLoopFuture<Void>?) {
         let context = self.context!
         guard let written else {
-            context.close(promise: nil)
+            closeClient()
             return
         }
+        // The context captured, not read from the handler: it may have left the pipeline by then. Nothing is left
+        // for the batch's end here: the answer was flushed when it was written, and nothing is written after it.
         written.assumeIsolated().whenComplete { [self] result in
             guard case .success = result, context.channel.isActive else {
                 context.close(promise: nil)

@@ -30,7 +30,7 @@ extension ProxyConnectionHandler {
             upstreamChannel.isActive
         else {
             upstream.close()
-            context.close(promise: nil)
+            closeClient()
             return
         }
         let clientChannel = context.channel

@@ -72,7 +72,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             upstreamNeedsFlush = true
         } else {
             upstreamNeedsFlush = false
-            upstream.flush()
+            flushUpstreamAtBatchEnd(upstream)
         }
     }
 
@@ -233,7 +233,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         if clientNeedsFlush {
             clientNeedsFlush = false
             writeHeldResponseHead()
-            context.flush()
+            flushClientAtBatchEnd()
         }
     }
 

@@ -63,6 +63,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
     /// a release of it (#24 session 21).
     package var clientWritable = true
+    /// The client connection, and this upstream connection, have bytes to flush when the loop's batch of events ends
+    /// (``FlushBatch``); and this handler is in that batch already.
+    package var clientFlushBatched = false
+    package var upstreamFlushBatched: (any UpstreamConnection)?
+    package var inFlushBatch = false
     /// Response bytes were written to the client since the last flush.
     package var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
@@ -150,7 +155,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelReadComplete(context: ChannelHandlerContext) {
         enterEvent()
         defer { leaveEvent() }
-        if upstreamNeedsFlush { upstream?.flush() }
+        if upstreamNeedsFlush, let upstream { flushUpstreamAtBatchEnd(upstream) }
         upstreamNeedsFlush = false
         // The time only matters when the read made no request part (a head begun): read it only then.
         connection.readComplete(deliveredPart: readDeliveredPart, now: now)
@@ -183,14 +188,14 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        closeClient()
     }
 
     /// The decoder refused the client's bytes: a ``HeadError`` is answered; anything else (more bytes held than
     /// ``RequestDecoder/bufferLimit(_:)``) closes the connection.
     package func decodeFailed(_ error: any Error) {
         guard let refusal = error as? HeadError else {
-            context.close(promise: nil)
+            closeClient()
             return
         }
         // A request the codec refused: answer it in its own slot, then close (the byte stream can no longer be
@@ -209,11 +214,11 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
-            if connection.quiesce() { context.close(promise: nil) }
+            if connection.quiesce() { closeClient() }
         } else if event is ConnectionLimiter.RoomWanted {
             if connection.closeIfIdle() {
                 server.metrics.idleClosedAtLimit.increment()
-                context.close(promise: nil)
+                closeClient()
             }
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -344,7 +349,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             write(answer, keepAlive: keepAlive, then: then)
         case .closeConnection(let closeUpstream):
             if closeUpstream { closeUpstreamConnection() }
-            context.close(promise: nil)
+            closeClient()
         case .switchProtocols(let head):
             // WebSocket's handshake is HTTP/1.1's (RFC 6455 §4): the tunnel takes that connection's channel over.
             guard let exchange, let binding = exchange.binding, let upstream = upstream as? UpstreamHandler else {
@@ -371,7 +376,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     private func abort() {
         server.metrics.stateErrors(machine: "exchange").increment()
         closeUpstreamConnection()
-        context.close(promise: nil)
+        closeClient()
     }
 
     /// Writes the proxy's own complete answer for the current exchange (SPEC §8).
@@ -419,7 +424,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
-            write(.end(trailers: trailers), promise: nil, flush: true)
+            // The connection stays open: nothing waits on this flush but the client (``FlushBatch``).
+            write(.end(trailers: trailers), promise: nil)
+            flushClientAtBatchEnd()
         } else {
             let promise = context.eventLoop.makePromise(of: Void.self)
             exchange.responseWritten = promise.futureResult

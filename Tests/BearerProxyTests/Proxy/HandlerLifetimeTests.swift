@@ -19,7 +19,7 @@ struct HandlerLifetimeTests {
             let connector = UpstreamSeamTests.MemoryConnector()
             let channel = try UpstreamSeamTests.connection(proxy, connector: connector)
             handler = try channel.pipeline.syncOperations.handler(type: ProxyConnectionHandler.self)
-            try channel.writeInbound(ByteBuffer(string: UpstreamSeamTests.request))
+            try UpstreamSeamTests.deliver(UpstreamSeamTests.request, to: channel)
             let connection = try #require(connector.made.first)
             #expect(connection.owner != nil, "leased to the exchange")
             try exchange(channel, connection)

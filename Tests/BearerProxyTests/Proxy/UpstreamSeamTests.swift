@@ -102,29 +102,38 @@ struct UpstreamSeamTests {
     /// The proxy's client pipeline on an `EmbeddedChannel`, its upstream connections from `connector`, serving a
     /// route that sends no token (so nothing waits on the token cache).
     static func connection(
-        _ proxy: ProxyHarness, connector: MemoryConnector
+        _ proxy: ProxyHarness, connector: MemoryConnector, sharing loop: EventLoopState? = nil
     ) throws -> EmbeddedChannel {
         let configuration = try TestConfigurations.make(routes: routes)
         let context = try ProxyContext(
             configuration: configuration, tokens: proxy.proxy.tokens,
             admin: AdminEndpoints(devIssuer: proxy.proxy.devIssuer), policy: SafetyPolicy(),
             timeouts: ProxyTimeouts())
-        let channel = EmbeddedChannel()
+        let channel = EmbeddedChannel(loop: (loop?.eventLoop as? EmbeddedEventLoop) ?? EmbeddedEventLoop())
         let core = ProxyServerCore(
             installed: Installed(context: context), logger: ProxyHarness.silentLogger, metrics: ProxyMetrics(),
             timeouts: ProxyTimeouts())
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(
             ProxyConnectionHandler(
-                server: core, loop: EventLoopState(eventLoop: channel.embeddedEventLoop, connector: connector)))
+                server: core, loop: loop ?? EventLoopState(eventLoop: channel.embeddedEventLoop, connector: connector)))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
     }
 
+    /// What the client connection wrote, once the loop's batch of events has ended (``FlushBatch``: the proxy
+    /// flushes a response that nothing waits on then).
     static func written(_ channel: EmbeddedChannel) throws -> String {
+        channel.embeddedEventLoop.run()
         var text = ""
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
         return text
+    }
+
+    /// The client sends `text` in one read, and the loop's batch of events ends (the flushes it asked for are made).
+    static func deliver(_ text: String, to channel: EmbeddedChannel) throws {
+        try channel.writeInbound(ByteBuffer(string: text))
+        channel.embeddedEventLoop.run()
     }
 
     static let routes = #"[ { "prefix": "/api", "upstream": "http://127.0.0.1:9/base", "auth": "none" } ]"#
@@ -135,7 +144,7 @@ struct UpstreamSeamTests {
         try await ProxyHarness.with(routes: Self.routes) { proxy in
             let connector = MemoryConnector()
             let channel = try Self.connection(proxy, connector: connector)
-            try channel.writeInbound(ByteBuffer(string: Self.request))
+            try Self.deliver(Self.request, to: channel)
             let connection = try #require(connector.made.first)
             guard case .head(let written) = connection.written.first else {
                 Issue.record("no request head went to the transport: \(connection.written)")
@@ -160,12 +169,13 @@ struct UpstreamSeamTests {
         try await ProxyHarness.with(routes: Self.routes) { proxy in
             let connector = MemoryConnector()
             let channel = try Self.connection(proxy, connector: connector)
-            try channel.writeInbound(ByteBuffer(string: Self.request))
+            try Self.deliver(Self.request, to: channel)
             try #require(connector.made.count == 1)
             connector.made[0].lost(neverProcessed: true)
             try #require(connector.made.count == 2, "replayed on a new connection")
             #expect(connector.made[1].written.count == 2)
-            #expect(connector.made[1].flushedAt == [2], "sent outside a client's read: flushed at once")
+            channel.embeddedEventLoop.run()
+            #expect(connector.made[1].flushedAt == [2], "sent outside a client's read: flushed when the batch ends")
             connector.made[1].lost(neverProcessed: false)
             let response = try Self.written(channel)
             #expect(response.hasPrefix("HTTP/1.1 502 "), "\(response)")
@@ -180,20 +190,20 @@ struct UpstreamSeamTests {
             let connector = MemoryConnector()
             let channel = try Self.connection(proxy, connector: connector)
             // A head and its end in one read: one flush, after both (#24 session 18: it was a flush for each).
-            try channel.writeInbound(ByteBuffer(string: Self.request))
+            try Self.deliver(Self.request, to: channel)
             let first = try #require(connector.made.first)
             #expect(first.written.count == 2)
             #expect(first.flushedAt == [2])
             first.answer(.ok, body: "one")
             _ = try Self.written(channel)
             // A body in two reads: each read's parts are flushed as it completes, the last with the end.
-            try channel.writeInbound(
-                ByteBuffer(string: "POST /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabcd"))
+            try Self.deliver(
+                "POST /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabcd", to: channel)
             let second = try #require(connector.made.last)
             #expect(connector.made.count == 2)
             #expect(second.written.count == 2, "the head and the body so far: \(second.written)")
             #expect(second.flushedAt == [2], "flushed before the rest of the body is read")
-            try channel.writeInbound(ByteBuffer(string: "efghij"))
+            try Self.deliver("efghij", to: channel)
             #expect(second.written.count == 4)
             #expect(second.written.last?.isEnd == true)
             #expect(second.flushedAt == [2, 4])

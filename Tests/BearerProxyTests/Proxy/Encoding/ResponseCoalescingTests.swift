@@ -13,6 +13,7 @@ struct ResponseCoalescingTests {
 
     /// Each buffer the client's channel was handed, in order.
     static func writes(_ channel: EmbeddedChannel) throws -> [ByteBuffer] {
+        channel.embeddedEventLoop.run()
         var buffers: [ByteBuffer] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { buffers.append(buffer) }
         return buffers
@@ -22,7 +23,7 @@ struct ResponseCoalescingTests {
     static func exchange(_ proxy: ProxyHarness) throws -> (EmbeddedChannel, Seam.MemoryConnection) {
         let connector = Seam.MemoryConnector()
         let channel = try Seam.connection(proxy, connector: connector)
-        try channel.writeInbound(ByteBuffer(string: Seam.request))
+        try Seam.deliver(Seam.request, to: channel)
         return (channel, try #require(connector.made.first))
     }
 
@@ -77,11 +78,11 @@ struct ResponseCoalescingTests {
         try await ProxyHarness.with(routes: Seam.routes) { proxy in
             let connector = Seam.MemoryConnector()
             let channel = try Seam.connection(proxy, connector: connector)
-            try channel.writeInbound(ByteBuffer(string: Seam.request))
+            try Seam.deliver(Seam.request, to: channel)
             try #require(connector.made.count == 1)
             connector.made[0].answer(.ok, body: "first")
             let first = try Self.writes(channel)
-            try channel.writeInbound(ByteBuffer(string: Seam.request))
+            try Seam.deliver(Seam.request, to: channel)
             try #require(connector.made.count == 2)
             connector.made[1].answer(.notFound, body: "second")
             let second = try Self.writes(channel)
