@@ -1,6 +1,6 @@
 import NIOCore
 
-/// The flushes this connection leaves to the end of its loop's batch of events (``FlushBatch``): the client's
+/// The flushes this connection leaves to the end of its loop's batch of events (``EventBatch``): the client's
 /// response, and the request it sends upstream.
 extension ProxyConnectionHandler {
     /// Flushes the client connection when the loop's batch of events ends.
@@ -18,10 +18,10 @@ extension ProxyConnectionHandler {
     private func joinFlushBatch() {
         guard !inFlushBatch else { return }
         inFlushBatch = true
-        loop.flushes.add(self)
+        loop.batch.flushAtEnd(self)
     }
 
-    /// The batch has ended (``FlushBatch``): what was asked for is flushed — the client's side unless its
+    /// The batch has ended (``EventBatch``): what was asked for is flushed — the client's side unless its
     /// connection has gone meanwhile.
     package func flushBatched() {
         inFlushBatch = false

@@ -64,7 +64,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// a release of it (#24 session 21).
     package var clientWritable = true
     /// The client connection, and this upstream connection, have bytes to flush when the loop's batch of events ends
-    /// (``FlushBatch``); and this handler is in that batch already.
+    /// (``EventBatch``); and this handler is in that batch already.
     package var clientFlushBatched = false
     package var upstreamFlushBatched: (any UpstreamConnection)?
     package var inFlushBatch = false
@@ -424,7 +424,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
-            // The connection stays open: nothing waits on this flush but the client (``FlushBatch``).
+            // The connection stays open: nothing waits on this flush but the client (``EventBatch``).
             write(.end(trailers: trailers), promise: nil)
             flushClientAtBatchEnd()
         } else {

@@ -187,11 +187,15 @@ public final class TokenCache: Sendable {
     /// replaced at a sign-in or sign-out, refreshed — and it is still inside its margin by both clocks, each read
     /// afresh. A change made while this runs is one made just after it, as it would be after a locked read.
     public func isStillReusable(_ reusable: ReusableToken) -> Bool {
-        guard changes.count.load(ordering: .acquiring) == reusable.changes, now() < reusable.wallLimit else {
-            return false
-        }
+        guard isUnchanged(reusable), now() < reusable.wallLimit else { return false }
         if let limit = reusable.uptimeLimit, uptime() >= limit { return false }
         return true
+    }
+
+    /// Whether nothing that decides a token's use has changed since `reusable` was read (``isStillReusable(_:)``
+    /// without its clocks, for a caller that read them moments ago: one batch of a loop's events).
+    public func isUnchanged(_ reusable: ReusableToken) -> Bool {
+        changes.count.load(ordering: .acquiring) == reusable.changes
     }
 
     private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {

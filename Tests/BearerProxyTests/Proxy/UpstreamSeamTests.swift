@@ -121,7 +121,7 @@ struct UpstreamSeamTests {
         return channel
     }
 
-    /// What the client connection wrote, once the loop's batch of events has ended (``FlushBatch``: the proxy
+    /// What the client connection wrote, once the loop's batch of events has ended (``EventBatch``: the proxy
     /// flushes a response that nothing waits on then).
     static func written(_ channel: EmbeddedChannel) throws -> String {
         channel.embeddedEventLoop.run()

@@ -4,11 +4,11 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-/// ``FlushBatch``: a loop's connections flush what nothing waits on — a request sent upstream, a response on a
+/// ``EventBatch``: a loop's connections flush what nothing waits on — a request sent upstream, a response on a
 /// connection that stays open — together, when the loop's batch of events ends (an `EmbeddedEventLoop`'s `run()`
 /// here), each once; and a close never drops what was left for that moment.
 @Suite("Flushes wait for the end of the loop's batch of events, and a close sends them first")
-struct FlushBatchTests {
+struct EventBatchTests {
     typealias Seam = UpstreamSeamTests
 
     /// Bytes the client connection wrote, without letting the loop's batch end.
