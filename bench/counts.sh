@@ -51,31 +51,10 @@ add_probe "$SWIFT_CORE" swift_allocObject
 add_probe "$SWIFT_CORE" swift_beginAccess
 add_probe "$LIBC" malloc
 
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/nginx-error.log warn;
-events { worker_connections 256; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    server { listen 127.0.0.1:$UP_PORT; location / { default_type application/json; return 200 '{"ok":true}'; } }
-}
-EOF
-cat >"$TMP/routes.json" <<EOF
-{ "listen": "127.0.0.1:$BP_PORT", "account": { "flow": "dev" },
-  "routes": [ { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["api://bench/.default"] } ] }
-EOF
+# shellcheck source=bench/local-servers.sh
+source "$SCRIPT_DIR/local-servers.sh"
+upstream_nginx_conf "$UP_PORT"
+bench_routes "$TMP/routes.json" "$BP_PORT" "$UP_PORT"
 mkdir -m 0700 "$TMP/state"
 nginx -c "$TMP/nginx.conf" -p "$TMP" &
 PIDS+=($!)

@@ -37,18 +37,25 @@ struct EventBatchTests {
         }
     }
 
-    @Test("a response on a connection that stays open is flushed when the batch ends, not before")
-    func responseWaitsForTheBatch() async throws {
+    /// A client connection whose request the upstream has answered `hello`, in a batch of events not yet ended.
+    static func withAnsweredRequest(_ body: (EmbeddedChannel) throws -> Void) async throws {
         try await ProxyHarness.with(routes: Seam.routes) { proxy in
             let connector = Seam.MemoryConnector()
             let channel = try Seam.connection(proxy, connector: connector)
             try Seam.deliver(Seam.request, to: channel)
-            let upstream = try #require(connector.made.first)
-            upstream.answer(.ok, body: "hello")
+            try #require(connector.made.first).answer(.ok, body: "hello")
+            try body(channel)
+            channel.embeddedEventLoop.run()
+            _ = try? channel.finish()
+        }
+    }
+
+    @Test("a response on a connection that stays open is flushed when the batch ends, not before")
+    func responseWaitsForTheBatch() async throws {
+        try await Self.withAnsweredRequest { channel throws in
             #expect(try Self.writtenSoFar(channel).isEmpty, "written, not yet flushed")
             channel.embeddedEventLoop.run()
             #expect(try Self.writtenSoFar(channel).hasSuffix("\r\n\r\nhello"))
-            _ = try? channel.finish()
         }
     }
 
@@ -56,26 +63,16 @@ struct EventBatchTests {
     /// made it idle, whose flush was left for the batch's end.
     @Test("the proxy's own close in the same batch sends the response left for the batch's end first")
     func ownCloseSendsTheBatchedResponse() async throws {
-        try await ProxyHarness.with(routes: Seam.routes) { proxy in
-            let connector = Seam.MemoryConnector()
-            let channel = try Seam.connection(proxy, connector: connector)
-            try Seam.deliver(Seam.request, to: channel)
-            try #require(connector.made.first).answer(.ok, body: "hello")
+        try await Self.withAnsweredRequest { channel throws in
             channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
             #expect(!channel.isActive, "an idle connection closes when the server quiesces")
             #expect(try Self.writtenSoFar(channel).hasSuffix("\r\n\r\nhello"), "the response went before the close")
-            channel.embeddedEventLoop.run()
-            _ = try? channel.finish()
         }
     }
 
     @Test("a close from outside the handler in the same batch sends the batched response first")
     func outsideCloseSendsTheBatchedResponse() async throws {
-        try await ProxyHarness.with(routes: Seam.routes) { proxy in
-            let connector = Seam.MemoryConnector()
-            let channel = try Seam.connection(proxy, connector: connector)
-            try Seam.deliver(Seam.request, to: channel)
-            try #require(connector.made.first).answer(.ok, body: "hello")
+        try await Self.withAnsweredRequest { channel throws in
             channel.close(promise: nil)
             #expect(try Self.writtenSoFar(channel).hasSuffix("\r\n\r\nhello"), "the response went before the close")
             // The batch still ends, for a connection that has left: nothing more is written, nothing traps.
