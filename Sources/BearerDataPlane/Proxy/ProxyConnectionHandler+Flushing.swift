@@ -35,11 +35,7 @@ extension ProxyConnectionHandler {
     /// Closes the client connection (`mode`), sending first what it wrote and left for the batch's end: a close
     /// drops whatever was written and not flushed.
     package func closeClient(mode: CloseMode = .all, promise: EventLoopPromise<Void>? = nil) {
-        if clientFlushBatched {
-            clientFlushBatched = false
-            context.flush()
-        }
-        context.close(mode: mode, promise: promise)
+        close(context: context, mode: mode, promise: promise)
     }
 
     /// A close from elsewhere (the server's, a handler's before this one) sends first what was left for the batch's

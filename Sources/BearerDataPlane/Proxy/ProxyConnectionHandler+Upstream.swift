@@ -59,21 +59,9 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         self.upstream = upstream
         exchange.upstreamSent = now
         upstream.send(head, body: body, end: end)
-        flushUpstream(upstream)
+        flushUpstreamAtBatchEnd(upstream)
         if !clientWritable { upstream.pauseReads() }
         updateReading()
-    }
-
-    /// Sends what was just written to `upstream`: now, or — inside a read of the client's — once with everything else
-    /// that read brings (``channelReadComplete(context:)``): a GET's head and its end arrive together, and a flush
-    /// for each cost a pass through the upstream's pipeline (#24 session 18).
-    package func flushUpstream(_ upstream: any UpstreamConnection) {
-        if clientReading {
-            upstreamNeedsFlush = true
-        } else {
-            upstreamNeedsFlush = false
-            flushUpstreamAtBatchEnd(upstream)
-        }
     }
 
     /// Lets go of the upstream connection: back to the pool, or closed.

@@ -53,12 +53,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     // I/O bookkeeping, not lifecycle.
     /// Reads held back while the machine does not want them (backpressure, a token wait).
     package var reads = ReadGate()
-    /// Request bytes were written upstream since the last flush.
-    package var upstreamNeedsFlush = false
-    /// A read of the client's bytes is being handled: what it writes upstream is flushed once, when the read
-    /// completes (``channelReadComplete(context:)``) — a request's head and its end arrive in one read, and a flush
-    /// for each cost a flush of the upstream channel (#24 session 18).
-    package var clientReading = false
     /// Whether the client's channel is writable, as its last writability event said (NIO tells the pipeline as soon
     /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
     /// a release of it (#24 session 21).
@@ -137,12 +131,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering || decoderFailed { return }
         enterEvent()
-        let outerRead = clientReading
-        clientReading = true
-        defer {
-            clientReading = outerRead
-            leaveEvent()
-        }
+        defer { leaveEvent() }
         receive(unwrapInboundIn(data))
     }
 
@@ -155,8 +144,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelReadComplete(context: ChannelHandlerContext) {
         enterEvent()
         defer { leaveEvent() }
-        if upstreamNeedsFlush, let upstream { flushUpstreamAtBatchEnd(upstream) }
-        upstreamNeedsFlush = false
         // The time only matters when the read made no request part (a head begun): read it only then.
         connection.readComplete(deliveredPart: readDeliveredPart, now: now)
         readDeliveredPart = false
@@ -287,9 +274,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         case .none:
             break
         case .forwardBody(let body):
-            // Flushed when the read completes: the timer is re-armed there too.
-            upstream?.write(body)
-            upstreamNeedsFlush = true
+            // A body part comes with a read of the client's, whose completion re-arms the timer.
+            guard let upstream else { return }
+            upstream.write(body)
+            flushUpstreamAtBatchEnd(upstream)
             return
         case .consumeLocally(let body):
             exchange?.localBody?.append(body)
@@ -303,7 +291,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         case .forwardEnd:
             guard let upstream else { break }
             upstream.end()
-            flushUpstream(upstream)
+            flushUpstreamAtBatchEnd(upstream)
         case .answerLocally(let ticket):
             answerLocally(ticket)
         case .fetchToken(let ticket, let claims):
