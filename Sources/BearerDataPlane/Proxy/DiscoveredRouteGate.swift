@@ -41,6 +41,18 @@ package enum DiscoveredRouteGate {
         return "/" + segments.dropFirst(2).joined(separator: "/")
     }
 
+    /// The paths an OAuth client tries at a server's origin to start a sign-in of its own: the MCP authorization
+    /// specification's fallbacks when no metadata is found (`/register`, `/authorize`, `/token`) and the
+    /// authorization server's metadata at the root (RFC 8414 §3, OpenID Connect Discovery §4). Judged as
+    /// ``isOAuthMetadata(_:)`` judges; asked only of a path no route matches.
+    package static func isClientOAuthFallback(_ path: Substring) -> Bool {
+        let segments = decoded(path).lowercased().split(separator: "/")
+        guard let first = segments.first else { return false }
+        if segments.count == 1 { return first == "register" || first == "authorize" || first == "token" }
+        return first == ".well-known"
+            && (segments[1] == "oauth-authorization-server" || segments[1] == "openid-configuration")
+    }
+
     /// `/.well-known/oauth-…` (RFC 8414, RFC 9728) and `/.well-known/openid-configuration`, judged as an upstream
     /// would read them: percent-escapes decoded, case ignored, empty segments skipped.
     package static func isOAuthMetadata(_ remainder: Substring) -> Bool {

@@ -51,7 +51,7 @@ extension ProxyConnectionHandler {
             return refuseHead(.oauthMetadataNotForwarded(route: proxy.bindings[owner.position].route.prefix))
         }
         guard let match = proxy.configuration.routes.match(path: target.path) else {
-            return refuseHead(.noRoute(path: String(target.path)))
+            return refuseHead(Self.noRoute(target.path, bindings: proxy.bindings))
         }
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
@@ -78,6 +78,17 @@ extension ProxyConnectionHandler {
         }
         decide(
             .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
+    }
+
+    /// The refusal of a path no route matches: an OAuth client's own sign-in fallbacks, while discovered routes sign
+    /// in for their clients, are told the command that does it (a client pointed at a discovered route before its
+    /// sign-in tries them, and would show the person only "no route"); anything else is no route.
+    package static func noRoute(_ path: Substring, bindings: [RouteBinding]) -> ProxyError {
+        if DiscoveredRouteGate.isClientOAuthFallback(path) {
+            let discovered = bindings.filter { $0.isDiscovered && !$0.usesAccount }.map(\.route.prefix)
+            if !discovered.isEmpty { return .clientOAuthNotOffered(path: String(path), routes: discovered) }
+        }
+        return .noRoute(path: String(path))
     }
 
     /// Tells the exchange what answers its request, and runs what follows.

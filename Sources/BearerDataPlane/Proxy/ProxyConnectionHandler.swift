@@ -317,6 +317,18 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             } else if let exchange {
                 forwardResponseHead(head, keepAlive: keepAlive, exchange: exchange)
             }
+        case .forwardRejection(let head, let keepAlive, let body):
+            guard let exchange = given ?? exchange else { break }
+            forwardResponseHead(head, keepAlive: keepAlive, exchange: exchange)
+            for part in body {
+                exchange.bytesOut += part.readableBytes
+                write(.body(part), promise: nil)
+            }
+            // It may come with the timer rather than a read of the upstream's, whose completion would send it.
+            writeHeldResponseHead()
+            flushClientAtBatchEnd()
+            clientNeedsFlush = false
+            if !clientWritable { upstream?.pauseReads() }
         case .finishResponse(let trailers, let fate, let then):
             if let givenUpstream {
                 release(givenUpstream, fate)
@@ -348,9 +360,14 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             finishExchange(close: close)
         case .abandon(let closeUpstream, let responseEnded):
             // The client left: whatever the upstream was doing for it is no longer wanted (and must not be pooled,
-            // as its response may be half-read). Counted as 499, as nginx and Caddy count a client that went away.
+            // as its response may be half-read). Logged with the status it was sent — a client may close once it
+            // has read a head (lftp, w3m and busybox wget do after a 200 or a 302) — or, when no head reached it,
+            // as 499, as nginx and Caddy count a client that went away before its answer.
             if closeUpstream { closeUpstreamConnection() }
-            if let exchange { record(exchange, status: responseEnded ? exchange.status : 499) }
+            if let exchange {
+                let headSent = exchange.status != 0 && heldResponseHead == nil
+                record(exchange, status: responseEnded || headSent ? exchange.status : 499)
+            }
             exchange = nil
             return
         case .abort:

@@ -43,6 +43,10 @@ package enum ProxyError: Error, Equatable {
     case discoveredTokenRefused(route: String, note: String)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
     case oauthMetadataNotForwarded(route: String)
+    /// A path no route matches that an OAuth client tries at the proxy's origin when it starts a sign-in of its own
+    /// (MCP's fallbacks: `/register`, `/authorize`, `/token`, the root authorization-server metadata) while the
+    /// configuration has discovered routes: the answer names the command that signs in for them instead.
+    case clientOAuthNotOffered(path: String, routes: [String])
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
     case tokenMisconfigured(detail: String)
     case starting
@@ -50,7 +54,7 @@ package enum ProxyError: Error, Equatable {
     /// The status each case is answered with.
     package var status: HTTPResponseStatus {
         switch self {
-        case .noRoute, .reservedEndpointNotFound, .oauthMetadataNotForwarded: .notFound
+        case .noRoute, .reservedEndpointNotFound, .oauthMetadataNotForwarded, .clientOAuthNotOffered: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .badRequest: .badRequest
         case .methodNotImplemented: .notImplemented
@@ -95,6 +99,7 @@ package enum ProxyError: Error, Equatable {
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: slug = "sign-in-required"
         case .discoveredStepUpRequired: slug = "step-up-required"
         case .oauthMetadataNotForwarded: slug = "oauth-metadata-not-forwarded"
+        case .clientOAuthNotOffered: slug = "client-oauth-not-offered"
         case .tokenUnavailable: slug = "token-unavailable"
         case .tokenMisconfigured: slug = "token-misconfigured"
         case .starting: slug = "starting"
@@ -125,6 +130,7 @@ package enum ProxyError: Error, Equatable {
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: "Sign-in required"
         case .discoveredStepUpRequired: "Sign-in with more scopes required"
         case .oauthMetadataNotForwarded: "OAuth metadata not forwarded"
+        case .clientOAuthNotOffered: "The proxy signs in for its clients"
         case .tokenUnavailable: "Access token unavailable"
         case .tokenMisconfigured: "Identity provider rejected the configuration"
         case .starting: "Proxy is starting"
@@ -184,6 +190,14 @@ package enum ProxyError: Error, Equatable {
         case .oauthMetadataNotForwarded(let route):
             "The proxy signs in for \(route) itself, so its OAuth metadata is not forwarded: a client needs no "
                 + "OAuth of its own."
+        case .clientOAuthNotOffered(let path, let routes):
+            "\(Self.printable(path)) is where an OAuth client starts a sign-in of its own; this proxy offers none: it "
+                + "signs in for its routes itself, and a client needs no OAuth. "
+                + (routes.count == 1
+                    ? "Sign in once with: bearer-proxy login \(routes[0])"
+                    : "Sign in once for the route the client uses (\(routes.joined(separator: ", "))): "
+                        + "bearer-proxy login ROUTE")
+                + ", then connect again without OAuth."
         case .tokenUnavailable(let detail, _): detail
         case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
         case .starting: "The proxy is still starting; try again in a moment."

@@ -82,6 +82,36 @@ struct DiscoveredRouteTests {
         }
     }
 
+    @Test(
+        "an OAuth client's own sign-in fallbacks at the proxy's origin are told the command, and start nothing",
+        arguments: [
+            "/register", "/authorize?response_type=code&client_id=x", "/token",
+            "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/REGISTER",
+        ])
+    func clientOAuthFallbacksNameTheCommand(path: String) async throws {
+        try await withUpstream({ _ in .echo }) { upstream in
+            try await ProxyHarness.with(routes: Self.route(upstream)) { proxy in
+                let response = try await TestClient.send(
+                    port: proxy.port, method: path == "/register" || path == "/token" ? "POST" : "GET", uri: path)
+                #expect(response.status == .notFound)
+                #expect(response.header("www-authenticate") == nil)
+                let problem = try response.jsonObject()
+                #expect(problem["type"] as? String == "urn:bearer-proxy:problem:client-oauth-not-offered")
+                #expect((problem["detail"] as? String)?.contains("bearer-proxy login /mcp") == true)
+                // Any other path no route matches is still no route.
+                let other = try await TestClient.send(port: proxy.port, uri: "/registered")
+                #expect(try other.jsonObject()["type"] as? String == "urn:bearer-proxy:problem:no-route")
+            }
+            #expect(upstream.requests.isEmpty)
+        }
+    }
+
+    @Test("without discovered routes the fallbacks are no route, as any other path")
+    func fallbacksWithoutDiscoveredRoutes() {
+        let problem = ProxyConnectionHandler.noRoute("/register", bindings: [])
+        #expect(problem == .noRoute(path: "/register"))
+    }
+
     @Test("a bearer route whose upstream answers 401 with resource_metadata starts no discovery")
     func bearerRouteStartsNothing() async throws {
         try await withUpstream({ _ in .respond(status: 200, text: "{}") }) { metadata in

@@ -21,4 +21,14 @@ import Testing
     func discoveredRoutesHideTheOAuthMetadataPaths(remainder: String, hidden: Bool) {
         #expect(DiscoveredRouteGate.isOAuthMetadata(remainder[...]) == hidden)
     }
+
+    @Test(arguments: [
+        ("/register", true), ("/authorize", true), ("/token", true), ("/Token/", true), ("/%72egister", true),
+        ("/.well-known/oauth-authorization-server", true), ("/.well-known/openid-configuration", true),
+        ("/.well-known/oauth-authorization-server/x", true), ("/register/x", false), ("/tokens", false),
+        ("/.well-known/oauth-protected-resource", false), ("/", false), ("", false),
+    ])
+    func theOAuthFallbacksOfAClientsOwnSignIn(path: String, fallback: Bool) {
+        #expect(DiscoveredRouteGate.isClientOAuthFallback(path[...]) == fallback)
+    }
 }

@@ -93,6 +93,9 @@ package struct ResponseDecoder {
         return nil
     }
 
+    /// Whether it holds bytes it has not read: between responses, the start of an answer to no request sent.
+    package var holdsUnreadBytes: Bool { held.buffer.readableBytes > 0 }
+
     /// The bytes not read — after a `101`, the new protocol's first — for the tunnel; the decoder keeps none.
     package mutating func takeUndecodedBytes() -> ByteBuffer? {
         held.take()

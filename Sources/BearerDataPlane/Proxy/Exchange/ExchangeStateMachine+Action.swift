@@ -37,6 +37,9 @@ extension ExchangeStateMachine {
         /// Write the upstream's response head to the client (rewritten by ``Forwarding``), announcing
         /// `Connection: close` unless `keepAlive`.
         case forwardResponseHead(UpstreamResponse, keepAlive: Bool)
+        /// Write a rejected answer that cannot be replayed after all to the client, as ``forwardResponseHead(_:keepAlive:)``
+        /// would, with the body read so far; the rest streams as any response's does.
+        case forwardRejection(UpstreamResponse, keepAlive: Bool, body: [ByteBuffer])
         /// Write this response body part to the client (flushed when the upstream's read completes).
         case forwardResponseBody(ByteBuffer)
         /// The response ended: release the upstream connection, write the end to the client, then go on.

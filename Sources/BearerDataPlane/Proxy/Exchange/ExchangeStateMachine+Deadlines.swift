@@ -20,7 +20,9 @@ extension ExchangeStateMachine {
             return Self.earliest(progress.bodyDue, due)
         case .streaming(let progress, .streaming):
             return progress.bodyDue
-        case .awaitingLocalAnswer, .discardingRejection, .tunnelling, .closing, .finished, .modifying:
+        case .discardingRejection(let rejection):
+            return rejection.due
+        case .awaitingLocalAnswer, .tunnelling, .closing, .finished, .modifying:
             return nil
         }
     }

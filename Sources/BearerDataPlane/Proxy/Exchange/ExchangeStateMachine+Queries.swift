@@ -20,7 +20,7 @@ extension ExchangeStateMachine {
 
     /// Whether the upstream's answer is being dropped for a step-up's replay (`"stepUp": "auto"`, #25 item 5).
     package var awaitsStepUp: Bool {
-        if case .discardingRejection(.stepUp, _) = state { return true }
+        if case .discardingRejection(let rejection) = state, case .stepUp = rejection.retry { return true }
         return false
     }
 

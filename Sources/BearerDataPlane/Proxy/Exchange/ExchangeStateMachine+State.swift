@@ -24,9 +24,9 @@ extension ExchangeStateMachine {
         case connecting(Upload, Ticket)
         /// On an upstream connection: the request streams up, the response down.
         case streaming(RequestProgress, ResponseProgress)
-        /// The upstream rejected the token in a way one replay can fix (SPEC §7): its answer is read and dropped;
-        /// when it ends, the kept request goes again with a new token. The request has ended.
-        case discardingRejection(TokenRetry, upstreamKeepAlive: Bool)
+        /// The upstream rejected the token in a way one replay can fix (SPEC §7): its answer is read and kept aside;
+        /// when it ends, it is dropped and the kept request goes again with a new token. The request has ended.
+        case discardingRejection(Rejection)
         /// The upstream accepted the WebSocket handshake: the connection is a ``Tunnel`` now.
         case tunnelling
         /// A failure after the response head went out: the connection closes, the only honest signal left.
@@ -51,6 +51,26 @@ extension ExchangeStateMachine {
         case awaitingHead(due: NIODeadline?)
         /// The head went to the client; the body streams.
         case streaming(upstreamKeepAlive: Bool)
+    }
+
+    /// An answer that rejected the token, read to its end before the one replay. It is kept while it is read: one
+    /// that does not end within the route's limit, or is larger than ``ExchangeStateMachine/replayLimit``, cannot
+    /// wait for its end and is handled as a rejection that cannot be replayed — forwarded as it came, or answered
+    /// by the proxy — so an upstream that drips a `401` forever holds nobody.
+    package struct Rejection {
+        package let retry: TokenRetry
+        package let upstreamKeepAlive: Bool
+        /// The route's limit, running since the request went up in full: the wait for the answer's end is in it.
+        package let due: NIODeadline?
+        package let head: UpstreamResponse
+        /// What a rejection that cannot be replayed becomes (``ExchangeStateMachine/responseHead(_:endsWithConnection:retry:stepUp:signsInItself:)``'s
+        /// arguments).
+        package let endsWithConnection: Bool
+        package let stepUp: [String]?
+        package let signsInItself: Bool
+        /// The body read so far, and its size.
+        package var body: [ByteBuffer] = []
+        package var bytes = 0
     }
 
     /// The request while it waits for a token or a connection.

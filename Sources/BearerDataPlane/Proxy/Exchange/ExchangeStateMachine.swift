@@ -314,7 +314,9 @@ package struct ExchangeStateMachine {
         _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
         stepUp: [String]? = nil, signsInItself: Bool = false
     ) -> Action {
-        guard case .streaming(let progress, .awaitingHead) = state else { return illegal("a response head") }
+        guard case .streaming(let progress, .awaitingHead(let headDue)) = state else {
+            return illegal("a response head")
+        }
         let status = head.status
         if status == .switchingProtocols {
             // Only a WebSocket handshake asked to switch; to anything else a 101 is a protocol violation.
@@ -330,7 +332,10 @@ package struct ExchangeStateMachine {
         let upstreamKeepAlive = head.keepAlive
         if let retry, status == retry.fixes, !replays.contains(.newToken), progress == .ended, case .kept = kept {
             // This answer is read and dropped; the request goes again with a new token once it has ended.
-            state = .discardingRejection(retry, upstreamKeepAlive: upstreamKeepAlive)
+            state = .discardingRejection(
+                Rejection(
+                    retry: retry, upstreamKeepAlive: upstreamKeepAlive, due: headDue, head: head,
+                    endsWithConnection: endsWithConnection, stepUp: stepUp, signsInItself: signsInItself))
             return .none
         }
         if let stepUp, status == .forbidden {
@@ -345,6 +350,24 @@ package struct ExchangeStateMachine {
         if endsWithConnection { persistence = .close }
         state = .streaming(progress, .streaming(upstreamKeepAlive: upstreamKeepAlive))
         return .forwardResponseHead(head, keepAlive: persistence == .keepAlive)
+    }
+
+    /// A rejected answer whose end cannot be waited for (`reason`) is handled as one that cannot be replayed: a
+    /// step-up's or a discovered route's is answered by the proxy (its connection closed, the rest unread), any
+    /// other goes to the client as it came, with what was read of its body.
+    private mutating func cannotReplay(_ rejection: Rejection, because reason: String) -> Action {
+        let status = rejection.head.status
+        if let stepUp = rejection.stepUp, status == .forbidden {
+            state = .discardingRejection(rejection)
+            return fail(.insufficientScope(scopes: stepUp, note: reason))
+        }
+        if rejection.signsInItself, status == .unauthorized {
+            state = .discardingRejection(rejection)
+            return fail(.tokenRefused(note: reason))
+        }
+        if rejection.endsWithConnection { persistence = .close }
+        state = .streaming(.ended, .streaming(upstreamKeepAlive: rejection.upstreamKeepAlive))
+        return .forwardRejection(rejection.head, keepAlive: persistence == .keepAlive, body: rejection.body)
     }
 
     /// Why a step-up `serve` could sign in for (`retry`) is answered with the problem after all; nil when it could
@@ -371,8 +394,17 @@ package struct ExchangeStateMachine {
         switch state {
         case .streaming(_, .streaming):
             return .forwardResponseBody(buffer)
-        case .discardingRejection, .tunnelling, .closing, .finished:
-            // A rejected answer is dropped; so is what arrives while the connections are being let go.
+        case .discardingRejection(var rejection):
+            state = .modifying
+            rejection.body.append(buffer)
+            rejection.bytes += buffer.readableBytes
+            guard rejection.bytes <= Self.replayLimit else {
+                return cannotReplay(rejection, because: "its answer was too large to read before sending it again")
+            }
+            state = .discardingRejection(rejection)
+            return .none
+        case .tunnelling, .closing, .finished:
+            // What arrives while the connections are being let go is dropped.
             return .none
         case .routing, .local, .awaitingLocalAnswer, .answered, .awaitingToken, .connecting, .streaming, .modifying:
             return illegal("a response body part")
@@ -402,13 +434,14 @@ package struct ExchangeStateMachine {
             return .finishResponse(trailers: trailers, release: release, then: .awaitingRequestEnd)
         case .streaming(_, .awaitingHead):
             return fail(.responseWithoutHead)
-        case .discardingRejection(let retry, let upstreamKeepAlive):
+        case .discardingRejection(let rejection):
             guard case .kept(let body, _) = kept else { return fail(.responseWithoutHead) }
             replays.insert(.newToken)
-            if case .stepUp(let scopes) = retry { stepUp = scopes }
+            if case .stepUp(let scopes) = rejection.retry { stepUp = scopes }
             let ticket = nextTicket()
             state = .awaitingToken(Upload(progress: .ended, pending: body), ticket, due: now + routeLimit)
-            return .replayWithNewToken(release: upstreamKeepAlive ? .park : .close, retry: retry, ticket: ticket)
+            return .replayWithNewToken(
+                release: rejection.upstreamKeepAlive ? .park : .close, retry: rejection.retry, ticket: ticket)
         case .tunnelling, .closing, .finished:
             // The `101`'s end while the connection becomes a tunnel, or an end nobody waits for any more.
             return .none
@@ -463,6 +496,8 @@ package struct ExchangeStateMachine {
             return fail(.tokenWaitTimedOut)
         case .streaming(_, .awaitingHead(let due?)) where due <= now:
             return fail(.responseHeadTimedOut)
+        case .discardingRejection(let rejection) where rejection.due.map { $0 <= now } ?? false:
+            return cannotReplay(rejection, because: "its answer did not end within the route's limit")
         default:
             break
         }

@@ -13,11 +13,17 @@ import NIOCore
 ///
 /// ```
 ///   fresh ──lease──▶ leased ──park──▶ pooled ──lease──▶ leased …
-///     │                │                 │
-///     └──park──▶ pooled│   any byte while pooled, idle too long, closed
-///                      ▼                 ▼
+///     │                │  ╲              │
+///     └──park──▶ pooled│   release ──▶ releasing ──read completes, nothing after the answer──▶ pooled
+///                      │   (in a read)   │
+///                      ▼                 ▼ any byte while pooled or releasing, idle too long, closed
 ///                    closed ◀────────────┘
 /// ```
+///
+/// An exchange lets go of its connection when the response's end is read — inside the read that brought it, where
+/// the upstream's next bytes may still follow (in the same read, or in another one of the same batch). A connection
+/// is pooled only once that read has completed with nothing after the answer to the last request sent on it: bytes
+/// nobody asked for would be taken for the next request's answer (response-queue poisoning), so they end it.
 ///
 /// ``UpstreamHandler`` performs what this decides; ``UpstreamPool`` keeps the pooled ones.
 package struct UpstreamConnectionStateMachine {
@@ -26,6 +32,9 @@ package struct UpstreamConnectionStateMachine {
         case fresh
         /// Used by one exchange.
         case leased(reused: Bool, answered: Bool)
+        /// Its exchange let go of it at `since`, inside a read of the upstream's bytes: it joins the pool when that
+        /// read completes, if nothing came after the answer.
+        case releasing(since: NIODeadline)
         /// In the pool since then.
         case pooled(since: NIODeadline)
         case closed
@@ -40,6 +49,9 @@ package struct UpstreamConnectionStateMachine {
         case tellExchange(reused: Bool, answered: Bool)
         /// The pool must forget it.
         case leavePool
+        /// The read it was released in has completed with nothing after the answer: it joins the pool, idle since
+        /// `since`.
+        case joinPool(since: NIODeadline)
     }
 
     package private(set) var state: State = .fresh
@@ -53,7 +65,7 @@ package struct UpstreamConnectionStateMachine {
         case .pooled:
             state = .leased(reused: true, answered: false)
             return true
-        case .leased, .closed:
+        case .leased, .releasing, .closed:
             return false
         }
     }
@@ -64,7 +76,7 @@ package struct UpstreamConnectionStateMachine {
         case .leased(let reused, _):
             state = .leased(reused: reused, answered: true)
             return .none
-        case .fresh, .pooled:
+        case .fresh, .releasing, .pooled:
             // Nobody asked: anything it sends now would be taken for the answer to the next request.
             state = .closed
             return .close
@@ -73,15 +85,36 @@ package struct UpstreamConnectionStateMachine {
         }
     }
 
-    /// Its exchange is done with it (or it connected too late for one): whether it may wait in the pool.
+    /// Its exchange is done with it (or it connected too late for one, or the read it was released in completed):
+    /// whether it may wait in the pool.
     package mutating func park(now: NIODeadline) -> Bool {
         switch state {
-        case .fresh, .leased:
+        case .fresh, .leased, .releasing:
             state = .pooled(since: now)
             return true
         case .pooled, .closed:
             return false
         }
+    }
+
+    /// Its exchange is done with it at `now`, inside a read of the upstream's bytes: whether it may join the pool
+    /// when the read completes.
+    package mutating func release(now: NIODeadline) -> Bool {
+        guard case .leased = state else { return false }
+        state = .releasing(since: now)
+        return true
+    }
+
+    /// A read of the upstream's bytes completed. `overran`: bytes came after the answer to the last request sent
+    /// on it, or may still be waiting in the socket (the read filled its buffer) — an upstream that says what
+    /// nobody asked for is never used again (RFC 9112 §9.3.2: responses answer requests in order, one each).
+    package mutating func readCompleted(overran: Bool) -> Action {
+        guard case .releasing(let since) = state else { return .none }
+        if overran {
+            state = .closed
+            return .close
+        }
+        return .joinPool(since: since)
     }
 
     /// The pool's sweep at `now`: whether it has been idle for `limit` and must close.
@@ -102,7 +135,7 @@ package struct UpstreamConnectionStateMachine {
         switch state {
         case .leased(let reused, let answered): return .tellExchange(reused: reused, answered: answered)
         case .pooled: return .leavePool
-        case .fresh, .closed: return .none
+        case .fresh, .releasing, .closed: return .none
         }
     }
 

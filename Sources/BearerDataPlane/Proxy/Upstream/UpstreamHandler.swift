@@ -38,6 +38,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var decoding = false
     /// The decoder refused the upstream's bytes, or the connection closed: nothing more is decoded.
     private var decoderStopped = false
+    /// The last read of the socket filled its buffer: NIO reads again, and bytes may be waiting in the socket — in
+    /// the clear only; TLS hands over what it decrypted in buffers of its own.
+    private var readFilledItsBuffer = false
 
     package init(origin: UpstreamOrigin) {
         self.origin = origin
@@ -58,6 +61,13 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package func release(reuse: Bool, now: NIODeadline) {
         owner = nil
         guard reuse, let pool else { return close() }
+        if decoding {
+            // Released as the answer's end is handed over: what follows it in this read, or in the rest of the read,
+            // is known only when the read completes (``channelReadComplete(context:)``). Until then no other
+            // exchange can take it — a pipelined request that follows at once goes on another connection.
+            if !machine.release(now: now) { close() }
+            return
+        }
         pool.park(self, now: now)
     }
 
@@ -161,7 +171,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         if decoderStopped { return }
-        decoder.append(unwrapInboundIn(data))
+        let bytes = unwrapInboundIn(data)
+        if case .plain = origin.transport { readFilledItsBuffer = bytes.writableBytes == 0 }
+        decoder.append(bytes)
         decode(seenEOF: false)
     }
 
@@ -174,9 +186,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let reader = owner else { return }
         reader.upstreamReading(self) {
             do {
-                while let part = try decoder.next(seenEOF: seenEOF) {
-                    // Read again for each part: one may end the lease.
-                    guard let owner else { return }
+                // Only while leased: once the exchange lets go, the bytes left are nobody's answer, and the read's
+                // completion decides what becomes of the connection (``UpstreamConnectionStateMachine``).
+                while let owner, let part = try decoder.next(seenEOF: seenEOF) {
                     owner.upstream(self, received: part)
                     if decoderStopped { return }
                 }
@@ -189,6 +201,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
+        if case .releasing = machine.state {
+            perform(machine.readCompleted(overran: decoder.holdsUnreadBytes || readFilledItsBuffer), error: nil)
+        }
         owner?.upstreamReadComplete(self)
     }
 
@@ -225,6 +240,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
             owner.upstreamClosed(self, error: error, neverProcessed: reused && !answered)
         case .leavePool:
             pool?.remove(self)
+        case .joinPool(let since):
+            guard let pool else { return close() }
+            pool.park(self, now: since)
         }
     }
 }

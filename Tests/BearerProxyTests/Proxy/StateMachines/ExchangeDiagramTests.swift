@@ -38,8 +38,12 @@ struct ExchangeDiagramTests {
             case .connecting(let upload, _): "connecting, \(progress(upload.progress))"
             case .streaming(let request, .awaitingHead): "streaming, \(progress(request)), awaiting head"
             case .streaming(let request, .streaming): "streaming, \(progress(request)), response streaming"
-            case .discardingRejection(.stepUp, _): "discarding a 403 for a step-up"
-            case .discardingRejection: "discarding a rejected answer"
+            case .discardingRejection(let rejection):
+                if case .stepUp = rejection.retry {
+                    "discarding a 403 for a step-up"
+                } else {
+                    "discarding a rejected answer"
+                }
             case .tunnelling: "tunnelling"
             case .closing: "closing"
             case .finished: "finished"
@@ -90,6 +94,7 @@ struct ExchangeDiagramTests {
         case .forwardInformational: "relay the 1xx"
         case .sendContinue: "send 100 Continue"
         case .forwardResponseHead(_, let keepAlive): "write the head" + (keepAlive ? "" : " (close)")
+        case .forwardRejection(_, let keepAlive, _): "write the kept rejection" + (keepAlive ? "" : " (close)")
         case .forwardResponseBody: "write the part to the client"
         case .finishResponse(_, let release, let after): "\(fate(release)); write the end; \(then(after))"
         case .replayWithNewToken(let release, _, _): "\(fate(release)); replay with a new token"

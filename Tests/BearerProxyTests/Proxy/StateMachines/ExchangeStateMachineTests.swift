@@ -215,6 +215,70 @@ struct ExchangeStateMachineTests {
         #expect(script.head(.unauthorized, retry: .refresh) == script.forwarded(keepAlive: true))
     }
 
+    @Test("a 401 whose body does not end within the route's limit is forwarded as it came, with what was read of it")
+    func rejectionPastTheLimit() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.unauthorized, retry: .refresh) == .none)
+        #expect(script.machine.responseBody(ByteBuffer(string: "drip")) == .none)
+        #expect(script.machine.nextDeadline == ExchangeScript.start + ExchangeScript.routeLimit)
+        script.advance(ExchangeScript.routeLimit - .milliseconds(1))
+        #expect(script.timer() == .none, "not before the limit")
+        script.advance(.milliseconds(1))
+        #expect(
+            script.timer() == .forwardRejection(script.lastHead!, keepAlive: true, body: [ByteBuffer(string: "drip")]))
+        #expect(script.stateName == "streaming(ended, streaming)")
+        #expect(
+            script.machine.responseBody(ByteBuffer(string: "more")) == .forwardResponseBody(ByteBuffer(string: "more")))
+        #expect(script.responseEnd() == ExchangeScript.finish(.park, then: .finished(close: false)))
+    }
+
+    @Test("a 401 whose body is larger than the replay buffer is forwarded at once, nothing of it lost")
+    func rejectionTooLarge() throws {
+        var script = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: script.proxied()))
+        _ = script.end()
+        _ = script.connected(ticket)
+        #expect(script.head(.unauthorized, retry: .refresh) == .none)
+        let half = ByteBuffer(repeating: 0x61, count: ExchangeStateMachine.replayLimit / 2)
+        #expect(script.machine.responseBody(half) == .none)
+        #expect(script.machine.responseBody(half) == .none, "at the limit it is still kept")
+        let over = ByteBuffer(string: "b")
+        #expect(
+            script.machine.responseBody(over)
+                == .forwardRejection(script.lastHead!, keepAlive: true, body: [half, half, over]))
+    }
+
+    @Test("a discovered route's 401 or step-up 403 past the limit is answered by the proxy; its connection closes")
+    func discoveredRejectionPastTheLimit() throws {
+        var refused = ExchangeScript()
+        let ticket = try #require(ExchangeScript.ticket(of: refused.proxied()))
+        _ = refused.end()
+        _ = refused.connected(ticket)
+        #expect(refused.head(.unauthorized, retry: .refresh, signsInItself: true) == .none)
+        refused.advance(ExchangeScript.routeLimit)
+        #expect(
+            refused.timer()
+                == .answer(
+                    .failure(.tokenRefused(note: "its answer did not end within the route's limit")), keepAlive: true,
+                    closeUpstream: true, then: .finished(close: false)))
+        var stepUp = ExchangeScript()
+        let second = try #require(ExchangeScript.ticket(of: stepUp.proxied()))
+        _ = stepUp.end()
+        _ = stepUp.connected(second)
+        #expect(stepUp.head(.forbidden, retry: .stepUp(["s"]), stepUp: ["s"]) == .none)
+        let big = ByteBuffer(repeating: 0x61, count: ExchangeStateMachine.replayLimit + 1)
+        #expect(
+            stepUp.machine.responseBody(big)
+                == .answer(
+                    .failure(
+                        .insufficientScope(
+                            scopes: ["s"], note: "its answer was too large to read before sending it again")),
+                    keepAlive: true, closeUpstream: true, then: .finished(close: false)))
+    }
+
     @Test("a discovered route's 403 insufficient_scope is answered by the proxy; its upstream connection closes")
     func stepUp() throws {
         var script = ExchangeScript()

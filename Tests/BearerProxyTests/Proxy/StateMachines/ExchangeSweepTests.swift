@@ -150,7 +150,7 @@ struct ExchangeSweepTests {
             if world.attached { failures.append("\(action): a second connection in use") }
             world.attached = true
             world.finalHead = false
-        case .forwardResponseHead:
+        case .forwardResponseHead, .forwardRejection:
             world.heads += 1
         case .finishResponse(_, _, let then):
             release()

@@ -75,6 +75,7 @@ struct MachineDiagramTests {
             case .fresh: "new"
             case .leased(let reused, let answered):
                 "leased" + (reused ? ", from the pool" : ", new") + (answered ? ", answered" : "")
+            case .releasing: "releasing"
             case .pooled: "pooled"
             case .closed: "closed"
             }
@@ -85,12 +86,16 @@ struct MachineDiagramTests {
             case .close: "close it"
             case .tellExchange(let reused, let answered): "tell the exchange (reused: \(reused), answered: \(answered))"
             case .leavePool: "leave the pool"
+            case .joinPool: "join the pool"
             }
         }
         let events: [(String, (inout Machine) -> String)] = [
             ("an exchange takes it", { $0.lease() ? "—" : "refused" }),
             ("response bytes", { action($0.responseBytes()) }),
             ("the exchange is done with it", { $0.park(now: Self.start) ? "—" : "refused" }),
+            ("the exchange is done with it inside a read", { $0.release(now: Self.start) ? "—" : "refused" }),
+            ("the read completes, nothing after the answer", { action($0.readCompleted(overran: false)) }),
+            ("the read completes, bytes after the answer", { action($0.readCompleted(overran: true)) }),
             (
                 "the pool's sweep, not idle long",
                 { $0.idleTooLong(now: Self.start, limit: .seconds(30)) ? "close it" : "—" }

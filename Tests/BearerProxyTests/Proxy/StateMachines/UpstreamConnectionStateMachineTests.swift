@@ -63,6 +63,31 @@ struct UpstreamConnectionStateMachineTests {
         #expect(early == .close)
     }
 
+    @Test("released inside a read, it joins the pool when the read completes clean; bytes after the answer end it")
+    func releasedInsideARead() {
+        var clean = Machine()
+        _ = clean.lease()
+        let released = clean.release(now: Self.start)
+        let leasedMeanwhile = clean.lease()
+        #expect(released && !leasedMeanwhile, "nobody takes it before the read completes")
+        let completion = clean.readCompleted(overran: false)
+        #expect(completion == .joinPool(since: Self.start))
+        var overran = Machine()
+        _ = overran.lease()
+        _ = overran.release(now: Self.start)
+        let ended = overran.readCompleted(overran: true)
+        #expect(ended == .close)
+        #expect(overran.state == .closed)
+        var laterBytes = Machine()
+        _ = laterBytes.lease()
+        _ = laterBytes.release(now: Self.start)
+        let bytes = laterBytes.responseBytes()
+        #expect(bytes == .close, "a later read of the same batch brought bytes nobody asked for")
+        var idle = Machine()
+        let notLeased = idle.release(now: Self.start)
+        #expect(!notLeased, "only a leased connection is released")
+    }
+
     @Test("the pool's sweep closes it once idle for the limit, not before; a pooled one that closes leaves the pool")
     func idle() {
         var connection = Machine()
@@ -78,13 +103,16 @@ struct UpstreamConnectionStateMachineTests {
     }
 
     enum Event: CaseIterable {
-        case lease, bytes, park, sweepEarly, sweepLate, close, closed
+        case lease, bytes, park, release, readClean, readOverran, sweepEarly, sweepLate, close, closed
 
         func apply(to machine: inout Machine) -> (leased: Bool, action: Machine.Action) {
             switch self {
             case .lease: (machine.lease(), .none)
             case .bytes: (false, machine.responseBytes())
             case .park: (false, machine.park(now: UpstreamConnectionStateMachineTests.start) ? .none : .none)
+            case .release: (false, machine.release(now: UpstreamConnectionStateMachineTests.start) ? .none : .close)
+            case .readClean: (false, machine.readCompleted(overran: false))
+            case .readOverran: (false, machine.readCompleted(overran: true))
             case .sweepEarly:
                 (
                     false,
@@ -128,6 +156,9 @@ struct UpstreamConnectionStateMachineTests {
                 case .lease:
                     if leased && holder { failures.append("\(here): leased twice") }
                     if leased && machine.state == .closed { failures.append("\(here): a closed one leased") }
+                    if leased, case .releasing = machine.state {
+                        failures.append("\(here): leased before the read it was released in completed")
+                    }
                     if leased {
                         // Reused means taken from the pool: it sat idle, so the upstream may have closed it.
                         if case .pooled = machine.state { isReused = true } else { isReused = false }
@@ -141,6 +172,19 @@ struct UpstreamConnectionStateMachineTests {
                     }
                 case .park:
                     if next.state != machine.state, case .pooled = next.state { holds = false }
+                case .release:
+                    if case .releasing = next.state { holds = false }
+                case .readClean:
+                    if case .joinPool = action, !(machine.state == .releasing(since: Self.start)) {
+                        failures.append("\(here): joined the pool from \(machine.state)")
+                    }
+                case .readOverran:
+                    if case .joinPool = action {
+                        failures.append("\(here): joined the pool after bytes nobody asked for")
+                    }
+                    if case .releasing = machine.state, next.state != .closed {
+                        failures.append("\(here): bytes after the answer left it open")
+                    }
                 case .closed:
                     if holder, action != .tellExchange(reused: isReused, answered: isAnswered) {
                         failures.append("\(here): \(action), wanted reused \(isReused), answered \(isAnswered)")
