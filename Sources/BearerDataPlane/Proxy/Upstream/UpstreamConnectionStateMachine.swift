@@ -21,9 +21,10 @@ import NIOCore
 /// ```
 ///
 /// An exchange lets go of its connection when the response's end is read — inside the read that brought it, where
-/// the upstream's next bytes may still follow (in the same read, or in another one of the same batch). A connection
-/// is pooled only once that read has completed with nothing after the answer to the last request sent on it: bytes
-/// nobody asked for would be taken for the next request's answer (response-queue poisoning), so they end it.
+/// the upstream's next bytes may still follow, in the same read or in another one of the same batch. Bytes nobody
+/// asked for would be taken for the next request's answer (response-queue poisoning), so they end the connection;
+/// one whose read may be followed by another (``UpstreamHandler``: in the clear, a read that filled its buffer) is
+/// `releasing` — taken by nobody — until the reads complete with nothing after the answer to the last request.
 ///
 /// ``UpstreamHandler`` performs what this decides; ``UpstreamPool`` keeps the pooled ones.
 package struct UpstreamConnectionStateMachine {

@@ -41,9 +41,12 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last read of the socket filled its buffer: NIO reads again, and bytes may be waiting in the socket — in
     /// the clear only; TLS hands over what it decrypted in buffers of its own.
     private var readFilledItsBuffer = false
+    /// No TLS between the socket and this handler: its reads are the socket's.
+    private let inTheClear: Bool
 
     package init(origin: UpstreamOrigin) {
         self.origin = origin
+        if case .plain = origin.transport { inTheClear = true } else { inTheClear = false }
     }
 
     /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
@@ -62,11 +65,17 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         owner = nil
         guard reuse, let pool else { return close() }
         if decoding {
-            // Released as the answer's end is handed over: what follows it in this read, or in the rest of the read,
-            // is known only when the read completes (``channelReadComplete(context:)``). Until then no other
-            // exchange can take it — a pipelined request that follows at once goes on another connection.
-            if !machine.release(now: now) { close() }
-            return
+            // Released as the answer's end is handed over, inside a read: bytes after it in this read are held by the
+            // decoder — nobody asked for them, so the connection ends. In the clear, a read that filled its buffer
+            // is followed by another in the same batch (NIO reads until one does not), whose bytes are known only
+            // when the read completes (``channelReadComplete(context:)``): until then no other exchange can take
+            // it. Otherwise the read emptied the socket (through TLS, NIOSSL hands over all it decrypted from the
+            // batch's reads in one read), and a pipelined request may take the connection at once.
+            if decoder.holdsUnreadBytes { return close() }
+            if readFilledItsBuffer {
+                if !machine.release(now: now) { close() }
+                return
+            }
         }
         pool.park(self, now: now)
     }
@@ -172,7 +181,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         if decoderStopped { return }
         let bytes = unwrapInboundIn(data)
-        if case .plain = origin.transport { readFilledItsBuffer = bytes.writableBytes == 0 }
+        if inTheClear { readFilledItsBuffer = bytes.writableBytes == 0 }
         decoder.append(bytes)
         decode(seenEOF: false)
     }

@@ -105,7 +105,7 @@ struct ExchangeDiagramTests {
         case .switchProtocols: "101, become a tunnel"
         case .finish(let close): close ? "finish, close" : "finish"
         case .abandon(let closeUpstream, let ended):
-            (closeUpstream ? "close the upstream; " : "") + (ended ? "log it" : "log 499")
+            (closeUpstream ? "close the upstream; " : "") + (ended ? "log it" : "log the status sent, else 499")
         case .abort: "abort"
         }
     }
