@@ -90,6 +90,8 @@ final class FakeAuthorizationServer: Sendable {
         var issued: [String] = []
         /// How each token request authenticated its client: `client_secret_basic`, `client_secret_post` or `none`.
         var tokenAuthentications: [String] = []
+        /// The bearer token of every request the resource answered, in order (none for a request without one).
+        var bearers: [String] = []
         var counter = 0
     }
 
@@ -138,6 +140,8 @@ final class FakeAuthorizationServer: Sendable {
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
     var tokenAuthentications: [String] { state.record.withLock { $0.tokenAuthentications } }
     var issuedTokens: [String] { state.record.withLock { $0.issued } }
+    /// The bearer tokens the resource was sent, in order.
+    var bearers: [String] { state.record.withLock { $0.bearers } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
     /// How many times the resource's metadata (RFC 9728) was asked for.
     var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
@@ -269,7 +273,8 @@ final class FakeAuthorizationServer: Sendable {
                     $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
                 }
                 let (audience, refuses, scopes, settings) = state.record.withLock { record in
-                    (
+                    if let bearer { record.bearers.append(bearer) }
+                    return (
                         bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens,
                         bearer.flatMap { record.accessScopes[$0] } ?? [], record.settings
                     )
