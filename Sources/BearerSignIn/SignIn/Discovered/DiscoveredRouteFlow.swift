@@ -186,6 +186,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 served.set(token.value)
                 return .token(token)
             }
+            // Nothing to redeem: said before anything else (a registration dropped with the refused tokens).
+            guard stored.refreshToken != nil else { return endWithoutRefreshToken(key, stored, request) }
             if stored.clientKind == DiscoveredClient.Kind.metadataDocument.rawValue {
                 // A public client whose id is its document's URL: nothing but the id to send.
                 client = DiscoveredClient(id: key.clientID, kind: .metadataDocument)
@@ -203,7 +205,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         } catch {
             throw .misconfigured(reason: "\(error)")
         }
-        guard let refreshToken = stored.refreshToken else { return .notSignedIn("its sign-in has expired") }
+        guard let refreshToken = stored.refreshToken else { return endWithoutRefreshToken(key, stored, request) }
         if let confirmed {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
             stored.keep(confirmed)
@@ -223,12 +225,14 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 form: DiscoveredTokenRequest.refresh(refreshToken, resource: key.resource, client: client),
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
-            forget(key, registration: false)
-            return .notSignedIn("its refresh token was refused (\(failure.reason))")
+            let refusal = "its refresh token was refused (\(failure.reason))"
+            forget(key, redeemed: refreshToken, because: refusal, registration: false)
+            return .notSignedIn(refusal)
         } catch .rejected(let failure) where failure.error == "invalid_client" {
             // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
-            forget(key, registration: client.kind == .dynamic)
-            return .notSignedIn("the authorization server no longer knows its client (invalid_client)")
+            let refusal = "the authorization server no longer knows its client (invalid_client)"
+            forget(key, redeemed: refreshToken, because: refusal, registration: client.kind == .dynamic)
+            return .notSignedIn(refusal)
         } catch {
             throw error.tokenError
         }
@@ -246,14 +250,53 @@ package struct DiscoveredRouteFlow: SignInFlow {
         return .token(token)
     }
 
-    /// Drops the tokens (and the registration) that the authorization server refused.
-    private func forget(_ key: DiscoveredSignInKey, registration: Bool) {
+    /// What a sign-in without a refresh token comes to: its access token while the upstream has not refused it and
+    /// it is usable (due for a refresh that cannot be made, it is still sent until its margin); else the route needs
+    /// a sign-in, saying whether the token was refused — then forgotten in the file, so that every process and
+    /// `status` say so — or has expired.
+    private func endWithoutRefreshToken(
+        _ key: DiscoveredSignInKey, _ stored: PersistedDiscoveredSignIn, _ request: TokenRequest
+    ) -> Redeemed {
+        guard let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes) else {
+            return .notSignedIn(stored.refusal ?? "its sign-in has expired")
+        }
+        if served.wasRejected(token.value) {
+            let refusal = "its upstream refused its access token, and it has no refresh token to get another"
+            forget(key, refused: token.value, because: refusal)
+            return .notSignedIn(refusal)
+        }
+        guard token.isUsable(at: now()) else { return .notSignedIn("its sign-in has expired") }
+        served.set(token.value)
+        return .token(token)
+    }
+
+    /// Forgets the tokens (and the registration) the authorization server refused, noting why — only when the file
+    /// still holds the refresh token that was `redeemed`: a sign-in stored meanwhile (a `login` in another terminal)
+    /// is not the one refused.
+    private func forget(_ key: DiscoveredSignInKey, redeemed: String, because refusal: String, registration: Bool) {
+        do {
+            let forgotten = try store.updateSignIn(key) { stored -> Bool in
+                guard stored?.refreshToken == redeemed else { return false }
+                stored?.forgetTokens(because: refusal)
+                return true
+            }
+            // Only the registration that was refused: one a `login` made meanwhile has another client id.
+            if registration, forgotten, try store.registration(issuer: key.issuer)?.clientID == key.clientID {
+                try store.dropRegistration(issuer: key.issuer)
+            }
+        } catch {
+            logger.error("\(route): the refused sign-in could not be forgotten: \(error)")
+        }
+    }
+
+    /// Forgets the access token the upstream `refused` of a sign-in without a refresh token, noting why — only when
+    /// the file still holds that token.
+    private func forget(_ key: DiscoveredSignInKey, refused: String, because refusal: String) {
         do {
             try store.updateSignIn(key) { stored in
-                stored?.refreshToken = nil
-                stored?.accessToken = nil
+                guard stored?.refreshToken == nil, stored?.accessToken == refused else { return }
+                stored?.forgetTokens(because: refusal)
             }
-            if registration { try store.dropRegistration(issuer: key.issuer) }
         } catch {
             logger.error("\(route): the refused sign-in could not be forgotten: \(error)")
         }

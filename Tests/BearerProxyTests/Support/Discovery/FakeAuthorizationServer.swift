@@ -70,6 +70,8 @@ final class FakeAuthorizationServer: Sendable {
         var registrationSecrets = false
         /// The metadata names a `revocation_endpoint` (RFC 8414 §2, RFC 7009).
         var offersRevocation = true
+        /// Token responses carry a refresh token (RFC 6749 §5.1 leaves it optional).
+        var issuesRefreshTokens = true
     }
 
     struct Record: Sendable {
@@ -168,6 +170,8 @@ final class FakeAuthorizationServer: Sendable {
 
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
     func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
+    /// Forgets every refresh token issued: the next refresh gets `invalid_grant`.
+    func revokeRefreshTokens() { state.record.withLock { $0.refreshTokens = [:] } }
 
     func shutdown() async {
         let open = state.shutDown()
@@ -386,6 +390,7 @@ final class FakeAuthorizationServer: Sendable {
                 var response: [String: Any] = [
                     "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
                 ]
+                if !record.settings.issuesRefreshTokens { response["refresh_token"] = nil }
                 if !scope.isEmpty { response["scope"] = scope }
                 return .json(response)
             }
