@@ -175,10 +175,13 @@ package struct DiscoveredRouteFlow: SignInFlow {
         _ key: DiscoveredSignInKey, request: TokenRequest, confirmed: DiscoveredAuthorization?
     ) async throws(TokenError) -> Redeemed {
         var stored: PersistedDiscoveredSignIn
+        /// The refresh token the file holds now: what a write of this redemption's outcome must still find there.
+        let fileHeld: String?
         let client: DiscoveredClient
         do {
             guard let signIn = try store.signIn(key) else { return .notSignedIn("nobody has signed in") }
             stored = signIn
+            fileHeld = signIn.refreshToken
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
                 token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
@@ -226,26 +229,47 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
             let refusal = "its refresh token was refused (\(failure.reason))"
-            forget(key, redeemed: refreshToken, because: refusal, registration: false)
+            forget(key, redeemed: fileHeld, because: refusal, registration: false)
             return .notSignedIn(refusal)
         } catch .rejected(let failure) where failure.error == "invalid_client" {
             // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
             let refusal = "the authorization server no longer knows its client (invalid_client)"
-            forget(key, redeemed: refreshToken, because: refusal, registration: client.kind == .dynamic)
+            forget(key, redeemed: fileHeld, because: refusal, registration: client.kind == .dynamic)
             return .notSignedIn(refusal)
         } catch {
             throw error.tokenError
         }
         var updated = stored
         DiscoveredTokenRequest.record(response, into: &updated, at: issued)
+        let written: DiscoveredSignInStore.SignInWrite
         do {
-            try store.updateSignIn(key) { $0 = updated }
+            written = try store.replaceSignIn(key, with: updated, ifStillHolding: fileHeld)
         } catch {
             logger.error("\(route): the refreshed sign-in could not be stored: \(error)")
+            written = .written
+        }
+        if case .replacedMeanwhile(let current) = written {
+            // A `login ROUTE` (or `logout ROUTE`) landed while the refresh was under way: the person's sign-in
+            // stands, and this refresh's tokens — of the grant it replaced — are dropped.
+            logger.notice(
+                "\(route): a sign-in was stored while its refresh was under way; the refresh's tokens are dropped and the stored sign-in is used"
+            )
+            return use(current, request)
         }
         guard let token = DiscoveredTokenRequest.accessToken(updated, scopes: request.scopes) else {
             throw .providerUnavailable(reason: "the token response had no access token", retryAfterSeconds: 5)
         }
+        served.set(token.value)
+        return .token(token)
+    }
+
+    /// What the sign-in another process stored (nil: none) gives this request: its access token when it is usable
+    /// and was not refused here; else the route needs a sign-in.
+    private func use(_ current: PersistedDiscoveredSignIn?, _ request: TokenRequest) -> Redeemed {
+        guard let current else { return .notSignedIn("it was signed out while its token was being refreshed") }
+        guard let token = DiscoveredTokenRequest.accessToken(current, scopes: request.scopes),
+            token.isUsable(at: now()), !served.wasRejected(token.value)
+        else { return .notSignedIn(current.refusal ?? "its sign-in has expired") }
         served.set(token.value)
         return .token(token)
     }
@@ -273,7 +297,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Forgets the tokens (and the registration) the authorization server refused, noting why — only when the file
     /// still holds the refresh token that was `redeemed`: a sign-in stored meanwhile (a `login` in another terminal)
     /// is not the one refused.
-    private func forget(_ key: DiscoveredSignInKey, redeemed: String, because refusal: String, registration: Bool) {
+    private func forget(_ key: DiscoveredSignInKey, redeemed: String?, because refusal: String, registration: Bool) {
         do {
             let forgotten = try store.updateSignIn(key) { stored -> Bool in
                 guard stored?.refreshToken == redeemed else { return false }

@@ -72,6 +72,8 @@ final class FakeAuthorizationServer: Sendable {
         var offersRevocation = true
         /// Token responses carry a refresh token (RFC 6749 §5.1 leaves it optional).
         var issuesRefreshTokens = true
+        /// Refresh-token grants are held, unanswered and not yet redeemed, until ``releaseHeldRefreshes()``.
+        var holdsRefreshes = false
     }
 
     struct Record: Sendable {
@@ -94,6 +96,8 @@ final class FakeAuthorizationServer: Sendable {
         var tokenAuthentications: [String] = []
         /// The bearer token of every request the resource answered, in order (none for a request without one).
         var bearers: [String] = []
+        /// The refresh-token grants held (``Settings/holdsRefreshes``): each answers its request when called.
+        var held: [@Sendable () -> Void] = []
         var counter = 0
     }
 
@@ -170,6 +174,19 @@ final class FakeAuthorizationServer: Sendable {
 
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
     func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
+    /// How many refresh-token grants are held now (``Settings/holdsRefreshes``).
+    var heldRefreshes: Int { state.record.withLock { $0.held.count } }
+
+    /// Stops holding refresh-token grants and answers the held ones, redeeming them now.
+    func releaseHeldRefreshes() {
+        let held = state.record.withLock { record in
+            record.settings.holdsRefreshes = false
+            defer { record.held = [] }
+            return record.held
+        }
+        for answer in held { answer() }
+    }
+
     /// Forgets every refresh token issued: the next refresh gets `invalid_grant`.
     func revokeRefreshTokens() { state.record.withLock { $0.refreshTokens = [:] } }
 
@@ -211,6 +228,14 @@ final class FakeAuthorizationServer: Sendable {
         var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
 
         func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeIdentityResponse) -> Void) {
+            if request.path == "/token", request.form["grant_type"] == "refresh_token" {
+                let held = state.record.withLock { record in
+                    guard record.settings.holdsRefreshes else { return false }
+                    record.held.append { respond(reply(request)) }
+                    return true
+                }
+                if held { return }
+            }
             respond(reply(request))
         }
 
