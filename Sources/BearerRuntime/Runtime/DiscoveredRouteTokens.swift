@@ -53,6 +53,8 @@ package final class DiscoveredRouteTokens: Sendable {
         var accountFlows: [String: AccountRouteFlow] = [:]
         /// Per cache, what brings it in line with the sign-in it serves (``followStoredSignIns()``).
         var followers: [CacheName: @Sendable () -> Void] = [:]
+        /// Per cache of a route with a sign-in of its own, its last write at shutdown (``shutdown()``).
+        var finishers: [CacheName: @Sendable () -> Void] = [:]
     }
 
     /// What a route whose authorization server is the account's own takes from the account (#25 item 7).
@@ -144,7 +146,7 @@ package final class DiscoveredRouteTokens: Sendable {
     /// route's logger. A reload that gives the route another CA file or other settings gets a cache that uses them.
     private func cache(
         for route: Route, settings: DiscoverySettings,
-        make: (Logger, inout State) -> (cache: TokenCache, follow: @Sendable () -> Void)
+        make: (Logger, inout State) -> (cache: TokenCache, follow: @Sendable () -> Void, finish: @Sendable () -> Void)
     ) -> TokenCache {
         state.withLock { state in
             let name = CacheName(
@@ -152,9 +154,10 @@ package final class DiscoveredRouteTokens: Sendable {
             if let known = state.caches[name] { return known }
             var logger = logger
             logger[metadataKey: "route"] = "\(route.prefix)"
-            let (made, follow) = make(logger, &state)
+            let (made, follow, finish) = make(logger, &state)
             state.caches[name] = made
             state.followers[name] = follow
+            state.finishers[name] = finish
             return made
         }
     }
@@ -201,7 +204,7 @@ package final class DiscoveredRouteTokens: Sendable {
                 // the flow `discover`.
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
                 throttlesSignInRequired: false)
-            return (cache, { flow.follow(cache) })
+            return (cache, { flow.follow(cache) }, { flow.finish() })
         }
     }
 
@@ -227,7 +230,7 @@ package final class DiscoveredRouteTokens: Sendable {
                     if case .rejected(let value) = change { flow.rejected(value) }
                 },
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
-            return (cache, { flow.follow(cache) })
+            return (cache, { flow.follow(cache) }, {})
         }
     }
 
@@ -265,6 +268,8 @@ package final class DiscoveredRouteTokens: Sendable {
     package func shutdown() async {
         stopWaiting()
         flushAnswers()
+        let finishers = state.withLock { Array($0.finishers.values) }
+        for finish in finishers { finish() }
         let providers = state.withLock { state in
             defer { state.providers = [:] }
             return Array(state.providers.values)

@@ -10,13 +10,16 @@ extension DiscoveredSignInStore {
         case replacedMeanwhile(PersistedDiscoveredSignIn?)
     }
 
-    /// Writes `record` as the sign-in under `key`, under the directory's lock, only if the file still holds
-    /// `redeemed` as its refresh token.
+    /// Writes `record` as the sign-in under `key`, under the directory's lock, only if the file still holds one of
+    /// `redeemed` as its refresh token (the one the writer read, or — for a process that held a newer one unsaved —
+    /// that one, which its own retry may have written meanwhile).
     package func replaceSignIn(
-        _ key: DiscoveredSignInKey, with record: PersistedDiscoveredSignIn, ifStillHolding redeemed: String?
+        _ key: DiscoveredSignInKey, with record: PersistedDiscoveredSignIn, ifStillHolding redeemed: [String?]
     ) throws(StateError) -> SignInWrite {
         try updateSignIn(key) { stored -> SignInWrite in
-            guard let current = stored, current.refreshToken == redeemed else { return .replacedMeanwhile(stored) }
+            guard let current = stored, redeemed.contains(current.refreshToken) else {
+                return .replacedMeanwhile(stored)
+            }
             // What else changed meanwhile (a step-up noted by another process) is kept only if the record says
             // nothing of it.
             var written = record

@@ -16,6 +16,7 @@ extension DiscoveredRouteFlow {
     /// whatever its token requests are doing. A change the cache made after the files were read (a token just
     /// fetched, written before it was cached) is newer than what was read and is left alone.
     package func follow(_ cache: TokenCache) {
+        retryUnsaved()
         let count = cache.changeCount
         let held = cache.allTokens
         guard let scopes = held.first?.scopes else { return }
@@ -40,12 +41,51 @@ extension DiscoveredRouteFlow {
         }
     }
 
-    /// The access token the state directory holds for this route, as the cache keeps it under `scopes`; nil when the
-    /// route has no sign-in there, the sign-in has no access token, or the upstream refused that token here.
+    /// The access token the state directory holds for this route, as the cache keeps it under `scopes` — or the one
+    /// of a rotation this process holds unsaved, while the file still holds the refresh token it came from; nil when
+    /// the route has no sign-in there, the sign-in has no access token, or the upstream refused that token here.
     package func storedToken(scopes: ScopeSet) throws(StateError) -> AccessToken? {
-        guard let key = try store.routeKey(upstream: upstream), let signIn = try store.signIn(key),
+        guard let key = try store.routeKey(upstream: upstream) else {
+            unsaved.resolveAll()
+            return nil
+        }
+        let file = try store.signIn(key)
+        guard let signIn = unsaved.newer(than: file, key: key) ?? file,
             let token = DiscoveredTokenRequest.accessToken(signIn, scopes: scopes), !served.wasRejected(token.value)
         else { return nil }
         return token
+    }
+
+    /// Writes again the refreshed sign-in this process could not write, once its back-off has passed (or at once
+    /// with `force`), over the refresh token it came from only: a `login` or `logout` since stands, and what was
+    /// held is dropped. Returns whether nothing is left unsaved.
+    @discardableResult
+    package func retryUnsaved(force: Bool = false) -> Bool {
+        guard let held = unsaved.due(at: .now, force: force) else { return unsaved.current == nil }
+        do {
+            let written = try store.replaceSignIn(
+                held.key, with: held.record, ifStillHolding: [held.fileHeld, held.record.refreshToken])
+            unsaved.resolve(held.record)
+            if written == .written {
+                logger.notice("\(route): its refreshed sign-in is written to the state directory; nothing is unsaved")
+            } else {
+                logger.warning(
+                    "\(route): a sign-in or sign-out stored by another process replaces the refreshed sign-in this process could not write"
+                )
+            }
+        } catch {
+            unsaved.failedAgain("\(error)", at: .now)
+            logger.error("\(route): the refreshed sign-in still cannot be stored: \(error)")
+        }
+        return unsaved.current == nil
+    }
+
+    /// At shutdown: one last write of what is unsaved; when it fails too, the sign-in is lost with this process, and
+    /// the log says so.
+    package func finish() {
+        guard !retryUnsaved(force: true), let held = unsaved.current else { return }
+        logger.error(
+            "\(route): its refreshed sign-in could not be saved to the state directory (\(held.lastError)); it is lost when this process ends, and the file keeps a refresh token the authorization server has retired: once the cause is fixed, run bearer-proxy login \(route)"
+        )
     }
 }

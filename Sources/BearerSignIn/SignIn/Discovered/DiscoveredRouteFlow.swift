@@ -46,6 +46,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
     /// is taken over again until a new sign-in replaces it in the file.
     package let served = ServedToken()
+    /// The refreshed sign-in this process could not write, held and used until a write lands (disk full).
+    package let unsaved = UnsavedDiscoveredSignIn()
 
     package final class ServedToken: Sendable {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
@@ -179,9 +181,14 @@ package struct DiscoveredRouteFlow: SignInFlow {
         let fileHeld: String?
         let client: DiscoveredClient
         do {
-            guard let signIn = try store.signIn(key) else { return .notSignedIn("nobody has signed in") }
+            let file = try store.signIn(key)
+            // A rotation this process could not write is newer than the file, unless a sign-in or sign-out has
+            // replaced the refresh token it came from since.
+            guard let signIn = unsaved.newer(than: file, key: key) ?? file else {
+                return .notSignedIn("nobody has signed in")
+            }
             stored = signIn
-            fileHeld = signIn.refreshToken
+            fileHeld = file?.refreshToken
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
                 token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
@@ -209,6 +216,13 @@ package struct DiscoveredRouteFlow: SignInFlow {
             throw .misconfigured(reason: "\(error)")
         }
         guard let refreshToken = stored.refreshToken else { return endWithoutRefreshToken(key, stored, request) }
+        if !unsaved.holds(key), store.isUnsavedElsewhere(key) {
+            // The file's refresh token is retired: the process that holds the newest one alone may redeem it.
+            throw .providerUnavailable(
+                reason: "another bearer-proxy process on this machine holds this route's newest refresh token, which "
+                    + "it could not save yet (its write failed); it alone uses it until it is saved",
+                retryAfterSeconds: 5)
+        }
         if let confirmed {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
             stored.keep(confirmed)
@@ -228,12 +242,14 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 form: DiscoveredTokenRequest.refresh(refreshToken, resource: key.resource, client: client),
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
+            unsaved.resolve(key)
             let refusal = "its refresh token was refused (\(failure.reason))"
             forget(key, redeemed: fileHeld, because: refusal, registration: false)
             return .notSignedIn(refusal)
         } catch .rejected(let failure) where failure.error == "invalid_client" {
             // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
             let refusal = "the authorization server no longer knows its client (invalid_client)"
+            unsaved.resolve(key)
             forget(key, redeemed: fileHeld, because: refusal, registration: client.kind == .dynamic)
             return .notSignedIn(refusal)
         } catch {
@@ -243,9 +259,16 @@ package struct DiscoveredRouteFlow: SignInFlow {
         DiscoveredTokenRequest.record(response, into: &updated, at: issued)
         let written: DiscoveredSignInStore.SignInWrite
         do {
-            written = try store.replaceSignIn(key, with: updated, ifStillHolding: fileHeld)
+            written = try store.replaceSignIn(key, with: updated, ifStillHolding: [fileHeld, refreshToken])
+            unsaved.resolve(key)
         } catch {
-            logger.error("\(route): the refreshed sign-in could not be stored: \(error)")
+            // The authorization server has retired the file's refresh token: memory's is the only one that works,
+            // so it is kept, used, and written again until it lands (``retryUnsaved()``).
+            unsaved.keep(
+                updated, key: key, fileHeld: fileHeld, error: "\(error)", holdAt: store.unsavedLockPath(key))
+            logger.error(
+                "\(route): the refreshed sign-in could not be stored: \(error); the refresh token in memory stays the one in use and is written again until it is saved"
+            )
             written = .written
         }
         if case .replacedMeanwhile(let current) = written {
