@@ -10,7 +10,8 @@ import Testing
 /// A discovered route's refresh token rotated while the disk is full, on a real `serve` whose writes the fault preload
 /// fails with ENOSPC (``MachineFaults``), against an authorization server that accepts each refresh token once: the
 /// file keeps the refresh token the server has just retired, so the rotated one must be kept in memory, used by the
-/// process that holds it, and written once the disk has room — as the account's unsaved rotation is.
+/// process that holds it — a second `serve` does not redeem the retired one — and written once the disk has room, as
+/// the account's unsaved rotation is.
 @Suite("Processes: a discovered route's rotation that cannot be written is kept, used and written later")
 struct DiscoveredUnsavedRotationTests {
     @Test("disk full: serve keeps using and refreshing with the rotated refresh token, and the file catches up")
@@ -55,8 +56,25 @@ struct DiscoveredUnsavedRotationTests {
                     let redeemed = server.tokenForms.filter { $0["grant_type"] == "refresh_token" }.count
                     #expect(redeemed == 2)
 
-                    // Room again: the retry writes the newest rotation.
-                    try faults.setDiskFull(false)
+                    // A second serve, whose token from the file the upstream refuses, does not redeem the retired
+                    // refresh token the file still shows (invalid_grant would sign the route out): 503 meanwhile.
+                    try await DiscoveredProcessesTests.withServe(files) { other in
+                        let refused = try await TestClient.send(port: other, uri: "/mcp/other")
+                        #expect(refused.status == .serviceUnavailable, "\(refused.bodyText)")
+                        #expect(refused.bodyText.contains("could not save yet"), "\(refused.bodyText)")
+                        #expect(server.tokenForms.filter { $0["grant_type"] == "refresh_token" }.count == redeemed)
+                        #expect(try files.store.signIn(key)?.refreshToken == signedIn)
+
+                        // Room again: the holder writes its rotation, and the second serve uses it.
+                        try faults.setDiskFull(false)
+                        try await withTimeout(waitingFor: "the second serve to use the saved rotation") {
+                            while try await TestClient.send(port: other, uri: "/mcp/other").status != .ok {
+                                try await Task.sleep(for: .milliseconds(100))
+                            }
+                        }
+                    }
+
+                    // The retry has written the newest rotation.
                     let newest = try #require(server.issuedTokens.last)
                     try await withTimeout(waitingFor: "the unsaved rotation to be written") {
                         while try files.store.signIn(key)?.refreshToken != newest {
