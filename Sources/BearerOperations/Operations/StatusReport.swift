@@ -199,16 +199,16 @@ extension StatusReport {
         case .needsSignIn:
             // A route of the account's own authorization server signs in with the account (#25 item 7).
             let command = state.clientKind == "account" ? "bearer-proxy login" : "bearer-proxy login \(route)"
-            return "discovered: needs sign-in (run \(command))"
+            return "discovered: needs-sign-in (run \(command))"
                 + (state.detail.map { ": \($0)" } ?? "")
         case .error:
             return "discovered: error (\(state.detail ?? "unknown"))"
         case .needsStepUp:
             // Quoted as the step-up problem quotes them (``StepUpScopes`` kept only shell-safe scope tokens).
-            return "discovered: needs step-up at \(state.authorizationServer ?? "?") (the upstream asked for more "
+            return "discovered: needs-step-up at \(state.authorizationServer ?? "?") (the upstream asked for more "
                 + "scopes: run bearer-proxy login \(route) --scopes '\(state.stepUpScopes.joined(separator: " "))')"
         case .signedIn:
-            var line = "discovered: signed in at \(state.authorizationServer ?? "?")"
+            var line = "discovered: signed-in at \(state.authorizationServer ?? "?")"
             if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }
             line += ", scopes: \(state.scopes.isEmpty ? "(none)" : state.scopes.joined(separator: " "))"
             if let expiresOn = state.expiresOn {

@@ -62,15 +62,18 @@ extension AccountRuntime {
         do {
             guard let key = try store.routeKey(upstream: route.upstream.url), let stored = try store.signIn(key)
             else { return DiscoveredRouteState(state: .needsSignIn) }
-            let usable = stored.refreshToken != nil || (stored.expiresOn.map { $0 > Date() } ?? false)
+            // Read from the file every process writes: a refusal `serve` met is there (``forgetTokens(because:)``).
+            let hasAccessToken = stored.accessToken != nil && (stored.expiresOn.map { $0 > Date() } ?? false)
+            let usable = stored.refreshToken != nil || hasAccessToken
             let stepUp = usable ? stored.stepUpScopes ?? [] : []
             return DiscoveredRouteState(
                 state: !usable ? .needsSignIn : stepUp.isEmpty ? .signedIn : .needsStepUp,
                 authorizationServer: key.issuer, clientKind: stored.clientKind, clientID: key.clientID,
-                scopes: stored.grantedScopes ?? stored.scopes, stepUpScopes: stepUp, expiresOn: stored.expiresOn,
+                scopes: stored.grantedScopes ?? stored.scopes, stepUpScopes: stepUp,
+                expiresOn: usable ? stored.expiresOn : nil,
                 detail: usable
                     ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
-                    : "its sign-in expired or was refused")
+                    : stored.refusal ?? "its sign-in has expired")
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }

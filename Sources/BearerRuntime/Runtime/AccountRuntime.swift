@@ -50,6 +50,9 @@ public struct AccountRuntime: Sendable {
         // both, as before.
         let now = injected ?? { Date() }
         let uptime = injected == nil ? TokenCache.systemUptime : nil
+        // A writer killed between its write and its rename left its temporary file, holding tokens: gone at the
+        // next start of any command or `serve`.
+        stateDirectory?.removeAbandonedTemporaryFiles()
         let settings = configuration.account.settings
         let persistence = stateDirectory.map { directory in
             TokenPersistence(

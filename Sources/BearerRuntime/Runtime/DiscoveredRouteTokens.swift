@@ -51,6 +51,10 @@ package final class DiscoveredRouteTokens: Sendable {
         var providers: [String: IdentityProviderClient] = [:]
         /// The flows of the routes whose authorization server is the account's, by prefix (for `status`).
         var accountFlows: [String: AccountRouteFlow] = [:]
+        /// Per cache, what brings it in line with the sign-in it serves (``followStoredSignIns()``).
+        var followers: [CacheName: @Sendable () -> Void] = [:]
+        /// Per cache of a route with a sign-in of its own, its last write at shutdown (``shutdown()``).
+        var finishers: [CacheName: @Sendable () -> Void] = [:]
     }
 
     /// What a route whose authorization server is the account's own takes from the account (#25 item 7).
@@ -141,7 +145,8 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The route's cache: the one made for the same route, CA file and settings, else the one `make` makes with the
     /// route's logger. A reload that gives the route another CA file or other settings gets a cache that uses them.
     private func cache(
-        for route: Route, settings: DiscoverySettings, make: (Logger, inout State) -> TokenCache
+        for route: Route, settings: DiscoverySettings,
+        make: (Logger, inout State) -> (cache: TokenCache, follow: @Sendable () -> Void, finish: @Sendable () -> Void)
     ) -> TokenCache {
         state.withLock { state in
             let name = CacheName(
@@ -149,8 +154,10 @@ package final class DiscoveredRouteTokens: Sendable {
             if let known = state.caches[name] { return known }
             var logger = logger
             logger[metadataKey: "route"] = "\(route.prefix)"
-            let made = make(logger, &state)
+            let (made, follow, finish) = make(logger, &state)
             state.caches[name] = made
+            state.followers[name] = follow
+            state.finishers[name] = finish
             return made
         }
     }
@@ -187,7 +194,7 @@ package final class DiscoveredRouteTokens: Sendable {
                 route: route.prefix, upstream: route.upstream.url, store: store, writes: answers, logger: logger)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
             // `login ROUTE` made while this proxy runs is used by the next request.
-            return TokenCache(
+            let cache = TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { served.reject(value) }
@@ -197,6 +204,7 @@ package final class DiscoveredRouteTokens: Sendable {
                 // the flow `discover`.
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
                 throttlesSignInRequired: false)
+            return (cache, { flow.follow(cache) }, { flow.finish() })
         }
     }
 
@@ -216,12 +224,13 @@ package final class DiscoveredRouteTokens: Sendable {
                 }
             }
             state.accountFlows[route.prefix] = flow
-            return TokenCache(
+            let cache = TokenCache(
                 flow: flow, now: now, uptime: uptime,
                 onChange: { change in
                     if case .rejected(let value) = change { flow.rejected(value) }
                 },
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics))
+            return (cache, { flow.follow(cache) }, {})
         }
     }
 
@@ -233,6 +242,15 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
     package func clientSecret(_ settings: DiscoverySettings) -> String? {
         settings.clientSecretEnv.flatMap { environment[$0] }
+    }
+
+    /// Brings every route's cache in line with the sign-in it serves — the state directory's for a route that signs
+    /// in at its own authorization server, the account's cache for one on the account's — so that a token a `logout`,
+    /// a `login` or another process replaced is not sent again. Local reads only; a running `serve` calls it once a
+    /// second (``TokenMaintenance``).
+    package func followStoredSignIns() {
+        let followers = state.withLock { Array($0.followers.values) }
+        for follow in followers { follow() }
     }
 
     /// Waits until what the upstreams answered so far is in the files (before `status` reads them).
@@ -250,6 +268,8 @@ package final class DiscoveredRouteTokens: Sendable {
     package func shutdown() async {
         stopWaiting()
         flushAnswers()
+        let finishers = state.withLock { Array($0.finishers.values) }
+        for finish in finishers { finish() }
         let providers = state.withLock { state in
             defer { state.providers = [:] }
             return Array(state.providers.values)

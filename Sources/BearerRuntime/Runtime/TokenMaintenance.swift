@@ -32,11 +32,13 @@ public struct TokenMaintenance: Service {
     }
 
     public func run() async throws {
-        // Graceful shutdown cancels the loop; that is its normal end, not a failure of the service.
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await tick()
-                try await Task.sleep(for: interval)
+        // Graceful shutdown cancels the loops; that is their normal end, not a failure of the service.
+        await cancelWhenGracefulShutdown {
+            // Two loops: following the files reads local files only, so no token request — up to 30 s at a provider
+            // that hangs — can hold back a `logout` reaching this process (docs/tokens.md: within a second).
+            await withDiscardingTaskGroup { group in
+                group.addTask { await every(interval) { await follow() } }
+                group.addTask { await every(interval) { await refresh() } }
             }
         }
         // `serve`'s services stop in reverse order, this one before the server drains: a request waiting for a
@@ -44,13 +46,32 @@ public struct TokenMaintenance: Service {
         account().discovered.stopWaiting()
     }
 
-    /// One round: release what replaced configurations no longer need, pick up another process's sign-in or
-    /// sign-out, retry a write that failed, then refresh what is due.
+    /// One round of both loops, one after the other (tests drive it).
     public func tick() async {
+        await follow()
+        await refresh()
+    }
+
+    /// Release what replaced configurations no longer need, pick up another process's sign-in or sign-out (the
+    /// account's file, and the discovered routes' sign-ins), and retry a write that failed.
+    package func follow() async {
         await releaseRetired()
         let account = self.account()
         account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
         account.persistence?.saveUnsavedChanges(tokens: account.tokens, session: account.session)
-        await account.tokens.refreshDueTokens()
+        account.discovered.followStoredSignIns()
+    }
+
+    /// Refresh what is due.
+    package func refresh() async {
+        await account().tokens.refreshDueTokens()
+    }
+
+    /// Runs `body`, then again `interval` after it ended, until the task is cancelled.
+    private func every(_ interval: Duration, _ body: () async -> Void) async {
+        while !Task.isCancelled {
+            await body()
+            try? await Task.sleep(for: interval)
+        }
     }
 }

@@ -69,6 +69,13 @@ public struct DevIssuer: SignInFlow {
     /// (`--no-persist`) a fresh key lives in memory only.
     public static func signingKey(in directory: StateDirectory?) throws(StateError) -> P256.Signing.PrivateKey {
         guard let directory else { return P256.Signing.PrivateKey() }
+        // A key once written is only ever read: read without the lock (a rename is atomic, so a reader sees the whole
+        // file), so a process stopped inside another write holds back no `status` or `token`.
+        if let data = try directory.read(keyFileName),
+            let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
+        {
+            return key
+        }
         return try directory.withLock { () throws(StateError) -> P256.Signing.PrivateKey in
             if let data = try directory.read(keyFileName) {
                 do {

@@ -79,6 +79,10 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     /// one: `status` shows the route as needing a step-up to them (#25 item 8). nil once an answer was not one, and
     /// in every new sign-in.
     package var stepUpScopes: [String]?
+    /// Why the sign-in's tokens were forgotten — the upstream refused its only access token, the authorization
+    /// server refused its refresh token (`invalid_grant`) or its client (`invalid_client`) — in the words the route's
+    /// `401`, `token ROUTE` and `status` say; nil while it has tokens, and in every new sign-in.
+    package var refusal: String?
 
     package init(
         key: DiscoveredSignInKey, clientKind: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
@@ -95,6 +99,19 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
         self.expiresOn = expiresOn
         self.issuedAt = issuedAt
         self.grantedScopes = grantedScopes
+    }
+}
+
+extension PersistedDiscoveredSignIn {
+    /// Forgets every token — the access token's expiry and grant with it, so that nothing reads as still signed in —
+    /// noting `refusal` as the reason; the metadata and the key stay for the next `login ROUTE`.
+    package mutating func forgetTokens(because refusal: String) {
+        refreshToken = nil
+        accessToken = nil
+        expiresOn = nil
+        issuedAt = nil
+        stepUpScopes = nil
+        self.refusal = refusal
     }
 }
 

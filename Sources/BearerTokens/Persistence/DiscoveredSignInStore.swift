@@ -89,8 +89,12 @@ public struct DiscoveredSignInStore: Sendable {
     }
 
     private func signInFile(_ key: DiscoveredSignInKey) -> StateFile<PersistedDiscoveredSignIn> {
-        StateFile(
-            directory: directory, name: "discovered-signin-\(Self.hash([key.issuer, key.clientID, key.resource])).json")
+        StateFile(directory: directory, name: signInFileName(key))
+    }
+
+    /// `discovered-signin-<h>.json`, the file of the sign-in under `key`.
+    package func signInFileName(_ key: DiscoveredSignInKey) -> String {
+        "discovered-signin-\(Self.hash([key.issuer, key.clientID, key.resource])).json"
     }
 
     private var routesFile: StateFile<PersistedDiscoveredRoutes> {

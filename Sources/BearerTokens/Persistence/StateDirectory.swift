@@ -2,6 +2,7 @@ import BearerConfiguration
 import BearerHTTP
 import BearerJSON
 import BearerTelemetry
+import Logging
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -104,19 +105,78 @@ public struct StateDirectory: Sendable, Hashable {
         }
     }
 
+    /// How long ``withLock(_:)`` waits for another process's write: far longer than one write takes (a read, an
+    /// fsync and a rename, milliseconds), so an honest writer is always waited for; a writer stopped inside its
+    /// write, or a disk that hangs, is not waited for forever.
+    public static let maximumLockWait: Duration = .seconds(10)
+    /// How long a wait goes on before it is logged, so that the ordinary moment of contention says nothing.
+    package static let lockWaitNotice: Duration = .seconds(1)
+
     /// Runs `body` holding an exclusive advisory lock on the directory's lock file, so two processes never
-    /// interleave their read-modify-write cycles.
+    /// interleave their read-modify-write cycles. The lock is tried without blocking, with growing pauses, for at
+    /// most ``maximumLockWait``; a wait past ``lockWaitNotice`` is logged once, saying what it waits for, and one
+    /// past the limit fails (``StateError/cannotWrite(path:reason:)`` naming the lock) rather than hang.
     public func withLock<T>(_ body: () throws(StateError) -> T) throws(StateError) -> T {
         try prepare()
         let lockPath = path + "/.lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .cannotWrite(path: lockPath, reason: Self.lastError()) }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw .cannotWrite(path: lockPath, reason: Self.lastError()) }
-        }
+        try acquire(fd, lockPath: lockPath)
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+
+    private func acquire(_ fd: Int32, lockPath: String) throws(StateError) {
+        let started = ContinuousClock.now
+        var pause = Duration.milliseconds(1)
+        var announced = false
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw .cannotWrite(path: lockPath, reason: Self.lastError())
+            }
+            let waited = ContinuousClock.now - started
+            if waited >= Self.maximumLockWait {
+                throw .cannotWrite(
+                    path: lockPath,
+                    reason: "another process has held this lock for over \(Self.maximumLockWait) — one stopped "
+                        + "inside a write of its state, or a disk that hangs; nothing was read or written")
+            }
+            if !announced, waited >= Self.lockWaitNotice {
+                announced = true
+                Logger(label: "bearer-proxy.state").warning(
+                    "waiting for the state directory's lock \(lockPath): another process is writing its state there (at most \(Self.maximumLockWait))"
+                )
+            }
+            // Parks only this thread (a writes' queue, a command's), never an event loop: nothing on one writes here.
+            usleep(UInt32(pause / .microseconds(1)))
+            pause = min(pause * 2, .milliseconds(50))
+        }
+    }
+
+    /// Removes the temporary files (`.<name>.<pid>.tmp`) of writes that never finished — a writer killed between
+    /// its write and its rename leaves one, holding tokens — when no write is under way: only a holder of the lock
+    /// writes one, so while the lock is free none is in use. Does nothing when another process holds the lock (the
+    /// next start cleans up).
+    public func removeAbandonedTemporaryFiles() {
+        let lockPath = path + "/.lock"
+        // Created if missing (in an existing directory only: a process that writes nothing creates no directory).
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
+        defer { flock(fd, LOCK_UN) }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
+        for name in names where Self.isTemporaryFileName(name) { unlink(path + "/" + name) }
+    }
+
+    /// Whether `name` is one of ``writeUnlocked(_:to:)``'s temporary files: `.<name>.<pid>.tmp`.
+    package static func isTemporaryFileName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
+        let stem = name.dropLast(".tmp".count)
+        guard let dot = stem.lastIndex(of: ".") else { return false }
+        let pid = stem[stem.index(after: dot)...]
+        return !pid.isEmpty && pid.allSatisfy { ("0"..."9").contains($0) }
     }
 
     private static func lastError() -> String { String(cString: strerror(errno)) }

@@ -15,7 +15,8 @@ import BearerTelemetry
 /// silently changed to that mode on the next load or update (only the owner can have loosened it, and refusing
 /// would leave the user's tokens exposed until they act, where fixing it closes the exposure at once).
 ///
-/// The methods block the calling thread while another process holds the lock (for the length of one update).
+/// The methods block the calling thread while another process holds the lock (for the length of one update), at most
+/// ``StateDirectory/maximumLockWait``.
 public final class TokenStore: Sendable {
     /// The state directory the file lives in.
     public let directory: StateDirectory

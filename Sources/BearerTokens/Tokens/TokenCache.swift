@@ -330,10 +330,25 @@ public final class TokenCache: Sendable {
     ///
     /// Requests already waiting for a token keep waiting for the fetch under way.
     public func replaceTokens(with tokens: [AccessToken], because reason: TokenReplacement) {
+        replaceTokens(with: tokens, because: reason, unlessChangedSince: nil)
+    }
+
+    /// A count that every change of the cached tokens raises: read it before reading what the tokens should be (a
+    /// file), and ``replaceTokens(with:because:unlessChangedSince:)`` puts that in place only if nothing changed
+    /// meanwhile — a token fetched after the read is newer than what was read.
+    package var changeCount: UInt64 { state.withLock { _ in changes.count.load(ordering: .relaxed) } }
+
+    /// ``replaceTokens(with:because:)`` when the tokens are still as they were at `count` (``changeCount``); nil:
+    /// whatever they are. Returns whether it replaced them.
+    @discardableResult
+    package func replaceTokens(
+        with tokens: [AccessToken], because reason: TokenReplacement, unlessChangedSince count: UInt64?
+    ) -> Bool {
         let now = self.now()
         let uptime = self.uptime()
         let usable = tokens.filter { $0.isUsable(at: now) }
-        let current = state.withLock { state -> [AccessToken] in
+        let current = state.withLock { state -> [AccessToken]? in
+            if let count, changes.count.load(ordering: .relaxed) != count { return nil }
             switch reason {
             case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
                 state.removeAllTokens()
@@ -351,7 +366,9 @@ public final class TokenCache: Sendable {
             for token in usable { state.store(token, for: token.scopes, at: now, uptime: uptime) }
             return Array(state.tokens.values)
         }
+        guard let current else { return false }
         onChange?(.replacedAll(current, because: reason))
+        return true
     }
 
     /// Every cached token, usable or not (for persistence and `status`).

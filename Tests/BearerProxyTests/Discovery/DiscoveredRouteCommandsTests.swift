@@ -21,7 +21,7 @@ import Testing
             ) { runtime in
                 let before = StatusReport(account: runtime)
                 #expect(before.routes.first?.discovered?.state == .needsSignIn)
-                #expect(before.text.contains("needs sign-in (run bearer-proxy login /mcp)"))
+                #expect(before.text.contains("needs-sign-in (run bearer-proxy login /mcp)"))
                 _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
                 let after = StatusReport(account: runtime)
                 let state = try #require(after.routes.first?.discovered)

@@ -46,7 +46,7 @@ struct DiscoveredStatusTests {
                     let report = StatusReport(account: runtime)
                     #expect(report.routes.first?.discovered?.state == .needsStepUp)
                     #expect(
-                        report.text.contains("needs step-up")
+                        report.text.contains("needs-step-up")
                             && report.text.contains("bearer-proxy login /a --scopes 'mcp:read mcp:write'"),
                         "\(report.text)")
                     let json = String(decoding: report.json, as: UTF8.self)

@@ -38,7 +38,7 @@ struct LoginRouteCommandTests {
             #expect(token.stdout.hasPrefix("at-"))
 
             let status = try await CommandLineTests.run(["status", "--config", config], environment: environment)
-            #expect(status.stdout.contains("discovered: signed in at \(server.baseURL)"), "\(status.stdout)")
+            #expect(status.stdout.contains("discovered: signed-in at \(server.baseURL)"), "\(status.stdout)")
 
             let logout = try await CommandLineTests.run(
                 ["logout", "mcp", "--forget-registration", "--config", config], environment: environment)

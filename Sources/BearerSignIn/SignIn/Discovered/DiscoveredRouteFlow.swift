@@ -46,6 +46,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// fresh, taking it over again would only be refused again. One dropped for another reason (a step-up's `403`)
     /// is taken over again until a new sign-in replaces it in the file.
     package let served = ServedToken()
+    /// The refreshed sign-in this process could not write, held and used until a write lands (disk full).
+    package let unsaved = UnsavedDiscoveredSignIn()
 
     package final class ServedToken: Sendable {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
@@ -175,10 +177,18 @@ package struct DiscoveredRouteFlow: SignInFlow {
         _ key: DiscoveredSignInKey, request: TokenRequest, confirmed: DiscoveredAuthorization?
     ) async throws(TokenError) -> Redeemed {
         var stored: PersistedDiscoveredSignIn
+        /// The refresh token the file holds now: what a write of this redemption's outcome must still find there.
+        let fileHeld: String?
         let client: DiscoveredClient
         do {
-            guard let signIn = try store.signIn(key) else { return .notSignedIn("nobody has signed in") }
+            let file = try store.signIn(key)
+            // A rotation this process could not write is newer than the file, unless a sign-in or sign-out has
+            // replaced the refresh token it came from since.
+            guard let signIn = unsaved.newer(than: file, key: key) ?? file else {
+                return .notSignedIn("nobody has signed in")
+            }
             stored = signIn
+            fileHeld = file?.refreshToken
             // Another process may have refreshed meanwhile: its token is taken over, not asked for again.
             if let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes),
                 token.isUsable(at: now()), token.refreshOn > now(), !served.wasRejected(token.value)
@@ -186,6 +196,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 served.set(token.value)
                 return .token(token)
             }
+            // Nothing to redeem: said before anything else (a registration dropped with the refused tokens).
+            guard stored.refreshToken != nil else { return endWithoutRefreshToken(key, stored, request) }
             if stored.clientKind == DiscoveredClient.Kind.metadataDocument.rawValue {
                 // A public client whose id is its document's URL: nothing but the id to send.
                 client = DiscoveredClient(id: key.clientID, kind: .metadataDocument)
@@ -203,7 +215,14 @@ package struct DiscoveredRouteFlow: SignInFlow {
         } catch {
             throw .misconfigured(reason: "\(error)")
         }
-        guard let refreshToken = stored.refreshToken else { return .notSignedIn("its sign-in has expired") }
+        guard let refreshToken = stored.refreshToken else { return endWithoutRefreshToken(key, stored, request) }
+        if !unsaved.holds(key), store.isUnsavedElsewhere(key) {
+            // The file's refresh token is retired: the process that holds the newest one alone may redeem it.
+            throw .providerUnavailable(
+                reason: "another bearer-proxy process on this machine holds this route's newest refresh token, which "
+                    + "it could not save yet (its write failed); it alone uses it until it is saved",
+                retryAfterSeconds: 5)
+        }
         if let confirmed {
             // The authorization server's current endpoints, confirmed just now, replace the stored ones.
             stored.keep(confirmed)
@@ -223,21 +242,42 @@ package struct DiscoveredRouteFlow: SignInFlow {
                 form: DiscoveredTokenRequest.refresh(refreshToken, resource: key.resource, client: client),
                 basicCredentials: client.basicCredentials)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
-            forget(key, registration: false)
-            return .notSignedIn("its refresh token was refused (\(failure.reason))")
+            unsaved.resolve(key)
+            let refusal = "its refresh token was refused (\(failure.reason))"
+            forget(key, redeemed: fileHeld, because: refusal, registration: false)
+            return .notSignedIn(refusal)
         } catch .rejected(let failure) where failure.error == "invalid_client" {
             // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
-            forget(key, registration: client.kind == .dynamic)
-            return .notSignedIn("the authorization server no longer knows its client (invalid_client)")
+            let refusal = "the authorization server no longer knows its client (invalid_client)"
+            unsaved.resolve(key)
+            forget(key, redeemed: fileHeld, because: refusal, registration: client.kind == .dynamic)
+            return .notSignedIn(refusal)
         } catch {
             throw error.tokenError
         }
         var updated = stored
         DiscoveredTokenRequest.record(response, into: &updated, at: issued)
+        let written: DiscoveredSignInStore.SignInWrite
         do {
-            try store.updateSignIn(key) { $0 = updated }
+            written = try store.replaceSignIn(key, with: updated, ifStillHolding: [fileHeld, refreshToken])
+            unsaved.resolve(key)
         } catch {
-            logger.error("\(route): the refreshed sign-in could not be stored: \(error)")
+            // The authorization server has retired the file's refresh token: memory's is the only one that works,
+            // so it is kept, used, and written again until it lands (``retryUnsaved()``).
+            unsaved.keep(
+                updated, key: key, fileHeld: fileHeld, error: "\(error)", holdAt: store.unsavedLockPath(key))
+            logger.error(
+                "\(route): the refreshed sign-in could not be stored: \(error); the refresh token in memory stays the one in use and is written again until it is saved"
+            )
+            written = .written
+        }
+        if case .replacedMeanwhile(let current) = written {
+            // A `login ROUTE` (or `logout ROUTE`) landed while the refresh was under way: the person's sign-in
+            // stands, and this refresh's tokens — of the grant it replaced — are dropped.
+            logger.notice(
+                "\(route): a sign-in was stored while its refresh was under way; the refresh's tokens are dropped and the stored sign-in is used"
+            )
+            return use(current, request)
         }
         guard let token = DiscoveredTokenRequest.accessToken(updated, scopes: request.scopes) else {
             throw .providerUnavailable(reason: "the token response had no access token", retryAfterSeconds: 5)
@@ -246,14 +286,64 @@ package struct DiscoveredRouteFlow: SignInFlow {
         return .token(token)
     }
 
-    /// Drops the tokens (and the registration) that the authorization server refused.
-    private func forget(_ key: DiscoveredSignInKey, registration: Bool) {
+    /// What the sign-in another process stored (nil: none) gives this request: its access token when it is usable
+    /// and was not refused here; else the route needs a sign-in.
+    private func use(_ current: PersistedDiscoveredSignIn?, _ request: TokenRequest) -> Redeemed {
+        guard let current else { return .notSignedIn("it was signed out while its token was being refreshed") }
+        guard let token = DiscoveredTokenRequest.accessToken(current, scopes: request.scopes),
+            token.isUsable(at: now()), !served.wasRejected(token.value)
+        else { return .notSignedIn(current.refusal ?? "its sign-in has expired") }
+        served.set(token.value)
+        return .token(token)
+    }
+
+    /// What a sign-in without a refresh token comes to: its access token while the upstream has not refused it and
+    /// it is usable (due for a refresh that cannot be made, it is still sent until its margin); else the route needs
+    /// a sign-in, saying whether the token was refused — then forgotten in the file, so that every process and
+    /// `status` say so — or has expired.
+    private func endWithoutRefreshToken(
+        _ key: DiscoveredSignInKey, _ stored: PersistedDiscoveredSignIn, _ request: TokenRequest
+    ) -> Redeemed {
+        guard let token = DiscoveredTokenRequest.accessToken(stored, scopes: request.scopes) else {
+            return .notSignedIn(stored.refusal ?? "its sign-in has expired")
+        }
+        if served.wasRejected(token.value) {
+            let refusal = "its upstream refused its access token, and it has no refresh token to get another"
+            forget(key, refused: token.value, because: refusal)
+            return .notSignedIn(refusal)
+        }
+        guard token.isUsable(at: now()) else { return .notSignedIn("its sign-in has expired") }
+        served.set(token.value)
+        return .token(token)
+    }
+
+    /// Forgets the tokens (and the registration) the authorization server refused, noting why — only when the file
+    /// still holds the refresh token that was `redeemed`: a sign-in stored meanwhile (a `login` in another terminal)
+    /// is not the one refused.
+    private func forget(_ key: DiscoveredSignInKey, redeemed: String?, because refusal: String, registration: Bool) {
+        do {
+            let forgotten = try store.updateSignIn(key) { stored -> Bool in
+                guard stored?.refreshToken == redeemed else { return false }
+                stored?.forgetTokens(because: refusal)
+                return true
+            }
+            // Only the registration that was refused: one a `login` made meanwhile has another client id.
+            if registration, forgotten, try store.registration(issuer: key.issuer)?.clientID == key.clientID {
+                try store.dropRegistration(issuer: key.issuer)
+            }
+        } catch {
+            logger.error("\(route): the refused sign-in could not be forgotten: \(error)")
+        }
+    }
+
+    /// Forgets the access token the upstream `refused` of a sign-in without a refresh token, noting why — only when
+    /// the file still holds that token.
+    private func forget(_ key: DiscoveredSignInKey, refused: String, because refusal: String) {
         do {
             try store.updateSignIn(key) { stored in
-                stored?.refreshToken = nil
-                stored?.accessToken = nil
+                guard stored?.refreshToken == nil, stored?.accessToken == refused else { return }
+                stored?.forgetTokens(because: refusal)
             }
-            if registration { try store.dropRegistration(issuer: key.issuer) }
         } catch {
             logger.error("\(route): the refused sign-in could not be forgotten: \(error)")
         }

@@ -68,6 +68,7 @@ package enum DiscoveredTokenRequest {
         stored.expiresOn = now.addingTimeInterval(response.expiresIn)
         stored.issuedAt = now
         stored.grantedScopes = response.scope
+        stored.refusal = nil
         if let rotated = response.refreshToken, !rotated.isEmpty { stored.refreshToken = rotated }
     }
 

@@ -45,7 +45,12 @@ package final class StepUpRecord: Sendable {
         switch change {
         case .insufficientScope(_, let wanted): now = .stepUp(wanted)
         case .answered, .rejected: now = .noStepUp
-        case .stored, .replacedAll: return
+        case .stored: return
+        case .replacedAll:
+            // The tokens followed the file (a `login` or `logout` elsewhere): what it says now is not known here, and
+            // the next answer is written whatever it is.
+            known.withLock { $0 = .unknown }
+            return
         }
         let changed = known.withLock { known in
             guard known != now else { return false }

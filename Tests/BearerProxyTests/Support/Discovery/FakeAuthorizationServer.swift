@@ -70,6 +70,10 @@ final class FakeAuthorizationServer: Sendable {
         var registrationSecrets = false
         /// The metadata names a `revocation_endpoint` (RFC 8414 §2, RFC 7009).
         var offersRevocation = true
+        /// Token responses carry a refresh token (RFC 6749 §5.1 leaves it optional).
+        var issuesRefreshTokens = true
+        /// Refresh-token grants are held, unanswered and not yet redeemed, until ``releaseHeldRefreshes()``.
+        var holdsRefreshes = false
     }
 
     struct Record: Sendable {
@@ -90,6 +94,10 @@ final class FakeAuthorizationServer: Sendable {
         var issued: [String] = []
         /// How each token request authenticated its client: `client_secret_basic`, `client_secret_post` or `none`.
         var tokenAuthentications: [String] = []
+        /// The bearer token of every request the resource answered, in order (none for a request without one).
+        var bearers: [String] = []
+        /// The refresh-token grants held (``Settings/holdsRefreshes``): each answers its request when called.
+        var held: [@Sendable () -> Void] = []
         var counter = 0
     }
 
@@ -138,6 +146,8 @@ final class FakeAuthorizationServer: Sendable {
     var tokenForms: [[String: String]] { state.record.withLock { $0.tokenForms } }
     var tokenAuthentications: [String] { state.record.withLock { $0.tokenAuthentications } }
     var issuedTokens: [String] { state.record.withLock { $0.issued } }
+    /// The bearer tokens the resource was sent, in order.
+    var bearers: [String] { state.record.withLock { $0.bearers } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
     /// How many times the resource's metadata (RFC 9728) was asked for.
     var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
@@ -164,6 +174,21 @@ final class FakeAuthorizationServer: Sendable {
 
     /// Revokes every access token issued so far: the resource answers `invalid_token`.
     func revokeAccessTokens() { state.record.withLock { $0.accessTokens = [:] } }
+    /// How many refresh-token grants are held now (``Settings/holdsRefreshes``).
+    var heldRefreshes: Int { state.record.withLock { $0.held.count } }
+
+    /// Stops holding refresh-token grants and answers the held ones, redeeming them now.
+    func releaseHeldRefreshes() {
+        let held = state.record.withLock { record in
+            record.settings.holdsRefreshes = false
+            defer { record.held = [] }
+            return record.held
+        }
+        for answer in held { answer() }
+    }
+
+    /// Forgets every refresh token issued: the next refresh gets `invalid_grant`.
+    func revokeRefreshTokens() { state.record.withLock { $0.refreshTokens = [:] } }
 
     func shutdown() async {
         let open = state.shutDown()
@@ -203,6 +228,14 @@ final class FakeAuthorizationServer: Sendable {
         var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "request_too_large"]) }
 
         func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeIdentityResponse) -> Void) {
+            if request.path == "/token", request.form["grant_type"] == "refresh_token" {
+                let held = state.record.withLock { record in
+                    guard record.settings.holdsRefreshes else { return false }
+                    record.held.append { respond(reply(request)) }
+                    return true
+                }
+                if held { return }
+            }
             respond(reply(request))
         }
 
@@ -269,7 +302,8 @@ final class FakeAuthorizationServer: Sendable {
                     $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
                 }
                 let (audience, refuses, scopes, settings) = state.record.withLock { record in
-                    (
+                    if let bearer { record.bearers.append(bearer) }
+                    return (
                         bearer.flatMap { record.accessTokens[$0] }, record.settings.refusesTokens,
                         bearer.flatMap { record.accessScopes[$0] } ?? [], record.settings
                     )
@@ -381,6 +415,7 @@ final class FakeAuthorizationServer: Sendable {
                 var response: [String: Any] = [
                     "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
                 ]
+                if !record.settings.issuesRefreshTokens { response["refresh_token"] = nil }
                 if !scope.isEmpty { response["scope"] = scope }
                 return .json(response)
             }
