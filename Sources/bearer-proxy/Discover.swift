@@ -105,6 +105,7 @@ struct DiscoveryReport: Encodable {
     var tokenEndpoint: String
     var registrationEndpoint: String?
     var revocationEndpoint: String?
+    var pushedAuthorizationRequestEndpoint: String?
     var codeChallengeMethods: [String]
     var issParameterSupported: Bool
     var scopes: [String]
@@ -124,6 +125,7 @@ struct DiscoveryReport: Encodable {
         tokenEndpoint = found.tokenEndpoint
         registrationEndpoint = found.registrationEndpoint
         revocationEndpoint = found.revocationEndpoint
+        pushedAuthorizationRequestEndpoint = found.pushedAuthorizationRequestEndpoint
         codeChallengeMethods = found.codeChallengeMethods
         issParameterSupported = found.issParameterSupported
         scopes = found.scopes
@@ -153,6 +155,8 @@ struct DiscoveryReport: Encodable {
             "  authorization endpoint: \(printable(found.authorizationEndpoint))",
             "  token endpoint: \(printable(found.tokenEndpoint))",
             "  registration endpoint: \(found.registrationEndpoint.map(printable) ?? "none")",
+            "  pushed authorization requests (RFC 9126): "
+                + (found.pushedAuthorizationRequestEndpoint.map(printable) ?? "none"),
             "  PKCE: S256 (advertised: \(found.codeChallengeMethods.map(printable).joined(separator: ", ")))",
             "  iss in authorization responses (RFC 9207): \(found.issParameterSupported ? "yes" : "no")",
             "  client: \(printable(found.registration.explanation))",

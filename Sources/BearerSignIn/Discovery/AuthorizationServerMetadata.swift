@@ -27,6 +27,10 @@ package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
     package var clientIDMetadataDocumentSupported: Bool?
     /// RFC 9207: the server sends `iss` with the authorization response.
     package var authorizationResponseIssParameterSupported: Bool?
+    /// RFC 9126 §5: where a client pushes its authorization request before the browser is sent.
+    package var pushedAuthorizationRequestEndpoint: String?
+    /// RFC 9126 §5: the server takes authorization requests only as pushed ones.
+    package var requirePushedAuthorizationRequests: Bool?
 
     package enum CodingKeys: String, CodingKey {
         case issuer
@@ -39,6 +43,8 @@ package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
         case scopesSupported = "scopes_supported"
         case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 
     package static func decode(_ body: [UInt8], url: String) throws(DiscoveryError) -> AuthorizationServerMetadata {

@@ -49,7 +49,9 @@ extension DiscoveredAuthorization {
             probeStatus: 0, metadataFromChallenge: false, resourceMetadataAttempts: [], resource: signIn.key.resource,
             issuer: signIn.key.issuer, serverMetadataAttempts: [], authorizationEndpoint: authorization,
             tokenEndpoint: signIn.tokenEndpoint, registrationEndpoint: signIn.registrationEndpoint,
-            revocationEndpoint: signIn.revocationEndpoint, codeChallengeMethods: methods,
+            revocationEndpoint: signIn.revocationEndpoint,
+            pushedAuthorizationRequestEndpoint: signIn.pushedAuthorizationRequestEndpoint,
+            codeChallengeMethods: methods,
             tokenEndpointAuthMethods: signIn.tokenEndpointAuthMethods,
             issParameterSupported: signIn.issParameterSupported ?? false, scopes: signIn.scopes, scopeSource: .stored,
             registration: registration)
@@ -66,5 +68,6 @@ extension PersistedDiscoveredSignIn {
         codeChallengeMethods = found.codeChallengeMethods
         issParameterSupported = found.issParameterSupported
         tokenEndpointAuthMethods = found.tokenEndpointAuthMethods
+        pushedAuthorizationRequestEndpoint = found.pushedAuthorizationRequestEndpoint
     }
 }

@@ -39,6 +39,9 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
     public var tokenEndpoint: String
     public var registrationEndpoint: String?
     public var revocationEndpoint: String?
+    /// The server's pushed authorization request endpoint (RFC 9126 §5), nil when it offers none: the sign-in then
+    /// pushes its authorization request there first, and the browser carries only the `request_uri`.
+    public var pushedAuthorizationRequestEndpoint: String?
     public var codeChallengeMethods: [String]
     /// The server's `token_endpoint_auth_methods_supported` (RFC 8414 §2), nil when it lists none.
     public var tokenEndpointAuthMethods: [String]?
@@ -51,7 +54,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
     package init(
         probeStatus: Int, metadataFromChallenge: Bool, resourceMetadataAttempts: [MetadataAttempt], resource: String,
         issuer: String, serverMetadataAttempts: [MetadataAttempt], authorizationEndpoint: String, tokenEndpoint: String,
-        registrationEndpoint: String? = nil, revocationEndpoint: String? = nil, codeChallengeMethods: [String],
+        registrationEndpoint: String? = nil, revocationEndpoint: String? = nil,
+        pushedAuthorizationRequestEndpoint: String? = nil, codeChallengeMethods: [String],
         tokenEndpointAuthMethods: [String]? = nil, issParameterSupported: Bool, scopes: [String],
         scopeSource: ScopeSource, registration: ClientRegistration
     ) {
@@ -65,6 +69,7 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         self.tokenEndpoint = tokenEndpoint
         self.registrationEndpoint = registrationEndpoint
         self.revocationEndpoint = revocationEndpoint
+        self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
         self.codeChallengeMethods = codeChallengeMethods
         self.tokenEndpointAuthMethods = tokenEndpointAuthMethods
         self.issParameterSupported = issParameterSupported

@@ -136,9 +136,17 @@ package struct ResourceDiscovery: Sendable {
         guard let authorization = server.authorizationEndpoint, let token = server.tokenEndpoint else {
             throw .invalidMetadata(url: serverURL, reason: "no authorization_endpoint or token_endpoint")
         }
+        // RFC 9126 §5: a server that takes only pushed requests but names no endpoint for them cannot be signed in at.
+        if server.requirePushedAuthorizationRequests == true, server.pushedAuthorizationRequestEndpoint == nil {
+            throw .invalidMetadata(
+                url: serverURL,
+                reason: "require_pushed_authorization_requests is true but no pushed_authorization_request_endpoint "
+                    + "is named (RFC 9126 §5)")
+        }
         for (url, role) in [
             (authorization, "authorization endpoint"), (token, "token endpoint"),
             (server.registrationEndpoint, "registration endpoint"), (server.revocationEndpoint, "revocation endpoint"),
+            (server.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint"),
         ] {
             guard let url else { continue }
             try await addresses.check(try OAuthURL(url, role: role), role: role)
@@ -160,6 +168,7 @@ package struct ResourceDiscovery: Sendable {
             resourceMetadataAttempts: finding.attempts, resource: metadata.resource, issuer: issuerText,
             serverMetadataAttempts: serverAttempts, authorizationEndpoint: authorization, tokenEndpoint: token,
             registrationEndpoint: server.registrationEndpoint, revocationEndpoint: server.revocationEndpoint,
+            pushedAuthorizationRequestEndpoint: server.pushedAuthorizationRequestEndpoint,
             codeChallengeMethods: server.codeChallengeMethodsSupported ?? [],
             tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,

@@ -140,12 +140,13 @@ public final class IdentityProviderClient: Sendable {
         try await send(Self.formRequest(url, form: form), to: nil)
     }
 
-    /// ``postForm(to:form:)`` to a discovered route's endpoint (revocation), connecting to the addresses it was
-    /// judged on (#25).
-    package func postForm(to endpoint: PinnedURL, form: [(String, String)]) async throws(TokenError) -> (
-        status: Int, headers: HTTPHeaders, body: Data
-    ) {
-        try await send(Self.formRequest(endpoint.text, form: form), to: endpoint)
+    /// ``postForm(to:form:)`` to a discovered route's endpoint (revocation, pushed authorization requests),
+    /// connecting to the addresses it was judged on (#25).
+    /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    package func postForm(
+        to endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+    ) async throws(TokenError) -> (status: Int, headers: HTTPHeaders, body: Data) {
+        try await send(Self.tokenRequest(endpoint.text, form: form, basicCredentials: basicCredentials), to: endpoint)
     }
 
     private static func formRequest(_ url: String, form: [(String, String)]) -> HTTPClientRequest {

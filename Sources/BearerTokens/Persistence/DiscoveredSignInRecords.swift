@@ -69,6 +69,8 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var codeChallengeMethods: [String]?
     package var issParameterSupported: Bool?
     package var tokenEndpointAuthMethods: [String]?
+    /// RFC 9126 §5: where the authorization request is pushed first; nil where the server offers none.
+    package var pushedAuthorizationRequestEndpoint: String?
     package var scopes: [String]
     package var refreshToken: String?
     package var accessToken: String?

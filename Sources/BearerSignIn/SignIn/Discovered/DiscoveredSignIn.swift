@@ -243,16 +243,35 @@ public struct DiscoveredSignIn: Sendable {
                         + "\"discovery\": {\"redirectPort\": …} on the route to a free port, or 0 for any."))
         }
         let client: DiscoveredClient
+        let storedRegistration: Bool
         do {
-            client = try await clientIdentity(redirectPort: listener.port, reuse: reuseRegistration)
+            (client, storedRegistration) = try await clientIdentity(
+                redirectPort: listener.port, reuse: reuseRegistration)
         } catch {
             await listener.close()
             throw .failed(error)
         }
-        let url = authorizationURL(client: client, redirectURI: listener.redirectURI, proofKey: proofKey, state: state)
+        let parameters = authorizationParameters(
+            client: client, redirectURI: listener.redirectURI, proofKey: proofKey, state: state)
+        let url: String
+        do {
+            url = try await browserURL(parameters, client: client)
+        } catch {
+            await listener.close()
+            throw error
+        }
+        // Without a push, a server that has forgotten a stored registration shows an error page and never redirects
+        // (RFC 6749 §4.1.2.1): say what to do then, rather than leave the person waiting out the limit.
+        let hint =
+            storedRegistration && found.pushedAuthorizationRequestEndpoint == nil
+            ? "If the browser shows an error about the client instead of a sign-in, the authorization server no "
+                + "longer knows this machine's registration: stop this with Ctrl-C, run: bearer-proxy logout "
+                + "\(route.prefix) --forget-registration, then: \(command)"
+            : nil
         let callback: AuthorizationCallback
         do {
-            callback = try await awaitCallback(url: url, listener: listener, console: console, noBrowser: noBrowser)
+            callback = try await awaitCallback(
+                url: url, listener: listener, console: console, noBrowser: noBrowser, hint: hint)
             try check(callback, state: state)
         } catch {
             throw .failed(error)
@@ -296,21 +315,25 @@ public struct DiscoveredSignIn: Sendable {
     /// The client identity, in the order of #25 item 3: the route's `clientId`, else its Client ID Metadata Document
     /// when the server supports them, else the stored registration with this very server, else a new dynamic
     /// registration, else what to configure.
-    private func clientIdentity(redirectPort: Int, reuse: Bool) async throws(SignInFailure) -> DiscoveredClient {
+    /// - Returns: the client, and whether it is the registration stored from an earlier sign-in.
+    private func clientIdentity(
+        redirectPort: Int, reuse: Bool
+    ) async throws(SignInFailure) -> (client: DiscoveredClient, stored: Bool) {
         let endpoint: String
         switch found.registration {
         case .configured(let clientID):
             // A confidential client's secret (RFC 6749 §2.3.1), sent as the server's metadata allows.
-            return DiscoveredClient(
+            let client = DiscoveredClient(
                 id: clientID, secret: settings.clientSecretEnv.flatMap { environment[$0] }, kind: .configured,
                 authentication: DiscoveredClient.Authentication(supported: found.tokenEndpointAuthMethods))
+            return (client, false)
         case .dynamic(let registrationEndpoint):
             endpoint = registrationEndpoint
         case .metadataDocument(let url):
             // The server fetches the document itself and takes its URL as the client_id (the MCP specification's
             // Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document): nothing to register or
             // store, a public client that proves itself with PKCE.
-            return DiscoveredClient(id: url, kind: .metadataDocument)
+            return (DiscoveredClient(id: url, kind: .metadataDocument), false)
         case .unavailable:
             throw SignInFailure(.misconfigured, "No client identity: \(found.registration.explanation).")
         }
@@ -319,7 +342,7 @@ public struct DiscoveredSignIn: Sendable {
             if reuse, let stored = try store.registration(issuer: found.issuer),
                 stored.registrationEndpoint == endpoint
             {
-                return DiscoveredClient(id: stored.clientID, secret: stored.clientSecret, kind: .dynamic)
+                return (DiscoveredClient(id: stored.clientID, secret: stored.clientSecret, kind: .dynamic), true)
             }
         } catch {
             throw SignInFailure(.misconfigured, "\(error)")
@@ -341,27 +364,64 @@ public struct DiscoveredSignIn: Sendable {
         } catch {
             throw SignInFailure(.misconfigured, "\(error)")
         }
-        return DiscoveredClient(id: registered.clientID, secret: registered.clientSecret, kind: .dynamic)
+        return (DiscoveredClient(id: registered.clientID, secret: registered.clientSecret, kind: .dynamic), false)
     }
 
-    /// The authorization request (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3) and `resource` (RFC 8707 §2.1).
-    package func authorizationURL(client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String)
-        -> String
-    {
+    /// The authorization request's parameters (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3) and `resource`
+    /// (RFC 8707 §2.1).
+    package func authorizationParameters(
+        client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String
+    ) -> [(String, String)] {
         var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", client.id), ("redirect_uri", redirectURI), ("state", state),
             ("code_challenge", proofKey.challenge), ("code_challenge_method", "S256"), ("resource", found.resource),
         ]
         if !found.scopes.isEmpty { query.append(("scope", found.scopes.joined(separator: " "))) }
-        let endpoint = found.authorizationEndpoint
-        return endpoint + (endpoint.contains("?") ? "&" : "?") + FormEncoding.encode(query)
+        return query
     }
 
+    /// The address the browser is sent to: where the server offers pushed authorization requests (RFC 9126), the
+    /// request is pushed first and the address carries only `client_id` and `request_uri` (§4); otherwise the whole
+    /// request is in the address (RFC 6749 §4.1.1). A push the server refuses with `invalid_client` for a
+    /// registration of this machine's is a stale registration: registered again at once, before any browser.
+    private func browserURL(
+        _ parameters: [(String, String)], client: DiscoveredClient
+    ) async throws(AttemptFailure) -> String {
+        let endpoint = found.authorizationEndpoint
+        guard let pushEndpoint = found.pushedAuthorizationRequestEndpoint else {
+            return endpoint + (endpoint.contains("?") ? "&" : "?") + FormEncoding.encode(parameters)
+        }
+        let pinned: PinnedURL
+        do {
+            // Judged now, as every endpoint is before it is sent anything; the push goes to exactly those addresses.
+            pinned = try await addresses.pin(pushEndpoint, role: "pushed authorization request endpoint")
+        } catch {
+            throw .failed(SignInFailure(error.isTransient ? .unavailable : .misconfigured, error.explanation))
+        }
+        let requestURI: String
+        do {
+            requestURI = try await PushedAuthorizationRequest.push(
+                parameters, to: pinned, client: client, provider: provider)
+        } catch .rejected(let failure) where failure.error == "invalid_client" && client.kind == .dynamic {
+            throw .staleRegistration
+        } catch {
+            switch error {
+            case .rejected(let failure):
+                throw .failed(PushedAuthorizationRequest.refused(failure, endpoint: pushEndpoint))
+            case .failed(let failure): throw .failed(failure)
+            }
+        }
+        return PushedAuthorizationRequest.authorizationURL(
+            endpoint: endpoint, clientID: client.id, requestURI: requestURI)
+    }
+
+    /// - Parameter hint: a line shown with the waiting one: what to do if the browser shows an error page.
     private func awaitCallback(
-        url: String, listener: LoopbackRedirectListener, console: any SignInConsole, noBrowser: Bool
+        url: String, listener: LoopbackRedirectListener, console: any SignInConsole, noBrowser: Bool, hint: String?
     ) async throws(SignInFailure) -> AuthorizationCallback {
         guard noBrowser else {
             await console.presentSignIn(url, heading: "Sign in for \(route.prefix) at \(found.issuer):")
+            if let hint { console.show(hint) }
             return try await listener.callback(
                 timeoutMessage: "Nobody finished the sign-in in the browser within "
                     + "\(timeout.components.seconds / 60) min; run: \(command) to try again.")
@@ -370,6 +430,7 @@ public struct DiscoveredSignIn: Sendable {
         console.show("")
         console.show("  " + url)
         console.show("")
+        if let hint { console.show(hint) }
         let pasted: String
         do {
             pasted = try await console.ask(

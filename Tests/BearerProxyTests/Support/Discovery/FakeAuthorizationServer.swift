@@ -74,6 +74,10 @@ final class FakeAuthorizationServer: Sendable {
         var issuesRefreshTokens = true
         /// Refresh-token grants are held, unanswered and not yet redeemed, until ``releaseHeldRefreshes()``.
         var holdsRefreshes = false
+        /// Pushed authorization requests (RFC 9126) at `/par`, named in the metadata; see `+PushedRequests`.
+        var offersPushedRequests = false
+        var requiresPushedRequests = false
+        var pushRefusal: PushRefusal?
     }
 
     struct Record: Sendable {
@@ -98,6 +102,7 @@ final class FakeAuthorizationServer: Sendable {
         var bearers: [String] = []
         /// The refresh-token grants held (``Settings/holdsRefreshes``): each answers its request when called.
         var held: [@Sendable () -> Void] = []
+        var pushed = PushedRequests()
         var counter = 0
     }
 
@@ -149,6 +154,7 @@ final class FakeAuthorizationServer: Sendable {
     /// The bearer tokens the resource was sent, in order.
     var bearers: [String] { state.record.withLock { $0.bearers } }
     var authorizeQueries: [[String: String]] { state.record.withLock { $0.authorizeQueries } }
+    var pushed: PushedRequests { state.record.withLock { $0.pushed } }
     /// How many times the resource's metadata (RFC 9728) was asked for.
     var resourceMetadataRequests: Int { state.record.withLock { $0.resourceMetadataRequests } }
     /// The tokens revoked at `/revoke` (RFC 7009).
@@ -263,11 +269,15 @@ final class FakeAuthorizationServer: Sendable {
                 if settings.offersRegistration { document["registration_endpoint"] = origin + "/register" }
                 if let methods = settings.authMethods { document["token_endpoint_auth_methods_supported"] = methods }
                 if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
+                if settings.offersPushedRequests { document["pushed_authorization_request_endpoint"] = origin + "/par" }
+                if settings.requiresPushedRequests { document["require_pushed_authorization_requests"] = true }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
             case "/token":
                 return token(request, origin: origin)
+            case "/par":
+                return pushRequest(request)
             case "/revoke":
                 return state.record.withLock { record in
                     if let token = request.form["token"] {
@@ -328,6 +338,7 @@ final class FakeAuthorizationServer: Sendable {
         private func authorize(_ query: [String: String], origin: String) -> FakeIdentityResponse {
             state.record.withLock { record in
                 record.authorizeQueries.append(query)
+                let query = query["request_uri"] == nil ? query : Self.pushedQuery(query, in: &record)
                 // Any client id is taken here; the token endpoint decides whether it knows it (invalid_client).
                 guard let client = query["client_id"], let redirect = query["redirect_uri"],
                     redirect.hasPrefix("http://127.0.0.1:"),
@@ -358,7 +369,7 @@ final class FakeAuthorizationServer: Sendable {
         }
 
         /// The client id and secret of HTTP Basic (RFC 6749 §2.3.1: each form-encoded, then Base64).
-        private static func basic(_ request: FakeHTTPRequest) -> (id: String, secret: String)? {
+        static func basic(_ request: FakeHTTPRequest) -> (id: String, secret: String)? {
             guard let value = request.headers.first(name: "authorization"), value.hasPrefix("Basic "),
                 let data = Data(base64Encoded: String(value.dropFirst(6))),
                 let pair = String(data: data, encoding: .utf8), let colon = pair.firstIndex(of: ":")
