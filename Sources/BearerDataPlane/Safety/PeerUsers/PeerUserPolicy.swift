@@ -30,6 +30,9 @@ public struct PeerUserPolicy: Sendable, Equatable {
     public enum Lookup: Sendable, Equatable {
         /// The kernel's socket diagnostics, then `/proc/net/tcp` where netlink is unavailable.
         case kernel
+        /// The `/proc/net/tcp` fallback alone, read from these files as if netlink were unavailable (tests and
+        /// measurements of the fallback, with a table of their own).
+        case procTables(tcp: String, tcp6: String)
         /// Every lookup answers `uid` (tests of the decision).
         case fixed(UInt32)
         /// Every lookup fails (tests of failing closed).
@@ -79,14 +82,26 @@ public struct PeerUserPolicy: Sendable, Equatable {
         }
         guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
         // Every peer is looked up, not only loopback ones: a local user who connects to one of the machine's other
-        // addresses (a listener on 0.0.0.0) is just as local. The kernel holds no socket for a peer on another
-        // machine; that peer is admitted here and the client key guards it.
-        switch owner(of: ends) {
-        case .success(let uid): return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
+        // addresses (a listener on 0.0.0.0) is just as local.
+        return decide(ends, owner: owner(of: ends))
+    }
+
+    /// The decision for a peer at `ends` whose socket the lookup found to be `owner`'s, or found none for.
+    package func decide(_ ends: SocketEnds, owner: Result<UInt32, LookupFailure>) -> Decision {
+        switch owner {
+        case .success(let uid): return decide(peer: uid)
+        // The kernel holds no socket for a peer on another machine; that peer is admitted here and the client key
+        // guards it. A loopback peer is always on this machine: finding none for it is a failed lookup.
         case .failure(.notLocal) where !ends.isLoopback: return .admitted(uid: nil)
         case .failure(.notLocal): return .unknown(reason: "the kernel holds no socket for this loopback peer")
         case .failure(.other(let reason)): return .unknown(reason: reason)
         }
+    }
+
+    /// The rule itself, a function of this policy's users and the peer's uid alone: the owner and `allowUsers`
+    /// are admitted, anyone else — root included — is refused.
+    package func decide(peer uid: UInt32) -> Decision {
+        allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
     }
 
     /// The decision for a connection accepted on a Unix-domain socket, whose peer the kernel named when asked
@@ -95,26 +110,25 @@ public struct PeerUserPolicy: Sendable, Equatable {
     package func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
         // Where the check is unavailable the socket file's mode (0600) is the only guard, as the docs say.
         guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
-        let uid: UInt32
         switch (lookup, peer) {
-        case (.fixed(let fixed), _): uid = fixed
+        case (.fixed(let fixed), _): return decide(peer: fixed)
         case (.failing, _): return .unknown(reason: "the lookup was made to fail")
-        case (.kernel, .success(let peer)): uid = peer
-        case (.kernel, .failure(let failure)): return .unknown(reason: "\(failure)")
+        case (.kernel, .success(let peer)), (.procTables, .success(let peer)): return decide(peer: peer)
+        case (.kernel, .failure(let failure)), (.procTables, .failure(let failure)):
+            return .unknown(reason: "\(failure)")
         }
-        return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
     }
 
     private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
         switch lookup {
         case .fixed(let uid): return .success(uid)
         case .failing: return .failure(.other("the lookup was made to fail"))
+        case .procTables(let tcp, let tcp6): return ProcNetTCP(tcp: tcp, tcp6: tcp6).owner(of: ends)
         case .kernel:
             #if canImport(Glibc)
                 switch SocketDiagnostics.owner(of: ends) {
                 case .success(let uid): return .success(uid)
-                case .failure(.unsupported):
-                    return ProcNetTCP.owner(of: ends).mapError(LookupFailure.init)
+                case .failure(.unsupported): return ProcNetTCP.kernel.owner(of: ends)
                 case .failure(let failure): return .failure(LookupFailure(failure))
                 }
             #else
@@ -124,7 +138,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
     }
 
     /// Why no owner was found.
-    package enum LookupFailure: Error {
+    package enum LookupFailure: Error, Equatable, Sendable {
         /// The kernel holds no socket for the peer: it is on another machine.
         case notLocal
         case other(String)

@@ -12,7 +12,20 @@ import BearerTokens
 /// `/proc/net/tcp6` (proc(5)). Each line names a socket's local and remote end and its owner's uid; the peer's
 /// socket is the line whose local end is the peer and whose remote end is the proxy. Reading the table costs more
 /// than one netlink request (it lists every socket), so it is used only where netlink is unavailable.
-package enum ProcNetTCP {
+package struct ProcNetTCP: Sendable, Equatable {
+    /// The table of IPv4 sockets (`/proc/net/tcp`).
+    package let tcp: String
+    /// The table of IPv6 sockets (`/proc/net/tcp6`).
+    package let tcp6: String
+
+    /// The kernel's own tables.
+    package static let kernel = ProcNetTCP(tcp: "/proc/net/tcp", tcp6: "/proc/net/tcp6")
+
+    package init(tcp: String, tcp6: String) {
+        self.tcp = tcp
+        self.tcp6 = tcp6
+    }
+
     /// The uid owning the peer's socket, or nil when no line matches.
     package static func owner(of ends: SocketEnds, table: String) -> UInt32? {
         let local = endText(ends.peerAddress, ends.peerPort)
@@ -26,11 +39,11 @@ package enum ProcNetTCP {
         return nil
     }
 
-    /// The uid owning the peer's socket, read from the live table for its family.
-    package static func owner(of ends: SocketEnds) -> Result<UInt32, SocketDiagnostics.Failure> {
-        let path = ends.family == .inet ? "/proc/net/tcp" : "/proc/net/tcp6"
-        guard let table = readWhole(path) else { return .failure(.failed("cannot read \(path)")) }
-        guard let uid = owner(of: ends, table: table) else { return .failure(.notLocal) }
+    /// The uid owning the peer's socket, read from the table for its family.
+    package func owner(of ends: SocketEnds) -> Result<UInt32, PeerUserPolicy.LookupFailure> {
+        let path = ends.family == .inet ? tcp : tcp6
+        guard let table = Self.readWhole(path) else { return .failure(.other("cannot read \(path)")) }
+        guard let uid = Self.owner(of: ends, table: table) else { return .failure(.notLocal) }
         return .success(uid)
     }
 
