@@ -75,15 +75,48 @@ public struct PeerUserPolicy: Sendable, Equatable {
         case unknown(reason: String)
     }
 
-    /// The decision for a connection accepted from `remote` on `local`.
+    /// The decision for a connection accepted from `remote` on `local`, reading a socket table on the calling
+    /// thread if it takes one (tests; the proxy itself uses ``prepare(remote:local:)``).
     package func decide(remote: SocketAddress?, local: SocketAddress?) -> Decision {
-        guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
-            return .unknown(reason: "the connection's addresses are not known")
+        switch prepare(remote: remote, local: local) {
+        case .decided(let decision): return decision
+        case .readTable(let table, let ends): return decide(ends, owner: table.owner(of: ends))
         }
-        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+    }
+
+    /// What deciding on a TCP connection takes: nothing more, or reading a socket table.
+    package enum Preparation: Sendable, Equatable {
+        case decided(Decision)
+        /// Netlink is unavailable: the owner is in `table`, a file read that can take milliseconds (``ProcNetTCP``),
+        /// to be done off the event loop and handed to ``decide(_:owner:)`` with `ends`.
+        case readTable(ProcNetTCP, SocketEnds)
+    }
+
+    /// The decision for a connection accepted from `remote` on `local`, when it can be made at once: the addresses
+    /// alone, a fixed lookup, or one netlink request (microseconds, answered at once or not at all); else the
+    /// table lookup it waits for.
+    package func prepare(remote: SocketAddress?, local: SocketAddress?) -> Preparation {
+        guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
+            return .decided(.unknown(reason: "the connection's addresses are not known"))
+        }
+        guard Self.isAvailable || lookup != .kernel else { return .decided(.admitted(uid: nil)) }
         // Every peer is looked up, not only loopback ones: a local user who connects to one of the machine's other
         // addresses (a listener on 0.0.0.0) is just as local.
-        return decide(ends, owner: owner(of: ends))
+        switch lookup {
+        case .fixed(let uid): return .decided(decide(ends, owner: .success(uid)))
+        case .failing: return .decided(decide(ends, owner: .failure(.other("the lookup was made to fail"))))
+        case .procTables(let tcp, let tcp6): return .readTable(ProcNetTCP(tcp: tcp, tcp6: tcp6), ends)
+        case .kernel:
+            #if canImport(Glibc)
+                switch SocketDiagnostics.owner(of: ends) {
+                case .success(let uid): return .decided(decide(peer: uid))
+                case .failure(.unsupported): return .readTable(.kernel, ends)
+                case .failure(let failure): return .decided(decide(ends, owner: .failure(LookupFailure(failure))))
+                }
+            #else
+                return .decided(.unknown(reason: "this platform cannot tell who owns a socket"))
+            #endif
+        }
     }
 
     /// The decision for a peer at `ends` whose socket the lookup found to be `owner`'s, or found none for.
@@ -116,24 +149,6 @@ public struct PeerUserPolicy: Sendable, Equatable {
         case (.kernel, .success(let peer)), (.procTables, .success(let peer)): return decide(peer: peer)
         case (.kernel, .failure(let failure)), (.procTables, .failure(let failure)):
             return .unknown(reason: "\(failure)")
-        }
-    }
-
-    private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
-        switch lookup {
-        case .fixed(let uid): return .success(uid)
-        case .failing: return .failure(.other("the lookup was made to fail"))
-        case .procTables(let tcp, let tcp6): return ProcNetTCP(tcp: tcp, tcp6: tcp6).owner(of: ends)
-        case .kernel:
-            #if canImport(Glibc)
-                switch SocketDiagnostics.owner(of: ends) {
-                case .success(let uid): return .success(uid)
-                case .failure(.unsupported): return ProcNetTCP.kernel.owner(of: ends)
-                case .failure(let failure): return .failure(LookupFailure(failure))
-                }
-            #else
-                return .failure(.other("this platform cannot tell who owns a socket"))
-            #endif
         }
     }
 
