@@ -91,7 +91,15 @@ package struct Acceptor: Sendable {
         case .unix(let path):
             do {
                 try UnixSocketFile.prepare(path)
-                channel = try await bootstrap.bind(unixDomainSocketPath: path.path).get()
+                let descriptor = try UnixSocketFile.bindSocket(path)
+                do {
+                    channel = try await bootstrap.withBoundSocket(descriptor).get()
+                } catch {
+                    unlink(path.path)
+                    throw error
+                }
+                // NIO listens on a socket handed over with its default backlog (128); the same room as TCP's.
+                _ = listen(descriptor, 1024)
             } catch {
                 throw Failure(listener: listener, reason: "\(error)")
             }

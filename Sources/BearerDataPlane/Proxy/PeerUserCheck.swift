@@ -6,6 +6,7 @@ import BearerTokens
 import Logging
 import Metrics
 import NIOCore
+import NIOPosix
 
 /// Applies the generation's ``PeerUserPolicy`` to each accepted connection, before its pipeline is built: a refused
 /// connection is closed with nothing of it read, so no request of it can reach a token or an upstream (#26).
@@ -31,7 +32,12 @@ package struct PeerUserCheck: Sendable {
     }
 
     /// Whether `channel` may be served; when not, the reason is counted and logged. A Unix-domain connection asks
-    /// the kernel for its peer's credentials first; a TCP one is decided at once.
+    /// the kernel for its peer's credentials first; a TCP one is decided at once, unless its owner must be read
+    /// from `/proc/net/tcp`.
+    ///
+    /// That read runs on NIO's blocking-I/O pool, never on the event loop: with a busy host's table it takes
+    /// milliseconds, and the loop serves every other connection meanwhile. The connection waits for the verdict
+    /// unread — the bootstrap registers it for reads only once this future completes.
     package func admits(_ channel: any Channel) -> EventLoopFuture<Bool> {
         guard let policy = generations.peerUsers else { return channel.eventLoop.makeSucceededFuture(true) }
         if case .unixDomainSocket = channel.localAddress {
@@ -39,8 +45,14 @@ package struct PeerUserCheck: Sendable {
                 judge(policy.decide(unixPeer: peer), channel: channel)
             }
         }
-        return channel.eventLoop.makeSucceededFuture(
-            judge(policy.decide(remote: channel.remoteAddress, local: channel.localAddress), channel: channel))
+        switch policy.prepare(remote: channel.remoteAddress, local: channel.localAddress) {
+        case .decided(let decision):
+            return channel.eventLoop.makeSucceededFuture(judge(decision, channel: channel))
+        case .readTable(let table, let ends):
+            return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { table.owner(of: ends) }
+                .recover { .failure(.other("the socket table was not read: \($0)")) }
+                .map { judge(policy.decide(ends, owner: $0), channel: channel) }
+        }
     }
 
     private func judge(_ decision: PeerUserPolicy.Decision, channel: any Channel) -> Bool {

@@ -55,6 +55,34 @@ package struct UnixSocketFile: Sendable {
         try clearStaleSocket(path.path, owner: owner)
     }
 
+    /// A socket bound at `path`, for NIO to listen on (`ServerBootstrap.withBoundSocket`).
+    ///
+    /// The proxy binds it itself because NIO, closing a Unix-domain listener it bound, unlinks whatever socket is
+    /// at its path then — a socket another program put there after the proxy started included. A listener handed
+    /// over already bound is left to its owner to clean up: ``remove()`` does, and only if the file is still the
+    /// one bound here.
+    package static func bindSocket(_ path: UnixSocketPath) throws(Failure) -> Int32 {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+            let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw .system(path.path, call: "socket", errno: errno) }
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(unixDomainSocketPath: path.path)
+        } catch {
+            close(descriptor)
+            throw .system(path.path, call: "bind", errno: ENAMETOOLONG)
+        }
+        guard address.withSockAddr({ bind(descriptor, $0, socklen_t($1)) }) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .system(path.path, call: "bind", errno: code)
+        }
+        return descriptor
+    }
+
     /// Restricts the socket file that `bind` created to its owner and records which file it is.
     package static func bound(_ path: UnixSocketPath) throws(Failure) -> UnixSocketFile {
         // bind(2) made the file with the process's umask; the directory (0700, or writable by the owner only)

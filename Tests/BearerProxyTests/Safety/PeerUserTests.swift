@@ -86,7 +86,7 @@ struct PeerUserTests {
         #expect(ends.isLoopback)
         let me = UInt32(geteuid())
         #expect(SocketDiagnostics.owner(of: ends) == .success(me))
-        #expect(ProcNetTCP.owner(of: ends) == .success(me))
+        #expect(ProcNetTCP.kernel.owner(of: ends) == .success(me))
         #expect(PeerUserPolicy().decide(remote: connection.remote, local: connection.local) == .admitted(uid: me))
         // The same connection, as if the proxy ran as someone else: refused, naming this user.
         #expect(

@@ -28,6 +28,9 @@ struct RequiredHeaderTests {
                 ("only the route's", [("X-Tenant", "contoso")]),
                 ("the route's with another value", [("X-Requested-By", "cli"), ("X-Tenant", "fabrikam")]),
                 ("the route's with a longer value", [("X-Requested-By", "cli"), ("X-Tenant", "contoso2")]),
+                // A value is a secret compared byte for byte: only field names ignore case (RFC 9110 §5.1).
+                ("the route's in another case", [("X-Requested-By", "cli"), ("X-Tenant", "Contoso")]),
+                ("the route's in capitals", [("X-Requested-By", "cli"), ("X-Tenant", "CONTOSO")]),
                 ("the global one empty", [("X-Requested-By", ""), ("X-Tenant", "contoso")]),
                 ("the global one twice", [("X-Requested-By", "a"), ("X-Requested-By", "b"), ("X-Tenant", "contoso")]),
                 ("an underscore spelling", [("X_Requested_By", "cli"), ("X-Tenant", "contoso")]),

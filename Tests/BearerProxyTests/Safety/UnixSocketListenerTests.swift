@@ -222,6 +222,58 @@ struct UnixSocketListenerTests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep me")
     }
 
+    /// A listening socket bound at `path` with system calls, and its file's inode.
+    static func bindSocket(at path: String) throws -> (descriptor: Int32, inode: UInt64) {
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        let bound = try SocketAddress(unixDomainSocketPath: path).withSockAddr { bind(descriptor, $0, socklen_t($1)) }
+        try #require(bound == 0 && listen(descriptor, 1) == 0, "bind \(path): errno \(errno)")
+        var status = stat()
+        try #require(lstat(path, &status) == 0)
+        return (descriptor, UInt64(status.st_ino))
+    }
+
+    @Test("at shutdown the proxy removes its own socket file, never one put in its place while it ran")
+    func replacedSocketKept() async throws {
+        let base = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let socket = try UnixSocketPath(base + "/proxy.sock")
+        var replacement: (descriptor: Int32, inode: UInt64)?
+        defer { if let replacement { _ = Glibc.close(replacement.descriptor) } }
+        try await withUpstream({ _ in .echo }) { upstream in
+            try await Self.withProxy(listeners: [.unix(socket)], upstream: upstream) { _ in
+                #expect(try await Self.send(socket.path, uri: "/-/health").status == .ok)
+                // Another program takes the path over: the proxy's file is unlinked and a new socket bound there.
+                try #require(unlink(socket.path) == 0)
+                replacement = try Self.bindSocket(at: socket.path)
+            }
+        }
+        var status = stat()
+        #expect(lstat(socket.path, &status) == 0, "the proxy removed a socket file that was not its own")
+        #expect(UInt64(status.st_ino) == replacement?.inode)
+    }
+
+    @Test(
+        "a leftover socket of another user's is not replaced, even when nothing answers on it",
+        .enabled(if: geteuid() == 0, "needs root: only root can make a socket file of another user's"))
+    func otherUsersSocketKept() async throws {
+        let base = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let socket = try UnixSocketPath(base + "/proxy.sock")
+        let stale = try Self.bindSocket(at: socket.path)
+        _ = Glibc.close(stale.descriptor)
+        try #require(chown(socket.path, 65534, 65534) == 0)
+        _ = try await withUpstream({ _ in .echo }) { upstream in
+            await #expect {
+                try await Self.withProxy(listeners: [.unix(socket)], upstream: upstream) { _ in }
+            } throws: { error in
+                "\(error)".contains("is a socket of uid 65534, not this proxy's user; not replacing it")
+            }
+        }
+        var status = stat()
+        #expect(lstat(socket.path, &status) == 0 && UInt64(status.st_ino) == stale.inode, "the socket was replaced")
+    }
+
     @Test("a directory others can write to, or another user's, is refused before anything listens")
     func unsafeDirectoryRefused() async throws {
         let base = try Self.directory()

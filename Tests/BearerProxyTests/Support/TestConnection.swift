@@ -78,6 +78,17 @@ final class TestConnection: Sendable {
         return try await TestConnection(channel: channel, port: port, defaultHost: "127.0.0.1:\(port)")
     }
 
+    /// Takes over `descriptor`, a TCP socket already connected to 127.0.0.1:`port` — one made with system calls
+    /// for what NIO cannot do, such as a socket given to another user before it connected.
+    static func open(connectedSocket descriptor: Int32, port: Int) async throws -> TestConnection {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try Self.addHTTPHandlers(to: channel.pipeline.syncOperations) }
+            }
+            .withConnectedSocket(descriptor).get()
+        return try await TestConnection(channel: channel, port: port, defaultHost: "127.0.0.1:\(port)")
+    }
+
     /// The client pipeline: NIO's request encoder (automatic framing off) and response decoder (1xx forwarded), then
     /// the exchange handler. This is `addHTTPClientHandlers` minus its header validator, with the two options it
     /// does not expose.

@@ -30,6 +30,9 @@ public struct PeerUserPolicy: Sendable, Equatable {
     public enum Lookup: Sendable, Equatable {
         /// The kernel's socket diagnostics, then `/proc/net/tcp` where netlink is unavailable.
         case kernel
+        /// The `/proc/net/tcp` fallback alone, read from these files as if netlink were unavailable (tests and
+        /// measurements of the fallback, with a table of their own).
+        case procTables(tcp: String, tcp6: String)
         /// Every lookup answers `uid` (tests of the decision).
         case fixed(UInt32)
         /// Every lookup fails (tests of failing closed).
@@ -72,21 +75,66 @@ public struct PeerUserPolicy: Sendable, Equatable {
         case unknown(reason: String)
     }
 
-    /// The decision for a connection accepted from `remote` on `local`.
+    /// The decision for a connection accepted from `remote` on `local`, reading a socket table on the calling
+    /// thread if it takes one (tests; the proxy itself uses ``prepare(remote:local:)``).
     package func decide(remote: SocketAddress?, local: SocketAddress?) -> Decision {
-        guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
-            return .unknown(reason: "the connection's addresses are not known")
+        switch prepare(remote: remote, local: local) {
+        case .decided(let decision): return decision
+        case .readTable(let table, let ends): return decide(ends, owner: table.owner(of: ends))
         }
-        guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
+    }
+
+    /// What deciding on a TCP connection takes: nothing more, or reading a socket table.
+    package enum Preparation: Sendable, Equatable {
+        case decided(Decision)
+        /// Netlink is unavailable: the owner is in `table`, a file read that can take milliseconds (``ProcNetTCP``),
+        /// to be done off the event loop and handed to ``decide(_:owner:)`` with `ends`.
+        case readTable(ProcNetTCP, SocketEnds)
+    }
+
+    /// The decision for a connection accepted from `remote` on `local`, when it can be made at once: the addresses
+    /// alone, a fixed lookup, or one netlink request (microseconds, answered at once or not at all); else the
+    /// table lookup it waits for.
+    package func prepare(remote: SocketAddress?, local: SocketAddress?) -> Preparation {
+        guard let remote, let local, let ends = Self.ends(remote: remote, local: local) else {
+            return .decided(.unknown(reason: "the connection's addresses are not known"))
+        }
+        guard Self.isAvailable || lookup != .kernel else { return .decided(.admitted(uid: nil)) }
         // Every peer is looked up, not only loopback ones: a local user who connects to one of the machine's other
-        // addresses (a listener on 0.0.0.0) is just as local. The kernel holds no socket for a peer on another
-        // machine; that peer is admitted here and the client key guards it.
-        switch owner(of: ends) {
-        case .success(let uid): return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
+        // addresses (a listener on 0.0.0.0) is just as local.
+        switch lookup {
+        case .fixed(let uid): return .decided(decide(ends, owner: .success(uid)))
+        case .failing: return .decided(decide(ends, owner: .failure(.other("the lookup was made to fail"))))
+        case .procTables(let tcp, let tcp6): return .readTable(ProcNetTCP(tcp: tcp, tcp6: tcp6), ends)
+        case .kernel:
+            #if canImport(Glibc)
+                switch SocketDiagnostics.owner(of: ends) {
+                case .success(let uid): return .decided(decide(peer: uid))
+                case .failure(.unsupported): return .readTable(.kernel, ends)
+                case .failure(let failure): return .decided(decide(ends, owner: .failure(LookupFailure(failure))))
+                }
+            #else
+                return .decided(.unknown(reason: "this platform cannot tell who owns a socket"))
+            #endif
+        }
+    }
+
+    /// The decision for a peer at `ends` whose socket the lookup found to be `owner`'s, or found none for.
+    package func decide(_ ends: SocketEnds, owner: Result<UInt32, LookupFailure>) -> Decision {
+        switch owner {
+        case .success(let uid): return decide(peer: uid)
+        // The kernel holds no socket for a peer on another machine; that peer is admitted here and the client key
+        // guards it. A loopback peer is always on this machine: finding none for it is a failed lookup.
         case .failure(.notLocal) where !ends.isLoopback: return .admitted(uid: nil)
         case .failure(.notLocal): return .unknown(reason: "the kernel holds no socket for this loopback peer")
         case .failure(.other(let reason)): return .unknown(reason: reason)
         }
+    }
+
+    /// The rule itself, a function of this policy's users and the peer's uid alone: the owner and `allowUsers`
+    /// are admitted, anyone else — root included — is refused.
+    package func decide(peer uid: UInt32) -> Decision {
+        allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
     }
 
     /// The decision for a connection accepted on a Unix-domain socket, whose peer the kernel named when asked
@@ -95,36 +143,17 @@ public struct PeerUserPolicy: Sendable, Equatable {
     package func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
         // Where the check is unavailable the socket file's mode (0600) is the only guard, as the docs say.
         guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
-        let uid: UInt32
         switch (lookup, peer) {
-        case (.fixed(let fixed), _): uid = fixed
+        case (.fixed(let fixed), _): return decide(peer: fixed)
         case (.failing, _): return .unknown(reason: "the lookup was made to fail")
-        case (.kernel, .success(let peer)): uid = peer
-        case (.kernel, .failure(let failure)): return .unknown(reason: "\(failure)")
-        }
-        return allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
-    }
-
-    private func owner(of ends: SocketEnds) -> Result<UInt32, LookupFailure> {
-        switch lookup {
-        case .fixed(let uid): return .success(uid)
-        case .failing: return .failure(.other("the lookup was made to fail"))
-        case .kernel:
-            #if canImport(Glibc)
-                switch SocketDiagnostics.owner(of: ends) {
-                case .success(let uid): return .success(uid)
-                case .failure(.unsupported):
-                    return ProcNetTCP.owner(of: ends).mapError(LookupFailure.init)
-                case .failure(let failure): return .failure(LookupFailure(failure))
-                }
-            #else
-                return .failure(.other("this platform cannot tell who owns a socket"))
-            #endif
+        case (.kernel, .success(let peer)), (.procTables, .success(let peer)): return decide(peer: peer)
+        case (.kernel, .failure(let failure)), (.procTables, .failure(let failure)):
+            return .unknown(reason: "\(failure)")
         }
     }
 
     /// Why no owner was found.
-    package enum LookupFailure: Error {
+    package enum LookupFailure: Error, Equatable, Sendable {
         /// The kernel holds no socket for the peer: it is on another machine.
         case notLocal
         case other(String)

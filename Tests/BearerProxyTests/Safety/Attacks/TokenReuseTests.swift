@@ -81,6 +81,33 @@ struct TokenReuseTests {
         }
     }
 
+    @Test("two routes, two scope sets, one event loop: each upstream sees only its own audience's token")
+    func reuseIsPerRoute() async throws {
+        try await withUpstream({ _ in .echo }) { first in
+            try await withUpstream({ _ in .echo }) { second in
+                let routes = """
+                    [{ "prefix": "/a", "upstream": "\(first.baseURL)", "scopes": ["api://first/Read"] },
+                     { "prefix": "/b", "upstream": "\(second.baseURL)", "scopes": ["api://second/Read"] }]
+                    """
+                try await ProxyHarness.with(routes: routes) { harness in
+                    // One connection is served by one event loop: every request meets that loop's reused token.
+                    try await Self.onOneConnection(harness.proxy) { connection in
+                        for path in ["/a/1", "/b/1", "/b/2", "/a/2", "/a/3", "/b/3"] {
+                            let response = try await connection.send(method: "GET", uri: path)
+                            #expect(response.status == .ok, "\(path)")
+                        }
+                    }
+                }
+                for (upstream, audience) in [(first, "api://first"), (second, "api://second")] {
+                    let seen = try upstream.requests.map {
+                        try jwtClaims($0.head.headers["authorization"].first)["aud"] as? String
+                    }
+                    #expect(seen == [audience, audience, audience], "\(audience)'s upstream got another's token")
+                }
+            }
+        }
+    }
+
     @Test("a sign-out between two requests on one connection: the second does not carry the signed-out token")
     func signOutEndsTheReuse() async throws {
         try await withIdentityProvider { provider in
