@@ -33,21 +33,32 @@ struct DiscoveredSignInFollowTests {
         try await DiscoveredSignInTests.withServer { server, _ in
             try await DiscoveredRouteFiles.with(server) { files in
                 #expect(try await files.run(["login", "mcp"]).status == 0)
+                // Two running serves, both sending the sign-in's token: the command reaches each of them.
                 try await DiscoveredProcessesTests.withServe(files) { port in
-                    #expect(try await TestClient.send(port: port, uri: "/mcp/x").status == .ok)
-                    let old = try #require(server.bearers.last)
+                    try await DiscoveredProcessesTests.withServe(files) { other in
+                        for serve in [port, other] {
+                            #expect(try await TestClient.send(port: serve, uri: "/mcp/x").status == .ok)
+                        }
+                        let old = try #require(server.bearers.last)
 
-                    let logout = try await files.run(command)
-                    #expect(logout.status == 0, "\(logout.stderr)")
-                    // The upstream still accepts the old access token (revocation is of the refresh token): only
-                    // the proxy can stop sending it.
-                    let refused = try await Self.poll(port, until: "serve to stop sending the signed-out token") {
-                        $0.status == .unauthorized
+                        let logout = try await files.run(command)
+                        #expect(logout.status == 0, "\(logout.stderr)")
+                        // The upstream still accepts the old access token (revocation is of the refresh token):
+                        // only the proxy can stop sending it.
+                        for serve in [port, other] {
+                            let refused = try await Self.poll(
+                                serve, until: "serve to stop sending the signed-out token"
+                            ) {
+                                $0.status == .unauthorized
+                            }
+                            #expect(refused.bodyText.contains("bearer-proxy login /mcp"), "\(refused.bodyText)")
+                        }
+                        let seen = server.bearers.count
+                        for serve in [port, other] {
+                            #expect(try await TestClient.send(port: serve, uri: "/mcp/y").status == .unauthorized)
+                        }
+                        #expect(!server.bearers.dropFirst(seen).contains(old))
                     }
-                    #expect(refused.bodyText.contains("bearer-proxy login /mcp"), "\(refused.bodyText)")
-                    let seen = server.bearers.count
-                    #expect(try await TestClient.send(port: port, uri: "/mcp/y").status == .unauthorized)
-                    #expect(!server.bearers.dropFirst(seen).contains(old))
                 }
             }
         }

@@ -20,12 +20,17 @@ struct DrippingRejectionTests {
             answer: { $0.uri == "/base/x" ? .raw(answer) : .respond(status: 200) }
         ) { proxy, upstream in
             // The route's token first, so that the limit is spent on the rejection, not on a busy machine's signing.
-            _ = try await TestClient.send(port: proxy.port, uri: "/api/warm")
+            // A busy machine may answer 503 (no token within the limit); the token request goes on, so ask again.
+            var tries = 1
+            while try await TestClient.send(port: proxy.port, uri: "/api/warm").status != .ok, tries < 20 {
+                tries += 1
+            }
             let connection = try await TestConnection.open(port: proxy.port)
             // Without the bound nothing at all reaches the client: the inactivity limit throws.
             let head = try await connection.abort(uri: "/api/x", at: .afterResponseBytes(4), timeout: .seconds(20))
             #expect(head?.status == .unauthorized)
-            #expect(upstream.requests.count == 2, "replayed although the rejection never ended")
+            // The upstream records a request before it answers it.
+            #expect(upstream.requests.filter { $0.uri == "/base/x" }.count == 1, "replayed although it never ended")
         }
     }
 
