@@ -59,7 +59,6 @@ extension ExchangeStateMachine {
     /// by the proxy — so an upstream that drips a `401` forever holds nobody.
     package struct Rejection {
         package let retry: TokenRetry
-        package let upstreamKeepAlive: Bool
         /// The route's limit, running since the request went up in full: the wait for the answer's end is in it.
         package let due: NIODeadline?
         package let head: UpstreamResponse

@@ -329,45 +329,68 @@ package struct ExchangeStateMachine {
             if status == .continue && expectation == .awaitingContinue { expectation = .continued }
             return .forwardInformational(status)
         }
-        let upstreamKeepAlive = head.keepAlive
         if let retry, status == retry.fixes, !replays.contains(.newToken), progress == .ended, case .kept = kept {
             // This answer is read and dropped; the request goes again with a new token once it has ended.
             state = .discardingRejection(
                 Rejection(
-                    retry: retry, upstreamKeepAlive: upstreamKeepAlive, due: headDue, head: head,
-                    endsWithConnection: endsWithConnection, stepUp: stepUp, signsInItself: signsInItself))
+                    retry: retry, due: headDue, head: head, endsWithConnection: endsWithConnection, stepUp: stepUp,
+                    signsInItself: signsInItself))
             return .none
         }
-        if let stepUp, status == .forbidden {
-            return fail(.insufficientScope(scopes: stepUp, note: stepUpNote(retry)))
+        return passOn(
+            head, progress: progress, stepUp: stepUp, signsInItself: signsInItself,
+            endsWithConnection: endsWithConnection, why: .retry(retry))
+    }
+
+    /// Why a final head is not replayed, as a step-up's or a discovered route's problem says it.
+    private enum NotReplayed {
+        /// What its challenge asked for (``stepUpNote(_:)``, ``refusalNote(_:requestEnded:)`` word it).
+        case retry(TokenRetry?)
+        /// Its end could not be waited for.
+        case reason(String)
+    }
+
+    /// A final head that is not replayed (`why`): a step-up's `403` or a discovered route's `401` is answered by the
+    /// proxy, any other goes to the client.
+    private mutating func passOn(
+        _ head: UpstreamResponse, progress: RequestProgress, stepUp: [String]?, signsInItself: Bool,
+        endsWithConnection: Bool, why: NotReplayed
+    ) -> Action {
+        if let stepUp, head.status == .forbidden {
+            let note: String? =
+                switch why {
+                case .retry(let retry): stepUpNote(retry)
+                case .reason(let reason): reason
+                }
+            return fail(.insufficientScope(scopes: stepUp, note: note))
         }
-        if signsInItself, status == .unauthorized {
-            return fail(.tokenRefused(note: refusalNote(retry, requestEnded: progress == .ended)))
+        if signsInItself, head.status == .unauthorized {
+            let note =
+                switch why {
+                case .retry(let retry): refusalNote(retry, requestEnded: progress == .ended)
+                case .reason(let reason): reason
+                }
+            return fail(.tokenRefused(note: note))
         }
         if progress != .ended && expectation == .awaitingContinue {
             persistence = .close  // see `answer(_:)`: the announced body may never come
         }
         if endsWithConnection { persistence = .close }
-        state = .streaming(progress, .streaming(upstreamKeepAlive: upstreamKeepAlive))
+        state = .streaming(progress, .streaming(upstreamKeepAlive: head.keepAlive))
         return .forwardResponseHead(head, keepAlive: persistence == .keepAlive)
     }
 
-    /// A rejected answer whose end cannot be waited for (`reason`) is handled as one that cannot be replayed: a
-    /// step-up's or a discovered route's is answered by the proxy (its connection closed, the rest unread), any
-    /// other goes to the client as it came, with what was read of its body.
+    /// A rejected answer whose end cannot be waited for (`reason`) is handled as one that cannot be replayed
+    /// (``passOn(_:progress:stepUp:signsInItself:endsWithConnection:why:)``): a step-up's or a
+    /// discovered route's is answered by the proxy (its connection closed, the rest unread), any other goes to the
+    /// client as it came, with what was read of its body.
     private mutating func cannotReplay(_ rejection: Rejection, because reason: String) -> Action {
-        let status = rejection.head.status
-        if let stepUp = rejection.stepUp, status == .forbidden {
-            state = .discardingRejection(rejection)
-            return fail(.insufficientScope(scopes: stepUp, note: reason))
-        }
-        if rejection.signsInItself, status == .unauthorized {
-            state = .discardingRejection(rejection)
-            return fail(.tokenRefused(note: reason))
-        }
-        if rejection.endsWithConnection { persistence = .close }
-        state = .streaming(.ended, .streaming(upstreamKeepAlive: rejection.upstreamKeepAlive))
-        return .forwardRejection(rejection.head, keepAlive: persistence == .keepAlive, body: rejection.body)
+        state = .discardingRejection(rejection)
+        let action = passOn(
+            rejection.head, progress: .ended, stepUp: rejection.stepUp, signsInItself: rejection.signsInItself,
+            endsWithConnection: rejection.endsWithConnection, why: .reason(reason))
+        guard case .forwardResponseHead(let head, let keepAlive) = action else { return action }
+        return .forwardRejection(head, keepAlive: keepAlive, body: rejection.body)
     }
 
     /// Why a step-up `serve` could sign in for (`retry`) is answered with the problem after all; nil when it could
@@ -441,7 +464,7 @@ package struct ExchangeStateMachine {
             let ticket = nextTicket()
             state = .awaitingToken(Upload(progress: .ended, pending: body), ticket, due: now + routeLimit)
             return .replayWithNewToken(
-                release: rejection.upstreamKeepAlive ? .park : .close, retry: rejection.retry, ticket: ticket)
+                release: rejection.head.keepAlive ? .park : .close, retry: rejection.retry, ticket: ticket)
         case .tunnelling, .closing, .finished:
             // The `101`'s end while the connection becomes a tunnel, or an end nobody waits for any more.
             return .none
