@@ -34,11 +34,38 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     public var expiresOn: Date?
     /// Why it needs a sign-in, or what went wrong.
     public var detail: String?
+    /// Set while a process holds the sign-in's newest refresh token in memory only, its write having failed (a full
+    /// disk): the file still shows the one the authorization server has retired.
+    public var unsaved: Unsaved?
+
+    /// A refreshed sign-in that a process holds but could not write yet.
+    public struct Unsaved: Sendable, Equatable {
+        public enum Holder: String, Sendable {
+            /// The process that shows this state (`serve`'s `/-/status`): it knows how its writes went.
+            case thisProcess = "this-process"
+            /// Another process (a `serve` seen from `status`): known only from the lock it holds meanwhile.
+            case anotherProcess = "another-process"
+        }
+
+        public var heldBy: Holder
+        /// Writes that failed so far, when this process holds it.
+        public var failedWrites: Int?
+        /// Why the last write failed (a path and the system's reason, never a token), when this process holds it.
+        public var lastWriteError: String?
+
+        public init(heldBy: Holder, failedWrites: Int? = nil, lastWriteError: String? = nil) {
+            self.heldBy = heldBy
+            self.failedWrites = failedWrites
+            self.lastWriteError = lastWriteError
+        }
+    }
 
     public init(
         state: State, authorizationServer: String? = nil, clientKind: String? = nil, clientID: String? = nil,
-        scopes: [String] = [], stepUpScopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil
+        scopes: [String] = [], stepUpScopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil,
+        unsaved: Unsaved? = nil
     ) {
+        self.unsaved = unsaved
         self.stepUpScopes = stepUpScopes
         self.state = state
         self.authorizationServer = authorizationServer

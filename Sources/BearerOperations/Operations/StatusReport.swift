@@ -186,6 +186,12 @@ extension StatusReport {
         object["clientId"] = state.clientID
         object["detail"] = state.detail
         if state.state == .needsStepUp { object["stepUpScopes"] = state.stepUpScopes }
+        if let unsaved = state.unsaved {
+            var held: [String: Any] = ["heldBy": unsaved.heldBy.rawValue]
+            held["failedWrites"] = unsaved.failedWrites
+            held["lastWriteError"] = unsaved.lastWriteError
+            object["unsaved"] = held
+        }
         if let expiresOn = state.expiresOn {
             object["expiresOn"] = expiresOn.formatted(.iso8601)
             object["expiresInSeconds"] = wholeSeconds(expiresOn.timeIntervalSince(now))
@@ -215,7 +221,21 @@ extension StatusReport {
                 let seconds = wholeSeconds(expiresOn.timeIntervalSince(now))
                 line += seconds > 0 ? ", token expires in \(seconds / 60) min" : ", token expired (refreshed when used)"
             }
-            return line
+            return line + (state.unsaved.map(unsavedWords) ?? "")
+        }
+    }
+
+    /// What a person should know of a sign-in held in memory only.
+    private static func unsavedWords(_ unsaved: DiscoveredRouteState.Unsaved) -> String {
+        switch unsaved.heldBy {
+        case .thisProcess:
+            let failures = unsaved.failedWrites.map { " \($0) time\($0 == 1 ? "" : "s")" } ?? ""
+            return "; its newest refresh token is held in memory only: writing it to the state directory failed"
+                + failures + (unsaved.lastWriteError.map { " (\($0))" } ?? "") + ", and is retried until it lands"
+        case .anotherProcess:
+            return "; a running bearer-proxy holds its newest refresh token in memory only (its write to the state "
+                + "directory failed) and retries the write; until it lands, other processes wait rather than "
+                + "redeem the retired one in the file"
         }
     }
 }

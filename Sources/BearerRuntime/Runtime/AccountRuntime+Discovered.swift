@@ -60,8 +60,18 @@ extension AccountRuntime {
         // An answer the data plane has just heard is in the file before the file is read.
         discovered.flushAnswers()
         do {
-            guard let key = try store.routeKey(upstream: route.upstream.url), let stored = try store.signIn(key)
+            guard let key = try store.routeKey(upstream: route.upstream.url), var stored = try store.signIn(key)
             else { return DiscoveredRouteState(state: .needsSignIn) }
+            // A refreshed sign-in this process could not write is newer than the file, and is the one it uses; one
+            // another process holds is known by the lock it keeps meanwhile.
+            var unsaved: DiscoveredRouteState.Unsaved?
+            let held = discovered.unsavedSignIn(of: route)
+            if let held, held.key == key, held.fileHeld == stored.refreshToken {
+                stored = held.record
+                unsaved = .init(heldBy: .thisProcess, failedWrites: held.failures, lastWriteError: held.lastError)
+            } else if held?.key != key, store.isUnsavedElsewhere(key) {
+                unsaved = .init(heldBy: .anotherProcess)
+            }
             // Read from the file every process writes: a refusal `serve` met is there (``forgetTokens(because:)``).
             let hasAccessToken = stored.accessToken != nil && (stored.expiresOn.map { $0 > Date() } ?? false)
             let usable = stored.refreshToken != nil || hasAccessToken
@@ -73,7 +83,8 @@ extension AccountRuntime {
                 expiresOn: usable ? stored.expiresOn : nil,
                 detail: usable
                     ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
-                    : stored.refusal ?? "its sign-in has expired")
+                    : stored.refusal ?? "its sign-in has expired",
+                unsaved: unsaved)
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }

@@ -51,6 +51,8 @@ package final class DiscoveredRouteTokens: Sendable {
         var providers: [String: IdentityProviderClient] = [:]
         /// The flows of the routes whose authorization server is the account's, by prefix (for `status`).
         var accountFlows: [String: AccountRouteFlow] = [:]
+        /// The flows of the routes with a sign-in of their own, by prefix (for `/-/status`: what memory holds unsaved).
+        var signInFlows: [String: DiscoveredRouteFlow] = [:]
         /// Per cache, what brings it in line with the sign-in it serves (``followStoredSignIns()``).
         var followers: [CacheName: @Sendable () -> Void] = [:]
         /// Per cache of a route with a sign-in of its own, its last write at shutdown (``shutdown()``).
@@ -128,6 +130,11 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     /// What the flow of a route whose authorization server is the account's last found, if it has run.
+    /// The refreshed sign-in of `route` that this process holds because its write failed, if it holds one.
+    package func unsavedSignIn(of route: Route) -> UnsavedDiscoveredSignIn.Pending? {
+        state.withLock { $0.signInFlows[route.prefix] }?.unsaved.current
+    }
+
     package func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
         let flow = state.withLock { $0.accountFlows[route.prefix] }
         return flow?.lastTarget
@@ -175,7 +182,8 @@ package final class DiscoveredRouteTokens: Sendable {
         // One with `"stepUp": "auto"` asks it to open its step-ups too, and waits for them (#25 item 5).
         var stepUp: (@Sendable (StepUpRequest) async -> String?)?
         if settings.stepsUp, let starter = signInStarter { stepUp = { await starter.stepUp(route, $0) } }
-        return cache(for: route, settings: settings) { logger, _ in
+        let metrics = metrics
+        return cache(for: route, settings: settings) { logger, state in
             let rediscovery = RouteRediscovery(route: route.prefix, logger: logger, metrics: metrics) {
                 () async throws(DiscoveryError) -> DiscoveredAuthorization in
                 try await ResourceDiscovery.once(
@@ -186,7 +194,9 @@ package final class DiscoveredRouteTokens: Sendable {
                 route: route.prefix, upstream: route.upstream.url, store: store, provider: provider,
                 addresses: Self.addresses(of: route, settings: settings), rediscovery: rediscovery,
                 clientSecret: clientSecret(settings), logger: logger, now: now,
-                closing: closing, startSignIn: startSignIn, stepUp: stepUp)
+                closing: closing, startSignIn: startSignIn, stepUp: stepUp,
+                unsavedChanged: { metrics?.discoveredSignInUnsaved($0) })
+            state.signInFlows[route.prefix] = flow
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
             // What the upstream last answered, for `status` (#25 item 8).

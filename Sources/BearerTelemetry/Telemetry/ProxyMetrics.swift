@@ -1,6 +1,7 @@
 import Metrics
 import NIOCore
 import Prometheus
+import Synchronization
 
 /// The proxy's metrics (SPEC §9 `/-/metrics`), through swift-metrics with a Prometheus registry of its own — one
 /// per proxy, not a process-global bootstrap, so that several proxies (and tests) never mix their numbers.
@@ -17,6 +18,7 @@ import Prometheus
 /// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
 /// | `bearer_proxy_token_cache_write_failures_total` | counter | — (writes of the token cache file that failed) |
 /// | `bearer_proxy_token_cache_unsaved` | gauge | — (1 while memory holds changes the file lacks, #22 item 3) |
+/// | `bearer_proxy_discovered_signins_unsaved` | gauge | — (discovered routes' sign-ins memory holds and the file lacks) |
 /// | `bearer_proxy_discoveries_total` | counter | `route`, `outcome` (a discovered route's discovery again, #25) |
 /// | `bearer_proxy_step_ups_total` | counter | `route` (a discovered route's `403` `insufficient_scope`, #25) |
 ///
@@ -30,6 +32,9 @@ public final class ProxyMetrics: Sendable {
     package let tokenCacheMisses: Metrics.Counter
     package let tokenCacheWriteFailures: Metrics.Counter
     package let tokenCacheUnsavedGauge: Metrics.Gauge
+    package let discoveredSignInsUnsavedGauge: Metrics.Gauge
+    /// How many discovered routes' refreshed sign-ins memory holds because their write failed.
+    private let discoveredSignInsUnsaved = Atomic<Int>(0)
 
     public init() {
         registry = PrometheusCollectorRegistry()
@@ -50,6 +55,9 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_token_cache_write_failures_total", factory: factory)
         tokenCacheUnsavedGauge = Metrics.Gauge(label: "bearer_proxy_token_cache_unsaved", factory: factory)
         tokenCacheUnsavedGauge.record(0)
+        discoveredSignInsUnsavedGauge = Metrics.Gauge(
+            label: "bearer_proxy_discovered_signins_unsaved", factory: factory)
+        discoveredSignInsUnsavedGauge.record(0)
     }
 
     /// The Prometheus text exposition (format 0.0.4).
@@ -103,6 +111,13 @@ public final class ProxyMetrics: Sendable {
     /// Whether memory holds changes the token cache file lacks (a failed write not yet made good).
     package func tokenCacheUnsaved(_ unsaved: Bool) {
         tokenCacheUnsavedGauge.record(unsaved ? 1 : 0)
+    }
+
+    /// A discovered route's refreshed sign-in that memory holds because its write failed (true), or no longer
+    /// (false: written, or replaced in the file).
+    package func discoveredSignInUnsaved(_ held: Bool) {
+        let now = discoveredSignInsUnsaved.add(held ? 1 : -1, ordering: .relaxed).newValue
+        discoveredSignInsUnsavedGauge.record(now)
     }
 
     /// Counts a background refresh and its outcome.

@@ -47,7 +47,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// is taken over again until a new sign-in replaces it in the file.
     package let served = ServedToken()
     /// The refreshed sign-in this process could not write, held and used until a write lands (disk full).
-    package let unsaved = UnsavedDiscoveredSignIn()
+    package let unsaved: UnsavedDiscoveredSignIn
 
     package final class ServedToken: Sendable {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
@@ -360,8 +360,10 @@ package struct DiscoveredRouteFlow: SignInFlow {
         route: String, upstream: String, store: DiscoveredSignInStore, provider: IdentityProviderClient,
         addresses: AddressPolicy, rediscovery: RouteRediscovery? = nil, clientSecret: String? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date, closing: ShutdownNotice? = nil,
-        startSignIn: (@Sendable () async -> String)? = nil, stepUp: (@Sendable (StepUpRequest) async -> String?)? = nil
+        startSignIn: (@Sendable () async -> String)? = nil, stepUp: (@Sendable (StepUpRequest) async -> String?)? = nil,
+        unsavedChanged: @escaping @Sendable (Bool) -> Void = { _ in }
     ) {
+        self.unsaved = UnsavedDiscoveredSignIn(heldChanged: unsavedChanged)
         self.startSignIn = startSignIn
         self.stepUp = stepUp
         self.closing = closing

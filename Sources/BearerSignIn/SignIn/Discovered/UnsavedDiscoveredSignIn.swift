@@ -39,8 +39,12 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     private let pending = Mutex<Pending?>(nil)
+    /// Told when memory starts (true) or stops (false) holding a sign-in the file lacks: `/-/metrics` counts them.
+    private let heldChanged: @Sendable (Bool) -> Void
 
-    package init() {}
+    package init(heldChanged: @escaping @Sendable (Bool) -> Void = { _ in }) {
+        self.heldChanged = heldChanged
+    }
 
     /// What is held now.
     package var current: Pending? { pending.withLock { $0 } }
@@ -52,13 +56,13 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     /// memory's descends from; otherwise (another key, another refresh token in the file, no file: a `login` or
     /// `logout` since) what is held is dropped, and nil.
     package func newer(than file: PersistedDiscoveredSignIn?, key: DiscoveredSignInKey) -> PersistedDiscoveredSignIn? {
-        let (newer, dropped) = pending.withLock { pending -> (PersistedDiscoveredSignIn?, Int32?) in
+        let (newer, dropped) = pending.withLock { pending -> (PersistedDiscoveredSignIn?, Int32??) in
             guard let held = pending else { return (nil, nil) }
             if held.key == key, let file, file.refreshToken == held.fileHeld { return (held.record, nil) }
             pending = nil
-            return (nil, held.hold)
+            return (nil, .some(held.hold))
         }
-        if let dropped { Self.release(dropped) }
+        if case .some(let descriptor) = dropped { release(descriptor) }
         return newer
     }
 
@@ -69,21 +73,22 @@ package final class UnsavedDiscoveredSignIn: Sendable {
         holdAt lockPath: String
     ) -> Bool {
         let now = ContinuousClock.now
-        let (first, stale) = pending.withLock { pending -> (Bool, Int32?) in
+        let (first, stale, wasEmpty) = pending.withLock { pending -> (Bool, Int32?, Bool) in
             if var held = pending, held.key == key {
                 held.record = record
                 held.failures += 1
                 held.lastError = error
                 pending = held
-                return (false, nil)
+                return (false, nil, false)
             }
-            let stale = pending?.hold
+            let (stale, wasEmpty) = (pending?.hold, pending == nil)
             pending = Pending(
                 key: key, record: record, fileHeld: fileHeld, lastError: error, failures: 1,
                 nextAttempt: now + Self.retryDelay(afterFailures: 1), hold: nil)
-            return (true, stale)
+            return (true, stale, wasEmpty)
         }
         if let stale { Self.release(stale) }
+        if wasEmpty { heldChanged(true) }
         if first, let descriptor = Self.share(lockPath) {
             let unused = pending.withLock { pending -> Int32? in
                 guard pending?.key == key, pending?.hold == nil else { return descriptor }
@@ -121,7 +126,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
             pending = nil
             return .some(held.hold)
         }
-        if case .some(let descriptor?) = released { Self.release(descriptor) }
+        if case .some(let descriptor) = released { release(descriptor) }
     }
 
     /// Forgets whatever is held (the route has no sign-in any more).
@@ -131,7 +136,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
             pending = nil
             return .some(held.hold)
         }
-        if case .some(let descriptor?) = released { Self.release(descriptor) }
+        if case .some(let descriptor) = released { release(descriptor) }
     }
 
     /// Forgets what is held if it is still `record` (a retry that wrote it; a newer one kept meanwhile stays).
@@ -141,7 +146,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
             pending = nil
             return .some(held.hold)
         }
-        if case .some(let descriptor?) = released { Self.release(descriptor) }
+        if case .some(let descriptor) = released { release(descriptor) }
     }
 
     /// The wait after `failures` failed writes: as the account's (``UnsavedChanges/retryDelay(afterFailures:)``).
@@ -158,6 +163,12 @@ package final class UnsavedDiscoveredSignIn: Sendable {
             return nil
         }
         return descriptor
+    }
+
+    /// Memory has stopped holding a sign-in: its shared lock (if it took one) goes, and the count goes down.
+    private func release(_ descriptor: Int32?) {
+        if let descriptor { Self.release(descriptor) }
+        heldChanged(false)
     }
 
     private static func release(_ descriptor: Int32) {
