@@ -23,7 +23,8 @@ import Testing
             ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
         ),
         (
-            "BearerDataPlane", ["Safety", "Proxy"],
+            "BearerDataPlane",
+            ["Listening", "ClientConnection", "Routing", "Exchange", "Upstream", "Tunnel", "Wire", "Errors", "Safety"],
             ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
         ),
         (

@@ -3,7 +3,7 @@ import NIOEmbedded
 import NIOHTTP1
 
 /// NIOHTTP1's response decoder (llhttp) as a reference, configured as the proxy's upstream connections configure it
-/// (`Sources/BearerDataPlane/Proxy/Upstream/HTTP1Connector.swift`: `.forwardBytes`, informational responses
+/// (`Sources/BearerDataPlane/Upstream/HTTP1Connector.swift`: `.forwardBytes`, informational responses
 /// forwarded), each response answering a GET, fed the stream's reads one by one. The stream ends with the upstream's
 /// close, which ends a body delimited by it (RFC 9112 §6.3 rule 8).
 enum NIOResponseReference {

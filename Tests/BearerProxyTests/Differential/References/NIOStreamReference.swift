@@ -3,7 +3,7 @@ import NIOEmbedded
 import NIOHTTP1
 
 /// NIOHTTP1's request decoder (llhttp) as a reference, configured as the proxy configures it
-/// (`Sources/BearerDataPlane/Proxy/Acceptor.swift`: `HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)`), in
+/// (`Sources/BearerDataPlane/Listening/Acceptor.swift`: `HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)`), in
 /// an `EmbeddedChannel` fed the stream's reads one by one.
 ///
 /// What a server does around the decoder is done here the way the proxy does it: a message that ends the
