@@ -11,13 +11,6 @@ import NIOCore
 /// bounds on the sign-ins are the control plane's (``TokenCache``'s flow); the bound on the replay is the
 /// exchange's (``ExchangeStateMachine``: one replay, only with the whole body kept, within the route's limit).
 extension ProxyConnectionHandler {
-    /// The replay `serve` may sign in for after `binding`'s upstream asked for `scopes`; nil when the route answers
-    /// the `403` with the problem instead (it does not opt in).
-    static func stepUpRetry(_ scopes: [String], binding: RouteBinding?) -> ExchangeStateMachine.TokenRetry? {
-        guard case .discover(let settings)? = binding?.route.auth, settings.stepsUp else { return nil }
-        return .stepUp(scopes)
-    }
-
     /// Gets the token of a new sign-in for `scopes` for the replay `ticket`: what ``fetchToken(_:claims:)`` does,
     /// with a step-up request, counted by its outcome (`reauthorized`, or `declined` when no token came in time).
     func fetchStepUpToken(_ ticket: ExchangeStateMachine.Ticket, scopes: [String]) {

@@ -100,28 +100,26 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
             let binding = exchange.binding
-            let sendsToken = binding?.sendsToken == true
-            let discovered = binding?.discoveredTokens != nil
-            let challenges = status == .unauthorized && sendsToken ? BearerChallenge.all(in: head.headers) : []
-            var retry = challenges.isEmpty ? nil : Self.tokenRetry(challenges, discovered: discovered)
-            let stepUp =
-                status == .forbidden && sendsToken && discovered && binding?.usesAccount == false
-                ? StepUpScopes.requested(by: head.headers, granted: exchange.tokenScopes ?? []) : nil
-            if let stepUp { retry = Self.stepUpRetry(stepUp, binding: binding) }
-            if discovered, stepUp == nil, retry == nil, status.code / 100 != 1, let token = exchange.token {
-                // `status` shows a discovered route's upstream's last answer (#25 item 8): this one wants no step-up.
-                exchange.tokens?.answered(token)
-            }
-            if let stepUp, let binding, let key = binding.tokenKey, let token = exchange.token {
-                // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
-                exchange.tokens?.drop(key, token: token, wanting: stepUp)
-                let route = binding.route.prefix
-                server.logger.info(
-                    "step-up required: the upstream answered 403 insufficient_scope",
-                    metadata: [
-                        "request-id": "\(exchange.id)", "route": "\(route)",
-                        "scopes": "\(stepUp.joined(separator: " "))",
-                    ])
+            let verdict = TokenVerdict.decide(
+                status: status, headers: head.headers, route: binding?.tokenRoute ?? .noToken,
+                granted: exchange.tokenScopes ?? [])
+            if let token = exchange.token {
+                switch verdict.tokenEffect {
+                case .none:
+                    break
+                case .answered:
+                    // `status` shows a discovered route's upstream's last answer: this one wants no step-up.
+                    exchange.tokens?.answered(token)
+                case .dropForStepUp(let scopes):
+                    // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
+                    if let key = binding?.tokenKey { exchange.tokens?.drop(key, token: token, wanting: scopes) }
+                    server.logger.info(
+                        "step-up required: the upstream answered 403 insufficient_scope",
+                        metadata: [
+                            "request-id": "\(exchange.id)", "route": "\(binding?.route.prefix ?? "")",
+                            "scopes": "\(scopes.joined(separator: " "))",
+                        ])
+                }
             }
             // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
             let endsWithConnection =
@@ -129,12 +127,10 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
             run(
                 connection.exchangeEvent {
-                    $0.responseHead(
-                        head, endsWithConnection: endsWithConnection, retry: retry, stepUp: stepUp,
-                        signsInItself: discovered && !challenges.isEmpty)
+                    $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict)
                 },
                 record: exchange, inUse: upstream)
-            if stepUp != nil, let route = binding?.route.prefix, connection.exchange?.awaitsStepUp != true {
+            if verdict.stepUp != nil, let route = binding?.route.prefix, connection.exchange?.awaitsStepUp != true {
                 // Answered with the problem now; a step-up is counted when its sign-in ends (``fetchStepUpToken``).
                 server.metrics.stepUp(route: route, outcome: "answered")
             }
@@ -169,28 +165,6 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             holdResponseHead(out)
         }
         clientNeedsFlush = true
-    }
-
-    /// Whether the `Bearer` `challenges` of a `401` reject the token in a way one replay can fix (SPEC §7):
-    /// `invalid_token`, or `insufficient_claims` with a `claims` request. On a bearer route anything else, including
-    /// `403 insufficient_scope`, passes through untouched (and the state machine allows the replay only once, and
-    /// only with the whole body kept); a discovered route's `401` that is not replayed is answered by the proxy.
-    ///
-    /// On a `discovered` route, a challenge that names `resource_metadata` with no error code refuses the token too:
-    /// RFC 6750 §3.1 lets a server leave the code out, and RFC 9728 §5.1's challenge is how an MCP server says "not
-    /// with this token" — so it is taken as `invalid_token`, and the route's flow runs discovery again (bounded, as
-    /// for `invalid_token`) before a new token (#25 item 1). A bearer route never starts discovery (#25 E5).
-    package static func tokenRetry(
-        _ challenges: [BearerChallenge], discovered: Bool
-    ) -> ExchangeStateMachine.TokenRetry? {
-        guard let challenge = challenges.first else { return nil }
-        switch challenge.error {
-        case "invalid_token": return .refresh
-        case "insufficient_claims": return challenge.claims.map { .claims($0) }
-        default:
-            let bare = challenges.contains { $0.error == nil && $0.resourceMetadata != nil }
-            return discovered && bare ? .refresh : nil
-        }
     }
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.

@@ -310,6 +310,15 @@ package struct ExchangeStateMachine {
     /// discovered route, #25) and this `401` carries a `Bearer` challenge: one the proxy does not replay is answered
     /// with the proxy's own problem, never passed on — a local client that saw the upstream's challenge (its
     /// `resource_metadata`, RFC 9728 §5.1) would start an OAuth of its own (#25 item 8).
+    /// The upstream's response head, with what it says of the token (``TokenVerdict``).
+    package mutating func responseHead(
+        _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
+    ) -> Action {
+        responseHead(
+            head, endsWithConnection: endsWithConnection, retry: verdict.retry, stepUp: verdict.stepUp,
+            signsInItself: verdict.signsInItself)
+    }
+
     package mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
         stepUp: [String]? = nil, signsInItself: Bool = false

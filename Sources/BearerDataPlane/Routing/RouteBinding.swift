@@ -29,6 +29,8 @@ package final class RouteBinding: Sendable {
     /// A discovered route whose authorization server is the account's own (#25 item 7): its token is the account's,
     /// so its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
     package let usesAccount: Bool
+    /// The route as ``TokenVerdict`` judges its upstream's answers.
+    package let tokenRoute: TokenVerdict.Route
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     package let requiredHeaders: [RequiredHeaderCheck]
     /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
@@ -64,6 +66,13 @@ package final class RouteBinding: Sendable {
         replacedHeaders = route.headers.set.map { $0.name.lowercased() }
         headerRules = RouteHeaderRule.compile(route)
         sendsToken = tokenKey != nil
+        tokenRoute =
+            switch (sendsToken, self.discoveredTokens != nil, route.auth) {
+            case (false, _, _): .noToken
+            case (true, true, .discover(let settings)):
+                .discovered(usesAccount: settings.usesAccount, stepsUp: settings.stepsUp)
+            case (true, _, _): .bearer
+            }
         editsHeaders = !removedHeaders.isEmpty || !replacedHeaders.isEmpty
     }
 
