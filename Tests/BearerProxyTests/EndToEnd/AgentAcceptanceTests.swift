@@ -77,11 +77,9 @@ struct AgentAcceptanceTests {
             toFile: config, atomically: true, encoding: .utf8)
         // `true` "opens" the browser: the test plays the person.
         let environment = ["XDG_STATE_HOME": directory + "/state", "BROWSER": "true"]
-        let port = try await closedPort()
-        let (_, output) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, ["serve", "--config", config, "--listen", "127.0.0.1:\(port)"],
-            environment: environment
-        ) { running in
+        let (_, output) = try await ChildProcess.withListening(
+            ["serve", "--config", config, "--listen", "127.0.0.1:0"], environment: environment
+        ) { port, running in
             #expect(try await CommandLineTests.waitUntilHealthy(port: port))
             // Before any login: a clear 401 naming the command, and nothing of the upstream's OAuth challenge.
             let before = try await agentPost(port: port, path: "/a/mcp")

@@ -53,35 +53,62 @@ enum ChildProcess {
     /// Starts a program with `stdin` as its input (then end of file) and runs `body` while it runs; returns what the
     /// body returned and, once the program has exited, its status and everything it printed (collected all along,
     /// so it never blocks on a full pipe). The body ends the program if it would not end by itself (`signal`).
-    /// `environment` nil inherits ours.
+    /// `environment` nil inherits ours. `errorLines`, when given, is handed each line of stderr the moment it is
+    /// written and finished when stderr ends, for a body that acts on what the program says.
     static func withRunning<Value: Sendable>(
         _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil,
-        _ body: (Running) async throws -> Value
+        errorLines: AsyncStream<String>.Continuation? = nil, _ body: (Running) async throws -> Value
     ) async throws -> (value: Value, output: Output) {
         let what = ([executable] + arguments).joined(separator: " ")
         let result = try await ChildWatchdog.run(what: what) { watchdog in
             try await Subprocess.run(
                 CommandRunner.executable(executable), arguments: Arguments(arguments),
                 environment: Self.environment(environment), input: .string(stdin), output: .string(limit: .max),
-                error: .string(limit: .max)
+                error: .sequence
             ) { execution in
                 let running = Running(execution)
                 watchdog.arm { running.signal(SIGKILL) }
-                do {
-                    return try await body(running)
-                } catch {
-                    // swift-subprocess kills the child too, but only once its own tasks for it have ended — and the
-                    // ones collecting output and watching for the exit end only when the child exits: it would wait
-                    // for a `serve`, not kill it.
-                    running.signal(SIGKILL)
-                    throw error
+                let stderr = execution.standardError
+                return try await withThrowingTaskGroup(of: String.self) { group in
+                    group.addTask { try await Self.collect(stderr, lines: errorLines) }
+                    let value: Value
+                    do {
+                        value = try await body(running)
+                    } catch {
+                        // swift-subprocess kills the child too, but only once its own tasks for it have ended — and
+                        // the ones collecting output and watching for the exit end only when the child exits: it
+                        // would wait for a `serve`, not kill it.
+                        running.signal(SIGKILL)
+                        throw error
+                    }
+                    return (value, try await group.next() ?? "")
                 }
             }
         }
         let output = Output(
             status: CommandRunner.status(result.terminationStatus), stdout: result.standardOutput,
-            stderr: result.standardError)
-        return (result.closureResult, output)
+            stderr: result.closureResult.1)
+        return (result.closureResult.0, output)
+    }
+
+    /// Everything `stream` carries until its end, decoded as UTF-8; each line (split at `\n`, without it) also goes
+    /// to `lines` as soon as it is complete, and `lines` is finished at the end.
+    private static func collect(
+        _ stream: SubprocessOutputSequence, lines: AsyncStream<String>.Continuation?
+    ) async throws -> String {
+        defer { lines?.finish() }
+        var bytes: [UInt8] = []
+        var lineStart = 0
+        for try await buffer in stream {
+            buffer.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            guard let lines else { continue }
+            while let newline = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                lines.yield(String(decoding: bytes[lineStart..<newline], as: UTF8.self))
+                lineStart = newline + 1
+            }
+        }
+        if lineStart < bytes.count { lines?.yield(String(decoding: bytes[lineStart...], as: UTF8.self)) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Exactly `variables`, or ours when nil.

@@ -12,29 +12,28 @@ struct ChildTeardownTests {
     func cancelledWhileReading() async throws {
         let state = try CommandLineTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let port = try await closedPort()
         let environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": state]) { $1 }
-        let (listening, heard) = AsyncStream<Void>.makeStream()
+        let (listening, heard) = AsyncStream<Int>.makeStream()
         let arguments = [
-            "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)",
+            "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:0",
         ]
-        let outcome = await withTaskGroup(of: Result<WatchedChild.Output, any Error>.self) { group in
+        let (bound, outcome) = await withTaskGroup(of: Result<WatchedChild.Output, any Error>.self) { group in
             group.addTask {
                 // A serve that never says it listens ends the wait below too.
                 defer { heard.finish() }
                 do {
                     return .success(
                         try await WatchedChild.run(arguments, environment: environment) { line in
-                            if line.contains("listening on") { heard.yield() }
+                            if let port = ChildProcess.listeningPort(in: line) { heard.yield(port) }
                         })
                 } catch {
                     return .failure(error)
                 }
             }
-            for await _ in listening { break }
+            let port = await listening.first { _ in true }
             // The test's scope ends — a failure elsewhere, or a withTimeout giving up — while the serve runs on.
             group.cancelAll()
-            return await group.next() ?? .failure(CancellationError())
+            return (port, await group.next() ?? .failure(CancellationError()))
         }
         // Ended by the cancellation: SIGKILL at once, never the watchdog's time-out (TestSupportError.timedOut).
         switch outcome {
@@ -44,6 +43,7 @@ struct ChildTeardownTests {
             #expect(!(error is TestSupportError), "\(error)")
         }
         // Gone, not merely unawaited: nothing listens on its port any more.
+        let port = try #require(bound, "the serve never said where it listens")
         await #expect(throws: (any Error).self) {
             try await TestClient.send(port: port, uri: "/-/health", timeout: .seconds(5))
         }

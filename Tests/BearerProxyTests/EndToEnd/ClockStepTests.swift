@@ -25,15 +25,13 @@ struct ClockStepTests {
                 #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "/api", "#
                     .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
             ).write(to: URL(fileURLWithPath: file))
-            let port = try await closedPort()
-            func token() async throws -> String? {
-                try await TestClient.send(port: port, uri: "/api/x").echo().header("authorization")
-            }
-            let (_, output) = try await ChildProcess.withRunning(
-                CommandLineTests.binary,
-                ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"],
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist"],
                 environment: try await faults.environment()
-            ) { running in
+            ) { port, running in
+                func token() async throws -> String? {
+                    try await TestClient.send(port: port, uri: "/api/x").echo().header("authorization")
+                }
                 #expect(try await CommandLineTests.waitUntilHealthy(port: port))
                 let first = try #require(try await token())
                 // The dev issuer's tokens live an hour. 58 min pass while the wall clock is stepped back an hour: by

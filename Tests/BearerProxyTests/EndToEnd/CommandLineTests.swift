@@ -98,14 +98,12 @@ struct CommandLineTests {
     @Test("serve proxies, keeps its key 0600 in the state directory, and exits 0 on SIGTERM")
     func serveAndStop() async throws {
         let state = try Self.temporaryDirectory()
-        let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = state
-        let (_, output) = try await ChildProcess.withRunning(
-            Self.binary,
-            ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)"],
+        let (port, output) = try await ChildProcess.withListening(
+            ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:0"],
             environment: environment
-        ) { running in
+        ) { port, running in
             let health = try await Self.waitUntilHealthy(port: port)
             #expect(health)
             // The shipped routes point at 127.0.0.1:8080, so call the proxy's own echo through /-/echo directly.
@@ -115,6 +113,7 @@ struct CommandLineTests {
             let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
             #expect(attributes[.posixPermissions] as? Int == 0o600)
             running.signal(SIGTERM)
+            return port
         }
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stderr.contains("listening on http://127.0.0.1:\(port)"))
@@ -125,14 +124,12 @@ struct CommandLineTests {
     @Test("SIGTERM the moment serve answers — before its service group may have started — still exits 0")
     func earlySigterm() async throws {
         for _ in 0..<3 {
-            let port = try await closedPort()
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_STATE_HOME"] = try Self.temporaryDirectory()
-            let (_, output) = try await ChildProcess.withRunning(
-                Self.binary,
-                ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)"],
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:0"],
                 environment: environment
-            ) { running in
+            ) { port, running in
                 let healthy = try await Self.waitUntilHealthy(port: port)
                 #expect(healthy)
                 running.signal(SIGTERM)
@@ -166,17 +163,15 @@ struct CommandLineTests {
     @Test("serve at debug level prints no client key and nothing token-shaped")
     func debugOutputHasNoSecrets() async throws {
         let key = "cli-key-5be1f0c3-never-logged"
-        let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["BEARER_PROXY_KEY"] = key
-        let (_, output) = try await ChildProcess.withRunning(
-            Self.binary,
+        let (_, output) = try await ChildProcess.withListening(
             [
-                "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "0.0.0.0:\(port)",
-                "--no-persist", "--log-level", "trace",
+                "serve", "--config", Self.repositoryRoot + "/routes.json", "--listen", "0.0.0.0:0", "--no-persist",
+                "--log-level", "trace",
             ],
             environment: environment
-        ) { running in
+        ) { port, running in
             #expect(try await Self.waitUntilHealthy(port: port))
             let withKey = try await TestClient.send(
                 port: port, uri: "/-/echo/x",
@@ -200,35 +195,35 @@ struct CommandLineTests {
 
     @Test("SIGHUP reloads routes.json in a running serve; SIGTERM then exits 0")
     func sighupReloads() async throws {
-        let directory = try Self.temporaryDirectory()
-        let file = directory + "/routes.json"
-        let port = try await closedPort()
-        func write(prefix: String) throws {
-            try Data(
-                #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "\#(prefix)", "#
-                    .appending(#""upstream": "http://127.0.0.1:\#(port)/-/echo", "scopes": ["api://a/R"] } ] }"#)
-                    .utf8
-            ).write(to: URL(fileURLWithPath: file))
-        }
-        try write(prefix: "/before")
-        let (_, output) = try await ChildProcess.withRunning(
-            Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"]
-        ) { running in
-            #expect(try await Self.waitUntilHealthy(port: port))
-            #expect(try await TestClient.send(port: port, uri: "/before/x").status == .ok)
-            try write(prefix: "/after")
-            running.signal(SIGHUP)
-            var reloaded = false
-            for _ in 0..<200 where !reloaded {
-                reloaded = try await TestClient.send(port: port, uri: "/after/x").status == .ok
-                if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+        try await withUpstream({ _ in .echo }) { upstream in
+            let directory = try Self.temporaryDirectory()
+            let file = directory + "/routes.json"
+            func write(prefix: String) throws {
+                try Data(
+                    #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "\#(prefix)", "#
+                        .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
+                ).write(to: URL(fileURLWithPath: file))
             }
-            #expect(reloaded)
-            #expect(try await TestClient.send(port: port, uri: "/before/x").status == .notFound)
-            running.signal(SIGTERM)
+            try write(prefix: "/before")
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist"]
+            ) { port, running in
+                #expect(try await Self.waitUntilHealthy(port: port))
+                #expect(try await TestClient.send(port: port, uri: "/before/x").status == .ok)
+                try write(prefix: "/after")
+                running.signal(SIGHUP)
+                var reloaded = false
+                for _ in 0..<200 where !reloaded {
+                    reloaded = try await TestClient.send(port: port, uri: "/after/x").status == .ok
+                    if !reloaded { try await Task.sleep(for: .milliseconds(25)) }
+                }
+                #expect(reloaded)
+                #expect(try await TestClient.send(port: port, uri: "/before/x").status == .notFound)
+                running.signal(SIGTERM)
+            }
+            #expect(output.status == 0)
+            #expect(output.stderr.contains("reloaded"))
         }
-        #expect(output.status == 0)
-        #expect(output.stderr.contains("reloaded"))
     }
 
     @Test("SIGTERM during 200 concurrent slow requests: every one completes, then the process exits 0")
@@ -241,10 +236,9 @@ struct CommandLineTests {
                 #"{ "account": { "flow": "dev" }, "routes": [ { "prefix": "/slow", "#
                     .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
             ).write(to: URL(fileURLWithPath: file))
-            let port = try await closedPort()
-            let (_, output) = try await ChildProcess.withRunning(
-                Self.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"]
-            ) { running in
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist"]
+            ) { port, running in
                 #expect(try await Self.waitUntilHealthy(port: port))
                 try await withThrowingTaskGroup(of: TestResponse.self) { group in
                     for _ in 0..<200 {

@@ -17,16 +17,15 @@ struct ConnectionMemoryTests {
     /// working size), then `load`: its VmRSS must grow by less than `limitKiB` over the load; then it must stop
     /// cleanly on SIGTERM.
     static func expectFlat(
-        serving arguments: [String], port: Int, environment: [String: String], limitKiB: Int, over what: String,
-        warmUp: () async throws -> Void, load: () async throws -> Void
+        serving arguments: [String], environment: [String: String], limitKiB: Int, over what: String,
+        warmUp: (_ port: Int) async throws -> Void, load: (_ port: Int) async throws -> Void
     ) async throws {
-        let (_, output) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, arguments, environment: environment
-        ) { running in
+        let (_, output) = try await ChildProcess.withListening(arguments, environment: environment) {
+            port, running in
             #expect(try await CommandLineTests.waitUntilHealthy(port: port))
-            try await warmUp()
+            try await warmUp(port)
             let before = try Self.residentKiB(running.processIdentifier)
-            try await load()
+            try await load(port)
             let after = try Self.residentKiB(running.processIdentifier)
             #expect(after - before < limitKiB, "VmRSS \(before) KiB → \(after) KiB over \(what)")
             running.signal(SIGTERM)
@@ -46,16 +45,15 @@ struct ConnectionMemoryTests {
     func flatOverConnections() async throws {
         let state = try CommandLineTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let port = try await closedPort()
         let arguments = [
-            "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:\(port)",
+            "serve", "--config", CommandLineTests.repositoryRoot + "/routes.json", "--listen", "127.0.0.1:0",
             "--threads", "1",
         ]
         try await Self.expectFlat(
-            serving: arguments, port: port, environment: ["XDG_STATE_HOME": state], limitKiB: 4 * 1024,
+            serving: arguments, environment: ["XDG_STATE_HOME": state], limitKiB: 4 * 1024,
             // A leak of even 1 KiB a connection is 10 MiB here.
-            over: "10,000 connections", warmUp: { try await Self.connections(2_000, port: port) },
-            load: { try await Self.connections(10_000, port: port) })
+            over: "10,000 connections", warmUp: { try await Self.connections(2_000, port: $0) },
+            load: { try await Self.connections(10_000, port: $0) })
     }
 
     /// `count` WebSocket tunnels through the proxy, each a new connection both ways (Tests/python/websocket_churn.py).
@@ -70,18 +68,17 @@ struct ConnectionMemoryTests {
         try await FakeWebSocketUpstream.with { upstream in
             let directory = try CommandLineTests.temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let port = try await closedPort()
             let config = directory + "/routes.json"
             let routes = WebSocketTests.route(to: upstream)
-            let json = #"{ "listen": "127.0.0.1:\#(port)", "account": { "flow": "dev" }, "routes": \#(routes) }"#
+            let json = #"{ "listen": "127.0.0.1:0", "account": { "flow": "dev" }, "routes": \#(routes) }"#
             try Data(json.utf8).write(to: URL(fileURLWithPath: config))
-            let url = "ws://127.0.0.1:\(port)/api/socket"
+            func url(_ port: Int) -> String { "ws://127.0.0.1:\(port)/api/socket" }
             try await Self.expectFlat(
-                serving: ["serve", "--config", config, "--threads", "1"], port: port,
-                environment: ["XDG_STATE_HOME": directory], limitKiB: 2 * 1024,
+                serving: ["serve", "--config", config, "--threads", "1"], environment: ["XDG_STATE_HOME": directory],
+                limitKiB: 2 * 1024,
                 // The handler leak cost a tunnel 1.4 KiB in a release build (more in a debug one): 3.4 MiB here.
-                over: "2,500 tunnels", warmUp: { try await Self.tunnels(500, url: url) },
-                load: { try await Self.tunnels(2_500, url: url) })
+                over: "2,500 tunnels", warmUp: { try await Self.tunnels(500, url: url($0)) },
+                load: { try await Self.tunnels(2_500, url: url($0)) })
         }
     }
 }

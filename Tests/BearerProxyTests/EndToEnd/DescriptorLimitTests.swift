@@ -21,14 +21,14 @@ struct DescriptorLimitTests {
     func crowdUnderLowLimit() async throws {
         let state = try CommandLineTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let port = try await closedPort()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = state
         let command =
             "ulimit -n 96 && exec '\(CommandLineTests.binary)' serve --config '\(CommandLineTests.repositoryRoot)"
-            + "/routes.json' --listen 127.0.0.1:\(port) --threads 2"
-        let (_, output) = try await ChildProcess.withRunning("/bin/sh", ["-c", command], environment: environment) {
-            running in
+            + "/routes.json' --listen 127.0.0.1:0 --threads 2"
+        let (_, output) = try await ChildProcess.withListening(
+            executable: "/bin/sh", ["-c", command], environment: environment
+        ) { port, running in
             #expect(try await CommandLineTests.waitUntilHealthy(port: port))
             // The crowd: connections that never send a byte (they wait for the idle limit), far more than 96.
             var crowd: [any Channel] = []

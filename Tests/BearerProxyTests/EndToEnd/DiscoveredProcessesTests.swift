@@ -18,11 +18,10 @@ struct DiscoveredProcessesTests {
     static func withServe(
         _ files: DiscoveredRouteFiles, _ body: (_ port: Int) async throws -> Void
     ) async throws {
-        let port = try await closedPort()
-        let (_, output) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, ["serve", "--config", files.config, "--listen", "127.0.0.1:\(port)"],
+        let (_, output) = try await ChildProcess.withListening(
+            ["serve", "--config", files.config, "--listen", "127.0.0.1:0"],
             environment: files.environment(browser: DiscoveredRouteFiles.idleBrowser)
-        ) { serve in
+        ) { port, serve in
             #expect(try await CommandLineTests.waitUntilHealthy(port: port))
             try await body(port)
             serve.signal(SIGTERM)

@@ -90,22 +90,6 @@ func jwtClaims(_ authorization: String?) throws -> [String: Any] {
     return try #require(object as? [String: Any])
 }
 
-/// A loopback port with nothing listening on it, for a child `serve` to listen on.
-///
-/// Taken below the kernel's ephemeral range (32768–60999 here), where no `bind(0)` of a parallel test and no
-/// outgoing connection can land, and never the same port twice in a run: a port that was merely bound and closed
-/// could be handed to the next test asking for any port before the child binds it.
-func closedPort() async throws -> Int {
-    for _ in 0..<1000 {
-        let port = FreePorts.next.withLock { port -> Int in
-            defer { port = port >= 32_000 ? 20_000 : port + 1 }
-            return port
-        }
-        if FreePorts.isFree(port) { return port }
-    }
-    throw TestSupportError.shutDown
-}
-
 /// Runs `body` with a fake upstream, shutting it down afterwards whatever happens.
 func withUpstream<T>(
     tls: Bool = false, host: String = "127.0.0.1",

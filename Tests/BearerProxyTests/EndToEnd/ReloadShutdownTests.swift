@@ -42,12 +42,10 @@ struct ReloadShutdownTests {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let file = directory + "/routes.json"
             try Self.write(file, account: #"{ "flow": "dev" }"#, upstream: upstream, more: false)
-            let port = try await closedPort()
-            let (_, output) = try await ChildProcess.withRunning(
-                CommandLineTests.binary,
-                ["serve", "--config", file, "--listen", "127.0.0.1:\(port)", "--no-persist"],
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist"],
                 environment: [Self.tokenVariable: "static-token-for-the-reload-test"]
-            ) { running in
+            ) { port, running in
                 #expect(try await CommandLineTests.waitUntilHealthy(port: port))
                 async let held = try? TestClient.send(port: port, uri: "/api/held")
                 try await upstream.waitForRequests(1)

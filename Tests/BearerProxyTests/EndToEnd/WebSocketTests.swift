@@ -140,16 +140,15 @@ struct WebSocketTests {
         try await FakeWebSocketUpstream.with { upstream in
             let directory = try CommandLineTests.temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let port = try await closedPort()
             let config = directory + "/routes.json"
             let json =
-                #"{ "listen": "127.0.0.1:\#(port)", "account": { "flow": "dev" }, "routes": \#(Self.route(to: upstream)) }"#
+                #"{ "listen": "127.0.0.1:0", "account": { "flow": "dev" }, "routes": \#(Self.route(to: upstream)) }"#
             try Data(json.utf8).write(to: URL(fileURLWithPath: config))
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_STATE_HOME"] = directory
-            let (_, output) = try await ChildProcess.withRunning(
-                CommandLineTests.binary, ["serve", "--config", config], environment: environment
-            ) { running in
+            let (_, output) = try await ChildProcess.withListening(
+                ["serve", "--config", config], environment: environment
+            ) { port, running in
                 #expect(try await CommandLineTests.waitUntilHealthy(port: port))
                 Self.expectFullScript(try await Self.client("ws://127.0.0.1:\(port)/api/socket"))
                 running.signal(SIGTERM)

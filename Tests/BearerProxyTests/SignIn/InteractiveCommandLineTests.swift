@@ -74,11 +74,9 @@ struct InteractiveCommandLineTests {
                 let serveEnvironment = Self.environment(state: directory + "/state")
                 let environment = Self.environment(
                     state: directory + "/state", [SignInHarness.passwordVariable: Self.password])
-                let port = try await closedPort()
-                let (_, output) = try await ChildProcess.withRunning(
-                    CommandLineTests.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)"],
-                    environment: serveEnvironment
-                ) { serve in
+                let (_, output) = try await ChildProcess.withListening(
+                    ["serve", "--config", file, "--listen", "127.0.0.1:0"], environment: serveEnvironment
+                ) { port, serve in
                     #expect(try await CommandLineTests.waitUntilHealthy(port: port))
 
                     let refused = try await TestClient.send(port: port, uri: "/todo/items")
@@ -123,11 +121,9 @@ struct InteractiveCommandLineTests {
                     account: SignInHarness.native(provider), upstream: upstream.baseURL)
                 let environment = Self.environment(
                     state: directory + "/state", [SignInHarness.passwordVariable: Self.password])
-                let port = try await closedPort()
-                let (_, output) = try await ChildProcess.withRunning(
-                    CommandLineTests.binary, ["serve", "--config", file, "--listen", "127.0.0.1:\(port)"],
-                    environment: environment
-                ) { serve in
+                let (_, output) = try await ChildProcess.withListening(
+                    ["serve", "--config", file, "--listen", "127.0.0.1:0"], environment: environment
+                ) { port, serve in
                     #expect(try await CommandLineTests.waitUntilHealthy(port: port))
                     let answered = try await TestClient.send(port: port, uri: "/todo/items")
                     #expect(answered.status == .ok, "\(answered.bodyText)")

@@ -116,14 +116,12 @@ struct ProviderNumberTests {
                       "routes": [ \(route(to: upstream, scopes: ["api://todo/.default"])) ] }
                     """.utf8
                 ).write(to: URL(fileURLWithPath: config))
-                let port = try await closedPort()
                 var environment = ProcessInfo.processInfo.environment
                 environment["XDG_STATE_HOME"] = directory
                 for (key, value) in TestAccounts.environment(provider) { environment[key] = value }
-                let (_, output) = try await ChildProcess.withRunning(
-                    CommandLineTests.binary, ["serve", "--config", config, "--listen", "127.0.0.1:\(port)"],
-                    environment: environment
-                ) { running in
+                let (_, output) = try await ChildProcess.withListening(
+                    ["serve", "--config", config, "--listen", "127.0.0.1:0"], environment: environment
+                ) { port, running in
                     #expect(try await CommandLineTests.waitUntilHealthy(port: port))
                     for _ in 0..<2 {
                         let response = try await TestClient.send(port: port, uri: "/api/x")

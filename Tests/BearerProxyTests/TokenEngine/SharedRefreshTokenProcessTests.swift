@@ -61,9 +61,7 @@ struct SharedRefreshTokenProcessTests {
         try await withIdentityProvider(SharedRefreshTokenTests.strictProvider()) { provider in
             try await withUpstream({ _ in .echo }) { upstream in
                 let machine = try Self.machine(provider, upstream: upstream)
-                var ports: [Int] = []
-                for _ in 0..<3 { ports.append(try await closedPort()) }
-                let (rounds, serves) = try await Self.serving(machine, on: ports[...]) {
+                let (rounds, serves) = try await Self.serving(machine, count: 3) { ports in
                     var rounds: [[Outcome]] = []
                     for route in Self.scopes.indices {
                         rounds.append(try await Self.round(route: route, ports: ports, machine: machine))
@@ -170,24 +168,23 @@ struct SharedRefreshTokenProcessTests {
         }
     }
 
-    /// Runs a `serve` of `machine` on each of `ports`, all healthy before `body` runs, and stops them with SIGTERM
-    /// after it; returns what the body returned and how each serve ended.
+    /// Runs `count` `serve`s of `machine`, each on a port of its own, all healthy before `body` runs with their ports,
+    /// and stops them with SIGTERM after it; returns what the body returned and how each serve ended.
     static func serving<T: Sendable>(
-        _ machine: Machine, on ports: ArraySlice<Int>, healthy: [Int] = [], _ body: () async throws -> T
+        _ machine: Machine, count: Int, healthy: [Int] = [], _ body: (_ ports: [Int]) async throws -> T
     ) async throws -> (T, [ChildProcess.Output]) {
-        guard let port = ports.first else {
+        guard count > 0 else {
             for port in healthy {
                 guard try await CommandLineTests.waitUntilHealthy(port: port) else {
                     throw StressProcessError(description: "serve on port \(port) did not become healthy")
                 }
             }
-            return (try await body(), [])
+            return (try await body(healthy), [])
         }
-        let (inner, output) = try await ChildProcess.withRunning(
-            CommandLineTests.binary, ["serve", "--config", machine.file, "--listen", "127.0.0.1:\(port)"],
-            environment: machine.environment
-        ) { running in
-            let inner = try await serving(machine, on: ports.dropFirst(), healthy: healthy + [port], body)
+        let (inner, output) = try await ChildProcess.withListening(
+            ["serve", "--config", machine.file, "--listen", "127.0.0.1:0"], environment: machine.environment
+        ) { port, running in
+            let inner = try await serving(machine, count: count - 1, healthy: healthy + [port], body)
             running.signal(SIGTERM)
             return inner
         }

@@ -57,8 +57,8 @@ struct UnsavedRefreshTokenProcessTests {
                 var machine = try SharedRefreshTokenProcessTests.machine(provider, upstream: upstream)
                 for (key, value) in try await faults.environment() { machine.environment[key] = value }
                 let store = TokenStore(directory: machine.state, accountKey: machine.accountKey)
-                let port = try await closedPort()
-                let (_, first) = try await SharedRefreshTokenProcessTests.serving(machine, on: [port]) {
+                let (_, first) = try await SharedRefreshTokenProcessTests.serving(machine, count: 1) { ports in
+                    let port = ports[0]
                     // Signed in, and the file holds the account's current refresh token.
                     #expect(try await TestClient.send(port: port, uri: "/r0/x").status.code == 200)
                     let before = try Self.storedAccount(store)
@@ -91,8 +91,8 @@ struct UnsavedRefreshTokenProcessTests {
                 #expect(first.allSatisfy { !$0.stderr.contains("sign-in could not be saved") })
 
                 // A new process on the same state directory: the sign-in survived.
-                let (status, second) = try await SharedRefreshTokenProcessTests.serving(machine, on: [port]) {
-                    try await TestClient.send(port: port, uri: "/r3/x").status.code
+                let (status, second) = try await SharedRefreshTokenProcessTests.serving(machine, count: 1) { ports in
+                    try await TestClient.send(port: ports[0], uri: "/r3/x").status.code
                 }
                 #expect(status == 200)
                 #expect(second.map(\.status) == [0], "\(second.map(\.stderr))")
