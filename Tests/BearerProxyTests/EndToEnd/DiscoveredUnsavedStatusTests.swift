@@ -20,12 +20,9 @@ struct DiscoveredUnsavedStatusTests {
                 #expect(try await files.run(["login", "mcp"]).status == 0)
                 var environment = files.environment(browser: DiscoveredRouteFiles.idleBrowser)
                 for (name, value) in try await faults.environment() { environment[name] = value }
-                let port = try await closedPort()
-                let (_, output) = try await ChildProcess.withRunning(
-                    CommandLineTests.binary, ["serve", "--config", files.config, "--listen", "127.0.0.1:\(port)"],
-                    environment: environment
-                ) { serve in
-                    #expect(try await CommandLineTests.waitUntilHealthy(port: port))
+                let (_, output) = try await ChildProcess.withListening(
+                    ["serve", "--config", files.config, "--listen", "127.0.0.1:0"], environment: environment
+                ) { port, serve in
                     #expect(try await TestClient.send(port: port, uri: "/mcp/x").status == .ok)
                     #expect(try await Self.ownState(port)["unsaved"] == nil)
                     #expect(try await Self.unsavedGauge(port) == 0)
