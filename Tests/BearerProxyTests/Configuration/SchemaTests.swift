@@ -14,7 +14,7 @@ import Testing
 /// docs/routes.schema.json says what the reader says: every object has the reader's keys and every choice its
 /// values, and an independent validator (Python's jsonschema, run by Tests/python/validate_schema.py) agrees with
 /// the reader on the shipped file, the documented examples, the problem tables and thousands of variations.
-@Suite struct SchemaTests {
+@Suite(.ownThread) struct SchemaTests {
     typealias F = ConfigurationFixture
 
     static let schemaFile = ShippedRoutesTests.repositoryRoot.appendingPathComponent("docs/routes.schema.json")

@@ -13,7 +13,7 @@ import Testing
 /// knowledge for the codec, not a failure: it is printed by family. What must hold: valid, unambiguous messages and
 /// pipelines are accepted and framed alike by all three, and each reference frames a stream the same way however
 /// its reads are split.
-@Suite("Differential: the three reference parsers on the smuggling corpus")
+@Suite("Differential: the three reference parsers on the smuggling corpus", .ownThread)
 struct ReferenceAgreementTests {
     static let mustAgree = SmugglingCorpus.entries.filter(\.mustAgree)
 

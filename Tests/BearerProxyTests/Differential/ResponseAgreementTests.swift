@@ -11,7 +11,7 @@ import Testing
 
 /// The three reference parsers against each other on upstream responses (issue #24 condition 2, the response side:
 /// the codec frames what upstreams send too). Valid framings must agree; the rest is tallied by family.
-@Suite("Differential: the three reference parsers on upstream responses")
+@Suite("Differential: the three reference parsers on upstream responses", .ownThread)
 struct ResponseAgreementTests {
     @Test(
         "valid responses: all three accept them and frame them alike",

@@ -13,7 +13,7 @@ import Testing
 /// Seeded mutations of the corpus through the three references (issue #24 condition 2): the tallies by family are
 /// the knowledge; the run must finish with a verdict from every reference for every input. Scaled by
 /// ``DifferentialSettings`` for the long run.
-@Suite("Differential: seeded mutations through the three references")
+@Suite("Differential: seeded mutations through the three references", .ownThread)
 struct SeededDifferentialTests {
     @Test("seeded mutations: every input gets a verdict from each reference; tallies by family")
     func seededMutations() async throws {

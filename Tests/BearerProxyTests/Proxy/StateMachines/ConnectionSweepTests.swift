@@ -25,7 +25,7 @@ import Testing
 /// - nothing is delivered once the connection is closed, and no event a client can cause is illegal;
 /// - from every state, a client that completes its request and waits gets its answers and an idle or closed
 ///   connection.
-@Suite("Connection state machine: every event sequence to depth 6, pure")
+@Suite("Connection state machine: every event sequence to depth 6, pure", .ownThread)
 struct ConnectionSweepTests {
     typealias Machine = ConnectionStateMachine
     static let start = NIODeadline.uptimeNanoseconds(1_000_000_000)

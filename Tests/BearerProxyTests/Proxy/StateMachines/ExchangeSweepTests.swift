@@ -22,7 +22,7 @@ import Testing
 /// - no action once the exchange is over (but parking a connection that arrives late: data-plane pitfall 6);
 /// - from every state reached, the events that complete it (request end, token, connection, head, end) finish it;
 /// - no event the sockets can deliver is illegal (``ExchangeStateMachine/Action/abort`` never comes).
-@Suite("Exchange state machine: every event sequence to depth 6, pure")
+@Suite("Exchange state machine: every event sequence to depth 6, pure", .ownThread)
 struct ExchangeSweepTests {
     typealias Machine = ExchangeStateMachine
     typealias Action = ExchangeStateMachine.Action

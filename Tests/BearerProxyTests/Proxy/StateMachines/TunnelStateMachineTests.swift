@@ -12,7 +12,7 @@ import Testing
 
 /// #23 item 2: the WebSocket tunnel's life as a machine — pure, so each rule is one test, and a sweep of every event
 /// sequence up to depth 6 checks the invariants from every state it reaches.
-@Suite("WebSocket tunnel: its machine, pure")
+@Suite("WebSocket tunnel: its machine, pure", .ownThread)
 struct TunnelStateMachineTests {
     typealias Machine = TunnelStateMachine
     typealias Side = TunnelStateMachine.Side

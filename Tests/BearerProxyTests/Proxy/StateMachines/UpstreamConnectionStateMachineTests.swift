@@ -12,7 +12,7 @@ import Testing
 
 /// #23 item 2: an upstream connection's life — new, leased to one exchange, pooled, closed — and the two facts that
 /// decide a replay (reused, answered), pure; with a sweep of every event sequence to depth 6.
-@Suite("Upstream connection: its machine, pure")
+@Suite("Upstream connection: its machine, pure", .ownThread)
 struct UpstreamConnectionStateMachineTests {
     typealias Machine = UpstreamConnectionStateMachine
     static let start = NIODeadline.uptimeNanoseconds(0)
