@@ -24,30 +24,34 @@ extension AccountRuntime {
     }
 
     /// Forgets the route's stored sign-in (and, with `registration`, the client registered with its authorization
-    /// server), revoking its refresh token first where the server offers revocation (RFC 7009). Returns the issuer
-    /// it was with and a line on the revocation; nil when nothing was signed in.
+    /// server), then revokes the refresh token it held where the server offers revocation (RFC 7009). The local
+    /// sign-out comes first and takes exactly what it removes, under the directory's lock: once it has landed no
+    /// process sends or redeems those tokens, a revocation that fails afterwards leaves only tokens nobody holds, and
+    /// a local sign-out that fails (a lock held too long) revokes nothing. Returns the issuer it was with and a line
+    /// on the revocation; nil when nothing was signed in.
     public func forgetDiscovered(
         _ route: Route, registration: Bool
     ) async throws(StateError) -> (issuer: String, revocation: String)? {
         guard case .discover(let settings) = route.auth, let store = discovered.store,
             let key = try store.routeKey(upstream: route.upstream.url)
         else { return nil }
-        var revocation = "nothing to revoke"
-        if let stored = try store.signIn(key), let refreshToken = stored.refreshToken {
-            let secret =
-                stored.clientKind == "configured"
-                ? discovered.clientSecret(settings)
-                : try store.registration(issuer: key.issuer).flatMap {
-                    $0.clientID == key.clientID ? $0.clientSecret : nil
-                }
-            revocation = await DiscoveredTokenRequest.revoke(
-                refreshToken, at: stored.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
-                provider: discovered.provider(caFile: route.tls.caFile),
-                addresses: DiscoveredRouteTokens.addresses(of: route, settings: settings))
+        // The registration's secret authenticates the revocation: read before the registration may be dropped.
+        let registered = try store.registration(issuer: key.issuer)
+        let removed = try store.updateSignIn(key) { stored -> PersistedDiscoveredSignIn? in
+            defer { stored = nil }
+            return stored
         }
-        try store.updateSignIn(key) { $0 = nil }
         try store.setRouteKey(nil, upstream: route.upstream.url)
         if registration { try store.dropRegistration(issuer: key.issuer) }
+        guard let removed, let refreshToken = removed.refreshToken else { return (key.issuer, "nothing to revoke") }
+        let secret =
+            removed.clientKind == "configured"
+            ? discovered.clientSecret(settings)
+            : registered.flatMap { $0.clientID == key.clientID ? $0.clientSecret : nil }
+        let revocation = await DiscoveredTokenRequest.revoke(
+            refreshToken, at: removed.revocationEndpoint, clientID: key.clientID, clientSecret: secret,
+            provider: discovered.provider(caFile: route.tls.caFile),
+            addresses: DiscoveredRouteTokens.addresses(of: route, settings: settings))
         return (key.issuer, revocation)
     }
 

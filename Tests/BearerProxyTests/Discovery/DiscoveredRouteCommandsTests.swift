@@ -8,6 +8,7 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+import Synchronization
 import Testing
 
 /// What `status`, `/-/status`, `token ROUTE` and `logout ROUTE` see of a discovered route (#25 item 8), through
@@ -80,6 +81,34 @@ import Testing
                 #expect(try store.registration(issuer: server.baseURL) == nil)
                 #expect(try await runtime.forgetDiscovered(route, registration: true) == nil)
             }
+        }
+    }
+
+    @Test(
+        "logout ROUTE signs out locally first: when the revocation reaches the server, the state directory holds nothing"
+    )
+    func localSignOutBeforeRevocation() async throws {
+        let seen = Mutex<[Bool]>([])
+        try await DiscoveredSignInTests.withServer { server, scratch in
+            _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
+            let store = DiscoveredSignInStore(directory: scratch.state)
+            let key = try #require(try store.routeKey(upstream: server.resource))
+            server.update { settings in
+                settings.onRevocation = {
+                    let stillStored =
+                        (try? store.signIn(key)) != nil || (try? store.routeKey(upstream: server.resource)) != nil
+                    seen.withLock { $0.append(stillStored) }
+                }
+            }
+            try await SignInHarness.with(
+                account: #"{ "flow": "dev" }"#, routes: server.routes(prefix: "/mcp"), state: scratch.state
+            ) { runtime in
+                let route = try #require(runtime.configuration.routes.routes.first)
+                let signedOut = try #require(try await runtime.forgetDiscovered(route, registration: false))
+                #expect(signedOut.revocation.contains("was revoked"), "\(signedOut.revocation)")
+            }
+            // One revocation arrived, and by then neither the sign-in nor the route's index named it.
+            #expect(seen.withLock { $0 } == [false])
         }
     }
 }

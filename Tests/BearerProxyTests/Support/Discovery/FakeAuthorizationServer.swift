@@ -70,6 +70,8 @@ final class FakeAuthorizationServer: Sendable {
         var registrationSecrets = false
         /// The metadata names a `revocation_endpoint` (RFC 8414 §2, RFC 7009).
         var offersRevocation = true
+        /// Called as a revocation request arrives, before it is answered: a test's look at the client's side then.
+        var onRevocation: (@Sendable () -> Void)?
         /// Token responses carry a refresh token (RFC 6749 §5.1 leaves it optional).
         var issuesRefreshTokens = true
         /// Refresh-token grants are held, unanswered and not yet redeemed, until ``releaseHeldRefreshes()``.
@@ -279,6 +281,7 @@ final class FakeAuthorizationServer: Sendable {
             case "/par":
                 return pushRequest(request)
             case "/revoke":
+                state.record.withLock { $0.settings.onRevocation }?()
                 return state.record.withLock { record in
                     if let token = request.form["token"] {
                         record.revoked.append(token)
