@@ -109,26 +109,38 @@ struct ProcFallbackLoopTests {
         let writerThread = NIOThreadPool(numberOfThreads: 1)
         writerThread.start()
         try await withUpstream({ _ in .echo }) { upstream in
-            let configuration = try TestConfigurations.make(
-                routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#)
-            // One event loop for everyone; the keep-alive client comes through the socket file, whose peer the
-            // kernel names without a table (SO_PEERCRED), so only the TCP newcomer waits on the gate.
-            let proxy = try await RunningProxy.start(
-                configuration: configuration,
-                listeners: [.tcp(ListenAddress(host: "127.0.0.1", port: 0)), .unix(socket)], stateDirectory: nil,
-                threads: 1, logger: ProxyHarness.silentLogger, peerLookup: .procTables(tcp: gate, tcp6: gate))
-            do {
+            // Only the TCP newcomer waits on the gate: the keep-alive client's peer is named without a table.
+            try await Self.withOneLoopProxy(upstream: upstream, socket: socket, table: gate) { proxy in
                 try await Self.exercise(proxy, socket: socket.path, gate: gate, writer: writerThread)
-                try await proxy.shutdownWithinLimit()
-            } catch {
-                try? await proxy.shutdownWithinLimit()
-                throw error
             }
             // The keep-alive client's second request reached the upstream before the newcomer's, held until its
             // lookup ended.
             #expect(upstream.requests.map(\.head.uri) == ["/first", "/while-held", "/newcomer"])
         }
         try await writerThread.shutdownGracefully()
+    }
+
+    /// A proxy on one event loop for everyone, whose peer lookups read `table` for both address families: the
+    /// keep-alive client comes through the socket file, whose peer the kernel names without a table (SO_PEERCRED),
+    /// and every new TCP connection shares its loop. Shut down whatever `body` does.
+    static func withOneLoopProxy(
+        upstream: FakeUpstream, socket: UnixSocketPath, table: String, timeouts: ProxyTimeouts = ProxyTimeouts(),
+        _ body: (RunningProxy) async throws -> Void
+    ) async throws {
+        let configuration = try TestConfigurations.make(
+            routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#)
+        let proxy = try await RunningProxy.start(
+            configuration: configuration,
+            listeners: [.tcp(ListenAddress(host: "127.0.0.1", port: 0)), .unix(socket)], stateDirectory: nil,
+            timeouts: timeouts, threads: 1, logger: ProxyHarness.silentLogger,
+            peerLookup: .procTables(tcp: table, tcp6: table))
+        do {
+            try await body(proxy)
+            try await proxy.shutdownWithinLimit()
+        } catch {
+            try? await proxy.shutdownWithinLimit()
+            throw error
+        }
     }
 
     private static func exercise(

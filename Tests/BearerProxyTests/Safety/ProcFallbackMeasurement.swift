@@ -51,21 +51,10 @@ struct ProcFallbackMeasurement {
         try Self.busyTable(lines: Self.tableLines).write(toFile: table, atomically: true, encoding: .utf8)
         let socket = try UnixSocketPath(base + "/proxy.sock")
         try await withUpstream({ _ in .echo }) { upstream in
-            let configuration = try TestConfigurations.make(
-                routes: #"[{ "prefix": "/api", "upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] }]"#)
-            // One event loop: the keep-alive client (through the socket file, whose peer SO_PEERCRED names, so it
-            // needs no table) and every new TCP connection share it.
-            let proxy = try await RunningProxy.start(
-                configuration: configuration,
-                listeners: [.tcp(ListenAddress(host: "127.0.0.1", port: 0)), .unix(socket)], stateDirectory: nil,
-                timeouts: Self.patient, threads: 1, logger: ProxyHarness.silentLogger,
-                peerLookup: .procTables(tcp: table, tcp6: table))
-            do {
+            try await ProcFallbackLoopTests.withOneLoopProxy(
+                upstream: upstream, socket: socket, table: table, timeouts: Self.patient
+            ) { proxy in
                 try await Self.measure(proxy, socket: socket.path)
-                try await proxy.shutdownWithinLimit()
-            } catch {
-                try? await proxy.shutdownWithinLimit()
-                throw error
             }
         }
     }
