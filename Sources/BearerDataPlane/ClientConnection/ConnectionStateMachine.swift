@@ -7,10 +7,14 @@ import NIOCore
 import NIOHTTP1
 
 /// The life of a client connection, as a value (see ``ExchangeStateMachine`` for one exchange's): between
-/// exchanges, one exchange at a time, a tunnel, closed. Requests are handled one at a time, in order: a pipelined
-/// request that arrives early is queued and reading stops until the current exchange is done (RFC 9112 §9.3.2 —
-/// responses in request order). Doing this here instead of with NIO's `HTTPServerPipelineHandler` avoids two
+/// exchanges, one exchange at a time, a tunnel, lingering, closed. Requests are handled one at a time, in order: a
+/// pipelined request that arrives early is queued and reading stops until the current exchange is done (RFC 9112
+/// §9.3.2 — responses in request order). Doing this here instead of with NIO's `HTTPServerPipelineHandler` avoids two
 /// `epoll_ctl` calls per request (data-plane pitfall 1).
+///
+/// It holds the exchange in progress and passes its events on; every event returns one ``Action``, which
+/// ``ProxyConnectionHandler`` performs. What the connection knows of its reading — taken, ended after the last
+/// request, a refusal waiting for its turn, stopped — is ``reading``, and nowhere else.
 package struct ConnectionStateMachine {
     package enum State {
         /// Between exchanges: the connection may stay idle until `idleDue`; once bytes of a request head have
@@ -20,14 +24,81 @@ package struct ConnectionStateMachine {
         case busy
         /// The connection became one end of a WebSocket ``Tunnel``; the handler has left its pipeline.
         case tunnelled
+        /// The last answer is written and the sending side shut: what the client still sends is read and dropped
+        /// until it closes, for at most the linger limit (``ProxyConnectionHandler/closeLingering(after:)``).
+        case lingering
         /// Closed, or closing: nothing more is read or answered.
         case closed
+    }
+
+    /// How far the client's bytes are still read as requests.
+    package enum Reading: Equatable {
+        /// Requests are read and taken.
+        case open
+        /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
+        /// HTTP/1.0 without keep-alive, an upgrade), or one refused for its head — so nothing after it is taken: its
+        /// bytes are decoded and dropped, and a malformed message among them is no one's (RFC 9112 §9.6: a client
+        /// that sends `close` sends no further requests; §9.3.2: whatever follows is not a request the server took).
+        case ended
+        /// A pipelined request after the one in progress could not be read: it is answered in its own slot, once
+        /// every request before it has had its answer (RFC 9112 §9.3.2), and the connection then closes. The
+        /// decoder reads nothing after a malformed message, so nothing follows it in ``queued``; what was queued of
+        /// the failed request itself (a valid head before a malformed body) is dropped, so no part of it reaches an
+        /// upstream.
+        case refusalWaiting(Refusal)
+        /// Nothing more is decoded: the decoder refused the bytes, the client left, or the connection lingers.
+        case stopped
+    }
+
+    /// The answer to a request that could not be read, and the reason the access log gives for it.
+    package struct Refusal: Equatable {
+        package var problem: ProxyError
+        package var label: String?
     }
 
     /// Whether the server is shutting down gracefully (finish the exchange in progress, then close).
     package enum Mode: Equatable {
         case serving
         case quiescing
+    }
+
+    /// What the handler does after an event: every event returns one.
+    package enum Action: Equatable {
+        case none
+        /// Perform the exchange's action (``ExchangeStateMachine/Action``).
+        case exchange(ExchangeStateMachine.Action)
+        /// The upstream's response head was taken (``responseHead(_:endsWithConnection:verdict:)``): first let the
+        /// route's token source hear `token`, before anything `action` writes lets a pipelined request use that
+        /// token, then perform `action`. `stepUpAnswered`: a step-up the route needs is answered with the problem
+        /// now, not waited for (counted).
+        case responseHead(ExchangeStateMachine.Action, token: TokenVerdict.TokenEffect, stepUpAnswered: Bool)
+        /// Hand this request part on: a head begins an exchange (the handler's routing step), a body part or the end
+        /// goes to the exchange in progress.
+        case deliver(ClientRequestPart)
+        /// The exchange ended and the connection stays: take what is queued, ``nextQueued(now:)`` after
+        /// ``nextQueued(now:)``, until it returns `.none`.
+        case deliverQueued
+        /// A request that could not be read is answered: `action` is the exchange's answer (an exchange is begun for
+        /// it when there was none); `refusal` the access log's reason.
+        case refuse(ExchangeStateMachine.Action, refusal: String?)
+        /// Close the client connection.
+        case close(Closing)
+    }
+
+    /// Why, and when, the client connection closes.
+    package enum Closing: Equatable {
+        /// Once the last answer is written, lingering (``State/lingering``).
+        case afterResponse
+        /// Now: idle past its limit (RFC 9112 §9.3: either side may close an idle persistent connection).
+        case idle
+        /// Now: the server shuts down, and nothing is in progress.
+        case quiescing
+        /// Now: the listener is at its connection cap, and this connection is an idle keep-alive one.
+        case roomWanted
+        /// Now: the client's bytes cannot be read, nor answered (more held than the decoder's limit).
+        case unreadable
+        /// Now: an event that cannot happen in its state (counted in ``illegalEvents``).
+        case illegalEvent
     }
 
     /// The connection's own limits (SPEC §8).
@@ -46,23 +117,13 @@ package struct ConnectionStateMachine {
     package let limits: Limits
     package private(set) var state: State
     package private(set) var mode = Mode.serving
+    package private(set) var reading = Reading.open
     /// Parts of pipelined requests that arrived while an exchange was in progress.
     package private(set) var queued = CircularBuffer<ClientRequestPart>()
-    /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
-    /// HTTP/1.0 without keep-alive, an upgrade), or one refused for its head — so nothing after it is read: its
-    /// bytes are dropped unparsed, and a malformed message among them is no one's (RFC 9112 §9.6: a client that
-    /// sends `close` sends no further requests; §9.3.2: whatever follows is not a request the server took).
-    package private(set) var readingEnded = false
-    /// A pipelined request after the one in progress could not be parsed: it is answered in its own slot, once
-    /// every request before it has had its answer (RFC 9112 §9.3.2), and the connection then closes. The parser
-    /// reads nothing after a malformed message, so nothing follows it in ``queued``; what was queued of the failed
-    /// request itself (a valid head before a malformed body) is dropped, so no part of it reaches an upstream.
-    private var deferredFailure: ProxyError?
     private var exchanges: UInt64 = 0
     /// The exchange in progress: set exactly while the state is `.busy`. It sits beside the state rather than in
     /// `.busy`'s payload so that events change it in place: a payload is moved out of the enum and back for every
-    /// event, with a retain and a release of each buffer it holds — about 1–2 µs per request, measured
-    /// (docs/benchmarks.md, session 6).
+    /// event, with a retain and a release of each buffer it holds — about 1–2 µs per request (docs/benchmarks.md).
     package private(set) var exchange: ExchangeStateMachine?
     /// Events that could not happen in the state they arrived in (the exchange's own are counted by it).
     package private(set) var illegalEvents = 0
@@ -74,53 +135,80 @@ package struct ConnectionStateMachine {
         self.state = .idle(idleDue: now + limits.idle, headDue: nil)
     }
 
+    /// Whether the client's bytes are still decoded (taken, or dropped after the last request).
+    package var decodes: Bool {
+        switch reading {
+        case .open, .ended: true
+        case .refusalWaiting, .stopped: false
+        }
+    }
+
+    /// Whether nothing after the connection's last request is taken (``Reading``).
+    package var readingEnded: Bool { reading != .open }
+
+    package var isLingering: Bool {
+        if case .lingering = state { return true }
+        return false
+    }
+
     /// Applies `event` to the exchange in progress and returns its action — `orElse` when there is none (a result
     /// that arrives after its exchange ended). After a request that does not keep the connection has ended, reading
-    /// ends (``readingEnded``): nothing after it is a request this connection will serve.
+    /// ends (``Reading/ended``): nothing after it is a request this connection will serve.
     package mutating func exchangeEvent(
+        orElse none: ExchangeStateMachine.Action = .none,
+        _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
+    ) -> Action {
+        .exchange(step(orElse: none, event))
+    }
+
+    private mutating func step(
         orElse none: ExchangeStateMachine.Action = .none,
         _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
     ) -> ExchangeStateMachine.Action {
         guard exchange != nil else { return none }
         let action = event(&exchange!)
-        if !readingEnded, exchange!.persistence == .close, exchange!.requestHasEnded { endReading() }
+        if case .open = reading, exchange!.persistence == .close, exchange!.requestHasEnded { endReading() }
         return action
+    }
+
+    /// The upstream's response head, and what it says of the route's token (``TokenVerdict``): the exchange decides
+    /// what becomes of the answer, and the token's effect goes with its action — only for a head the exchange took.
+    package mutating func responseHead(
+        _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
+    ) -> Action {
+        let action = step { $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict) }
+        if case .abort = action { return .exchange(action) }
+        // Answered with the problem now; a step-up waited for is counted when its sign-in ends.
+        let stepUpAnswered = verdict.stepUp != nil && exchange?.awaitsStepUp != true
+        if verdict.tokenEffect == .none && !stepUpAnswered { return .exchange(action) }
+        return .responseHead(action, token: verdict.tokenEffect, stepUpAnswered: stepUpAnswered)
     }
 
     // MARK: Reading
 
-    /// What to do with a request part the parser delivered.
-    package enum Delivery: Equatable {
-        /// Hand it to the exchange (or begin one with it).
-        case deliver
-        /// Keep it until the exchange in progress is done.
-        case queue
-        /// Drop it: the connection is closing.
-        case drop
-    }
-
-    package mutating func received(_ part: ClientRequestPart) -> Delivery {
-        if readingEnded { return .drop }
+    /// A request part the decoder read: delivered, queued until the exchange in progress is done, or dropped.
+    package mutating func received(_ part: ClientRequestPart) -> Action {
+        guard case .open = reading else { return .none }
         switch state {
-        case .closed, .tunnelled:
-            return .drop
+        case .closed, .tunnelled, .lingering:
+            return .none
         case .idle(let idleDue, _):
             if case .head = part { state = .idle(idleDue: idleDue, headDue: nil) }
             if !queued.isEmpty {
                 queued.append(part)
-                return .queue
+                return .none
             }
-            return .deliver
+            return .deliver(part)
         case .busy:
             if !queued.isEmpty || part.isHead {
                 queued.append(part)
-                return .queue
+                return .none
             }
-            return .deliver
+            return .deliver(part)
         }
     }
 
-    /// A read completed; `deliveredPart` whether the parser made a request part of its bytes. Bytes that made none
+    /// A read completed; `deliveredPart` whether the decoder made a request part of its bytes. Bytes that made none
     /// between exchanges are the start of a request head: it must be complete within the head limit.
     /// `now` is asked only then.
     package mutating func readComplete(deliveredPart: Bool, now: @autoclosure () -> NIODeadline) {
@@ -134,63 +222,28 @@ package struct ConnectionStateMachine {
         guard queued.isEmpty else { return false }
         switch state {
         case .busy: return exchange?.wantsRead(upstreamWritable: upstreamWritable()) ?? true
-        case .idle, .tunnelled, .closed: return true
+        case .idle, .tunnelled, .lingering, .closed: return true
         }
     }
 
-    // MARK: Exchanges
-
-    /// A request head is delivered: its exchange begins. Returns false (and counts an illegal event) when one is in
-    /// progress already: the parser delivers a head only between exchanges (a later one is queued).
-    @discardableResult
-    package mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) -> Bool {
-        guard case .idle = state else {
-            illegal("a request head")
-            return false
+    /// The decoder could not read the client's bytes, and reads nothing more. `refusal` answers the message (nil:
+    /// it cannot be answered, and the connection closes): now if it is the request in progress or the next one
+    /// with nothing before it, in its turn if it is a later pipelined one, never if it came after the connection's
+    /// last request.
+    package mutating func decoderFailed(_ refusal: Refusal?, now: NIODeadline) -> Action {
+        guard let refusal else {
+            reading = .stopped
+            return .close(.unreadable)
         }
-        exchanges += 1
-        var exchange = ExchangeStateMachine(
-            serial: exchanges, request: request, now: now, bodyStall: limits.bodyStall,
-            assertsOnIllegalEvents: assertsOnIllegalEvents)
-        if mode == .quiescing { _ = exchange.quiesce() }
-        self.exchange = exchange
-        state = .busy
-        return true
-    }
-
-    private mutating func illegal(_ event: StaticString) {
-        illegalEvents += 1
-        if assertsOnIllegalEvents { assertionFailure("connection: \(event) cannot happen in \(state)") }
-    }
-
-    /// What follows a finished exchange.
-    package enum Next: Equatable {
-        /// Close the connection (once the response is written).
-        case close
-        /// Wait for the next request: deliver the queued parts (``nextQueuedPart()``).
-        case awaitRequest
-    }
-
-    /// Nothing more is read from this connection: what is queued is dropped, and so is a later request's failure.
-    private mutating func endReading() {
-        readingEnded = true
-        queued.removeAll()
-        deferredFailure = nil
-    }
-
-    /// How to treat a message the parser could not read.
-    package enum ParseFailure: Equatable {
-        /// It came after the connection's last request: it is nobody's request, and the connection is closing.
-        case ignore
-        /// It is a later pipelined request: kept for its slot (``takeDeferredFailure()``).
-        case deferred
-        /// It is the request in progress, or the next one with nothing before it: answer it now, then close.
-        case answerNow
-    }
-
-    /// The parser could not read a message, which `problem` answers.
-    package mutating func parseFailed(_ problem: ProxyError) -> ParseFailure {
-        if readingEnded { return .ignore }
+        switch reading {
+        case .open:
+            break
+        case .ended:
+            reading = .stopped
+            return .none
+        case .refusalWaiting, .stopped:
+            return .none
+        }
         if let last = queued.last {
             // Queued parts belong to later requests, none of which has begun. Unless the last one is complete, the
             // failure is in its body: its parts go, and the failure takes its slot.
@@ -199,58 +252,94 @@ package struct ConnectionStateMachine {
             }
         } else if exchange == nil || exchange?.state.bodyDue != nil {
             // The next request with nothing before it, or the body of the one in progress.
-            return .answerNow
+            let action = readFailed(refusal.problem, refusal: refusal.label, now: now)
+            reading = .stopped
+            return action
         }
-        deferredFailure = problem
-        return .deferred
+        reading = .refusalWaiting(refusal)
+        return .none
     }
 
-    /// The failure of a later pipelined request, once it is its turn — every request before it has been answered —
-    /// to be answered, after which the connection closes.
-    package mutating func takeDeferredFailure() -> ProxyError? {
-        guard case .idle = state, queued.isEmpty, !readingEnded, let failure = deferredFailure else { return nil }
-        deferredFailure = nil
-        return failure
+    // MARK: Exchanges
+
+    /// A request head is delivered: its exchange begins. A head while one is in progress is an illegal event
+    /// (counted): the decoder's heads are delivered only between exchanges (a later one is queued).
+    @discardableResult
+    package mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) -> Action {
+        guard case .idle = state else {
+            illegal("a request head")
+            return .close(.illegalEvent)
+        }
+        exchanges += 1
+        var exchange = ExchangeStateMachine(
+            serial: exchanges, request: request, now: now, bodyStall: limits.bodyStall,
+            assertsOnIllegalEvents: assertsOnIllegalEvents)
+        if mode == .quiescing { _ = exchange.quiesce() }
+        self.exchange = exchange
+        state = .busy
+        return .none
+    }
+
+    private mutating func illegal(_ event: StaticString) {
+        illegalEvents += 1
+        if assertsOnIllegalEvents { assertionFailure("connection: \(event) cannot happen in \(state)") }
+    }
+
+    /// Nothing after the request in progress is taken: what is queued is dropped, and so is a later request's
+    /// refusal (the decoder stays stopped then).
+    private mutating func endReading() {
+        switch reading {
+        case .open: reading = .ended
+        case .refusalWaiting: reading = .stopped
+        case .ended, .stopped: break
+        }
+        queued.removeAll()
+    }
+
+    /// What is queued, one step at a time, once an exchange has ended: a part to deliver (a new request waits for
+    /// the exchange before it), or — once every request before it has been answered — the refusal of a later
+    /// pipelined request; `.none` when there is nothing to take now.
+    package mutating func nextQueued(now: NIODeadline) -> Action {
+        if let part = queued.first {
+            switch state {
+            case .busy where part.isHead: return .none
+            case .closed, .tunnelled, .lingering: return .none
+            case .idle, .busy:
+                queued.removeFirst()
+                return .deliver(part)
+            }
+        }
+        guard case .idle = state, case .refusalWaiting(let refusal) = reading else { return .none }
+        return readFailed(refusal.problem, refusal: refusal.label, now: now)
     }
 
     /// The exchange in progress is over; `close` whether it wants the connection closed.
-    package mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Next {
+    package mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Action {
         guard case .busy = state else {
             illegal("an exchange's end")
             state = .closed
-            return .close
+            return .close(.afterResponse)
         }
         exchange = nil
         if close || mode == .quiescing {
             queued.removeAll()
             state = .closed
-            return .close
+            return .close(.afterResponse)
         }
         state = .idle(idleDue: now + limits.idle, headDue: nil)
-        return .awaitRequest
-    }
-
-    /// The next queued part to deliver: all of them, except that a new request waits for the exchange before it.
-    package mutating func nextQueuedPart() -> ClientRequestPart? {
-        guard let part = queued.first else { return nil }
-        switch state {
-        case .busy where part.isHead: return nil
-        case .closed, .tunnelled: return nil
-        case .idle, .busy:
-            queued.removeFirst()
-            return part
-        }
+        return .deliverQueued
     }
 
     /// The request could not be read (an invalid message, a head that did not arrive in time): answer `problem` for
     /// it — or for the head still arriving — then close. Begins an exchange to answer when there is none; when the
     /// connection is closing already, there is nothing to answer and it closes.
-    package mutating func readFailed(_ problem: ProxyError, now: NIODeadline) -> ExchangeStateMachine.Action {
+    package mutating func readFailed(_ problem: ProxyError, refusal: String? = nil, now: NIODeadline) -> Action {
         endReading()
         if case .idle = state {
             begin(ExchangeStateMachine.Request(method: .GET), now: now)
         }
-        return exchangeEvent(orElse: .closeConnection(closeUpstream: true)) { $0.readFailed(problem) }
+        guard exchange != nil else { return .exchange(.closeConnection(closeUpstream: true)) }
+        return .refuse(step { $0.readFailed(problem) }, refusal: refusal)
     }
 
     /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
@@ -265,39 +354,46 @@ package struct ConnectionStateMachine {
     /// The listener is at its connection cap and wants room: an idle keep-alive connection — one that has served a
     /// request and holds no exchange and no byte of a next one — closes (RFC 9112 §9.3: either side may close an
     /// idle persistent connection), as nginx closes its reusable connections when it runs out. A connection still
-    /// waiting for its first request is left alone: it may be the very client the room is for. Returns whether to
-    /// close now.
-    package mutating func closeIfIdle() -> Bool {
-        guard exchanges > 0, case .idle(_, nil) = state, queued.isEmpty, exchange == nil, deferredFailure == nil
-        else { return false }
+    /// waiting for its first request is left alone: it may be the very client the room is for.
+    package mutating func closeIfIdle() -> Action {
+        guard exchanges > 0, case .idle(_, nil) = state, queued.isEmpty, exchange == nil, reading == .open
+        else { return .none }
         state = .closed
-        return true
+        return .close(.roomWanted)
     }
 
-    /// Graceful shutdown. Returns whether to close now (no exchange in progress).
-    package mutating func quiesce() -> Bool {
+    /// Graceful shutdown: an idle connection closes now, a busy one once its exchange is over.
+    package mutating func quiesce() -> Action {
         mode = .quiescing
         switch state {
         case .idle:
             state = .closed
-            return true
+            return .close(.quiescing)
         case .busy:
-            _ = exchangeEvent { $0.quiesce() }
-            return false
-        case .tunnelled, .closed:
-            return false
+            _ = step { $0.quiesce() }
+            return .none
+        case .tunnelled, .lingering, .closed:
+            return .none
         }
+    }
+
+    /// The last answer is written and the sending side shut: what the client still sends is dropped unread.
+    package mutating func linger() {
+        queued.removeAll()
+        reading = .stopped
+        state = .lingering
     }
 
     /// The client connection closed. Returns what becomes of the exchange in progress
     /// (``ExchangeStateMachine/Action/abandon(closeUpstream:responseEnded:)``), `.none` when there was none.
-    package mutating func clientClosed() -> ExchangeStateMachine.Action {
+    package mutating func clientClosed() -> Action {
         queued.removeAll()
+        reading = .stopped
         if case .tunnelled = state { return .none }
         let action = exchange == nil ? .none : exchange!.clientClosed()
         exchange = nil
         state = .closed
-        return action
+        return .exchange(action)
     }
 
     // MARK: Time limits
@@ -309,26 +405,25 @@ package struct ConnectionStateMachine {
             guard queued.isEmpty else { return nil }
             return ExchangeStateMachine.earliest(idleDue, headDue)
         case .busy: return exchange?.nextDeadline
-        case .tunnelled, .closed: return nil
+        case .tunnelled, .lingering, .closed: return nil
         }
     }
 
-    /// What a deadline between exchanges calls for.
-    package enum IdleTimeout: Equatable {
-        case none
-        /// A request head did not arrive in full within its limit: `408`, then close (RFC 9110 §15.5.9).
-        case requestHeadTimedOut
-        /// RFC 9112 §9.3: either side may close an idle persistent connection; nothing is in flight.
-        case closeIdle
-    }
-
-    /// The timer fired between exchanges.
-    package mutating func idleDeadlinesDue(now: NIODeadline) -> IdleTimeout {
+    /// The timer fired: the exchange's deadlines, or between exchanges the head limit — `408`, then close (RFC 9110
+    /// §15.5.9) — and the idle limit. `readsWithheld`: the client's reads are held back (the exchange's body-stall
+    /// limit does not run then).
+    package mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
+        if exchange != nil {
+            return exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: readsWithheld) }
+        }
         guard case .idle(let idleDue, let headDue) = state, queued.isEmpty else { return .none }
-        if let headDue, headDue <= now { return .requestHeadTimedOut }
+        if let headDue, headDue <= now {
+            let seconds = limits.requestHead.nanoseconds / 1_000_000_000
+            return readFailed(.requestTimeout(detail: "The request head did not arrive within \(seconds) s."), now: now)
+        }
         if idleDue <= now {
             state = .closed
-            return .closeIdle
+            return .close(.idle)
         }
         return .none
     }

@@ -22,7 +22,7 @@ extension ProxyConnectionHandler {
     package func armTimer(for deadline: NIODeadline) {
         // `timerFiresAt` is the distant future while no timer is armed: the usual case returns without reading
         // `timer`, whose copy costs retains (#24 session 18). A lingering close's timer is its own and stays.
-        if timerFiresAt <= deadline || removed || lingering { return }
+        if timerFiresAt <= deadline || removed || connection.isLingering { return }
         timer?.cancel()
         timerFiresAt = deadline
         // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
@@ -67,23 +67,11 @@ extension ProxyConnectionHandler {
         timer = nil
         timerFiresAt = .distantFuture
         let now = context.eventLoop.now
-        if connection.exchange != nil {
-            let withheld = !wantsRead
-            run(connection.exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: withheld) })
-        } else {
-            switch connection.idleDeadlinesDue(now: now) {
-            case .none:
-                break
-            case .requestHeadTimedOut:
-                let seconds = server.timeouts.requestHead.nanoseconds / 1_000_000_000
-                answerAndClose(.requestTimeout(detail: "The request head did not arrive within \(seconds) s."))
-            case .closeIdle:
-                server.logger.debug(
-                    "closing an idle client connection", metadata: ["client": "\(clientAddress ?? "-")"])
-                closeClient()
-                return
-            }
-        }
+        // Whether reads are held back matters only to an exchange's limits: asked only then.
+        let withheld = connection.exchange != nil && !wantsRead
+        let action = connection.deadlinesDue(now: now, readsWithheld: withheld)
+        run(action)
+        if case .close = action { return }
         if context.channel.isActive { updateTimer() }
     }
 }

@@ -7,7 +7,7 @@ import NIOCore
 ///
 /// What the `ByteToMessageHandler` did, done here: bytes that arrive while the decoder runs (a read delivered
 /// synchronously) are added and decoded by the run in progress; a refusal, or the client leaving, stops the reading
-/// for good (``decoderFailed``); at the end of the input a head in pieces is parsed once more.
+/// for good (``ConnectionStateMachine/Reading``); at the end of the input a head in pieces is parsed once more.
 extension ProxyConnectionHandler {
     /// Decodes what `bytes` adds to what the decoder holds, handing each part on (``received(_:)``).
     package func receive(_ bytes: ByteBuffer) {
@@ -17,16 +17,15 @@ extension ProxyConnectionHandler {
 
     /// Runs the decoder until it needs more bytes; `seenEOF` at the end of the input.
     package func decodeInbound(seenEOF: Bool) {
-        guard !decoding, !decoderFailed, !lingering else { return }
+        guard !decoding, connection.decodes else { return }
         decoding = true
         defer { decoding = false }
         do {
             while let part = try decoder.next(seenEOF: seenEOF) {
                 received(part)
-                if decoderFailed || lingering { return }
+                if !connection.decodes { return }
             }
         } catch {
-            decoderFailed = true
             decodeFailed(error)
         }
     }

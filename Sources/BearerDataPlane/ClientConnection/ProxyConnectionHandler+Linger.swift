@@ -27,7 +27,7 @@ extension ProxyConnectionHandler {
                 context.close(promise: nil)
                 return
             }
-            lingering = true
+            connection.linger()
             cancelTimer()
             context.close(mode: .output, promise: nil)
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {

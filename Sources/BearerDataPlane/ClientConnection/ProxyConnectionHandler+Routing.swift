@@ -23,7 +23,7 @@ extension ProxyConnectionHandler {
             now: now)
         // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
         // ends, and the connection closes rather than answer two requests at once.
-        guard began else { return closeClient() }
+        guard began == .none else { return run(began) }
         guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
         let target: RequestTarget
         switch proxy.requestGuard.check(request) {

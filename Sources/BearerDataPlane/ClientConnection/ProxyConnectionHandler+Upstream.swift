@@ -99,41 +99,16 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamStatus = UInt(status.code)
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
-            let binding = exchange.binding
             let verdict = TokenVerdict.decide(
-                status: status, headers: head.headers, route: binding?.tokenRoute ?? .noToken,
+                status: status, headers: head.headers, route: exchange.binding?.tokenRoute ?? .noToken,
                 granted: exchange.tokenScopes ?? [])
-            if let token = exchange.token {
-                switch verdict.tokenEffect {
-                case .none:
-                    break
-                case .answered:
-                    // `status` shows a discovered route's upstream's last answer: this one wants no step-up.
-                    exchange.tokens?.answered(token)
-                case .dropForStepUp(let scopes):
-                    // A step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
-                    if let key = binding?.tokenKey { exchange.tokens?.drop(key, token: token, wanting: scopes) }
-                    server.logger.info(
-                        "step-up required: the upstream answered 403 insufficient_scope",
-                        metadata: [
-                            "request-id": "\(exchange.id)", "route": "\(binding?.route.prefix ?? "")",
-                            "scopes": "\(scopes.joined(separator: " "))",
-                        ])
-                }
-            }
             // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
             let endsWithConnection =
                 exchange.request.version.minor == 0
                 && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
             run(
-                connection.exchangeEvent {
-                    $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict)
-                },
+                connection.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict),
                 record: exchange, inUse: upstream)
-            if verdict.stepUp != nil, let route = binding?.route.prefix, connection.exchange?.awaitsStepUp != true {
-                // Answered with the problem now; a step-up is counted when its sign-in ends (``fetchStepUpToken``).
-                server.metrics.stepUp(route: route, outcome: "answered")
-            }
         case .body(let buffer):
             run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
         case .end(let trailers):

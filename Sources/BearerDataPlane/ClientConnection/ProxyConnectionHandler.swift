@@ -47,8 +47,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var decoder = RequestDecoder(limits: Acceptor.headLimits)
     /// The decoder is running: a read that arrives meanwhile only adds its bytes.
     package var decoding = false
-    /// The decoder refused the bytes (answered), or the client left: nothing more is decoded.
-    package var decoderFailed = false
 
     // I/O bookkeeping, not lifecycle.
     /// Reads held back while the machine does not want them (backpressure, a token wait).
@@ -71,13 +69,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var timerFiresAt = NIODeadline.distantFuture
     /// The deadlines changed during the event being handled: the timer is armed for them when it ends.
     package var timerStale = false
-    /// Why the codec refused a later pipelined request, kept until its turn to be answered (its access-log line).
-    package var deferredRefusal: String?
     /// The time as the event being handled sees it (``now``).
     package var clock = EventClock()
-    /// The connection's last answer is written and its sending side shut: what the client still sends is read and
-    /// dropped until it closes (``closeLingering(after:)``).
-    package var lingering = false
 
     package init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
@@ -129,7 +122,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: Client → proxy
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if lingering || decoderFailed { return }
+        guard connection.decodes else { return }
         enterEvent()
         defer { leaveEvent() }
         receive(unwrapInboundIn(data))
@@ -138,7 +131,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// A request part the decoder read.
     package func received(_ part: ClientRequestPart) {
         readDeliveredPart = true
-        if connection.received(part) == .deliver { dispatch(part) }
+        if case .deliver(let part) = connection.received(part) { dispatch(part) }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
@@ -151,7 +144,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func read(context: ChannelHandlerContext) {
-        if lingering { return context.read() }
+        if connection.isLingering { return context.read() }
         if reads.admit(open: wantsRead) { context.read() }
     }
 
@@ -163,7 +156,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelInactive(context: ChannelHandlerContext) {
         // A head still in pieces is parsed once more, so a malformed one is refused for what it is (and counted).
         decodeInbound(seenEOF: true)
-        decoderFailed = true
         run(connection.clientClosed())
         if upstream != nil {
             // The machine keeps no connection past its client; one still held here is a bug, and is let go.
@@ -178,50 +170,27 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         closeClient()
     }
 
-    /// The decoder refused the client's bytes: a ``HeadError`` is answered; anything else (more bytes held than
+    /// The decoder refused the client's bytes: a ``HeadError`` is answered in its own slot, then the connection
+    /// closes (the byte stream can no longer be trusted to find the next request; RFC 9112 §9.3.2), and is counted
+    /// by reason whether or not it is answered; anything else (more bytes held than
     /// ``RequestDecoder/bufferLimit(_:)``) closes the connection.
     package func decodeFailed(_ error: any Error) {
         guard let refusal = error as? HeadError else {
-            closeClient()
-            return
+            return run(connection.decoderFailed(nil, now: now))
         }
-        // A request the codec refused: answer it in its own slot, then close (the byte stream can no longer be
-        // trusted to find the next request) — now if it is the request in progress, after the requests before it if
-        // it is a later pipelined one, never if it came after the connection's last request (RFC 9112 §9.3.2, #21,
-        // #28). Counted by reason either way (#24 condition 4).
         server.metrics.requestsRefused(reason: refusal.label).increment()
-        let problem = ProxyError(refusal: refusal)
-        switch connection.parseFailed(problem) {
-        case .answerNow: answerAndClose(problem, refusal: refusal.label)
-        case .deferred: deferredRefusal = refusal.label
-        case .ignore: break
-        }
+        let answer = ConnectionStateMachine.Refusal(problem: ProxyError(refusal: refusal), label: refusal.label)
+        run(connection.decoderFailed(answer, now: now))
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // Graceful shutdown: finish the exchange in progress, then close; close now if idle.
-            if connection.quiesce() { closeClient() }
+            run(connection.quiesce())
         } else if event is ConnectionLimiter.RoomWanted {
-            if connection.closeIfIdle() {
-                server.metrics.idleClosedAtLimit.increment()
-                closeClient()
-            }
+            run(connection.closeIfIdle())
         } else {
             context.fireUserInboundEventTriggered(event)
         }
-    }
-
-    /// Answers `problem` for the request being read — or for the head still arriving — unless a response has
-    /// started, then closes: nothing more can be read from this connection with confidence.
-    package func answerAndClose(_ problem: ProxyError, refusal: String? = nil) {
-        if exchange == nil {
-            // The record of the exchange the machine begins for the head that never arrived in full.
-            exchange = Exchange(
-                id: loop.nextRequestID(), unparsed: RequestLine(method: .GET, uri: "/", version: .http1_1))
-        }
-        exchange?.refusal = refusal
-        run(connection.readFailed(problem, now: now))
     }
 
     package func dispatch(_ part: ClientRequestPart) {
@@ -260,13 +229,56 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     // MARK: Running actions
 
-    /// Performs what the exchange's machine asked for: every action of every event, in this one place. `arrived` is
-    /// the upstream connection that the event delivered (``ExchangeStateMachine/Action/sendRequest(body:end:)``
+    /// Performs what the connection's machine asked for: every action of every event, in this one place. `arrived`
+    /// is the upstream connection that the event delivered (``ExchangeStateMachine/Action/sendRequest(body:end:)``
     /// sends on it, ``ExchangeStateMachine/Action/parkConnection`` keeps it for later). `record` and `inUse` are the
     /// exchange's record and its upstream connection when the event's caller holds them already (a response part):
     /// passed down rather than read again from this handler's properties, which costs a retain and a release each
     /// (bench/counts.sh).
     package func run(
+        _ action: ConnectionStateMachine.Action, arrived: (any UpstreamConnection)? = nil,
+        record given: Exchange? = nil,
+        inUse givenUpstream: (any UpstreamConnection)? = nil
+    ) {
+        switch action {
+        case .exchange(let action):
+            perform(action, arrived: arrived, record: given, inUse: givenUpstream)
+        case .none:
+            break
+        case .deliver(let part):
+            dispatch(part)
+        case .deliverQueued:
+            deliverQueued()
+        case .responseHead(let action, let token, let stepUpAnswered):
+            if let exchange = given ?? exchange { hear(token, stepUpAnswered: stepUpAnswered, exchange: exchange) }
+            perform(action, arrived: arrived, record: given, inUse: givenUpstream)
+        case .refuse(let action, let refusal):
+            if exchange == nil {
+                // The record of the exchange the machine began for the head that never arrived in full.
+                exchange = Exchange(
+                    id: loop.nextRequestID(), unparsed: RequestLine(method: .GET, uri: "/", version: .http1_1))
+            }
+            exchange?.refusal = refusal
+            perform(action)
+        case .close(let closing):
+            switch closing {
+            case .afterResponse:
+                closeLingering(after: (given ?? exchange)?.responseWritten)
+            case .idle:
+                server.logger.debug(
+                    "closing an idle client connection", metadata: ["client": "\(clientAddress ?? "-")"])
+                closeClient()
+            case .roomWanted:
+                server.metrics.idleClosedAtLimit.increment()
+                closeClient()
+            case .quiescing, .unreadable, .illegalEvent:
+                closeClient()
+            }
+        }
+    }
+
+    /// Performs what the exchange's machine asked for (``run(_:arrived:record:inUse:)``).
+    private func perform(
         _ action: ExchangeStateMachine.Action, arrived: (any UpstreamConnection)? = nil, record given: Exchange? = nil,
         inUse givenUpstream: (any UpstreamConnection)? = nil
     ) {
@@ -449,15 +461,49 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil
-        switch connection.exchangeFinished(close: close, now: now) {
-        case .close:
-            closeLingering(after: exchange.responseWritten)
-        case .awaitRequest:
-            while let part = connection.nextQueuedPart() { dispatch(part) }
-            if let failure = connection.takeDeferredFailure() {
-                return answerAndClose(failure, refusal: deferredRefusal)
+        run(connection.exchangeFinished(close: close, now: now), record: exchange)
+    }
+
+    /// Takes what was queued while the exchange that ended was in progress: the pipelined requests' parts, and then
+    /// a later request's refusal in its turn.
+    private func deliverQueued() {
+        while true {
+            let next = connection.nextQueued(now: now)
+            switch next {
+            case .none:
+                return updateReading()
+            case .refuse:
+                return run(next)
+            default:
+                run(next)
             }
-            updateReading()
+        }
+    }
+
+    /// What the upstream's answer says of the route's token, heard by its source once the exchange has taken the
+    /// head: a discovered route's flow hears the token was answered (`status` shows it), or the token is dropped for
+    /// a step-up, so that a step-up sign-in made meanwhile (`login ROUTE --scopes`) is taken up by the next request.
+    private func hear(_ effect: TokenVerdict.TokenEffect, stepUpAnswered: Bool, exchange: Exchange) {
+        let binding = exchange.binding
+        if let token = exchange.token {
+            switch effect {
+            case .none:
+                break
+            case .answered:
+                exchange.tokens?.answered(token)
+            case .dropForStepUp(let scopes):
+                if let key = binding?.tokenKey { exchange.tokens?.drop(key, token: token, wanting: scopes) }
+                server.logger.info(
+                    "step-up required: the upstream answered 403 insufficient_scope",
+                    metadata: [
+                        "request-id": "\(exchange.id)", "route": "\(binding?.route.prefix ?? "")",
+                        "scopes": "\(scopes.joined(separator: " "))",
+                    ])
+            }
+        }
+        // A step-up waited for is counted when its sign-in ends (``fetchStepUpToken``).
+        if stepUpAnswered, let route = binding?.route.prefix {
+            server.metrics.stepUp(route: route, outcome: "answered")
         }
     }
 

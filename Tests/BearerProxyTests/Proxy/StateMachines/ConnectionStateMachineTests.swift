@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The client connection's transitions: pipelining, the head and idle limits, quiescing, the tunnel.
 @Suite("Connection state machine: pipelining, limits, quiescing, pure")
@@ -25,18 +26,20 @@ struct ConnectionStateMachineTests {
     @Test("a pipelined request waits behind a streaming one, then its parts are delivered in order")
     func pipelined() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
-        #expect(connection.received(Self.head("/a")) == .deliver)
+        #expect(connection.received(Self.head("/a")) == .deliver(Self.head("/a")))
         connection.begin(.init(method: .POST), now: Self.start)
-        #expect(connection.received(.body(ByteBuffer(string: "a-body"))) == .deliver)
-        #expect(connection.received(Self.head("/b")) == .queue)
-        #expect(connection.received(.end(nil)) == .queue)  // /b's end, behind its head
+        let body = ByteBuffer(string: "a-body")
+        #expect(connection.received(.body(body)) == .deliver(.body(body)))
+        #expect(connection.received(Self.head("/b")) == .none)  // queued
+        #expect(connection.received(.end(nil)) == .none)  // /b's end, behind its head
+        #expect(connection.queued.count == 2)
         #expect(!connection.wantsRead(upstreamWritable: true))
-        #expect(connection.nextQueuedPart() == nil)  // /b waits for /a
-        #expect(connection.exchangeFinished(close: false, now: Self.start) == .awaitRequest)
-        #expect(connection.nextQueuedPart() == Self.head("/b"))
+        #expect(connection.nextQueued(now: Self.start) == .none)  // /b waits for /a
+        #expect(connection.exchangeFinished(close: false, now: Self.start) == .deliverQueued)
+        #expect(connection.nextQueued(now: Self.start) == .deliver(Self.head("/b")))
         connection.begin(.init(method: .GET), now: Self.start)
-        #expect(connection.nextQueuedPart() == .end(nil))
-        #expect(connection.nextQueuedPart() == nil)
+        #expect(connection.nextQueued(now: Self.start) == .deliver(.end(nil)))
+        #expect(connection.nextQueued(now: Self.start) == .none)
         #expect(connection.wantsRead(upstreamWritable: false))
     }
 
@@ -47,9 +50,16 @@ struct ConnectionStateMachineTests {
         let later = Self.start + .seconds(1)
         connection.readComplete(deliveredPart: false, now: later)
         #expect(connection.nextDeadline == later + Self.limits.requestHead)
-        #expect(connection.idleDeadlinesDue(now: later + .seconds(9)) == .none)
-        #expect(connection.idleDeadlinesDue(now: later + Self.limits.requestHead) == .requestHeadTimedOut)
-        #expect(connection.received(Self.head("/")) == .deliver)
+        #expect(connection.deadlinesDue(now: later + .seconds(9), readsWithheld: false) == .none)
+        var timedOut = connection
+        let answer = timedOut.deadlinesDue(now: later + Self.limits.requestHead, readsWithheld: false)
+        let problem = ProxyError.requestTimeout(detail: "The request head did not arrive within 10 s.")
+        #expect(
+            answer
+                == .refuse(
+                    .answer(.problem(problem), keepAlive: false, closeUpstream: false, then: .finished(close: true)),
+                    refusal: nil))
+        #expect(connection.received(Self.head("/")) == .deliver(Self.head("/")))
         #expect(connection.nextDeadline == Self.start + Self.limits.idle)
     }
 
@@ -58,27 +68,25 @@ struct ConnectionStateMachineTests {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
         let done = Self.start + .seconds(100)
-        #expect(connection.exchangeFinished(close: false, now: done) == .awaitRequest)
+        #expect(connection.exchangeFinished(close: false, now: done) == .deliverQueued)
         #expect(connection.nextDeadline == done + Self.limits.idle)
-        #expect(connection.idleDeadlinesDue(now: done + .seconds(74)) == .none)
-        #expect(connection.idleDeadlinesDue(now: done + Self.limits.idle) == .closeIdle)
-        #expect(connection.received(Self.head("/")) == .drop)
+        #expect(connection.deadlinesDue(now: done + .seconds(74), readsWithheld: false) == .none)
+        #expect(connection.deadlinesDue(now: done + Self.limits.idle, readsWithheld: false) == .close(.idle))
+        #expect(connection.received(Self.head("/")) == .none)
     }
 
     @Test("quiescing: an idle connection closes now; a busy one finishes its exchange, then closes")
     func quiescing() throws {
         var idle = ConnectionStateMachine(limits: Self.limits, now: Self.start)
-        let closesNow = idle.quiesce()
-        #expect(closesNow)
+        #expect(idle.quiesce() == .close(.quiescing))
 
         var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         busy.begin(.init(method: .GET), now: Self.start)
         _ = busy.received(Self.head("/next"))
-        let busyClosesNow = busy.quiesce()
-        #expect(!busyClosesNow)
+        #expect(busy.quiesce() == .none)
         #expect(busy.exchange?.persistence == .close)
-        #expect(busy.exchangeFinished(close: false, now: Self.start) == .close)
-        #expect(busy.nextQueuedPart() == nil)  // the pipelined request is never started
+        #expect(busy.exchangeFinished(close: false, now: Self.start) == .close(.afterResponse))
+        #expect(busy.nextQueued(now: Self.start) == .none)  // the pipelined request is never started
     }
 
     @Test("after quiescing, the connection takes no further request")
@@ -88,34 +96,43 @@ struct ConnectionStateMachineTests {
         _ = connection.quiesce()
         _ = connection.exchangeFinished(close: false, now: Self.start)
         // A pipelined head queued before the close is dropped with it.
-        #expect(connection.received(Self.head("/late")) == .drop)
+        #expect(connection.received(Self.head("/late")) == .none)
+        #expect(connection.queued.isEmpty)
     }
 
     @Test("an unreadable request between exchanges is answered by an exchange begun for it, then the connection closes")
     func stopReadingWhenIdle() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
-        let answer = connection.readFailed(.headersTooLarge, now: Self.start)
+        let refusal = ConnectionStateMachine.Refusal(problem: .headersTooLarge, label: "head_too_large")
+        let answer = connection.decoderFailed(refusal, now: Self.start)
         #expect(
             answer
-                == .answer(
-                    .problem(.headersTooLarge), keepAlive: false, closeUpstream: false, then: .finished(close: true)))
-        #expect(connection.readingEnded)
-        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close)
-        #expect(connection.readFailed(.headersTooLarge, now: Self.start) == .closeConnection(closeUpstream: true))
+                == .refuse(
+                    .answer(
+                        .problem(.headersTooLarge), keepAlive: false, closeUpstream: false, then: .finished(close: true)
+                    ),
+                    refusal: "head_too_large"))
+        #expect(connection.reading == .stopped)
+        #expect(!connection.decodes)
+        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close(.afterResponse))
+        #expect(
+            connection.readFailed(.headersTooLarge, now: Self.start) == .exchange(.closeConnection(closeUpstream: true))
+        )
     }
 
     @Test("the client leaving mid-exchange reports the exchange; a tunnelled connection reports none")
     func clientClosed() {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        #expect(connection.clientClosed() == .abandon(closeUpstream: false, responseEnded: false))
+        #expect(connection.clientClosed() == .exchange(.abandon(closeUpstream: false, responseEnded: false)))
         #expect(connection.nextDeadline == nil)
+        #expect(!connection.decodes)
 
         var tunnelled = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         tunnelled.begin(.init(method: .GET, upgrade: .webSocket), now: Self.start)
         tunnelled.tunnel()
-        #expect(tunnelled.clientClosed() == ExchangeStateMachine.Action.none)
-        #expect(tunnelled.received(Self.head("/")) == .drop)
+        #expect(tunnelled.clientClosed() == .none)
+        #expect(tunnelled.received(Self.head("/")) == .none)
     }
 
     @Test("exchanges on one connection get distinct tickets, so a late result of the first never fits the second")
@@ -125,30 +142,29 @@ struct ConnectionStateMachineTests {
         let first = connection.exchangeEvent {
             $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
-        let firstTicket = try #require(ExchangeScript.ticket(of: first))
+        let firstTicket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(first)))
         _ = connection.exchangeEvent { $0.tokenFailed(firstTicket, .signInRequired(reason: "r")) }
         _ = connection.exchangeFinished(close: false, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
         let second = connection.exchangeEvent {
             $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
-        let secondTicket = try #require(ExchangeScript.ticket(of: second))
+        let secondTicket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(second)))
         #expect(firstTicket != secondTicket)
         #expect(connection.exchange?.awaits(firstTicket) == false)
         let late = connection.exchangeEvent { $0.tokenArrived(firstTicket) }
-        #expect(late == ExchangeStateMachine.Action.none)
+        #expect(late == .exchange(.none))
     }
 
     @Test("a head while an exchange is in progress, or an exchange's end with none, is counted and closes")
     func illegalEvents() {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
-        #expect(connection.exchangeFinished(close: false, now: Self.start) == .close)
+        #expect(connection.exchangeFinished(close: false, now: Self.start) == .close(.afterResponse))
         #expect(connection.illegalEvents == 1)
 
         var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
-        let first = busy.begin(.init(method: .GET), now: Self.start)
-        let second = busy.begin(.init(method: .GET), now: Self.start)
-        #expect(first && !second)
+        #expect(busy.begin(.init(method: .GET), now: Self.start) == .none)
+        #expect(busy.begin(.init(method: .GET), now: Self.start) == .close(.illegalEvent))
         #expect(busy.illegalEvents == 1)
     }
 
@@ -159,11 +175,117 @@ struct ConnectionStateMachineTests {
         let connect = connection.exchangeEvent {
             $0.route(.upstream(sendsToken: false, needsToken: false, limit: .seconds(30)), now: Self.start)
         }
-        let ticket = try #require(ExchangeScript.ticket(of: connect))
+        let ticket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(connect)))
         _ = connection.exchangeEvent { $0.connected(ticket, now: Self.start) }
-        #expect(!connection.readingEnded, "its body still streams")
+        #expect(connection.reading == .open, "its body still streams")
         _ = connection.exchangeEvent { $0.requestEnd(now: Self.start) }
-        #expect(connection.readingEnded)
-        #expect(connection.received(Self.head("/next")) == .drop)
+        #expect(connection.reading == .ended)
+        #expect(connection.decodes, "what follows is still decoded, so a malformed message is counted")
+        #expect(connection.received(Self.head("/next")) == .none)
+        #expect(connection.queued.isEmpty)
+        let ignored = connection.decoderFailed(.init(problem: .badRequest(detail: "x"), label: "x"), now: Self.start)
+        #expect(ignored == .none, "a malformed message after the last request is no one's")
+        #expect(connection.reading == .stopped)
+    }
+
+    @Test("a later pipelined request's refusal waits for its turn, and is answered with its own label")
+    func refusalInItsTurn() throws {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET), now: Self.start)
+        _ = connection.exchangeEvent { $0.route(.local, now: Self.start) }
+        _ = connection.exchangeEvent { $0.requestEnd(now: Self.start) }
+        #expect(connection.received(Self.head("/b")) == .none)
+        #expect(connection.received(.body(ByteBuffer(string: "half"))) == .none)
+        let refusal = ConnectionStateMachine.Refusal(problem: .badRequest(detail: "bad chunk"), label: "bad_chunk")
+        #expect(connection.decoderFailed(refusal, now: Self.start) == .none)
+        #expect(connection.reading == .refusalWaiting(refusal))
+        #expect(connection.queued.isEmpty, "the refused request's own head never reaches an upstream")
+        #expect(!connection.decodes)
+        #expect(connection.closeIfIdle() == .none)
+        #expect(connection.exchangeFinished(close: false, now: Self.start) == .deliverQueued)
+        let answer = connection.nextQueued(now: Self.start)
+        guard case .refuse(.answer(.problem(let problem), _, _, _), let label) = answer else {
+            Issue.record("the refusal is answered in its turn: \(answer)")
+            return
+        }
+        #expect(problem == refusal.problem && label == "bad_chunk")
+        #expect(connection.reading == .stopped)
+        #expect(connection.nextQueued(now: Self.start) == .none)
+    }
+
+    @Test("a lingering connection decodes nothing, answers nothing, and has no deadline of its own")
+    func lingering() {
+        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
+        connection.begin(.init(method: .GET, keepAlive: false), now: Self.start)
+        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close(.afterResponse))
+        connection.linger()
+        #expect(connection.isLingering)
+        #expect(!connection.decodes)
+        #expect(connection.nextDeadline == nil)
+        #expect(connection.received(Self.head("/")) == .none)
+        #expect(connection.wantsRead(upstreamWritable: false))
+        #expect(connection.deadlinesDue(now: Self.start + .hours(1), readsWithheld: false) == .none)
+    }
+
+    /// A connection whose exchange sent its request upstream and waits for the response head.
+    static func awaitingHead(kept: Bool = true) throws -> ConnectionStateMachine {
+        var connection = ConnectionStateMachine(limits: limits, now: start)
+        connection.begin(.init(method: .GET), now: start)
+        let connect = connection.exchangeEvent {
+            $0.route(.upstream(sendsToken: true, needsToken: false, limit: .seconds(30)), now: start)
+        }
+        let ticket = try #require(ExchangeScript.ticket(of: exchangeAction(connect)))
+        _ = connection.exchangeEvent { $0.requestEnd(now: start) }
+        _ = connection.exchangeEvent { $0.connected(ticket, now: start) }
+        return connection
+    }
+
+    @Test(
+        "what an answer means for the token leaves with the exchange's action, decided after it, never for a refused head"
+    )
+    func tokenEffectsAreActions() throws {
+        let ok = ExchangeScript.responseHead(.ok)
+        let discovered = TokenVerdict.Route.discovered(usesAccount: false, stepsUp: false)
+
+        // A bearer route's 200: nothing to hear, the plain action.
+        var bearer = try Self.awaitingHead()
+        let plain = bearer.responseHead(
+            ok, endsWithConnection: false,
+            verdict: TokenVerdict.decide(status: .ok, headers: [:], route: .bearer, granted: []))
+        #expect(plain == .exchange(.forwardResponseHead(ok, keepAlive: true)))
+
+        // A discovered route's 200: its flow hears the token was answered, with the head's forwarding.
+        var answered = try Self.awaitingHead()
+        let verdict = TokenVerdict.decide(status: .ok, headers: [:], route: discovered, granted: [])
+        #expect(
+            answered.responseHead(ok, endsWithConnection: false, verdict: verdict)
+                == .responseHead(.forwardResponseHead(ok, keepAlive: true), token: .answered, stepUpAnswered: false))
+
+        // A step-up the route does not make itself: the token is dropped and the problem answered, counted.
+        var forbidden = try Self.awaitingHead()
+        let insufficient = UpstreamResponse(
+            HTTPResponseHead(
+                version: .http1_1, status: .forbidden,
+                headers: ["www-authenticate": #"Bearer error="insufficient_scope", scope="read write""#]))
+        let stepUp = TokenVerdict.decide(
+            status: .forbidden, headers: insufficient.headers, route: discovered, granted: ["read"])
+        let action = forbidden.responseHead(insufficient, endsWithConnection: false, verdict: stepUp)
+        guard case .responseHead(.answer(.failure(.insufficientScope), _, _, _), let token, true) = action else {
+            Issue.record("a step-up answered with the problem: \(action)")
+            return
+        }
+        #expect(token == stepUp.tokenEffect)
+        #expect(token != .none)
+
+        // A head the exchange cannot take (none was asked for): aborted, and the token source hears nothing.
+        var unasked = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
+        unasked.begin(.init(method: .GET), now: Self.start)
+        #expect(unasked.responseHead(ok, endsWithConnection: false, verdict: verdict) == .exchange(.abort))
+    }
+
+    /// The exchange's action inside a connection action.
+    static func exchangeAction(_ action: ConnectionStateMachine.Action) -> ExchangeStateMachine.Action {
+        guard case .exchange(let inner) = action else { return .abort }
+        return inner
     }
 }

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,11 +10,14 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerDataPlane
+
 /// #23 item 3 for the client connection's machine: every sequence, to depth 6, of what a client's byte stream can
 /// make the parser deliver (heads, body parts, ends, a malformed message, the close) and of what the proxy does
 /// meanwhile (a local answer arriving, the timer, quiescing, a listener wanting room). The handler's part is played as
-/// ``ProxyConnectionHandler`` plays it: a delivered head begins an exchange (routed to a local endpoint, whose answer
-/// comes as an event), a finished exchange drains the queue, a deferred parse failure is answered in its turn.
+/// ``ProxyConnectionHandler`` plays it, by performing the machine's ``ConnectionStateMachine/Action``s: a delivered
+/// head begins an exchange (routed to a local endpoint, whose answer comes as an event), a finished exchange takes
+/// what is queued, and the machine answers a deferred refusal in its turn.
 /// Invariants checked after every step:
 ///
 /// - requests are taken one at a time and in the order sent; each part reaches the exchange of its own request;
@@ -82,7 +84,32 @@ struct ConnectionSweepTests {
 
     /// The parser delivers `part`.
     static func receive(_ part: ClientRequestPart, _ step: inout Step) {
-        if step.machine.received(part) == .deliver { dispatch(part, &step) }
+        perform(step.machine.received(part), &step)
+    }
+
+    /// Performs a connection action, as the handler's `run` does.
+    static func perform(_ action: Machine.Action, _ step: inout Step) {
+        switch action {
+        case .none:
+            break
+        case .exchange(let action), .responseHead(let action, _, _):
+            run(action, &step)
+        case .deliver(let part):
+            dispatch(part, &step)
+        case .deliverQueued:
+            while case let next = step.machine.nextQueued(now: start), next != .none {
+                perform(next, &step)
+                if case .refuse = next { break }
+            }
+        case .refuse(let action, _):
+            if step.world.serving == nil { step.world.serving = step.world.begun }
+            if step.machine.exchange != nil, case .answer = action, step.world.begun == step.world.serving {
+                step.world.begun += 1  // the exchange begun for the malformed message
+            }
+            run(action, &step)
+        case .close:
+            step.world.closed = true
+        }
     }
 
     static func dispatch(_ part: ClientRequestPart, _ step: inout Step) {
@@ -94,20 +121,21 @@ struct ConnectionSweepTests {
             if request != step.world.begun {
                 step.world.failures.append("request \(request) began out of order (expected \(step.world.begun))")
             }
-            guard step.machine.begin(.init(method: head.method, keepAlive: received.keepAlive), now: now) else {
+            guard step.machine.begin(.init(method: head.method, keepAlive: received.keepAlive), now: now) == .none
+            else {
                 step.world.failures.append("a head delivered while an exchange is in progress")
                 return
             }
             step.world.begun += 1
             step.world.serving = request
-            run(step.machine.exchangeEvent { $0.route(.local, now: now) }, &step)
+            perform(step.machine.exchangeEvent { $0.route(.local, now: now) }, &step)
         case .body(let buffer):
             let request = Int(String(buffer: buffer)) ?? -1
             if step.world.serving != request { step.world.failures.append("a body part of \(request) misdelivered") }
-            run(step.machine.exchangeEvent { $0.requestBody(buffer, now: now) }, &step)
+            perform(step.machine.exchangeEvent { $0.requestBody(buffer, now: now) }, &step)
         case .end:
             if step.world.serving == nil { step.world.failures.append("a request's end with no exchange") }
-            run(step.machine.exchangeEvent { $0.requestEnd(now: now) }, &step)
+            perform(step.machine.exchangeEvent { $0.requestEnd(now: now) }, &step)
         }
     }
 
@@ -142,22 +170,7 @@ struct ConnectionSweepTests {
 
     static func finish(close: Bool, _ step: inout Step) {
         step.world.serving = nil
-        switch step.machine.exchangeFinished(close: close, now: start) {
-        case .close:
-            step.world.closed = true
-        case .awaitRequest:
-            while let part = step.machine.nextQueuedPart() { dispatch(part, &step) }
-            if let failure = step.machine.takeDeferredFailure() { answerAndClose(failure, &step) }
-        }
-    }
-
-    static func answerAndClose(_ problem: ProxyError, _ step: inout Step) {
-        if step.world.serving == nil { step.world.serving = step.world.begun }
-        let action = step.machine.readFailed(problem, now: start)
-        if step.machine.exchange != nil, case .answer = action, step.world.begun == step.world.serving {
-            step.world.begun += 1  // the exchange begun for the malformed message
-        }
-        run(action, &step)
+        perform(step.machine.exchangeFinished(close: close, now: start), &step)
     }
 
     static func apply(_ event: Event, to step: inout Step) {
@@ -175,28 +188,18 @@ struct ConnectionSweepTests {
             receive(.end(nil), &step)
         case .garbage:
             step.world.parserBroken = true
-            switch step.machine.parseFailed(.badRequest(detail: "malformed")) {
-            case .answerNow: answerAndClose(.badRequest(detail: "malformed"), &step)
-            case .deferred, .ignore: break
-            }
+            let refusal = Machine.Refusal(problem: .badRequest(detail: "malformed"), label: "malformed")
+            perform(step.machine.decoderFailed(refusal, now: start), &step)
         case .localAnswer:
             let ticket = step.world.pendingAnswer!
             let response = LocalResponse(status: .ok, contentType: "text/plain", body: ByteBuffer())
-            run(step.machine.exchangeEvent { $0.localAnswer(ticket, .response(response)) }, &step)
+            perform(step.machine.exchangeEvent { $0.localAnswer(ticket, .response(response)) }, &step)
         case .timer:
-            if step.machine.exchange != nil {
-                run(step.machine.exchangeEvent { $0.deadlinesDue(now: later, readsWithheld: false) }, &step)
-            } else {
-                switch step.machine.idleDeadlinesDue(now: later) {
-                case .none: break
-                case .requestHeadTimedOut: answerAndClose(.requestTimeout(detail: "slow"), &step)
-                case .closeIdle: step.world.closed = true
-                }
-            }
+            perform(step.machine.deadlinesDue(now: later, readsWithheld: false), &step)
         case .quiesce:
-            if step.machine.quiesce() { step.world.closed = true }
+            perform(step.machine.quiesce(), &step)
         case .roomWanted:
-            if step.machine.closeIfIdle() { step.world.closed = true }
+            perform(step.machine.closeIfIdle(), &step)
         case .readWithoutPart:
             step.machine.readComplete(deliveredPart: false, now: start)
         case .clientGone:
@@ -239,7 +242,7 @@ struct ConnectionSweepTests {
             }
             if !Self.settles(step) { failures.append("\(path): does not settle") }
             var probe = step.machine
-            if step.world.closed && probe.received(.end(nil)) == .deliver {
+            if step.world.closed, case .deliver = probe.received(.end(nil)) {
                 failures.append("\(path): a part delivered after the close")
             }
             guard path.count < 6, failures.count < 5 else { return }
