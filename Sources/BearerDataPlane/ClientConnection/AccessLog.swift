@@ -30,7 +30,7 @@ package enum AccessLog {
 
     /// The path with each query parameter's value removed (`/x?code=secret&a=1` → `/x?code=&a=`): values can be
     /// credentials (an OAuth `code`, an API key), names cannot.
-    package static func redactedTarget(path: Substring, query: Substring?) -> String {
+    static func redactedTarget(path: Substring, query: Substring?) -> String {
         guard let query else { return String(path) }
         let names = query.split(separator: "&", omittingEmptySubsequences: false).map { pair in
             pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0 + "=" } ?? ""

@@ -107,36 +107,36 @@ package struct ConnectionStateMachine {
         package var requestHead: TimeAmount
         package var bodyStall: TimeAmount
 
-        package init(idle: TimeAmount, requestHead: TimeAmount, bodyStall: TimeAmount) {
+        init(idle: TimeAmount, requestHead: TimeAmount, bodyStall: TimeAmount) {
             self.idle = idle
             self.requestHead = requestHead
             self.bodyStall = bodyStall
         }
     }
 
-    package let limits: Limits
+    let limits: Limits
     package private(set) var state: State
-    package private(set) var mode = Mode.serving
-    package private(set) var reading = Reading.open
+    private(set) var mode = Mode.serving
+    private(set) var reading = Reading.open
     /// Parts of pipelined requests that arrived while an exchange was in progress.
-    package private(set) var queued = CircularBuffer<ClientRequestPart>()
+    private(set) var queued = CircularBuffer<ClientRequestPart>()
     private var exchanges: UInt64 = 0
     /// The exchange in progress: set exactly while the state is `.busy`. It sits beside the state rather than in
     /// `.busy`'s payload so that events change it in place: a payload is moved out of the enum and back for every
     /// event, with a retain and a release of each buffer it holds — about 1–2 µs per request (docs/benchmarks.md).
-    package private(set) var exchange: ExchangeStateMachine?
+    private(set) var exchange: ExchangeStateMachine?
     /// Events that could not happen in the state they arrived in (the exchange's own are counted by it).
-    package private(set) var illegalEvents = 0
+    private(set) var illegalEvents = 0
     private let assertsOnIllegalEvents: Bool
 
-    package init(limits: Limits, now: NIODeadline, assertsOnIllegalEvents: Bool = true) {
+    init(limits: Limits, now: NIODeadline, assertsOnIllegalEvents: Bool = true) {
         self.limits = limits
         self.assertsOnIllegalEvents = assertsOnIllegalEvents
         self.state = .idle(idleDue: now + limits.idle, headDue: nil)
     }
 
     /// Whether the client's bytes are still decoded (taken, or dropped after the last request).
-    package var decodes: Bool {
+    var decodes: Bool {
         switch reading {
         case .open, .ended: true
         case .refusalWaiting, .stopped: false
@@ -144,9 +144,9 @@ package struct ConnectionStateMachine {
     }
 
     /// Whether nothing after the connection's last request is taken (``Reading``).
-    package var readingEnded: Bool { reading != .open }
+    var readingEnded: Bool { reading != .open }
 
-    package var isLingering: Bool {
+    var isLingering: Bool {
         if case .lingering = state { return true }
         return false
     }
@@ -154,7 +154,7 @@ package struct ConnectionStateMachine {
     /// Applies `event` to the exchange in progress and returns its action — `orElse` when there is none (a result
     /// that arrives after its exchange ended). After a request that does not keep the connection has ended, reading
     /// ends (``Reading/ended``): nothing after it is a request this connection will serve.
-    package mutating func exchangeEvent(
+    mutating func exchangeEvent(
         orElse none: ExchangeStateMachine.Action = .none,
         _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
     ) -> Action {
@@ -173,7 +173,7 @@ package struct ConnectionStateMachine {
 
     /// The upstream's response head, and what it says of the route's token (``TokenVerdict``): the exchange decides
     /// what becomes of the answer, and the token's effect goes with its action — only for a head the exchange took.
-    package mutating func responseHead(
+    mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
     ) -> Action {
         let action = step { $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict) }
@@ -187,7 +187,7 @@ package struct ConnectionStateMachine {
     // MARK: Reading
 
     /// A request part the decoder read: delivered, queued until the exchange in progress is done, or dropped.
-    package mutating func received(_ part: ClientRequestPart) -> Action {
+    mutating func received(_ part: ClientRequestPart) -> Action {
         guard case .open = reading else { return .none }
         switch state {
         case .closed, .tunnelled, .lingering:
@@ -211,14 +211,14 @@ package struct ConnectionStateMachine {
     /// A read completed; `deliveredPart` whether the decoder made a request part of its bytes. Bytes that made none
     /// between exchanges are the start of a request head: it must be complete within the head limit.
     /// `now` is asked only then.
-    package mutating func readComplete(deliveredPart: Bool, now: @autoclosure () -> NIODeadline) {
+    mutating func readComplete(deliveredPart: Bool, now: @autoclosure () -> NIODeadline) {
         guard !deliveredPart, queued.isEmpty, case .idle(let idleDue, nil) = state else { return }
         state = .idle(idleDue: idleDue, headDue: now() + limits.requestHead)
     }
 
     /// Whether to let the client's next `read()` through. `upstreamWritable` is asked only when the exchange's
     /// state depends on it: asking a channel costs a pipeline lookup and an atomic load, on every read.
-    package func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
+    func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
         guard queued.isEmpty else { return false }
         switch state {
         case .busy: return exchange?.wantsRead(upstreamWritable: upstreamWritable()) ?? true
@@ -230,7 +230,7 @@ package struct ConnectionStateMachine {
     /// it cannot be answered, and the connection closes): now if it is the request in progress or the next one
     /// with nothing before it, in its turn if it is a later pipelined one, never if it came after the connection's
     /// last request.
-    package mutating func decoderFailed(_ refusal: Refusal?, now: NIODeadline) -> Action {
+    mutating func decoderFailed(_ refusal: Refusal?, now: NIODeadline) -> Action {
         guard let refusal else {
             reading = .stopped
             return .close(.unreadable)
@@ -265,7 +265,7 @@ package struct ConnectionStateMachine {
     /// A request head is delivered: its exchange begins. A head while one is in progress is an illegal event
     /// (counted): the decoder's heads are delivered only between exchanges (a later one is queued).
     @discardableResult
-    package mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) -> Action {
+    mutating func begin(_ request: ExchangeStateMachine.Request, now: NIODeadline) -> Action {
         guard case .idle = state else {
             illegal("a request head")
             return .close(.illegalEvent)
@@ -299,7 +299,7 @@ package struct ConnectionStateMachine {
     /// What is queued, one step at a time, once an exchange has ended: a part to deliver (a new request waits for
     /// the exchange before it), or — once every request before it has been answered — the refusal of a later
     /// pipelined request; `.none` when there is nothing to take now.
-    package mutating func nextQueued(now: NIODeadline) -> Action {
+    mutating func nextQueued(now: NIODeadline) -> Action {
         if let part = queued.first {
             switch state {
             case .busy where part.isHead: return .none
@@ -314,7 +314,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The exchange in progress is over; `close` whether it wants the connection closed.
-    package mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Action {
+    mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Action {
         guard case .busy = state else {
             illegal("an exchange's end")
             state = .closed
@@ -333,7 +333,7 @@ package struct ConnectionStateMachine {
     /// The request could not be read (an invalid message, a head that did not arrive in time): answer `problem` for
     /// it — or for the head still arriving — then close. Begins an exchange to answer when there is none; when the
     /// connection is closing already, there is nothing to answer and it closes.
-    package mutating func readFailed(_ problem: ProxyError, refusal: String? = nil, now: NIODeadline) -> Action {
+    mutating func readFailed(_ problem: ProxyError, refusal: String? = nil, now: NIODeadline) -> Action {
         endReading()
         if case .idle = state {
             begin(ExchangeStateMachine.Request(method: .GET), now: now)
@@ -343,7 +343,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
-    package mutating func tunnel() {
+    mutating func tunnel() {
         queued.removeAll()
         exchange = nil
         state = .tunnelled
@@ -355,7 +355,7 @@ package struct ConnectionStateMachine {
     /// request and holds no exchange and no byte of a next one — closes (RFC 9112 §9.3: either side may close an
     /// idle persistent connection), as nginx closes its reusable connections when it runs out. A connection still
     /// waiting for its first request is left alone: it may be the very client the room is for.
-    package mutating func closeIfIdle() -> Action {
+    mutating func closeIfIdle() -> Action {
         guard exchanges > 0, case .idle(_, nil) = state, queued.isEmpty, exchange == nil, reading == .open
         else { return .none }
         state = .closed
@@ -363,7 +363,7 @@ package struct ConnectionStateMachine {
     }
 
     /// Graceful shutdown: an idle connection closes now, a busy one once its exchange is over.
-    package mutating func quiesce() -> Action {
+    mutating func quiesce() -> Action {
         mode = .quiescing
         switch state {
         case .idle:
@@ -378,7 +378,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The last answer is written and the sending side shut: what the client still sends is dropped unread.
-    package mutating func linger() {
+    mutating func linger() {
         queued.removeAll()
         reading = .stopped
         state = .lingering
@@ -386,7 +386,7 @@ package struct ConnectionStateMachine {
 
     /// The client connection closed. Returns what becomes of the exchange in progress
     /// (``ExchangeStateMachine/Action/abandon(closeUpstream:responseEnded:)``), `.none` when there was none.
-    package mutating func clientClosed() -> Action {
+    mutating func clientClosed() -> Action {
         queued.removeAll()
         reading = .stopped
         if case .tunnelled = state { return .none }
@@ -399,7 +399,7 @@ package struct ConnectionStateMachine {
     // MARK: Time limits
 
     /// The earliest deadline that applies.
-    package var nextDeadline: NIODeadline? {
+    var nextDeadline: NIODeadline? {
         switch state {
         case .idle(let idleDue, let headDue):
             guard queued.isEmpty else { return nil }
@@ -412,7 +412,7 @@ package struct ConnectionStateMachine {
     /// The timer fired: the exchange's deadlines, or between exchanges the head limit — `408`, then close (RFC 9110
     /// §15.5.9) — and the idle limit. `readsWithheld`: the client's reads are held back (the exchange's body-stall
     /// limit does not run then).
-    package mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
+    mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
         if exchange != nil {
             return exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: readsWithheld) }
         }

@@ -27,20 +27,20 @@ package final class EventBatch {
     /// The task that ends the batch is queued.
     private var endQueued = false
     /// The loop's reused token was found inside its margin by both clocks during this batch.
-    package private(set) var tokenClocksRead = false
+    private(set) var tokenClocksRead = false
 
-    package init(eventLoop: any EventLoop) {
+    init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
     /// `connection` has bytes to flush when the batch ends.
-    package func flushAtEnd(_ connection: ProxyConnectionHandler) {
+    func flushAtEnd(_ connection: ProxyConnectionHandler) {
         queueEnd()
         waiting.append(connection)
     }
 
     /// The reused token was found inside its margin by both clocks: it is, for the rest of the batch.
-    package func tokenClocksWereRead() {
+    func tokenClocksWereRead() {
         queueEnd()
         tokenClocksRead = true
     }

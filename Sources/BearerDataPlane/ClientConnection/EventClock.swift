@@ -13,7 +13,7 @@ package struct EventClock {
     private var cached: NIODeadline?
     private var depth = 0
 
-    package init() {}
+    init() {}
 
     /// The event's time, or the loop's now outside an event.
     package mutating func now(_ loop: any EventLoop) -> NIODeadline {
@@ -29,15 +29,15 @@ package struct EventClock {
     package var current: NIODeadline? { cached }
 
     /// Whether an event is being handled.
-    package var isInEvent: Bool { depth > 0 }
+    var isInEvent: Bool { depth > 0 }
 
     /// An event begins.
-    package mutating func enter() {
+    mutating func enter() {
         depth += 1
     }
 
     /// An event ends: the outermost's end forgets its time.
-    package mutating func leave() {
+    mutating func leave() {
         depth -= 1
         if depth == 0 { cached = nil }
     }

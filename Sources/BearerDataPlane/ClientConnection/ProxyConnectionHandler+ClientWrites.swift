@@ -14,7 +14,7 @@ import NIOCore
 extension ProxyConnectionHandler {
     /// The most a held head and the body parts appended to it come to: the size of a head buffer that is kept for
     /// reuse (``ReusedHeadBuffer/largestKept``), so that coalescing never costs the next head an allocation.
-    package static let coalescedLimit = ReusedHeadBuffer.largestKept
+    static let coalescedLimit = ReusedHeadBuffer.largestKept
 
     /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
     package func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
@@ -27,14 +27,14 @@ extension ProxyConnectionHandler {
     }
 
     /// Keeps `bytes`, a response head whose body is not chunked, until a write that cannot join it.
-    package func holdResponseHead(_ bytes: ByteBuffer) {
+    func holdResponseHead(_ bytes: ByteBuffer) {
         writeHeldResponseHead()
         heldResponseHead = bytes
     }
 
     /// Writes the held response head (and what was appended to it), if there is one; its buffer is reused for the
     /// next head once the socket lets go of it (``ReusedHeadBuffer``).
-    package func writeHeldResponseHead() {
+    func writeHeldResponseHead() {
         guard let held = heldResponseHead.take() else { return }
         responseHeads.keep(held)
         framer.write(.head(held, chunked: false), from: context, promise: nil)

@@ -19,7 +19,7 @@ import NIOCore
 /// about once per limit instead of once per request.
 extension ProxyConnectionHandler {
     /// Makes the connection's timer fire no later than `deadline`.
-    package func armTimer(for deadline: NIODeadline) {
+    func armTimer(for deadline: NIODeadline) {
         // `timerFiresAt` is the distant future while no timer is armed: the usual case returns without reading
         // `timer`, whose copy costs retains (#24 session 18). A lingering close's timer is its own and stays.
         if timerFiresAt <= deadline || removed || connection.isLingering { return }
@@ -36,7 +36,7 @@ extension ProxyConnectionHandler {
     /// head, its routing, its send; a response's head and end), and working out the earliest deadline after each
     /// was 7 readings of both machines a request (#24 session 21). A deadline that applies only between two steps
     /// of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
-    package func updateTimer() {
+    func updateTimer() {
         if clock.isInEvent {
             timerStale = true
         } else if let next = connection.nextDeadline {
@@ -45,19 +45,19 @@ extension ProxyConnectionHandler {
     }
 
     /// An event begins: its time is read once (``EventClock``), and the timer is armed once, when it ends.
-    package func enterEvent() {
+    func enterEvent() {
         clock.enter()
     }
 
     /// An event ends; the outermost's end arms the timer for the deadlines it left (``updateTimer()``).
-    package func leaveEvent() {
+    func leaveEvent() {
         clock.leave()
         guard timerStale, !clock.isInEvent else { return }
         timerStale = false
         if let next = connection.nextDeadline { armTimer(for: next) }
     }
 
-    package func cancelTimer() {
+    func cancelTimer() {
         timer?.cancel()
         timer = nil
         timerFiresAt = .distantFuture

@@ -10,13 +10,13 @@ import NIOCore
 /// for good (``ConnectionStateMachine/Reading``); at the end of the input a head in pieces is parsed once more.
 extension ProxyConnectionHandler {
     /// Decodes what `bytes` adds to what the decoder holds, handing each part on (``received(_:)``).
-    package func receive(_ bytes: ByteBuffer) {
+    func receive(_ bytes: ByteBuffer) {
         decoder.append(bytes)
         decodeInbound(seenEOF: false)
     }
 
     /// Runs the decoder until it needs more bytes; `seenEOF` at the end of the input.
-    package func decodeInbound(seenEOF: Bool) {
+    func decodeInbound(seenEOF: Bool) {
         guard !decoding, connection.decodes else { return }
         decoding = true
         defer { decoding = false }

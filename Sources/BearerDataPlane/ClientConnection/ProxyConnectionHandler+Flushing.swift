@@ -4,13 +4,13 @@ import NIOCore
 /// response, and the request it sends upstream.
 extension ProxyConnectionHandler {
     /// Flushes the client connection when the loop's batch of events ends.
-    package func flushClientAtBatchEnd() {
+    func flushClientAtBatchEnd() {
         clientFlushBatched = true
         joinFlushBatch()
     }
 
     /// Flushes `upstream` when the loop's batch of events ends.
-    package func flushUpstreamAtBatchEnd(_ upstream: any UpstreamConnection) {
+    func flushUpstreamAtBatchEnd(_ upstream: any UpstreamConnection) {
         upstreamFlushBatched = upstream
         joinFlushBatch()
     }
@@ -23,7 +23,7 @@ extension ProxyConnectionHandler {
 
     /// The batch has ended (``EventBatch``): what was asked for is flushed — the client's side unless its
     /// connection has gone meanwhile.
-    package func flushBatched() {
+    func flushBatched() {
         inFlushBatch = false
         if let upstream = upstreamFlushBatched.take() { upstream.flush() }
         if clientFlushBatched {
@@ -34,7 +34,7 @@ extension ProxyConnectionHandler {
 
     /// Closes the client connection (`mode`), sending first what it wrote and left for the batch's end: a close
     /// drops whatever was written and not flushed.
-    package func closeClient(mode: CloseMode = .all, promise: EventLoopPromise<Void>? = nil) {
+    func closeClient(mode: CloseMode = .all, promise: EventLoopPromise<Void>? = nil) {
         close(context: context, mode: mode, promise: promise)
     }
 

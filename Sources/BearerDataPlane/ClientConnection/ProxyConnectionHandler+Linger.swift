@@ -14,7 +14,7 @@ extension ProxyConnectionHandler {
     static let lingerLimit = TimeAmount.seconds(2)
 
     /// Closes once `written` (the answer) is done, lingering as described above; at once if there is no answer.
-    package func closeLingering(after written: EventLoopFuture<Void>?) {
+    func closeLingering(after written: EventLoopFuture<Void>?) {
         let context = self.context!
         guard let written else {
             closeClient()

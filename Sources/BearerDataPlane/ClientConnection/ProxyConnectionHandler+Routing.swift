@@ -9,7 +9,7 @@ import NIOHTTP1
 /// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
 /// its token (SPEC §8, §9).
 extension ProxyConnectionHandler {
-    package func begin(_ request: ClientRequest) {
+    func begin(_ request: ClientRequest) {
         let head = request.line
         let id = Self.clientRequestID(request) ?? loop.nextRequestID()
         let installed = server.installed.beginExchange()
@@ -83,7 +83,7 @@ extension ProxyConnectionHandler {
     /// The refusal of a path no route matches: an OAuth client's own sign-in fallbacks, while discovered routes sign
     /// in for their clients, are told the command that does it (a client pointed at a discovered route before its
     /// sign-in tries them, and would show the person only "no route"); anything else is no route.
-    package static func noRoute(_ path: Substring, bindings: [RouteBinding]) -> ProxyError {
+    static func noRoute(_ path: Substring, bindings: [RouteBinding]) -> ProxyError {
         if DiscoveredRouteGate.isClientOAuthFallback(path) {
             let discovered = bindings.filter { $0.isDiscovered && !$0.usesAccount }.map(\.route.prefix)
             if !discovered.isEmpty { return .clientOAuthNotOffered(path: String(path), routes: discovered) }
@@ -106,7 +106,7 @@ extension ProxyConnectionHandler {
     }
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
-    package func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
+    func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
         guard let exchange, let scopes = exchange.binding?.tokenKey, let tokens = exchange.tokens else { return }
         awaitToken(ticket) { () async throws(TokenError) -> AccessToken in
             try await tokens.accessToken(for: scopes, claims: claims)
@@ -115,7 +115,7 @@ extension ProxyConnectionHandler {
 
     /// Waits for the token `obtain` gets, off the event loop, and tells the exchange; `settled` hears whether it
     /// came in time for the exchange (nil when it failed).
-    package func awaitToken(
+    func awaitToken(
         _ ticket: ExchangeStateMachine.Ticket, settled: @escaping (_ inTime: Bool?) -> Void = { _ in },
         obtain: @escaping @Sendable () async throws(TokenError) -> AccessToken
     ) {
@@ -158,7 +158,7 @@ extension ProxyConnectionHandler {
     }
 
     /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.
-    package func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
+    func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
         guard let exchange, let proxy = exchange.proxy else { return localAnswer(ticket, .problem(.starting)) }
         let target = exchange.target
         let body = exchange.localBody ?? LocalBody()
@@ -191,7 +191,7 @@ extension ProxyConnectionHandler {
     /// What the route itself refuses about `request`, before its token is used: a required header missing, a field
     /// name imitating one the route decides, a method it does not allow (or asks for by override), or what a
     /// discovered route's gate answers.
-    package static func routeRefusal(
+    static func routeRefusal(
         _ request: ClientRequest, binding: RouteBinding, target: RequestTarget, remainder: Substring
     ) -> ProxyError? {
         if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: request) }) {
@@ -220,7 +220,7 @@ extension ProxyConnectionHandler {
     }
 
     /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
-    package static func clientRequestID(_ request: ClientRequest) -> String? {
+    static func clientRequestID(_ request: ClientRequest) -> String? {
         // The first X-Request-Id, as the codec noted it.
         guard let range = request.parsed.requestID else { return nil }
         let value = request.string(range)

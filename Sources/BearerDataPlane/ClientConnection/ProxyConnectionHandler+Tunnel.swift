@@ -10,7 +10,7 @@ import NIOHTTP1
 /// then both pipelines drop their HTTP handlers for the two ends of a ``Tunnel``.
 extension ProxyConnectionHandler {
     /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
-    package func switchProtocols(
+    func switchProtocols(
         _ head: UpstreamResponse, exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler
     ) {
         exchange.status = 101

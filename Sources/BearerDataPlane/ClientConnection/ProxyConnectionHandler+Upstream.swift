@@ -11,7 +11,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     // MARK: Getting a connection
 
     /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
-    package func connect(_ ticket: ExchangeStateMachine.Ticket) {
+    func connect(_ ticket: ExchangeStateMachine.Ticket) {
         guard let exchange, let binding = exchange.binding, exchange.isPrepared else {
             // The head is rewritten before every connect (with the cached token at routing, or when the token
             // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
@@ -71,7 +71,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     }
 
     /// Closes the upstream connection in use, if any (the exchange is answered without it).
-    package func closeUpstreamConnection() {
+    func closeUpstreamConnection() {
         upstream?.close()
         upstream = nil
     }
@@ -123,7 +123,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass. One whose body
     /// goes as it is (not chunked) is held back (``heldResponseHead``): a small body that follows it in the same read
     /// of the upstream's goes down the pipeline with it, as one write.
-    package func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
+    func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let binding = exchange.binding else { return }
         var out = responseHeads.take()
         // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
@@ -143,7 +143,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     }
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.
-    package func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
+    func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
         // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
         guard let exchange, let scopes = exchange.binding?.tokenKey else { return }
         let claims: String?

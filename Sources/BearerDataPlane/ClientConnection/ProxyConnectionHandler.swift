@@ -29,22 +29,22 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package var connection: ConnectionStateMachine
     /// The record of the exchange in progress (request, route, generation, access-log figures); there is one
     /// exactly while ``connection`` runs an exchange.
-    package var exchange: Exchange?
+    var exchange: Exchange?
     /// The upstream connection the exchange in progress is using.
     package var upstream: (any UpstreamConnection)?
-    package var clientAddress: String?
+    var clientAddress: String?
     /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
-    package var framer = MessageFramer()
+    var framer = MessageFramer()
     /// The buffers the heads this connection writes are written into, reused from one exchange to the next: the
     /// upstream's request heads, and the client's response heads.
-    package var requestHeads = ReusedHeadBuffer()
-    package var responseHeads = ReusedHeadBuffer()
+    var requestHeads = ReusedHeadBuffer()
+    var responseHeads = ReusedHeadBuffer()
     /// A response head not yet written down the pipeline, and the small body parts appended to it since
     /// (``ProxyConnectionHandler+ClientWrites.swift``).
-    package var heldResponseHead: ByteBuffer?
+    var heldResponseHead: ByteBuffer?
     /// Reads the client's bytes into request parts, inline, holding those it has not read
     /// (``ProxyConnectionHandler+Decoding.swift``).
-    package var decoder = RequestDecoder(limits: Acceptor.headLimits)
+    var decoder = RequestDecoder(limits: Acceptor.headLimits)
     /// The decoder is running: a read that arrives meanwhile only adds its bytes.
     package var decoding = false
 
@@ -54,25 +54,25 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Whether the client's channel is writable, as its last writability event said (NIO tells the pipeline as soon
     /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
     /// a release of it (#24 session 21).
-    package var clientWritable = true
+    var clientWritable = true
     /// The client connection, and this upstream connection, have bytes to flush when the loop's batch of events ends
     /// (``EventBatch``); and this handler is in that batch already.
-    package var clientFlushBatched = false
-    package var upstreamFlushBatched: (any UpstreamConnection)?
-    package var inFlushBatch = false
+    var clientFlushBatched = false
+    var upstreamFlushBatched: (any UpstreamConnection)?
+    var inFlushBatch = false
     /// Response bytes were written to the client since the last flush.
-    package var clientNeedsFlush = false
+    var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
-    package var readDeliveredPart = false
+    var readDeliveredPart = false
     /// The connection's one timer (``armTimer(for:)``) and when it fires.
-    package var timer: Scheduled<Void>?
-    package var timerFiresAt = NIODeadline.distantFuture
+    var timer: Scheduled<Void>?
+    var timerFiresAt = NIODeadline.distantFuture
     /// The deadlines changed during the event being handled: the timer is armed for them when it ends.
-    package var timerStale = false
+    var timerStale = false
     /// The time as the event being handled sees it (``now``).
-    package var clock = EventClock()
+    var clock = EventClock()
 
-    package init(server: ProxyServerCore, loop: EventLoopState) {
+    init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
         self.loop = loop
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
@@ -90,7 +90,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         return clock.now(context.eventLoop)
     }
 
-    package static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
+    static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
     }
 
@@ -129,7 +129,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// A request part the decoder read.
-    package func received(_ part: ClientRequestPart) {
+    func received(_ part: ClientRequestPart) {
         readDeliveredPart = true
         if case .deliver(let part) = connection.received(part) { dispatch(part) }
     }
@@ -174,7 +174,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// closes (the byte stream can no longer be trusted to find the next request; RFC 9112 §9.3.2), and is counted
     /// by reason whether or not it is answered; anything else (more bytes held than
     /// ``RequestDecoder/bufferLimit(_:)``) closes the connection.
-    package func decodeFailed(_ error: any Error) {
+    func decodeFailed(_ error: any Error) {
         guard let refusal = error as? HeadError else {
             return run(connection.decoderFailed(nil, now: now))
         }
@@ -193,7 +193,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    package func dispatch(_ part: ClientRequestPart) {
+    func dispatch(_ part: ClientRequestPart) {
         switch part {
         case .head(let request): begin(request)
         case .body(let buffer): requestBody(buffer)
@@ -202,12 +202,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Whether to let the next `read()` through.
-    package var wantsRead: Bool {
+    var wantsRead: Bool {
         connection.wantsRead(upstreamWritable: upstream?.isWritable ?? false)
     }
 
     /// Lets a withheld `read()` through if the state now allows it.
-    package func updateReading() {
+    func updateReading() {
         if reads.release(open: wantsRead) { context.read() }
     }
 
@@ -437,7 +437,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the
     /// connection may close after it.
-    package func writeResponseEnd(
+    func writeResponseEnd(
         _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
@@ -457,7 +457,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// The exchange is over on both sides: close, or move on to the next request.
-    package func finishExchange(close: Bool) {
+    func finishExchange(close: Bool) {
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil

@@ -9,10 +9,10 @@ import BearerTokens
 /// of a tunnel hold reads this one way (#23 item 2); what "can take more" means is theirs to say.
 package struct ReadGate {
     /// A `read()` was asked for and not passed on yet.
-    package private(set) var isHolding = false
+    private(set) var isHolding = false
 
     /// A `read()` arrived: whether to pass it on now. When `open` is false it is held.
-    package mutating func admit(open: Bool) -> Bool {
+    mutating func admit(open: Bool) -> Bool {
         if open { return true }
         isHolding = true
         return false

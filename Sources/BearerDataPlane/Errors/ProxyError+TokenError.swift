@@ -8,7 +8,7 @@ import BearerTokens
 /// proxy decides how a token failure is answered.
 extension ProxyError {
     /// Maps a token failure to the answer SPEC §7 asks for: 401 when a person must sign in, 503 otherwise.
-    package init(_ error: TokenError) {
+    init(_ error: TokenError) {
         switch error {
         case .signInRequired(let reason): self = .signInRequired(detail: reason.isEmpty ? "Not signed in." : reason)
         case .providerUnavailable(let reason, let retryAfter):
@@ -20,7 +20,7 @@ extension ProxyError {
 
     /// The same for a discovered route (#25): a sign-in is needed for that route (`login ROUTE`), not for the
     /// account.
-    package init(_ error: TokenError, discoveredRoute route: String) {
+    init(_ error: TokenError, discoveredRoute route: String) {
         if case .signInRequired(let reason) = error {
             self = .discoveredSignInRequired(route: route, reason: reason.isEmpty ? nil : reason)
         } else {

@@ -75,7 +75,7 @@ package enum ProxyError: Error, Equatable {
     }
 
     /// RFC 9457 §3.1.1 `type`: a stable identifier per problem, documented in docs/configuration.md.
-    package var type: String {
+    var type: String {
         let slug: String
         switch self {
         case .noRoute: slug = "no-route"
@@ -107,7 +107,7 @@ package enum ProxyError: Error, Equatable {
         return "urn:bearer-proxy:problem:" + slug
     }
 
-    package var title: String {
+    var title: String {
         switch self {
         case .noRoute: "No route for this path"
         case .reservedEndpointNotFound: "No such proxy endpoint"
@@ -217,7 +217,7 @@ package enum ProxyError: Error, Equatable {
     }
 
     /// Headers the status calls for: `Allow` with 405 (RFC 9110 §15.5.6), `Retry-After` with 503 (§10.2.3).
-    package var extraHeaders: [(String, String)] {
+    var extraHeaders: [(String, String)] {
         switch self {
         case .methodNotAllowed(_, let allowed): [("allow", allowed.joined(separator: ", "))]
         case .tokenUnavailable(_, let retryAfter): [("retry-after", String(retryAfter))]

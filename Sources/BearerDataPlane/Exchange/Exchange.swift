@@ -14,56 +14,56 @@ import NIOHTTP1
 /// One object a request: the route's side (once a separate `UpstreamLeg`) lives here too, which saved an allocation
 /// and the retains of its references on every proxied request (#24 session 20).
 package final class Exchange {
-    package let id: String
+    let id: String
     /// The request line (method, target, version); its fields are ``received``'s.
     package let request: RequestLine
     /// The request as the codec read it: nil for an answer to a request never parsed.
-    package let received: ClientRequest?
+    let received: ClientRequest?
     /// Whether the client sent `Expect: 100-continue` (RFC 9110 §10.1.1) and so may wait before sending its body.
-    package let expectsContinue: Bool
+    let expectsContinue: Bool
     /// The generation in force when the request arrived; the exchange uses it until it ends (SPEC §9), and counts
     /// against it until then (nil when nothing was installed yet, or for an answer to a request never parsed).
     package let proxy: ProxyContext?
     /// The request target as the guard accepted it (absolute-form already reduced to origin-form).
     package var target: RequestTarget?
     /// The allowed browser origin this request came from, answered with CORS headers.
-    package var corsOrigin: String?
+    var corsOrigin: String?
     /// The route a proxied request goes to (``route(to:remainder:query:)``); nil for every other exchange.
-    package private(set) var binding: RouteBinding?
+    private(set) var binding: RouteBinding?
     /// What the upstream request is made of, kept for a replay with a new token: the raw path after the prefix and
     /// the raw query.
-    package private(set) var remainder: Substring = ""
+    private(set) var remainder: Substring = ""
     package private(set) var query: Substring?
     /// The rewritten request head; set once the token is known (``prepare(client:token:clientAddress:webSocket:into:)``).
-    package private(set) var upstreamHead: UpstreamRequestHead?
+    private(set) var upstreamHead: UpstreamRequestHead?
     /// Whether the request head is rewritten for the upstream (asked before every connect): read here, where the
     /// optional's tag is looked at in place, rather than by copying the head out.
-    package var isPrepared: Bool { upstreamHead != nil }
+    var isPrepared: Bool { upstreamHead != nil }
     /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
     package private(set) var token: String?
     /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
     /// route's only (nil for the others, which pass their `403` through — and pay no retain for it per request).
-    package private(set) var tokenScopes: Set<String>?
+    private(set) var tokenScopes: Set<String>?
     /// The body of a request to one of the proxy's own endpoints.
-    package var localBody: LocalBody?
+    var localBody: LocalBody?
     /// Completes when the response's last byte is written, when the connection closes after it.
-    package var responseWritten: EventLoopFuture<Void>?
+    var responseWritten: EventLoopFuture<Void>?
 
     // For the access log and the metrics.
     package let started: NIODeadline
     /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
-    package var routeLabel = "none"
+    var routeLabel = "none"
     package var status: UInt = 0
-    package var upstreamStatus: UInt?
-    package var bytesIn = 0
-    package var bytesOut = 0
+    var upstreamStatus: UInt?
+    var bytesIn = 0
+    var bytesOut = 0
     /// When the request (last) went upstream, and how long the response head took.
-    package var upstreamSent: NIODeadline?
-    package var upstreamLatency: TimeAmount?
+    var upstreamSent: NIODeadline?
+    var upstreamLatency: TimeAmount?
     /// Why the request codec refused this request (``BearerCodec/HeadError/label``), for its access-log line.
     package var refusal: String?
 
-    package init(id: String, request: ClientRequest, proxy: ProxyContext? = nil, started: NIODeadline = .now()) {
+    init(id: String, request: ClientRequest, proxy: ProxyContext? = nil, started: NIODeadline = .now()) {
         self.id = id
         self.started = started
         self.request = request.line
@@ -74,7 +74,7 @@ package final class Exchange {
     }
 
     /// The record of an exchange for a request never parsed: one the connection answers and closes.
-    package init(id: String, unparsed request: RequestLine) {
+    init(id: String, unparsed request: RequestLine) {
         self.id = id
         self.started = .now()
         self.request = request
@@ -121,7 +121,7 @@ package final class Exchange {
     /// now, when its access-log line is written (``ProxyConnectionHandler/record(_:status:)``), not whenever the last
     /// reference to this record goes (a token wait still running, a timer), so ARC timing is no part of the
     /// lifecycle. Idempotent.
-    package func end() {
+    func end() {
         guard !ended else { return }
         ended = true
         proxy?.exchangeEnded()
@@ -144,7 +144,7 @@ package final class LocalBody {
         buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
     }
 
-    package var sha256Hex: String {
+    var sha256Hex: String {
         hasher.finalize().lowercaseHex
     }
 }

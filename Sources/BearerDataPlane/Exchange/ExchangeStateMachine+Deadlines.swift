@@ -8,7 +8,7 @@ import NIOCore
 /// The exchange's time limits: the body stall, the token wait and the response head (SPEC §8).
 extension ExchangeStateMachine {
     /// The earliest deadline that applies in this state.
-    package var nextDeadline: NIODeadline? {
+    var nextDeadline: NIODeadline? {
         switch state {
         case .routing(let progress), .local(let progress), .answered(let progress):
             return progress.bodyDue
@@ -27,7 +27,7 @@ extension ExchangeStateMachine {
         }
     }
 
-    package static func earliest(_ first: NIODeadline?, _ second: NIODeadline?) -> NIODeadline? {
+    static func earliest(_ first: NIODeadline?, _ second: NIODeadline?) -> NIODeadline? {
         guard let first else { return second }
         guard let second else { return first }
         return min(first, second)
@@ -35,7 +35,7 @@ extension ExchangeStateMachine {
 }
 
 extension ExchangeStateMachine.RequestProgress {
-    package var bodyDue: NIODeadline? {
+    var bodyDue: NIODeadline? {
         if case .streaming(let due) = self { return due }
         return nil
     }
@@ -43,7 +43,7 @@ extension ExchangeStateMachine.RequestProgress {
 
 extension ExchangeStateMachine.State {
     /// When the request body's next byte is due, while it streams.
-    package var bodyDue: NIODeadline? {
+    var bodyDue: NIODeadline? {
         switch self {
         case .routing(let progress), .local(let progress), .answered(let progress), .streaming(let progress, _):
             progress.bodyDue
@@ -55,7 +55,7 @@ extension ExchangeStateMachine.State {
     }
 
     /// Sets the request's progress in whichever state carries it (a no-op in the others).
-    package mutating func setRequestProgress(_ progress: ExchangeStateMachine.RequestProgress) {
+    mutating func setRequestProgress(_ progress: ExchangeStateMachine.RequestProgress) {
         switch self {
         case .routing: self = .routing(progress)
         case .local: self = .local(progress)

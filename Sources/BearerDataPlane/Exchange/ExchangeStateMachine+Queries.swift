@@ -9,7 +9,7 @@ import NIOHTTP1
 extension ExchangeStateMachine {
     /// Whether an asynchronous step with `ticket` is still the one this exchange waits for (so its result is worth
     /// preparing; the event itself checks again).
-    package func awaits(_ ticket: Ticket) -> Bool {
+    func awaits(_ ticket: Ticket) -> Bool {
         switch state {
         case .awaitingLocalAnswer(let current), .awaitingToken(_, let current, _), .connecting(_, let current):
             current == ticket
@@ -19,7 +19,7 @@ extension ExchangeStateMachine {
     }
 
     /// Whether the upstream's answer is being dropped for a step-up's replay (`"stepUp": "auto"`, #25 item 5).
-    package var awaitsStepUp: Bool {
+    var awaitsStepUp: Bool {
         if case .discardingRejection(let rejection) = state, case .stepUp = rejection.retry { return true }
         return false
     }
@@ -27,7 +27,7 @@ extension ExchangeStateMachine {
     /// Whether to let the client's next `read()` through, `upstreamWritable` telling whether the upstream connection
     /// in use can take more (asked only while the body streams). Backpressure: while the request body streams, only
     /// what the upstream can take is read.
-    package func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
+    func wantsRead(upstreamWritable: @autoclosure () -> Bool) -> Bool {
         switch state {
         case .awaitingToken, .connecting, .streaming, .discardingRejection, .tunnelling:
             // A WebSocket client's frames wait in the socket until the upstream has switched protocols.
@@ -48,7 +48,7 @@ extension ExchangeStateMachine {
     }
 
     /// Whether the last request part this exchange will see has arrived (or nothing more is read for it).
-    package var requestHasEnded: Bool {
+    var requestHasEnded: Bool {
         switch state {
         case .routing(let progress), .local(let progress), .answered(let progress), .streaming(let progress, _):
             progress == .ended
@@ -60,7 +60,7 @@ extension ExchangeStateMachine {
     }
 
     /// RFC 9110 §9.2.2: repeating these is harmless.
-    package static func isIdempotent(_ method: HTTPMethod) -> Bool {
+    static func isIdempotent(_ method: HTTPMethod) -> Bool {
         switch method {
         case .GET, .HEAD, .OPTIONS, .PUT, .DELETE: true
         default: false
@@ -68,7 +68,7 @@ extension ExchangeStateMachine {
     }
 
     /// Whether response body parts go to the client now (not while a rejected answer is being dropped).
-    package var forwardsResponseBody: Bool {
+    var forwardsResponseBody: Bool {
         if case .streaming(_, .streaming) = state { return true }
         return false
     }

@@ -60,13 +60,13 @@ extension ExchangeStateMachine {
     package struct Rejection {
         package let retry: TokenRetry
         /// The route's limit, running since the request went up in full: the wait for the answer's end is in it.
-        package let due: NIODeadline?
+        let due: NIODeadline?
         package let head: UpstreamResponse
         /// What a rejection that cannot be replayed becomes (``ExchangeStateMachine/responseHead(_:endsWithConnection:retry:stepUp:signsInItself:)``'s
         /// arguments).
-        package let endsWithConnection: Bool
+        let endsWithConnection: Bool
         package let stepUp: [String]?
-        package let signsInItself: Bool
+        let signsInItself: Bool
         /// The body read so far, and its size.
         package var body: [ByteBuffer] = []
         package var bytes = 0
@@ -76,9 +76,9 @@ extension ExchangeStateMachine {
     package struct Upload: Equatable {
         package var progress: RequestProgress
         /// Body parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
-        package var pending: [ByteBuffer] = []
+        var pending: [ByteBuffer] = []
 
-        package init(progress: RequestProgress, pending: [ByteBuffer] = []) {
+        init(progress: RequestProgress, pending: [ByteBuffer] = []) {
             self.progress = progress
             self.pending = pending
         }
@@ -86,10 +86,10 @@ extension ExchangeStateMachine {
 
     /// Names one asynchronous step (a token, a connection, a local answer); a result carrying another is stale.
     package struct Ticket: Hashable {
-        package let exchange: UInt64
+        let exchange: UInt64
         package let attempt: UInt32
 
-        package init(exchange: UInt64, attempt: UInt32) {
+        init(exchange: UInt64, attempt: UInt32) {
             self.exchange = exchange
             self.attempt = attempt
         }
@@ -129,13 +129,13 @@ extension ExchangeStateMachine {
     package struct Request {
         package var method: HTTPMethod
         /// The client asked to keep the connection (RFC 9112 §9.3).
-        package var keepAlive: Bool
-        package var expectsContinue: Bool
-        package var upgrade: WebSocketUpgrade.Requested
+        var keepAlive: Bool
+        var expectsContinue: Bool
+        var upgrade: WebSocketUpgrade.Requested
         /// RFC 9110 §15.2: 1xx responses are forwarded, except to HTTP/1.0 clients.
-        package var forwardsInformational: Bool
+        var forwardsInformational: Bool
 
-        package init(
+        init(
             method: HTTPMethod, keepAlive: Bool = true, expectsContinue: Bool = false,
             upgrade: WebSocketUpgrade.Requested = .none, forwardsInformational: Bool = true
         ) {
@@ -151,9 +151,9 @@ extension ExchangeStateMachine {
     package struct Replays: OptionSet {
         package let rawValue: UInt8
         /// Again on a fresh connection: a pooled one was closed before it answered (SPEC §8).
-        package static let staleConnection = Replays(rawValue: 1)
+        static let staleConnection = Replays(rawValue: 1)
         /// Again with a new token after a fixable `401` (SPEC §7).
-        package static let newToken = Replays(rawValue: 2)
+        static let newToken = Replays(rawValue: 2)
 
         package init(rawValue: UInt8) {
             self.rawValue = rawValue

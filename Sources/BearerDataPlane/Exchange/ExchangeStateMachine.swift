@@ -20,31 +20,31 @@ import NIOHTTP1
 /// `docs/architecture.md` has the diagram and the full table.
 package struct ExchangeStateMachine {
     /// Bodies up to this size are kept for a replay; larger ones are streamed only.
-    package static let replayLimit = 64 * 1024
+    static let replayLimit = 64 * 1024
 
-    package let serial: UInt64
+    let serial: UInt64
     package let request: Request
     package let bodyStall: TimeAmount
     package private(set) var state: State
     package private(set) var persistence: Persistence
-    package private(set) var expectation: Expectation
+    private(set) var expectation: Expectation
     package private(set) var kept = KeptBody.notNeeded
-    package private(set) var replays: Replays = []
+    private(set) var replays: Replays = []
     /// The scopes of the step-up the one replay waits for (#25 item 5): if its token does not come, the answer is
     /// the step-up problem, as it would have been without the opt-in.
     package private(set) var stepUp: [String]?
     /// A request body byte went upstream (or is on its way): a failed request is then never sent again.
-    package private(set) var bodySent = false
+    private(set) var bodySent = false
     /// The route's limit for the token and for the response head (known once routed).
-    package private(set) var routeLimit = TimeAmount.seconds(30)
+    private(set) var routeLimit = TimeAmount.seconds(30)
     package private(set) var attempt: UInt32 = 0
     /// Events that could not happen in the state they arrived in.
-    package private(set) var illegalEvents = 0
+    private(set) var illegalEvents = 0
     /// Whether an illegal event also stops a debug build (the product); the sweep tests feed illegal events on
     /// purpose and count them instead.
     private let assertsOnIllegalEvents: Bool
 
-    package init(
+    init(
         serial: UInt64, request: Request, now: NIODeadline, bodyStall: TimeAmount, assertsOnIllegalEvents: Bool = true
     ) {
         self.serial = serial
@@ -99,7 +99,7 @@ package struct ExchangeStateMachine {
     // MARK: Request parts
 
     /// A part of the request body arrived.
-    package mutating func requestBody(_ buffer: ByteBuffer, now: NIODeadline) -> Action {
+    mutating func requestBody(_ buffer: ByteBuffer, now: NIODeadline) -> Action {
         let due = RequestProgress.streaming(bodyDue: now + bodyStall)
         switch state {
         case .local(.streaming):
@@ -150,7 +150,7 @@ package struct ExchangeStateMachine {
     }
 
     /// The request's `end` arrived (its trailers are dropped: SPEC §8).
-    package mutating func requestEnd(now: NIODeadline) -> Action {
+    mutating func requestEnd(now: NIODeadline) -> Action {
         switch state {
         case .local(.streaming):
             let ticket = nextTicket()
@@ -183,7 +183,7 @@ package struct ExchangeStateMachine {
 
     /// The request could not be read (a malformed message): it is answered as if it had ended, and the connection
     /// closes after it; nothing more is read from this client.
-    package mutating func readFailed(_ problem: ProxyError) -> Action {
+    mutating func readFailed(_ problem: ProxyError) -> Action {
         stopReading()
         return answer(.problem(problem))
     }
@@ -194,7 +194,7 @@ package struct ExchangeStateMachine {
     }
 
     /// The server is shutting down gracefully: this exchange is finished, then the connection closes.
-    package mutating func quiesce() -> Action {
+    mutating func quiesce() -> Action {
         persistence = .close
         return .none
     }
@@ -202,7 +202,7 @@ package struct ExchangeStateMachine {
     // MARK: The proxy's own answers
 
     /// The local endpoint's answer for `ticket` is known.
-    package mutating func localAnswer(_ ticket: Ticket, _ answer: Answer) -> Action {
+    mutating func localAnswer(_ ticket: Ticket, _ answer: Answer) -> Action {
         guard case .awaitingLocalAnswer(let current) = state, current == ticket else { return .none }
         return self.answer(answer)
     }
@@ -257,7 +257,7 @@ package struct ExchangeStateMachine {
     }
 
     /// The client connection closed: whatever the exchange was doing is abandoned.
-    package mutating func clientClosed() -> Action {
+    mutating func clientClosed() -> Action {
         let action: Action
         switch state {
         case .streaming, .discardingRejection: action = .abandon(closeUpstream: true, responseEnded: false)
@@ -271,21 +271,21 @@ package struct ExchangeStateMachine {
     // MARK: Token and connection
 
     /// The token for `ticket` is known: get a connection.
-    package mutating func tokenArrived(_ ticket: Ticket) -> Action {
+    mutating func tokenArrived(_ ticket: Ticket) -> Action {
         guard case .awaitingToken(let upload, let current, _) = state, current == ticket else { return .none }
         state = .connecting(upload, ticket)
         return .connect(ticket)
     }
 
     /// The token for `ticket` could not be had.
-    package mutating func tokenFailed(_ ticket: Ticket, _ error: TokenError) -> Action {
+    mutating func tokenFailed(_ ticket: Ticket, _ error: TokenError) -> Action {
         guard case .awaitingToken(_, let current, _) = state, current == ticket else { return .none }
         if let stepUp { return fail(.insufficientScope(scopes: stepUp, note: error.reason)) }
         return fail(.token(error))
     }
 
     /// The connection for `ticket` is ready: send the request, and what arrived of its body meanwhile.
-    package mutating func connected(_ ticket: Ticket, now: NIODeadline) -> Action {
+    mutating func connected(_ ticket: Ticket, now: NIODeadline) -> Action {
         guard case .connecting(let upload, let current) = state, current == ticket else { return .parkConnection }
         let ended = upload.progress == .ended
         state = .streaming(upload.progress, .awaitingHead(due: ended ? now + routeLimit : nil))
@@ -293,7 +293,7 @@ package struct ExchangeStateMachine {
     }
 
     /// No connection could be made for `ticket`.
-    package mutating func connectFailed(_ ticket: Ticket, _ failure: ConnectionFailure) -> Action {
+    mutating func connectFailed(_ ticket: Ticket, _ failure: ConnectionFailure) -> Action {
         guard case .connecting(_, let current) = state, current == ticket else { return .none }
         return fail(.upstreamUnreachable(failure))
     }
@@ -311,7 +311,7 @@ package struct ExchangeStateMachine {
     /// with the proxy's own problem, never passed on — a local client that saw the upstream's challenge (its
     /// `resource_metadata`, RFC 9728 §5.1) would start an OAuth of its own (#25 item 8).
     /// The upstream's response head, with what it says of the token (``TokenVerdict``).
-    package mutating func responseHead(
+    mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
     ) -> Action {
         responseHead(
@@ -319,7 +319,7 @@ package struct ExchangeStateMachine {
             signsInItself: verdict.signsInItself)
     }
 
-    package mutating func responseHead(
+    mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool = false, retry: TokenRetry? = nil,
         stepUp: [String]? = nil, signsInItself: Bool = false
     ) -> Action {
@@ -422,7 +422,7 @@ package struct ExchangeStateMachine {
     }
 
     /// A part of the response body arrived.
-    package mutating func responseBody(_ buffer: ByteBuffer) -> Action {
+    mutating func responseBody(_ buffer: ByteBuffer) -> Action {
         switch state {
         case .streaming(_, .streaming):
             return .forwardResponseBody(buffer)
@@ -444,7 +444,7 @@ package struct ExchangeStateMachine {
     }
 
     /// The response's `end` arrived, with these trailers.
-    package mutating func responseEnd(trailers: ByteBuffer? = nil, now: NIODeadline) -> Action {
+    mutating func responseEnd(trailers: ByteBuffer? = nil, now: NIODeadline) -> Action {
         switch state {
         case .streaming(let progress, .streaming(let upstreamKeepAlive)):
             // Reuse the connection only if both messages on it are complete; an early answer leaves request bytes
@@ -485,7 +485,7 @@ package struct ExchangeStateMachine {
     /// The upstream connection in use closed or failed (`cause` `.reset` when it simply went away).
     /// `neverProcessed` is the transport's word that the request reached no application (``UpstreamConnection``;
     /// for HTTP/1.1, a pooled connection closed before any byte of an answer).
-    package mutating func upstreamClosed(neverProcessed: Bool, cause: ConnectionFailure = .reset) -> Action {
+    mutating func upstreamClosed(neverProcessed: Bool, cause: ConnectionFailure = .reset) -> Action {
         switch state {
         case .streaming(let progress, .awaitingHead):
             if neverProcessed, !bodySent, !replays.contains(.staleConnection), Self.isIdempotent(request.method) {
@@ -517,7 +517,7 @@ package struct ExchangeStateMachine {
     /// The connection's timer fired at `now`. `readsWithheld` whether the proxy is holding back the client's reads
     /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall — it is
     /// the upstream's when the upstream is there and takes nothing.
-    package mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
+    mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
         switch state {
         case .awaitingToken(_, _, let due) where due <= now:
             if let stepUp {

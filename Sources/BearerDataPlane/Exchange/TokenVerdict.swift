@@ -41,13 +41,13 @@ package struct TokenVerdict: Sendable, Equatable {
     /// The scopes a discovered route's sign-in needs after a `403` `insufficient_scope`.
     package var stepUp: [String]?
     /// A discovered route's `401` with a challenge: answered by the proxy, never forwarded.
-    package var signsInItself: Bool
-    package var tokenEffect: TokenEffect
+    var signsInItself: Bool
+    var tokenEffect: TokenEffect
 
     /// The verdict for an answer with `status` and `headers` to a request on `route` whose token was granted
     /// `granted`. The headers are asked for only when the status makes them matter (a `401` or `403` on a route that
     /// sends a token): turning a response's field lines into `HTTPHeaders` costs a string per field.
-    package static func decide(
+    static func decide(
         status: HTTPResponseStatus, headers: @autoclosure () -> HTTPHeaders, route: Route,
         granted: @autoclosure () -> Set<String>
     ) -> TokenVerdict {

@@ -22,9 +22,9 @@ package struct Acceptor: Sendable {
     /// One listening socket, bound.
     package struct Bound {
         package var listener: Listener
-        package var channel: any Channel
-        package var quiescing: ServerQuiescingHelper
-        package var socketFile: UnixSocketFile?
+        var channel: any Channel
+        var quiescing: ServerQuiescingHelper
+        var socketFile: UnixSocketFile?
     }
 
     /// Why a listener could not be opened, naming it.
@@ -41,8 +41,8 @@ package struct Acceptor: Sendable {
 
     package let group: MultiThreadedEventLoopGroup
     package let core: ProxyServerCore
-    package let stateByLoop: [ObjectIdentifier: NIOLoopBound<EventLoopState>]
-    package let peerCheck: PeerUserCheck
+    let stateByLoop: [ObjectIdentifier: NIOLoopBound<EventLoopState>]
+    let peerCheck: PeerUserCheck
     package let maximumConnections: Int
 
     package func bind(_ listener: Listener) async throws -> Bound {
@@ -118,7 +118,7 @@ package struct Acceptor: Sendable {
     /// The request codec's limits: the policy's target length and field count (``SafetyPolicy``), and room for a
     /// whole head around its bytes of names and values — the request line, and a colon, a space and a CRLF per
     /// field — so that the guard, which counts those bytes, is the one that decides near their limit.
-    package static let headLimits: HeadLimits = {
+    static let headLimits: HeadLimits = {
         let policy = SafetyPolicy()
         return HeadLimits(
             headBytes: policy.maximumHeaderBytes + policy.maximumURILength + 4 * (policy.maximumHeaderCount + 1) + 64,

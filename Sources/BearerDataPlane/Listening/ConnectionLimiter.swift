@@ -36,16 +36,16 @@ package final class ConnectionLimiter: ChannelDuplexHandler {
 
     /// Descriptors kept out of the cap's reach: the token cache file, its lock and its temporary file, the dev
     /// issuer's key, identity-provider connections, the event loops' own descriptors, logging.
-    package static let reservedDescriptors = 64
+    static let reservedDescriptors = 64
 
     /// The cap for a process whose soft `RLIMIT_NOFILE` is `limit`: half of what the reserve leaves (a client
     /// connection and its upstream connection), at least 8.
-    package static func defaultMaximum(descriptorLimit limit: Int) -> Int {
+    static func defaultMaximum(descriptorLimit limit: Int) -> Int {
         max(8, (limit - reservedDescriptors) / 2)
     }
 
     /// The soft `RLIMIT_NOFILE` of this process (a large number when unlimited).
-    package static func descriptorLimit() -> Int {
+    static func descriptorLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         // RLIM_INFINITY is all ones; anything past 2^30 is as good as unlimited here.
@@ -55,17 +55,17 @@ package final class ConnectionLimiter: ChannelDuplexHandler {
     /// Sent to every open client connection when the cap is reached: those idle between requests close.
     package struct RoomWanted: Sendable {
 
-        package init() {}
+        init() {}
     }
 
-    package let maximum: Int
+    let maximum: Int
     private let pausedAtLimit: Metrics.Counter
     private var open = 0
     private var readPending = false
     /// The open client connections, to ask for room at the cap.
     private var children: [ObjectIdentifier: any Channel] = [:]
 
-    package init(maximum: Int, metrics: ProxyMetrics) {
+    init(maximum: Int, metrics: ProxyMetrics) {
         self.maximum = max(1, maximum)
         self.pausedAtLimit = metrics.acceptPaused(reason: "connection_limit")
     }

@@ -8,14 +8,14 @@ import NIOCore
 /// Everything the data plane keeps per event loop: the upstream connector (with its pool) and the request-id sequence. Only code running
 /// on `eventLoop` touches it, so it needs no lock.
 package final class EventLoopState {
-    package let eventLoop: any EventLoop
+    let eventLoop: any EventLoop
     /// Where this loop's exchanges get their upstream connections: HTTP/1.1's, the one transport today.
-    package let connector: any UpstreamConnector
+    let connector: any UpstreamConnector
     private var requestIDs: RequestIDSequence
     /// What lasts until the loop has handled its current batch of events: flushes left for then, the token's clocks.
-    package let batch: EventBatch
+    let batch: EventBatch
 
-    package init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
+    init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
         self.eventLoop = eventLoop
         self.connector = connector
         self.batch = EventBatch(eventLoop: eventLoop)
@@ -61,7 +61,7 @@ package final class EventLoopState {
     /// requests came from one `epoll_wait` and are answered within microseconds of each other. They were 2 of a
     /// request's 4 clock readings, about 1 % of its CPU (#24 session 21). A change to the cache — the token refused,
     /// dropped, replaced, signed out of — still ends the reuse at once: that is asked on every request.
-    package func cachedToken(for binding: RouteBinding, key: ScopeSet, in tokens: TokenCache) -> AccessToken? {
+    func cachedToken(for binding: RouteBinding, key: ScopeSet, in tokens: TokenCache) -> AccessToken? {
         if reusedTokenRoute === binding, let reusedToken {
             if batch.tokenClocksRead {
                 if tokens.isUnchanged(reusedToken) { return reusedToken.token }
@@ -82,7 +82,7 @@ package final class EventLoopState {
     package var requestCounts: [String: Int] { routeMetrics.mapValues(\.count) }
 
     /// A new request id: `<random>-<sequence>`.
-    package func nextRequestID() -> String {
+    func nextRequestID() -> String {
         requestIDs.next()
     }
 }

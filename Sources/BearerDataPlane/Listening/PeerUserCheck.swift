@@ -17,11 +17,11 @@ import NIOPosix
 package struct PeerUserCheck: Sendable {
     package let generations: any GenerationSource
     package let logger: Logger
-    package let refusedUser: Metrics.Counter
-    package let refusedUnknown: Metrics.Counter
+    let refusedUser: Metrics.Counter
+    let refusedUnknown: Metrics.Counter
     private let logged = LogThrottle(interval: .seconds(60))
 
-    package init(
+    init(
         generations: any GenerationSource, logger: Logger, refusedUser: Metrics.Counter,
         refusedUnknown: Metrics.Counter
     ) {
@@ -38,7 +38,7 @@ package struct PeerUserCheck: Sendable {
     /// That read runs on NIO's blocking-I/O pool, never on the event loop: with a busy host's table it takes
     /// milliseconds, and the loop serves every other connection meanwhile. The connection waits for the verdict
     /// unread — the bootstrap registers it for reads only once this future completes.
-    package func admits(_ channel: any Channel) -> EventLoopFuture<Bool> {
+    func admits(_ channel: any Channel) -> EventLoopFuture<Bool> {
         guard let policy = generations.peerUsers else { return channel.eventLoop.makeSucceededFuture(true) }
         if case .unixDomainSocket = channel.localAddress {
             return PeerCredentials.uid(of: channel).map { peer in

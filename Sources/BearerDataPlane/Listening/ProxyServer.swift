@@ -161,7 +161,7 @@ package struct ProxyServerCore: Sendable {
     /// The client side's limits (idle, request head, body stall) apply to every connection.
     package let timeouts: ProxyTimeouts
 
-    package init(installed: any GenerationSource, logger: Logger, metrics: ProxyMetrics, timeouts: ProxyTimeouts) {
+    init(installed: any GenerationSource, logger: Logger, metrics: ProxyMetrics, timeouts: ProxyTimeouts) {
         self.installed = installed
         self.logger = logger
         self.metrics = metrics

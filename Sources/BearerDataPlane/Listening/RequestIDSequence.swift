@@ -6,7 +6,7 @@ package struct RequestIDSequence {
     private let prefix: [UInt8]
     private var counter: UInt64 = 0
 
-    package init(prefix: String) {
+    init(prefix: String) {
         self.prefix = Array(prefix.utf8)
     }
 

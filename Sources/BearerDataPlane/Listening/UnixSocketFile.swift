@@ -61,7 +61,7 @@ package struct UnixSocketFile: Sendable {
     /// at its path then — a socket another program put there after the proxy started included. A listener handed
     /// over already bound is left to its owner to clean up: ``remove()`` does, and only if the file is still the
     /// one bound here.
-    package static func bindSocket(_ path: UnixSocketPath) throws(Failure) -> Int32 {
+    static func bindSocket(_ path: UnixSocketPath) throws(Failure) -> Int32 {
         #if canImport(Glibc)
             let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else

@@ -29,7 +29,7 @@ package enum DiscoveredRouteGate {
     /// where an MCP client pointed at `http://localhost:8080/mcp` looks first. Judged as ``isOAuthMetadata(_:)``
     /// judges (escapes decoded, case ignored); only paths whose second byte is `.` or `%` are looked at, so the
     /// usual request costs one comparison.
-    package static func insertedResourcePath(_ path: Substring) -> String? {
+    static func insertedResourcePath(_ path: Substring) -> String? {
         let bytes = path.utf8
         guard bytes.count > 12, let second = bytes.dropFirst().first,
             second == UInt8(ascii: ".") || second == UInt8(ascii: "%")
@@ -45,7 +45,7 @@ package enum DiscoveredRouteGate {
     /// specification's fallbacks when no metadata is found (`/register`, `/authorize`, `/token`) and the
     /// authorization server's metadata at the root (RFC 8414 §3, OpenID Connect Discovery §4). Judged as
     /// ``isOAuthMetadata(_:)`` judges; asked only of a path no route matches.
-    package static func isClientOAuthFallback(_ path: Substring) -> Bool {
+    static func isClientOAuthFallback(_ path: Substring) -> Bool {
         let segments = decoded(path).lowercased().split(separator: "/")
         guard let first = segments.first else { return false }
         if segments.count == 1 { return first == "register" || first == "authorize" || first == "token" }
@@ -55,7 +55,7 @@ package enum DiscoveredRouteGate {
 
     /// `/.well-known/oauth-…` (RFC 8414, RFC 9728) and `/.well-known/openid-configuration`, judged as an upstream
     /// would read them: percent-escapes decoded, case ignored, empty segments skipped.
-    package static func isOAuthMetadata(_ remainder: Substring) -> Bool {
+    static func isOAuthMetadata(_ remainder: Substring) -> Bool {
         let segments = decoded(remainder).lowercased().split(separator: "/")
         guard segments.count >= 2, segments[0] == ".well-known" else { return false }
         return segments[1].hasPrefix("oauth-") || segments[1] == "openid-configuration"

@@ -22,7 +22,7 @@ package final class ProxyContext: Sendable {
     package let timeouts: ProxyTimeouts
     /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding
     /// carries its own token cache, `discoveredTokens[prefix]`.
-    package let bindings: [RouteBinding]
+    let bindings: [RouteBinding]
     /// Exchanges that began with this generation and have not ended.
     private let inFlight = Atomic<Int>(0)
 
@@ -53,7 +53,7 @@ package final class ProxyContext: Sendable {
     }
 
     /// An exchange that began with this generation has ended (its ``Exchange`` is gone).
-    package func exchangeEnded() {
+    func exchangeEnded() {
         inFlight.subtract(1, ordering: .releasing)
     }
 

@@ -10,40 +10,40 @@ import NIOCore
 /// (its upstream origin with its TLS context, its response timeout, the key of its token).
 package final class RouteBinding: Sendable {
     package let route: Route
-    package let origin: UpstreamOrigin
-    package let responseTimeout: TimeAmount
+    let origin: UpstreamOrigin
+    let responseTimeout: TimeAmount
     /// The generation's limit for connecting to the upstream (SPEC §9: a replay connects under the one it began
     /// with, which is this binding's).
-    package let connectTimeout: TimeAmount
+    let connectTimeout: TimeAmount
     /// The route's own idle limit for WebSocket tunnels, if it sets one.
-    package let tunnelIdleTimeout: TimeAmount?
+    let tunnelIdleTimeout: TimeAmount?
     package let tokenKey: ScopeSet?
     /// Whether the route sends a token (``tokenKey`` is set): asked on every request and response head, where
     /// copying the key out to compare it with nil costs a retain and a release of its strings. Stored, though
     /// derivable: as a computed `tokenKey != nil` it still copied the key, 4 retains a request (bench/counts.sh).
-    package let sendsToken: Bool
+    let sendsToken: Bool
     /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
-    package let isDiscovered: Bool
+    let isDiscovered: Bool
     /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
     package let discoveredTokens: TokenCache?
     /// A discovered route whose authorization server is the account's own (#25 item 7): its token is the account's,
     /// so its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
     package let usesAccount: Bool
     /// The route as ``TokenVerdict`` judges its upstream's answers.
-    package let tokenRoute: TokenVerdict.Route
+    let tokenRoute: TokenVerdict.Route
     /// The headers a request must carry (`requireHeader`, global and the route's), checked before the token.
     package let requiredHeaders: [RequiredHeaderCheck]
     /// The lowercased names of client fields the route removes (`headers.remove`), checked as they are copied.
-    package let removedHeaders: [String]
+    let removedHeaders: [String]
     /// The lowercased names of the fields the route sets (`headers.set`): the client's are dropped as they are
     /// copied, and the route's value written after them.
-    package let replacedHeaders: [String]
+    let replacedHeaders: [String]
     /// The route's own rules for the forwarded head, in the order ``Forwarding`` applies them.
-    package let headerRules: [RouteHeaderRule]
+    let headerRules: [RouteHeaderRule]
     /// Whether the route removes or replaces any client field (``removedHeaders``, ``replacedHeaders``).
-    package let editsHeaders: Bool
+    let editsHeaders: Bool
 
-    package init(
+    init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
         tls: (_ caFile: String?) throws -> UpstreamTLS
     ) rethrows {
@@ -77,7 +77,7 @@ package final class RouteBinding: Sendable {
     }
 
     /// Whether the client field named `span[name]` is one the route removes or replaces, so it is not copied.
-    package func edits(_ span: Span<UInt8>, _ name: Range<Int>) -> Bool {
+    func edits(_ span: Span<UInt8>, _ name: Range<Int>) -> Bool {
         removedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
             || replacedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
     }

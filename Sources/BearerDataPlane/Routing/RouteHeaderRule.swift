@@ -21,7 +21,7 @@ package enum RouteHeaderRule: Sendable, Equatable {
     case forwardedHost
 
     /// The route's rules, in the order they apply.
-    package static func compile(_ route: Route) -> [RouteHeaderRule] {
+    static func compile(_ route: Route) -> [RouteHeaderRule] {
         var rules = route.headers.set.map { RouteHeaderRule.set(name: $0.name, value: $0.value) }
         if route.forwardedHeaders { rules += [.forwardedFor, .forwardedProto, .forwardedHost] }
         return rules

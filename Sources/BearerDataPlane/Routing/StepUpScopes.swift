@@ -13,7 +13,7 @@ package enum StepUpScopes {
     /// The union, sorted, or nil — the `403` then passes through as it is — when the `403` is not an
     /// `insufficient_scope` challenge naming a scope. Only scope tokens (RFC 6749 §3.3 `NQCHAR`) without a quote or
     /// backslash are kept: the scopes come from the upstream and end up in a command a person pastes into a shell.
-    package static func requested(by headers: HTTPHeaders, granted: Set<String>) -> [String]? {
+    static func requested(by headers: HTTPHeaders, granted: Set<String>) -> [String]? {
         guard let challenge = BearerChallenge.all(in: headers).first(where: { $0.error == "insufficient_scope" })
         else { return nil }
         let asked = (challenge.scope ?? "").split(separator: " ").map(String.init).filter(isShellSafeScope)

@@ -14,10 +14,10 @@ import NIOHTTP1
 /// browser does not attach cookies or client certificates.
 package enum CORS {
     /// How long a browser may cache a preflight answer.
-    package static let maxAgeSeconds = 600
+    static let maxAgeSeconds = 600
 
     /// Replaces any CORS headers in `headers` (the proxy's own answer) with the proxy's for `origin`.
-    package static func apply(origin: String, to headers: inout HTTPHeaders) {
+    static func apply(origin: String, to headers: inout HTTPHeaders) {
         for name in [
             "access-control-allow-origin", "access-control-allow-credentials", "access-control-expose-headers",
         ] {
@@ -30,7 +30,7 @@ package enum CORS {
 
     /// Whether the field at `bytes[name]` of an upstream's response is one the proxy writes itself for a browser's
     /// request (``write(origin:into:)``): it is dropped.
-    package static func isReplaced(_ bytes: Span<UInt8>, _ name: Range<Int>) -> Bool {
+    static func isReplaced(_ bytes: Span<UInt8>, _ name: Range<Int>) -> Bool {
         guard HeaderName.hasPrefix(bytes, name, "access-control-") else { return false }
         return HeaderName.equals(bytes, name, "access-control-allow-origin")
             || HeaderName.equals(bytes, name, "access-control-allow-credentials")
@@ -45,7 +45,7 @@ package enum CORS {
     }
 
     /// The answer to a preflight from an allowed `origin`.
-    package static func preflight(origin: String, method: String, headers requested: String?) -> LocalResponse {
+    static func preflight(origin: String, method: String, headers requested: String?) -> LocalResponse {
         var response = LocalResponse(status: .noContent, contentType: "text/plain", body: ByteBuffer())
         response.headers.remove(name: "content-type")
         response.headers.remove(name: "content-length")

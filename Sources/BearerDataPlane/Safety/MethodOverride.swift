@@ -14,7 +14,7 @@ package enum MethodOverride {
     /// The first method a header or the query's `_method` asks for that `allowed` does not list, uppercased.
     /// `_method` in a form body cannot be seen without reading the body; the query form is what an API client
     /// can send on a GET.
-    package static func forbidden(request: ClientRequest, query: Substring?, allowed: Set<String>) -> String? {
+    static func forbidden(request: ClientRequest, query: Substring?, allowed: Set<String>) -> String? {
         // The header spellings frameworks honour: HeaderPolicy's `.methodOverride` rows.
         let span = request.bytes.readableBytesUInt8Span
         var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)

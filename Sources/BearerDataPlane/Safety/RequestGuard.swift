@@ -20,14 +20,14 @@ package final class RequestGuard: Sendable {
     package let policy: SafetyPolicy
 
     /// The protected name a client's field `name` imitates with `_` for `-`, if any (nil for names without `_`).
-    package static func imitatesProtectedName(_ name: String) -> String? {
+    static func imitatesProtectedName(_ name: String) -> String? {
         guard let normalized = dashSpelling(name) else { return nil }
         return HeaderPolicy.rules(of: normalized).contains(.refusedWithUnderscore) ? normalized : nil
     }
 
     /// The first field of `request` that spells, with `_` for `-`, a field `rules` set or remove for a route, as
     /// it reads normalised. Nothing is built for the common request, whose names have no `_`.
-    package static func imitatedName(in request: ClientRequest, decidedBy rules: HeaderRules) -> String? {
+    static func imitatedName(in request: ClientRequest, decidedBy rules: HeaderRules) -> String? {
         let span = request.bytes.readableBytesUInt8Span
         var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)
         while let line = lines.next(in: span) {
@@ -120,12 +120,12 @@ package final class RequestGuard: Sendable {
 
     /// The header fields the guard looks at, read in one pass without allocating for the common ones.
     package struct Fields {
-        package var host: String?
-        package var origin: String?
-        package var fetchSite: String?
-        package var preflightMethod: String?
-        package var preflightHeaders: String?
-        package var presentedKey = false
+        var host: String?
+        var origin: String?
+        var fetchSite: String?
+        var preflightMethod: String?
+        var preflightHeaders: String?
+        var presentedKey = false
 
         /// Reads the fields where they lie in the head's bytes: a string is built only for a field the guard
         /// keeps (Host, Origin, …) or refuses (a name that imitates a protected one). Filled in place: returned,
@@ -194,7 +194,7 @@ package final class RequestGuard: Sendable {
     }
 
     /// The first option of a `Connection` value that names a header the proxy controls, lowercased.
-    package static func namedProxyControlledHeader(_ value: String) -> String? {
+    static func namedProxyControlledHeader(_ value: String) -> String? {
         var named: String?
         HopByHop.forEachOption(in: value) { option in
             guard named == nil, HeaderPolicy.rules(ofBytes: option).contains(.refusedInConnection) else { return }
@@ -204,7 +204,7 @@ package final class RequestGuard: Sendable {
     }
 
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
-    package func isAllowed(host value: Substring) -> Bool {
+    func isAllowed(host value: Substring) -> Bool {
         let name = Self.hostWithoutPort(value)
         // The usual case, compared over the bytes without lowercasing a copy first (a `Substring`'s UTF-8 view cost
         // ~1 % of a request's CPU, #24 session 18).
@@ -217,7 +217,7 @@ package final class RequestGuard: Sendable {
 
     /// `name` from `name`, `name:port`, `[v6]` or `[v6]:port`; the brackets of an IPv6 literal are kept. Anything
     /// else is compared whole, and so allowed by no list.
-    package static func hostWithoutPort(_ value: Substring) -> Substring {
+    static func hostWithoutPort(_ value: Substring) -> Substring {
         guard let (host, port) = Authority.split(value) else { return value }
         guard let port else { return host }
         return Authority.port(port) != nil ? host : value
@@ -225,7 +225,7 @@ package final class RequestGuard: Sendable {
 
     /// The authority and path of an absolute-form target (RFC 9112 §3.2.2), which a server must accept; the
     /// authority then replaces `Host` and must pass the same check.
-    package static func absoluteForm(_ uri: Substring) -> (authority: Substring, path: Substring)? {
+    static func absoluteForm(_ uri: Substring) -> (authority: Substring, path: Substring)? {
         // Nearly every request is in origin-form: no need to look further (or to lowercase anything).
         if uri.utf8.first == UInt8(ascii: "/") { return nil }
         let lowered = uri.prefix(8).lowercased()
@@ -258,7 +258,7 @@ package final class RequestGuard: Sendable {
         }
     }
 
-    package init(policy: SafetyPolicy) {
+    init(policy: SafetyPolicy) {
         self.policy = policy
     }
 }

@@ -14,7 +14,7 @@ package struct RequiredHeaderCheck: Sendable {
     private let lowercasedName: String
     private let value: ClientKey?
 
-    package init(_ header: RequiredHeader) {
+    init(_ header: RequiredHeader) {
         name = header.name
         lowercasedName = header.name.lowercased()
         value = header.value.map(ClientKey.init)
@@ -22,7 +22,7 @@ package struct RequiredHeaderCheck: Sendable {
 
     /// Whether `headers` carry the header exactly once, non-empty, with the required value when there is one. Two
     /// fields of the name are refused: a check and a backend could each read another one.
-    package func isSatisfied(by request: ClientRequest) -> Bool {
+    func isSatisfied(by request: ClientRequest) -> Bool {
         // Names are compared without case (RFC 9110 §5.1).
         let values = request.values(lowercasedName)
         guard values.count == 1, let sent = values.first, !sent.isEmpty else { return false }

@@ -24,7 +24,7 @@ public struct SafetyPolicy: Sendable {
     public var peerUsers = PeerUserPolicy()
 
     /// The names a `Host` may always have: the loopback interface (kubernetes #8871: anchored, exact names).
-    package static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+    static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     public init(allowedHosts: [String] = [], allowedOrigins: [String] = [], clientKey: ClientKey? = nil) {
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })

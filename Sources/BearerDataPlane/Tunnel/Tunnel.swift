@@ -22,17 +22,17 @@ package final class Tunnel {
     private let loop: any EventLoop
     private var finished: ((Tunnel) -> Void)?
 
-    package var bytesFromClient: Int { machine.bytesFromClient }
-    package var bytesFromUpstream: Int { machine.bytesFromUpstream }
+    var bytesFromClient: Int { machine.bytesFromClient }
+    var bytesFromUpstream: Int { machine.bytesFromUpstream }
 
-    package init(idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void) {
+    init(idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void) {
         self.machine = TunnelStateMachine(idleLimit: idleLimit, now: loop.now)
         self.loop = loop
         self.finished = finished
     }
 
     /// Joins `client` and `upstream` (just added to their pipelines) and starts the idle check on `loop`.
-    package static func join(
+    static func join(
         idleLimit: TimeAmount, loop: any EventLoop, finished: @escaping (Tunnel) -> Void
     ) -> (client: TunnelHandler, upstream: TunnelHandler) {
         let tunnel = Tunnel(idleLimit: idleLimit, loop: loop, finished: finished)
@@ -44,7 +44,7 @@ package final class Tunnel {
         return (client, upstream)
     }
 
-    package func end(_ side: TunnelStateMachine.Side) -> TunnelHandler? {
+    func end(_ side: TunnelStateMachine.Side) -> TunnelHandler? {
         switch side {
         case .client: client
         case .upstream: upstream
@@ -53,14 +53,14 @@ package final class Tunnel {
 
     // MARK: Events, from the ends
 
-    package func received(_ bytes: Int, from side: TunnelStateMachine.Side) {
+    func received(_ bytes: Int, from side: TunnelStateMachine.Side) {
         run(machine.received(bytes, from: side, now: loop.now))
     }
 
-    package func inputClosed(_ side: TunnelStateMachine.Side) { run(machine.inputClosed(side)) }
-    package func finishSendingFailed(_ side: TunnelStateMachine.Side) { run(machine.finishSendingFailed(side)) }
-    package func connectionClosed(_ side: TunnelStateMachine.Side) { run(machine.connectionClosed(side)) }
-    package func closeNow() { run(machine.closeNow()) }
+    func inputClosed(_ side: TunnelStateMachine.Side) { run(machine.inputClosed(side)) }
+    func finishSendingFailed(_ side: TunnelStateMachine.Side) { run(machine.finishSendingFailed(side)) }
+    func connectionClosed(_ side: TunnelStateMachine.Side) { run(machine.connectionClosed(side)) }
+    func closeNow() { run(machine.closeNow()) }
 
     // MARK: Actions
 
@@ -98,12 +98,12 @@ package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     package typealias Side = TunnelStateMachine.Side
 
-    package let tunnel: Tunnel
-    package let side: Side
+    let tunnel: Tunnel
+    let side: Side
     private var context: ChannelHandlerContext?
     private var reads = ReadGate()
 
-    package init(tunnel: Tunnel, side: Side) {
+    init(tunnel: Tunnel, side: Side) {
         self.tunnel = tunnel
         self.side = side
     }
@@ -167,7 +167,7 @@ package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler
     // MARK: Called by the tunnel
 
     /// Stops this connection's output (TCP half-close, RFC 9293 §3.6); the tunnel hears when it cannot (TLS).
-    package func finishSending() {
+    func finishSending() {
         guard let context else { return }
         let promise = context.eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenFailure { [weak self] _ in
@@ -177,7 +177,7 @@ package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.close(mode: .output, promise: promise)
     }
 
-    package func closeFully() {
+    func closeFully() {
         context?.close(promise: nil)
     }
 }

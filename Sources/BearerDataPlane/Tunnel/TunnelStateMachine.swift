@@ -60,28 +60,28 @@ package struct TunnelStateMachine {
 
     package private(set) var state: State = .open
     /// The connections not yet closed.
-    package private(set) var openConnections: Set<Side> = [.client, .upstream]
-    package private(set) var bytesFromClient = 0
-    package private(set) var bytesFromUpstream = 0
+    private(set) var openConnections: Set<Side> = [.client, .upstream]
+    private(set) var bytesFromClient = 0
+    private(set) var bytesFromUpstream = 0
     /// Events that could not happen in their state.
-    package private(set) var illegalEvents = 0
+    private(set) var illegalEvents = 0
     private var lastActivity: NIODeadline
-    package let idleLimit: TimeAmount
+    let idleLimit: TimeAmount
     /// Whether an illegal event also stops a debug build (the product); the sweep tests feed illegal events on
     /// purpose.
     private let assertsOnIllegalEvents: Bool
 
-    package init(idleLimit: TimeAmount, now: NIODeadline, assertsOnIllegalEvents: Bool = true) {
+    init(idleLimit: TimeAmount, now: NIODeadline, assertsOnIllegalEvents: Bool = true) {
         self.idleLimit = idleLimit
         self.lastActivity = now
         self.assertsOnIllegalEvents = assertsOnIllegalEvents
     }
 
     /// When the idle check should first run.
-    package var firstIdleCheck: NIODeadline { lastActivity + idleLimit }
+    var firstIdleCheck: NIODeadline { lastActivity + idleLimit }
 
     /// `count` bytes arrived from `side` (and went on to the other end).
-    package mutating func received(_ count: Int, from side: Side, now: NIODeadline) -> Action {
+    mutating func received(_ count: Int, from side: Side, now: NIODeadline) -> Action {
         switch state {
         case .open, .halfClosed(sending: side):
             switch side {
@@ -99,7 +99,7 @@ package struct TunnelStateMachine {
     }
 
     /// `side` sent FIN: it sends no more.
-    package mutating func inputClosed(_ side: Side) -> Action {
+    mutating func inputClosed(_ side: Side) -> Action {
         switch state {
         case .open:
             state = .halfClosed(sending: side.other)
@@ -116,7 +116,7 @@ package struct TunnelStateMachine {
     }
 
     /// `side`'s connection could not stop only its output (TLS cannot half-close): it closes instead.
-    package mutating func finishSendingFailed(_ side: Side) -> Action {
+    mutating func finishSendingFailed(_ side: Side) -> Action {
         switch state {
         case .finished: return .none
         default:
@@ -126,7 +126,7 @@ package struct TunnelStateMachine {
     }
 
     /// `side`'s connection closed.
-    package mutating func connectionClosed(_ side: Side) -> Action {
+    mutating func connectionClosed(_ side: Side) -> Action {
         guard openConnections.remove(side) != nil else { return illegal() }
         if openConnections.isEmpty {
             state = .finished
@@ -137,7 +137,7 @@ package struct TunnelStateMachine {
     }
 
     /// The idle check ran at `now`.
-    package mutating func idleCheck(now: NIODeadline) -> Action {
+    mutating func idleCheck(now: NIODeadline) -> Action {
         switch state {
         case .open, .halfClosed:
             guard now >= lastActivity + idleLimit else { return .armIdleCheck(lastActivity + idleLimit) }
@@ -149,7 +149,7 @@ package struct TunnelStateMachine {
     }
 
     /// Graceful shutdown, or an error on either connection.
-    package mutating func closeNow() -> Action {
+    mutating func closeNow() -> Action {
         switch state {
         case .open, .halfClosed:
             state = .closing

@@ -24,7 +24,7 @@ package enum WebSocketUpgrade {
 
     /// Whether `request` asks to switch protocols, and to which. The codec found `Upgrade` and `upgrade` in
     /// `Connection` (``BearerCodec/RequestHead/asksToUpgrade``); only then is the `Upgrade` value read.
-    package static func requested(_ request: ClientRequest) -> Requested {
+    static func requested(_ request: ClientRequest) -> Requested {
         guard request.parsed.asksToUpgrade else { return .none }
         var webSocket = false
         for value in request.values("upgrade") {
@@ -40,7 +40,7 @@ package enum WebSocketUpgrade {
     }
 
     /// Adds the handshake's hop-by-hop headers to a request going upstream (RFC 6455 §4.1).
-    package static func addHandshake(to headers: inout HTTPHeaders) {
+    static func addHandshake(to headers: inout HTTPHeaders) {
         headers.add(name: "connection", value: "upgrade")
         headers.add(name: "upgrade", value: "websocket")
     }
@@ -48,7 +48,7 @@ package enum WebSocketUpgrade {
     /// The `101 Switching Protocols` the client receives for the upstream's: its end-to-end headers
     /// (`Sec-WebSocket-Accept`, `-Protocol`, `-Extensions`, …) unchanged, the handshake's own hop-by-hop ones, and
     /// the proxy's `X-Request-Id`.
-    package static func switchingProtocols(upstream: HTTPHeaders, requestID: String) -> HTTPResponseHead {
+    static func switchingProtocols(upstream: HTTPHeaders, requestID: String) -> HTTPResponseHead {
         let options = HeaderPolicy.connectionOptions(in: upstream)
         var headers = HTTPHeaders()
         for (name, value) in upstream

@@ -12,7 +12,7 @@ import NIOSSL
 package final class HTTP1Connector: UpstreamConnector {
     private let pool: UpstreamPool
 
-    package init(pool: UpstreamPool = UpstreamPool()) {
+    init(pool: UpstreamPool = UpstreamPool()) {
         self.pool = pool
     }
 

@@ -67,5 +67,5 @@ package protocol UpstreamConnector: AnyObject {
 }
 
 extension UpstreamConnectionOwner {
-    package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) { deliver() }
+    func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) { deliver() }
 }

@@ -58,7 +58,7 @@ package struct UpstreamConnectionStateMachine {
     package private(set) var state: State = .fresh
 
     /// An exchange takes the connection: whether it may (fresh or pooled).
-    package mutating func lease() -> Bool {
+    mutating func lease() -> Bool {
         switch state {
         case .fresh:
             state = .leased(reused: false, answered: false)
@@ -72,7 +72,7 @@ package struct UpstreamConnectionStateMachine {
     }
 
     /// Response bytes arrived.
-    package mutating func responseBytes() -> Action {
+    mutating func responseBytes() -> Action {
         switch state {
         case .leased(let reused, _):
             state = .leased(reused: reused, answered: true)
@@ -88,7 +88,7 @@ package struct UpstreamConnectionStateMachine {
 
     /// Its exchange is done with it (or it connected too late for one, or the read it was released in completed):
     /// whether it may wait in the pool.
-    package mutating func park(now: NIODeadline) -> Bool {
+    mutating func park(now: NIODeadline) -> Bool {
         switch state {
         case .fresh, .leased, .releasing:
             state = .pooled(since: now)
@@ -109,7 +109,7 @@ package struct UpstreamConnectionStateMachine {
     /// A read of the upstream's bytes completed. `overran`: bytes came after the answer to the last request sent
     /// on it, or may still be waiting in the socket (the read filled its buffer) — an upstream that says what
     /// nobody asked for is never used again (RFC 9112 §9.3.2: responses answer requests in order, one each).
-    package mutating func readCompleted(overran: Bool) -> Action {
+    mutating func readCompleted(overran: Bool) -> Action {
         guard case .releasing(let since) = state else { return .none }
         if overran {
             state = .closed
@@ -119,19 +119,19 @@ package struct UpstreamConnectionStateMachine {
     }
 
     /// The pool's sweep at `now`: whether it has been idle for `limit` and must close.
-    package mutating func idleTooLong(now: NIODeadline, limit: TimeAmount) -> Bool {
+    mutating func idleTooLong(now: NIODeadline, limit: TimeAmount) -> Bool {
         guard case .pooled(let since) = state, now - since >= limit else { return false }
         state = .closed
         return true
     }
 
     /// The proxy closes it.
-    package mutating func close() {
+    mutating func close() {
         state = .closed
     }
 
     /// The connection closed (either end, or an error).
-    package mutating func closed() -> Action {
+    mutating func closed() -> Action {
         defer { state = .closed }
         switch state {
         case .leased(let reused, let answered): return .tellExchange(reused: reused, answered: answered)
@@ -140,7 +140,7 @@ package struct UpstreamConnectionStateMachine {
         }
     }
 
-    package init(state: State = .fresh) {
+    init(state: State = .fresh) {
         self.state = state
     }
 }

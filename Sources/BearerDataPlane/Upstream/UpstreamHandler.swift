@@ -17,16 +17,16 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     package typealias OutboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
-    package let origin: UpstreamOrigin
+    let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased). Strong, and let go
     /// whenever the exchange lets go of the connection — ``release(reuse:now:)``, ``detach()``, ``close()``, the
     /// connection's end — and the client's connection closes the one it holds when it ends: a weak reference gave
     /// the owner's object a side table, so that every retain and release of it took the runtime's slow path (perf,
     /// #24 session 17).
-    package private(set) var owner: (any UpstreamConnectionOwner)?
+    private(set) var owner: (any UpstreamConnectionOwner)?
     /// Where it waits between exchanges (its connector's, on its loop, which lives as long as the loop). Strong for
     /// the same reason; ``UpstreamPool/closeAll()`` lets go of the idle ones.
-    package var pool: UpstreamPool?
+    var pool: UpstreamPool?
     package private(set) var machine = UpstreamConnectionStateMachine()
 
     private var context: ChannelHandlerContext?
@@ -44,7 +44,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// No TLS between the socket and this handler: its reads are the socket's.
     private let inTheClear: Bool
 
-    package init(origin: UpstreamOrigin) {
+    init(origin: UpstreamOrigin) {
         self.origin = origin
         if case .plain = origin.transport { inTheClear = true } else { inTheClear = false }
     }
@@ -57,7 +57,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// The exchange lets go of it without closing it: the WebSocket tunnel takes its channel over.
-    package func detach() {
+    func detach() {
         owner = nil
     }
 
@@ -82,24 +82,24 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Hands the bytes the decoder holds unread — after a `101`, the new protocol's first — to the handler after
     /// this one: the tunnel's end, before this handler leaves.
-    package func forwardUndecodedBytes() {
+    func forwardUndecodedBytes() {
         guard let context, let bytes = decoder.takeUndecodedBytes() else { return }
         context.fireChannelRead(NIOAny(bytes))
     }
 
     /// The pool's sweep: closes the connection if it has been idle for `limit`; whether it did.
-    package func closeIfIdle(now: NIODeadline, limit: TimeAmount) -> Bool {
+    func closeIfIdle(now: NIODeadline, limit: TimeAmount) -> Bool {
         guard machine.idleTooLong(now: now, limit: limit) else { return false }
         close()
         return true
     }
 
-    package var channel: (any Channel)? { context?.channel }
+    var channel: (any Channel)? { context?.channel }
     /// Whether the channel is active and writable, as its events said (NIO changes both only just before it tells
     /// the pipeline, and calls no code of ours in between: nothing written upstream carries a promise). Asked on
     /// every request — the pool's checks, each read the client's handler lets through — where asking the channel
     /// cost a retain and a release of it each time (#24 session 21).
-    package private(set) var isActive = false
+    private(set) var isActive = false
     package private(set) var isWritable = false
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -154,7 +154,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// while they are paused, and a connection pooled that way would send the next request and never read its
     /// answer (#21 item 2). While pooled, any byte it sends closes it (the machine), so nothing stays buffered or
     /// half-read.
-    package func prepareForReuse(now: NIODeadline) -> Bool {
+    func prepareForReuse(now: NIODeadline) -> Bool {
         guard isActive, owner == nil, machine.park(now: now) else { return false }
         resumeReads()
         return true

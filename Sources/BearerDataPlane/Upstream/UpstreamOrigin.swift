@@ -9,13 +9,13 @@ import NIOSSL
 /// Where upstream connections go and how they are secured: the key of the connection pool. Two routes of one
 /// configuration with the same host, port and CA file share pooled connections; the path plays no part.
 package struct UpstreamOrigin: Hashable, Sendable {
-    package let host: String
-    package let port: Int
-    package let transport: UpstreamTransport
+    let host: String
+    let port: Int
+    let transport: UpstreamTransport
 
     /// The origin of `route`. An `https` route's origin always carries a TLS context, made by `tls` for its CA
     /// file: no value of this type means "https without TLS" (SPEC §9), so nothing downstream can forget it.
-    package init(_ route: Route, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
+    init(_ route: Route, tls: (_ caFile: String?) throws -> UpstreamTLS) rethrows {
         host = route.upstream.host
         port = route.upstream.port
         switch route.upstream.scheme {
@@ -25,7 +25,7 @@ package struct UpstreamOrigin: Hashable, Sendable {
     }
 
     /// `scheme://host:port`, for messages.
-    package var display: String {
+    var display: String {
         "\(transport.scheme)://\(Authority.bracketed(host)):\(port)"
     }
 }
@@ -49,7 +49,7 @@ package enum UpstreamTransport: Hashable, Sendable {
 package final class UpstreamTLS: Hashable, Sendable {
     package let context: NIOSSLContext
 
-    package init(caFile: String?) throws {
+    init(caFile: String?) throws {
         var configuration = TLSConfiguration.makeClientConfiguration()
         // swift-nio-ssl ignores SSL_CERT_FILE (data-plane pitfall 9): a private CA must be configured here. It is
         // trusted beside the system's roots, as docs/configuration.md says, not instead of them.
@@ -59,7 +59,7 @@ package final class UpstreamTLS: Hashable, Sendable {
 
     /// The name to send in TLS SNI and to verify the certificate against. RFC 6066 §3 forbids IP literals in SNI;
     /// with nil, swift-nio-ssl verifies the certificate's IP addresses against the peer's address instead.
-    package static func serverName(for host: String) -> String? {
+    static func serverName(for host: String) -> String? {
         (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
     }
 

@@ -21,18 +21,18 @@ package final class UpstreamPool {
     /// is replaced, so that it never names a list the pool no longer holds.
     private var lastUsed: (origin: UpstreamOrigin, list: Idle)?
     /// At most this many idle connections per origin; more are closed instead of kept.
-    package let maximumIdlePerOrigin: Int
+    let maximumIdlePerOrigin: Int
     /// Idle connections older than this are closed by ``evictIdle(now:)``, well before common upstream keep-alive
     /// timeouts (nginx 75 s), to make the stale-connection race rare.
     package let idleTimeout: TimeAmount
 
-    package init(maximumIdlePerOrigin: Int = 128, idleTimeout: TimeAmount = .seconds(30)) {
+    init(maximumIdlePerOrigin: Int = 128, idleTimeout: TimeAmount = .seconds(30)) {
         self.maximumIdlePerOrigin = maximumIdlePerOrigin
         self.idleTimeout = idleTimeout
     }
 
     /// The most recently used live connection to `origin`, if any (LIFO keeps the warmest one busy).
-    package func take(_ origin: UpstreamOrigin) -> UpstreamHandler? {
+    func take(_ origin: UpstreamOrigin) -> UpstreamHandler? {
         let list = self.list(for: origin)
         while let handler = list.handlers.popLast() {
             if handler.isActive { return handler }
@@ -42,7 +42,7 @@ package final class UpstreamPool {
 
     /// Keeps `handler` for reuse — only in a state where it can serve the next request — or closes it when it
     /// cannot, or when the pool for its origin is full.
-    package func park(_ handler: UpstreamHandler, now: NIODeadline) {
+    func park(_ handler: UpstreamHandler, now: NIODeadline) {
         let list = self.list(for: handler.origin)
         guard list.handlers.count < maximumIdlePerOrigin, handler.prepareForReuse(now: now) else {
             handler.close()
@@ -71,7 +71,7 @@ package final class UpstreamPool {
     }
 
     /// Closes connections that have been idle longer than ``idleTimeout``.
-    package func evictIdle(now: NIODeadline) {
+    func evictIdle(now: NIODeadline) {
         for list in idle.values {
             // Filtered from a copy: closing one may remove it from the list (``remove(_:)``) meanwhile.
             let handlers = list.handlers
@@ -80,7 +80,7 @@ package final class UpstreamPool {
     }
 
     /// Closes every idle connection (shutdown).
-    package func closeAll() {
+    func closeAll() {
         let all = idle.values.flatMap(\.handlers)
         idle = [:]
         lastUsed = nil

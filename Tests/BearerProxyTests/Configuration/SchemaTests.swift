@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Subprocess
 import Testing
+
+@testable import BearerDataPlane
 
 /// docs/routes.schema.json says what the reader says: every object has the reader's keys and every choice its
 /// values, and an independent validator (Python's jsonschema, run by Tests/python/validate_schema.py) agrees with

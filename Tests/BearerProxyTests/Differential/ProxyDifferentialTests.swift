@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// The data plane (its request codec, `RequestDecoder`, and `RequestGuard`) as a fourth party against the three
 /// references, through the real proxy on real sockets (issue #24 conditions 2 and 3): the client's stream in

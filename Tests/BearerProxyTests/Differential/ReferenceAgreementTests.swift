@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// The three reference parsers against each other on the seed corpus (issue #24 condition 2). Where they disagree is
 /// knowledge for the codec, not a failure: it is printed by family. What must hold: valid, unambiguous messages and

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// The three reference parsers against each other on upstream responses (issue #24 condition 2, the response side:
 /// the codec frames what upstreams send too). Valid framings must agree; the rest is tallied by family.

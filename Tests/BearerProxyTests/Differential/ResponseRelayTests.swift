@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// Today's data plane relaying upstream responses, on real sockets (issue #24 conditions 2 and 3, the response
 /// side): what the client receives is framed alike by the three references and is the upstream's response less

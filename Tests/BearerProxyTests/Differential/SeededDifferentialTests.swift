@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// Seeded mutations of the corpus through the three references (issue #24 condition 2): the tallies by family are
 /// the knowledge; the run must finish with a verdict from every reference for every input. Scaled by

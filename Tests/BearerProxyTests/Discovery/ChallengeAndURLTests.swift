@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The pure parts of discovery: challenges, well-known URLs, the resource rule, OAuth URLs and addresses (#25).
 @Suite struct ChallengeAndURLTests {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A Client ID Metadata Document as a discovered route's client identity (#25 item 3; the MCP specification's CIMD,
 /// draft-ietf-oauth-client-id-metadata-document): when the authorization server's metadata says

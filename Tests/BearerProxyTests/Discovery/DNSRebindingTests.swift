@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -12,6 +11,8 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// DNS rebinding against discovery and a discovered route's sign-in (#25), on real sockets: a name answers a
 /// global address when it is checked and 127.0.0.1 afterwards. Every request must connect to the addresses its

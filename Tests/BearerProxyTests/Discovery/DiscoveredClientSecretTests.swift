@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route's configured client with a secret from the environment (`discovery.clientSecretEnv`, #25
 /// item 3): sent the way the authorization server's metadata allows at the code exchange and every refresh, and

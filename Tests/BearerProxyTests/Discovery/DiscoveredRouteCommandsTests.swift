@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// What `status`, `/-/status`, `token ROUTE` and `logout ROUTE` see of a discovered route (#25 item 8), through
 /// the account runtime the commands use: its state, server, client and expiry — never a secret.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// `bearer-proxy login ROUTE` against a fake authorization server over real sockets (#25 item 4): code + PKCE
 /// S256 with the route's `resource`, `state` and RFC 9207 `iss` checked, the loopback redirect, dynamic

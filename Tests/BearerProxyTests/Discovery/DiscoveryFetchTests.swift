@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// Discovery over real sockets (#25): a fake protected resource and authorization server on 127.0.0.1:0, fetched
 /// with AsyncHTTPClient exactly as `bearer-proxy discover` fetches them.

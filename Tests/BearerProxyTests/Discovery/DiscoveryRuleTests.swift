@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Logging
 import Testing
+
+@testable import BearerDataPlane
 
 /// Discovery's rules without sockets (#25 item 1): a remote upstream `https://mcp.example.com/mcp` whose 401,
 /// metadata and authorization server are documents in memory, and a resolver from a table.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// Dynamic client registration for a discovered route (RFC 7591; #25 item 3): the request is a public native
 /// client with a loopback redirect, and the answer is a client id or a clear refusal.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route that says its authorization server is the account's own (`"authorizationServer": "account"`,
 /// #25 item 7 — Microsoft Entra, which has no dynamic registration): its upstream's metadata (RFC 9728) must name the

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #25's "done when", on real processes and sockets: an agent with no OAuth at all (`curl`, several processes at
 /// once) reaches two MCP-style servers with separate authorization servers through one `serve`, after one `login`

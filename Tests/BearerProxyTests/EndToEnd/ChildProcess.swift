@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Subprocess
+
+@testable import BearerDataPlane
 
 /// Runs programs for the tests through swift-subprocess, never Foundation's `Process`: on Linux its `run()` reads
 /// past the end of a `readdir` buffer and now and then crashes the whole test process

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #22 item 1 on a real `serve`, its clocks moved by the fault preload (``MachineFaults``): a wall clock stepped back
 /// must not keep an expired token in use, and one stepped forward must cost one token, not one per request.

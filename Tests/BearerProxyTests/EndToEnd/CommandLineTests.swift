@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// The `bearer-proxy` executable, run as a user runs it.
 @Suite("Command line: check and serve")

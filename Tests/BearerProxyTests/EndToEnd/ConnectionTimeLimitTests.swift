@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The client connection's time limits, which share one timer (``ProxyConnectionHandler/armTimer(for:)``): the
 /// idle keep-alive limit between exchanges and the request-head and body-stall limits (``IdleConnectionTests``,

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// Out of file descriptors (issue #22 item 2): a real `serve` under a low `RLIMIT_NOFILE` and a crowd of clients.
 /// It used to accept until `EMFILE`, then spin in `accept4` and die within seconds (SIGILL from libdispatch). Now

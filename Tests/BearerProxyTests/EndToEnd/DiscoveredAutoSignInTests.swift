@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `"signIn": "auto"` (#25 item 2): `serve` opens a discovered route's browser sign-in itself when a request finds no
 /// usable sign-in — the request answered `401` at once, saying so; one tab, however many requests; and after a

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `"stepUp": "auto"` (#25 item 5): on a discovered route's `403` `insufficient_scope`, `serve` opens the sign-in for
 /// the granted and the asked scopes itself and sends the request again, once, with the wider token; whatever stops

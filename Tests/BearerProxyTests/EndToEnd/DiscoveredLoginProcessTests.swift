@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Subprocess
 import Testing
+
+@testable import BearerDataPlane
 
 /// Two `login ROUTE` processes and a `serve` on one machine (#25 item 6), on real processes and sockets: one
 /// browser tab, one registration, the second login takes the first's sign-in, the proxy's request waits for it,

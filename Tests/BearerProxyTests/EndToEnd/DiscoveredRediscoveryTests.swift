@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route whose upstream refuses its token runs discovery again (#25 items 1 and 3), at most once per
 /// route per interval: another authorization server gets nothing of the old sign-in, a discovery that fails for now

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route's upstream refusing its token, on real sockets (#25 item 8): whatever the proxy does not
 /// replay is answered with its own `401` naming `bearer-proxy login ROUTE`; the upstream's challenge, whose

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route whose authorization server is trusted only through the route's own `tls.caFile` (#25): the
 /// sign-in, the requests and every refresh trust that file, not only the global one.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// The data plane's share of discovered routes (#25), slice 1: nothing is forwarded before a sign-in, the answer
 /// comes at once and names the command, the OAuth metadata paths are never forwarded, and a bearer route's 401

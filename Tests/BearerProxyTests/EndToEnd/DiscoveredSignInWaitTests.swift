@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `serve` and a `login ROUTE` in progress for the same route on one machine (#25 item 6): a request that finds no
 /// sign-in waits for the one being made, under the lock the login holds, instead of answering 401 around it.

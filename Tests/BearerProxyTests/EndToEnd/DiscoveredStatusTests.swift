@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// The states `status` and `/-/status` show of a discovered route (#25 item 8) besides "needs sign-in" and "signed
 /// in" (``DiscoveredRouteCommandsTests/status()``): "needs step-up" after the upstream's last answer was a `403`

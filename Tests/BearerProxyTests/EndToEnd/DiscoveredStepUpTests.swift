@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route's upstream answering `403` `insufficient_scope` (RFC 6750 §3.1; #25 item 5): the proxy answers
 /// with a problem naming the command that signs in for what the token has and what the challenge asks for, and a

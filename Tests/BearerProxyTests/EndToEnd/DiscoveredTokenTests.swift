@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// Discovered routes with a stored sign-in (#25): after `login ROUTE` a request through the proxy reaches the
 /// protected resource with the token of its own authorization server — bound to its resource — while another

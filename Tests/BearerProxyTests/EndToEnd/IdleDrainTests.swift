@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #22 item 2's reserve, for the health endpoint: at the connection cap, idle keep-alive connections close so that
 /// a new client — a health probe above all — gets in, as nginx drains its reusable connections. Before, clients that

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `login ROUTE`, `token ROUTE`, `status` and `logout ROUTE` run as a user runs them (#25), against the fake
 /// authorization server, with `curl` as the browser.

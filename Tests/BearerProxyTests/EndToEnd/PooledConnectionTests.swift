@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A pooled upstream connection goes back to the pool only in a state where it can serve the next request (#21
 /// item 2). A response larger than the client channel's write buffer (64 KiB) read in one batch pauses the upstream

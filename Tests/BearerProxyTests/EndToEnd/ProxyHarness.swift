@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// A real proxy on 127.0.0.1:0, started through ``RunningProxy`` exactly as `bearer-proxy serve` starts it, with
 /// its keys in memory (`--no-persist`).

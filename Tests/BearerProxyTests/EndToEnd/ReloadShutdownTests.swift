@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #22 item 4 on a real `serve`: a SIGHUP that changes the account while an old exchange is still running must not
 /// hold up the next SIGHUP or a SIGTERM. Before the fix the reload waited inside the reloader for the old exchange

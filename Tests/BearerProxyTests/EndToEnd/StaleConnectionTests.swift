@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOHTTP1
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("End to end: a pooled connection the upstream has dropped")
 struct StaleConnectionTests {

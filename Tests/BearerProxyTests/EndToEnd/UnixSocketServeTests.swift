@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #26 item 2 as users run it: `serve` with `"listen": "unix:"` makes `$XDG_RUNTIME_DIR/bearer-proxy/proxy.sock`,
 /// `curl --unix-socket` gets a token-bearing answer through it, and SIGTERM removes the file.

@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import BearerTokens
 import Foundation
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// What a user reads when TLS to an upstream or an identity provider fails (issue #27): what happened and what to
 /// do, never BoringSSL's error stack with the library's build path in it.

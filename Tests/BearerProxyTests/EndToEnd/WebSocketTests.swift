@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// WebSocket through the proxy (SPEC §8): NIOWebSocket as the upstream, Python's `websockets` as the client.
 @Suite("End to end: WebSocket tunnels")

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import NIOHTTP1
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("Operations: ready, status, metrics, reload, shutdown")
 struct OperationsTests {

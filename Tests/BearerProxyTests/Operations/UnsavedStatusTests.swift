@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `status` and `/-/status` say when the token cache file lacks what memory holds (#22 item 3): since when, whether
 /// the sign-in is among it, and why — never the refresh token.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// The account key names the cache file; it must be stable across releases and spellings of one account.
 @Suite("Account key")

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// Secrets in the persisted types never reach text meant for people (SPEC §9, house rule 6).
 @Suite("Persisted account: secrets are redacted")

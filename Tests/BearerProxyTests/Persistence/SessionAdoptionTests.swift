@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// ``SessionAdoption``, the one rule for whether the token cache file's account replaces memory's (#22 item 3), and
 /// what ``AccountSession`` and the file's generation counter do with it.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+
+@testable import BearerDataPlane
 
 /// Accounts for the token store tests, with recognisable fake secrets so tests can look for leaks.
 enum StoreSamples {

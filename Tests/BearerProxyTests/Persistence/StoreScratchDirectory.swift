@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Foundation
+
+@testable import BearerDataPlane
 
 /// A fresh state directory under the system's temporary directory for one test, removed by `remove()`.
 struct StoreScratchDirectory {

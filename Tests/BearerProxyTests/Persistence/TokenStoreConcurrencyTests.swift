@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import StateStress
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// Two writers in one process: the directory lock is flock(2) on a descriptor each `withLock` opens for itself,
 /// and flock locks belong to the open file description, so two threads of one process exclude each other just as

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import StateStress
 import Testing
+
+@testable import BearerDataPlane
 
 // These tests run a second process with the product's own TokenStore, the test-only executable
 //   bearer-proxy-stress --state-dir D --account K --iterations N

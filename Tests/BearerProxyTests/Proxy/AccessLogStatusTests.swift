@@ -1,6 +1,7 @@
-import BearerDataPlane
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// The access log records the status the client was sent: a client that closes once it has read an answer's head
 /// (lftp, w3m and busybox wget do after a 200 or a 302) got that answer, and only one that left before any head

@@ -1,8 +1,9 @@
-import BearerDataPlane
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// ``EventBatch``: a loop's connections flush what nothing waits on — a request sent upstream, a response on a
 /// connection that stays open — together, when the loop's batch of events ends (an `EmbeddedEventLoop`'s `run()`

@@ -1,6 +1,5 @@
 import BearerCodec
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("Forwarding: the pure request and response rewrite")
 struct ForwardingTests {

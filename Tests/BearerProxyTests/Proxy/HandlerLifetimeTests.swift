@@ -1,7 +1,8 @@
-import BearerDataPlane
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import BearerDataPlane
 
 /// Nothing refers to a client connection's handler weakly (#24 session 17: a weak reference gave it a side table, and
 /// every retain and release of it the runtime's slow path). Its upstream connection, its timer and its connect

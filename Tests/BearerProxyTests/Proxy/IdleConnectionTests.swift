@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The idle keep-alive limit of a client connection, on an `EmbeddedChannel` whose clock the test moves: real
 /// sockets on a loaded machine have stalled for seconds between a connect and its first request, which no limit

@@ -1,5 +1,6 @@
-import BearerDataPlane
 import Testing
+
+@testable import BearerDataPlane
 
 /// The ids the proxy gives requests that bring none (SPEC §9's `X-Request-Id`).
 @Suite("RequestIDSequence: <prefix><counter in hex>")

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The request-head and body-stall limits (SPEC §8), on an `EmbeddedChannel` with NIO's real request decoder and
 /// a clock the test moves: a client trickling bytes is cut off exactly at the limit, and one that is merely idle

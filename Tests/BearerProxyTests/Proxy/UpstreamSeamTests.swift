@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 5: the client connection's handler talks to its upstream only through ``UpstreamConnector`` and
 /// ``UpstreamConnection``. Here a transport that is no NIO pipeline at all — an in-memory one, as an HTTP/2 stream

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("WebSocket handshakes: what a request asks for, and the 101 the client gets")
 struct WebSocketUpgradeTests {

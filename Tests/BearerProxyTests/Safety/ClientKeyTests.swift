@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("Security: the client key and who may listen where")
 struct ClientKeyTests {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 4: one table gives each header field its rules, and every check reads them from it. These tests walk the
 /// table row by row and check each rule where it applies — the forwarding both ways, the guard, method overrides and

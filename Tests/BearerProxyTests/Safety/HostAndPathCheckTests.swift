@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import Testing
+
+@testable import BearerDataPlane
 
 /// The per-request checks that compare bytes instead of lowercased copies: same answers as the plain definitions.
 @Suite("Host allowlist and the reserved /-/ prefix, compared on bytes")

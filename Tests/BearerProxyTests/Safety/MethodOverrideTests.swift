@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// Method-override headers and `_method` on a route with `methods` (SPEC §9, CWE-650).
 @Suite("Security: a method override cannot smuggle a method the route forbids")

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// #26 item 1: on loopback, a connection whose peer socket belongs to another user of the machine is closed before
 /// anything of it is read, unless `allowUsers` names that user; a lookup that fails refuses. The cross-user attack

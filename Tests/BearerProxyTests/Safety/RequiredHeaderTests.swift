@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #26 item 3: `requireHeader`, globally and per route. A request without it gets 403 problem+json before any token
 /// is fetched, nothing is forwarded, and the connection closes (every refusal of a head does, #28).

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Logging
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("Security: secrets never appear in output")
 struct SecretsInOutputTests {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -12,6 +11,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// #26 item 2: a Unix-domain socket listener, 0600 in a directory only its owner can change, beside TCP listeners;
 /// a stale socket file is replaced, a live one or a file that is not a socket is not; the file goes at shutdown; the

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -7,6 +6,8 @@ import BearerRuntime
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+
+@testable import BearerDataPlane
 
 extension AccountRuntime {
     /// ``AccountRuntime/signIn(console:options:)`` as the tests call it: a sign-in that has not ended after

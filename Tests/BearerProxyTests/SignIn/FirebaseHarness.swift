@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// routes.json pieces and runs for the `firebase` flow against ``FakeFirebase``, which the flow reaches through
 /// `apiBaseURL` (production behaviour: the browser round trip) or `emulatorHost` (the emulator's shortcut).

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("firebase flow: Microsoft through Firebase, email/password, two token kinds")
 struct FirebaseSignInTests {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// The interactive flows through the real `bearer-proxy` binary: a pseudo terminal for the person, the fake
 /// identity provider for Microsoft.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// `login` writes the new account and its routes' tokens to the token cache file together. A running `serve`
 /// polls that file; had it seen the account before the tokens (CI did, once), it would have fetched its own —

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// The account runtime of an interactive flow against the fake identity provider, built as `bearer-proxy login`
 /// builds it (``AccountRuntime/make``), for tests that drive ``AccountRuntime/signIn(console:)`` — the call

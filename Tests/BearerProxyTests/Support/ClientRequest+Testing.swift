@@ -1,7 +1,8 @@
 import BearerCodec
-import BearerDataPlane
 import NIOCore
 import NIOHTTP1
+
+@testable import BearerDataPlane
 
 extension ClientRequest {
     /// `head` as the codec reads it from the bytes a client would send, for tests that speak in NIOHTTP1's types. An

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Synchronization
+
+@testable import BearerDataPlane
 
 /// Faults of the machine under a real `bearer-proxy` process (#22): a wall clock that steps, a disk that is full
 /// and a directory that is read-only, through the preload `Tests/Faults/bearer_faults.c`, which this builds once per test run with the system's C

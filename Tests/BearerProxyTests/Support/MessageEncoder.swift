@@ -1,5 +1,6 @@
-import BearerDataPlane
 import NIOCore
+
+@testable import BearerDataPlane
 
 /// A ``MessageFramer`` as a handler, for the tests that write parts into an `EmbeddedChannel` and read the bytes: the
 /// product's connection handlers own their framers.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -7,6 +6,8 @@ import BearerRuntime
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+
+@testable import BearerDataPlane
 
 extension ProxyServer {
     /// The port of the proxy's first TCP listener: every test proxy but the Unix-socket ones has one. 0 (where no

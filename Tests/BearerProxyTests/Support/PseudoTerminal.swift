@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Subprocess
 import Synchronization
+
+@testable import BearerDataPlane
 
 #if canImport(Glibc)
     import Glibc

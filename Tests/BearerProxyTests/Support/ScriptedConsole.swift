@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Synchronization
+
+@testable import BearerDataPlane
 
 /// A terminal for the sign-in tests: answers come from a closure (which may ask the fake identity provider for
 /// the code it "emailed"), and everything shown, asked and opened is recorded.

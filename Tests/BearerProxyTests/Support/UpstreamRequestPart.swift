@@ -1,5 +1,6 @@
-import BearerDataPlane
 import NIOCore
+
+@testable import BearerDataPlane
 
 /// What a fake upstream connection was asked to send, in order (the product's ``UpstreamHandler`` frames these as
 /// bytes at once; the tests record them).

@@ -1,7 +1,8 @@
 import BearerCodec
-import BearerDataPlane
 import NIOCore
 import NIOHTTP1
+
+@testable import BearerDataPlane
 
 extension UpstreamResponse {
     /// The codec's reading of `text`, an upstream's head, answering a request whose method was HEAD or not. A

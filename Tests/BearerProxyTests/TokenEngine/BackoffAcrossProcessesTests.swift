@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// Another process writing the token cache file (its own tokens, the same account and refresh token) must not
 /// reset this process's back-off: with several processes writing once in a while, a failing provider would be asked

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Subprocess
+
+@testable import BearerDataPlane
 
 /// `bearer-proxy-stress --hold-redemption-lock` as a child: another process that holds an account's
 /// redemption lock — as one does in the middle of a token request — until the test kills it.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// Numbers from the network are read without trusting them (issue #22 item 7): `Retry-After` in both of its forms,
 /// clamped to a documented range; `expires_in`, `refresh_in` and a device code's `interval` finite and clamped. A

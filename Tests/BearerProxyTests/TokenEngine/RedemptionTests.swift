@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// The two rules around one redemption that need no provider: the retry with a newer refresh token after
 /// `invalid_grant`, and the bounded wait for the redemption lock.

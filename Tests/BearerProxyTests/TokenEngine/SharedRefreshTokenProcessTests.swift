@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Subprocess
 import Testing
+
+@testable import BearerDataPlane
 
 /// SPEC §7 "Several processes, one account" with real `bearer-proxy` processes on one state directory, against a
 /// provider that rotates refresh tokens with no reuse grace and revokes the whole family on reuse (issue 13: every

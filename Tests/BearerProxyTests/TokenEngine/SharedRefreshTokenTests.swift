@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// SPEC §7 "Several processes, one account", with two account runtimes on one state directory standing for two
 /// processes — without the once-a-second poll of the file (no ``TokenMaintenance``), so only the re-read under the

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// #22 item 3 with real `bearer-proxy` processes under a full disk or a read-only state directory (the fault
 /// preload, ``MachineFaults``), against a provider that rotates refresh tokens with no reuse grace and revokes the

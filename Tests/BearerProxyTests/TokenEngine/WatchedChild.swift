@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Subprocess
+
+@testable import BearerDataPlane
 
 /// A `bearer-proxy` child whose stderr the test reads as it comes: `onLine` sees each line the moment it is written,
 /// so a test can act once the child says it has reached a point (waiting for a lock) — no sleeping and hoping.

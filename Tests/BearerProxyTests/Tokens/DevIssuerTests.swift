@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Crypto
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 @Suite("Dev issuer: ES256 tokens a local API can validate")
 struct DevIssuerTests {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -7,6 +6,8 @@ import BearerRuntime
 import BearerSignIn
 import BearerTelemetry
 import BearerTokens
+
+@testable import BearerDataPlane
 
 extension TokenCache {
     /// ``TokenCache/accessToken(for:claims:)`` as the tests call it: a token request that has not ended after

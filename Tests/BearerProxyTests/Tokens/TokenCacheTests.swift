@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// A flow that counts its token requests and answers when the test says so (or at once, when not gated), with
 /// scripted failures.

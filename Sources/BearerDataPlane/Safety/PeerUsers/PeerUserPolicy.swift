@@ -39,7 +39,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
         case failing
     }
 
-    package let lookup: Lookup
+    let lookup: Lookup
 
     public init(owner: UInt32 = Self.processUser, allowUsers: [UInt32] = [], lookup: Lookup = .kernel) {
         allowed = Set([owner] + allowUsers)
@@ -77,7 +77,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
 
     /// The decision for a connection accepted from `remote` on `local`, reading a socket table on the calling
     /// thread if it takes one (tests; the proxy itself uses ``prepare(remote:local:)``).
-    package func decide(remote: SocketAddress?, local: SocketAddress?) -> Decision {
+    func decide(remote: SocketAddress?, local: SocketAddress?) -> Decision {
         switch prepare(remote: remote, local: local) {
         case .decided(let decision): return decision
         case .readTable(let table, let ends): return decide(ends, owner: table.owner(of: ends))
@@ -120,7 +120,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
     }
 
     /// The decision for a peer at `ends` whose socket the lookup found to be `owner`'s, or found none for.
-    package func decide(_ ends: SocketEnds, owner: Result<UInt32, LookupFailure>) -> Decision {
+    func decide(_ ends: SocketEnds, owner: Result<UInt32, LookupFailure>) -> Decision {
         switch owner {
         case .success(let uid): return decide(peer: uid)
         // The kernel holds no socket for a peer on another machine; that peer is admitted here and the client key
@@ -133,14 +133,14 @@ public struct PeerUserPolicy: Sendable, Equatable {
 
     /// The rule itself, a function of this policy's users and the peer's uid alone: the owner and `allowUsers`
     /// are admitted, anyone else — root included — is refused.
-    package func decide(peer uid: UInt32) -> Decision {
+    func decide(peer uid: UInt32) -> Decision {
         allowed.contains(uid) ? .admitted(uid: uid) : .refused(uid: uid)
     }
 
     /// The decision for a connection accepted on a Unix-domain socket, whose peer the kernel named when asked
     /// (`SO_PEERCRED`, unix(7)): `peer` is its uid, or why it could not be had. No "not local" here: a socket
     /// file's peer is always on this machine.
-    package func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
+    func decide(unixPeer peer: Result<UInt32, PeerCredentials.Failure>) -> Decision {
         // Where the check is unavailable the socket file's mode (0600) is the only guard, as the docs say.
         guard Self.isAvailable || lookup != .kernel else { return .admitted(uid: nil) }
         switch (lookup, peer) {
@@ -159,7 +159,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
         case other(String)
 
         #if canImport(Glibc)
-            package init(_ failure: SocketDiagnostics.Failure) {
+            init(_ failure: SocketDiagnostics.Failure) {
                 switch failure {
                 case .notLocal: self = .notLocal
                 case .failed(let reason): self = .other(reason)
@@ -170,7 +170,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
     }
 
     /// The kernel's view of the connection, for TCP over IPv4 or IPv6; nil for anything else.
-    package static func ends(remote: SocketAddress, local: SocketAddress) -> SocketEnds? {
+    static func ends(remote: SocketAddress, local: SocketAddress) -> SocketEnds? {
         switch (remote, local) {
         case (.v4(let peer), .v4(let own)):
             return SocketEnds(

@@ -21,25 +21,25 @@ package struct ProcNetTCP: Sendable, Equatable {
     /// The table of IPv4 sockets (`/proc/net/tcp`).
     package let tcp: String
     /// The table of IPv6 sockets (`/proc/net/tcp6`).
-    package let tcp6: String
+    let tcp6: String
 
     /// The kernel's own tables.
     package static let kernel = ProcNetTCP(tcp: "/proc/net/tcp", tcp6: "/proc/net/tcp6")
 
-    package init(tcp: String, tcp6: String) {
+    init(tcp: String, tcp6: String) {
         self.tcp = tcp
         self.tcp6 = tcp6
     }
 
     /// The uid owning the peer's socket in `table`, or nil when no line matches.
-    package static func owner(of ends: SocketEnds, table: String) -> UInt32? {
+    static func owner(of ends: SocketEnds, table: String) -> UInt32? {
         let needle = Self.needle(for: ends)
         return table.withCString { text in needle.withUnsafeBufferPointer { uid(in: text, needle: $0) } }
     }
 
     /// The uid owning the peer's socket, read from the table for its family. It blocks while the file is read:
     /// call it off the event loop.
-    package func owner(of ends: SocketEnds) -> Result<UInt32, PeerUserPolicy.LookupFailure> {
+    func owner(of ends: SocketEnds) -> Result<UInt32, PeerUserPolicy.LookupFailure> {
         let path = ends.family == .inet ? tcp : tcp6
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return .failure(.other("cannot read \(path): \(Self.lastError)")) }
@@ -160,7 +160,7 @@ package struct ProcNetTCP: Sendable, Equatable {
 
     /// An end as the table prints it: the address as 32-bit words in the host's byte order (`%08X` each), a colon,
     /// the port (`%04X`).
-    package static func endText(_ address: [UInt8], _ port: UInt16) -> Substring {
+    static func endText(_ address: [UInt8], _ port: UInt16) -> Substring {
         var text = ""
         var index = 0
         while index + 4 <= address.count {

@@ -35,7 +35,7 @@ import BearerTokens
         private static let uidOffset = 64
 
         /// The uid owning the socket whose local end is `ends`' peer and remote end is the proxy.
-        package static func owner(of ends: SocketEnds) -> Result<UInt32, Failure> {
+        static func owner(of ends: SocketEnds) -> Result<UInt32, Failure> {
             let fd = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), netlinkSockDiag)
             guard fd >= 0 else {
                 let error = errno
@@ -97,7 +97,7 @@ import BearerTokens
         }
 
         /// The uid in a reply, or why there is none.
-        package static func owner(inReply reply: ArraySlice<UInt8>) -> Result<UInt32, Failure> {
+        static func owner(inReply reply: ArraySlice<UInt8>) -> Result<UInt32, Failure> {
             let reply = Array(reply)
             guard reply.count >= headerSize else { return .failure(.failed("a truncated reply")) }
             let type = UInt16(reply[4]) | UInt16(reply[5]) << 8

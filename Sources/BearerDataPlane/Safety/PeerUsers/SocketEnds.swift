@@ -12,17 +12,17 @@ package struct SocketEnds: Sendable, Equatable {
         case inet6
     }
 
-    package let family: Family
+    let family: Family
     /// The peer's address, 4 bytes (IPv4) or 16 (IPv6), network order.
-    package let peerAddress: [UInt8]
-    package let peerPort: UInt16
+    let peerAddress: [UInt8]
+    let peerPort: UInt16
     /// The proxy's end of the connection, in the same family.
-    package let localAddress: [UInt8]
-    package let localPort: UInt16
+    let localAddress: [UInt8]
+    let localPort: UInt16
 
     /// Whether the peer is on this machine's loopback interface (127.0.0.0/8, ::1, or IPv4-mapped 127/8): such a peer
     /// is always a local socket, so a lookup that finds none fails closed rather than reading as "another machine".
-    package var isLoopback: Bool {
+    var isLoopback: Bool {
         switch family {
         case .inet: return peerAddress.first == 127
         case .inet6:
@@ -32,7 +32,7 @@ package struct SocketEnds: Sendable, Equatable {
         }
     }
 
-    package init(family: Family, peerAddress: [UInt8], peerPort: UInt16, localAddress: [UInt8], localPort: UInt16) {
+    init(family: Family, peerAddress: [UInt8], peerPort: UInt16, localAddress: [UInt8], localPort: UInt16) {
         self.family = family
         self.peerAddress = peerAddress
         self.peerPort = peerPort

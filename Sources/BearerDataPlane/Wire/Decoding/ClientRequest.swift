@@ -13,9 +13,9 @@ package struct ClientRequest: Sendable, Equatable {
     /// The head, its empty line included: a slice of the bytes read, not a copy.
     package let bytes: ByteBuffer
     /// Offsets into ``bytes``' readable bytes.
-    package let parsed: RequestHead
+    let parsed: RequestHead
 
-    package init(line: RequestLine, bytes: ByteBuffer, parsed: RequestHead) {
+    init(line: RequestLine, bytes: ByteBuffer, parsed: RequestHead) {
         self.line = line
         self.bytes = bytes
         self.parsed = parsed
@@ -23,7 +23,7 @@ package struct ClientRequest: Sendable, Equatable {
 
     /// Whether the client may send another request on this connection. An HTTP/1.0 request is always the last:
     /// h11 reads nothing after one, so a second request would be one a reference refuses (#24 condition 2).
-    package var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
+    var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
 
     /// The value of the field `bytes[range]` (a name or a value the codec validated).
     package func string(_ range: Range<Int>) -> String {
@@ -53,7 +53,7 @@ package struct ClientRequest: Sendable, Equatable {
 
     /// The field lines as NIOHTTP1's head, for the paths off the hot one that read every field (the proxy's own
     /// endpoints).
-    package var headWithFields: HTTPRequestHead {
+    var headWithFields: HTTPRequestHead {
         line.head(
             headers: HTTPHeaders(
                 HeadFields.strings(
@@ -72,12 +72,12 @@ package enum ClientRequestPart: Sendable, Equatable {
     case body(ByteBuffer)
     case end
 
-    package var isHead: Bool {
+    var isHead: Bool {
         if case .head = self { return true }
         return false
     }
 
-    package var isEnd: Bool {
+    var isEnd: Bool {
         if case .end = self { return true }
         return false
     }

@@ -3,7 +3,7 @@ import BearerCodec
 extension ProxyError {
     /// The answer to a request that ``RequestDecoder`` refused: the codec's status (RFC 9110 §15), with a detail
     /// that says what was wrong and never quotes the bytes (they may hold a credential).
-    package init(refusal: HeadError) {
+    init(refusal: HeadError) {
         switch refusal {
         case .headTooLarge: self = .headersTooLarge
         case .targetTooLong: self = .uriTooLong

@@ -9,17 +9,17 @@ import NIOHTTP1
 /// session 18).
 package struct RequestLine: Sendable, Equatable {
     package var method: HTTPMethod
-    package var uri: String
+    var uri: String
     package var version: HTTPVersion
 
-    package init(method: HTTPMethod, uri: String, version: HTTPVersion) {
+    init(method: HTTPMethod, uri: String, version: HTTPVersion) {
         self.method = method
         self.uri = uri
         self.version = version
     }
 
     /// The line of the head `parsed` at the start of `buffer`'s readable bytes.
-    package init(_ parsed: RequestHead, in buffer: ByteBuffer) {
+    init(_ parsed: RequestHead, in buffer: ByteBuffer) {
         let start = buffer.readerIndex
         func string(_ range: Range<Int>) -> String {
             buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""

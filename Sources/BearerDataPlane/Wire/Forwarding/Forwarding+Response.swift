@@ -9,11 +9,11 @@ import NIOHTTP1
 extension Forwarding {
     /// What the proxy adds to a forwarded response's head, besides framing and `Connection`.
     package struct ResponseAdditions {
-        package var requestID: String
+        var requestID: String
         /// The allowed browser origin the response names (``CORS``), if the request came from one.
-        package var corsOrigin: String?
+        var corsOrigin: String?
 
-        package init(requestID: String, corsOrigin: String? = nil) {
+        init(requestID: String, corsOrigin: String? = nil) {
             self.requestID = requestID
             self.corsOrigin = corsOrigin
         }
@@ -28,7 +28,7 @@ extension Forwarding {
     /// fields for a browser's request); a `Location` that points into the route's upstream is rewritten to the local
     /// prefix (so following it stays on the proxy); framing is re-derived for the client's version
     /// (``responseFraming(_:request:)``).
-    package static func writeClientHead(
+    static func writeClientHead(
         _ response: UpstreamResponse, request: RequestLine, binding: RouteBinding,
         adding additions: ResponseAdditions,
         keepAlive: Bool, into out: inout ByteBuffer
@@ -103,7 +103,7 @@ extension Forwarding {
     /// exchange's machine knows before the head is written whether the client's connection must close after it
     /// (``Framing/untilClose``). A `Content-Length` is forwarded — and frames the body — unless the upstream's
     /// `Connection` names it (RFC 9110 §7.6.1); the codec refuses one beside `Transfer-Encoding`.
-    package static func responseFraming(_ response: UpstreamResponse, request: RequestLine) -> Framing {
+    static func responseFraming(_ response: UpstreamResponse, request: RequestLine) -> Framing {
         let head = response.head
         var forwardsLength = head.hasContentLength
         if forwardsLength, !head.connection.named.isEmpty {
@@ -122,7 +122,7 @@ extension Forwarding {
     /// hop-by-hop fields), which a recipient would read as a second header section. h11 refuses a response whose
     /// trailers name Transfer-Encoding, which the proxy relayed as sent (the long differential run of session 13,
     /// seed 41). Returned as it is, without a copy, when there is nothing to drop; nil when nothing is left.
-    package static func clientTrailers(_ trailers: ByteBuffer?) -> ByteBuffer? {
+    static func clientTrailers(_ trailers: ByteBuffer?) -> ByteBuffer? {
         guard let trailers else { return nil }
         let bytes = trailers.readableBytesUInt8Span
         // The section's lines end with CRLF; `FieldLines` reads up to a head's empty line, which is two bytes on.

@@ -41,7 +41,7 @@ package enum Forwarding {
     /// - The version is HTTP/1.1 whatever the client's (the proxy is the upstream's client, RFC 9110 §6.2).
     ///
     /// The head is written into `out`, emptied first: the connection's ``ReusedHeadBuffer``.
-    package static func upstreamHead(
+    static func upstreamHead(
         client: ClientRequest, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
         requestID: String, clientAddress: String?, webSocket: Bool = false, into out: inout ByteBuffer
     ) -> UpstreamRequestHead {
@@ -123,7 +123,7 @@ package enum Forwarding {
 
     /// Rewrites a `Location` that points into `route`'s upstream (absolute, or path-absolute under its base path)
     /// to the same resource under the route's local prefix; any other value is returned unchanged.
-    package static func rewriteLocation(_ location: String, binding: RouteBinding) -> String {
+    static func rewriteLocation(_ location: String, binding: RouteBinding) -> String {
         let upstream = binding.route.upstream
         var pathAndQuery: Substring
         if location.hasPrefix("/") && !location.hasPrefix("//") {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// No false refusals of real clients (issue #24 condition 4): requests that curl, wget, Python's requests, httpx,
 /// aiohttp, urllib and websockets, Go's net/http, Node's fetch, Java's HttpClient, git and headless Chromium sent,

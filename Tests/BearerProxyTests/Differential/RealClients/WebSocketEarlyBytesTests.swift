@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// Bytes that arrive in the same read as a WebSocket handshake or its `101` (found while replaying the real clients'
 /// corpus, issue #24 condition 4). `ProxyConnectionHandler.becomeTunnel` means them to reach the tunnel ("the

@@ -1,9 +1,10 @@
 import BearerCodec
-import BearerDataPlane
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The data plane's response decoder on its own (#24): what it delivers for the bytes an upstream sends, in any
 /// pieces, given the requests written through it. Its grammar is the codec's (BearerCodecTests) and the three

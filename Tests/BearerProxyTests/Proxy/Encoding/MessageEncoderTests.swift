@@ -1,9 +1,10 @@
-import BearerDataPlane
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The client's response writer on its own (#24 condition 5): heads go out as written, bodies as they are or as
 /// chunks (RFC 9112 §7.1), and an end's promise completes only after what came before it.

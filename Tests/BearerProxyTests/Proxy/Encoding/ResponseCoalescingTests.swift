@@ -1,8 +1,9 @@
-import BearerDataPlane
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// A response head and the small body that follows it in the same read of the upstream's go to the client as one
 /// write (#24 session 18, ``ProxyConnectionHandler+ClientWrites.swift``) — never out of order, never waiting for

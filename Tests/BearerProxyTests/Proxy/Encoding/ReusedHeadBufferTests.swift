@@ -1,6 +1,7 @@
-import BearerDataPlane
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// The buffer a connection writes its heads into, reused between messages (#24 session 17): reuse must never reach
 /// bytes a pending write still holds, and must actually happen once none does.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The exchange's time limits and the WebSocket handshake, as transitions.
 @Suite("Exchange state machine: time limits and WebSocket, pure")

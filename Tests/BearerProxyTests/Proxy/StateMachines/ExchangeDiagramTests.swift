@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 7: docs/architecture.md's transition table of one exchange is the machine's own, found by trying every
 /// event in every state reachable from the start of a POST to a route that sends a token and of a WebSocket

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// A discovered route's `401` in the exchange (#25 item 8): the proxy signs in for the route, so a refusal it does
 /// not replay is answered with its own problem and the upstream's challenge never reaches the client, whose OAuth

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 import NIOHTTP1
+
+@testable import BearerDataPlane
 
 /// Drives one ``ExchangeStateMachine`` through events at a chosen time, for the pure transition tests.
 struct ExchangeScript {

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// `"stepUp": "auto"` in the exchange (#25 item 5): a `403` `insufficient_scope` is replayed once with the token of
 /// a new sign-in, like a `401` `invalid_token` with a refreshed one; whatever stops that replay answers the step-up

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 3: beyond single transitions — every sequence of the events a handler can feed one proxied exchange, to
 /// depth 6, from the start of a GET, a POST and a WebSocket handshake, with and without a token wait. A model of the

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 7: docs/architecture.md's transition tables of the tunnel and the upstream connection are the machines'
 /// own, found by trying every event in every reachable state (``TransitionTable``).

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// A machine's transitions, found by trying every event from every state reachable from its start (#23 item 7), as
 /// the markdown table docs/architecture.md shows. The doc's table is checked against this one, so the picture

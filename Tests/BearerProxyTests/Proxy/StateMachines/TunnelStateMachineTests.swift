@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 2: the WebSocket tunnel's life as a machine — pure, so each rule is one test, and a sweep of every event
 /// sequence up to depth 6 checks the invariants from every state it reaches.

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 import Testing
+
+@testable import BearerDataPlane
 
 /// #23 item 2: an upstream connection's life — new, leased to one exchange, pooled, closed — and the two facts that
 /// decide a replay (reused, answered), pure; with a sweep of every event sequence to depth 6.

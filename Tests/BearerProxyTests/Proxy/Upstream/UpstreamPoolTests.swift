@@ -1,8 +1,9 @@
 import BearerConfiguration
-import BearerDataPlane
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import BearerDataPlane
 
 /// The loop's pool of idle upstream connections, on its own: a connection is only ever handed out for the origin
 /// it was made for, however requests for origins interleave, and the pool's memo of the origin used last never

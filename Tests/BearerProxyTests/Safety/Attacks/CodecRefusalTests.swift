@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerDataPlane
 
 /// What a client sees, and what the operator sees, when the request codec refuses a request (#24 condition 4): a
 /// problem+json that says what was wrong without quoting the bytes, a count by reason in `/-/metrics`, the reason in

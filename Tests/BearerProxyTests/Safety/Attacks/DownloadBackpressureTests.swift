@@ -1,8 +1,9 @@
-import BearerDataPlane
 import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// A hostile client against the response body's backpressure (SPEC §8: bodies stream, never buffered whole): it asks
 /// for a body of a GiB from an upstream that sends as fast as its socket allows, and reads none of it. The proxy must

@@ -1,7 +1,8 @@
-import BearerDataPlane
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerDataPlane
 
 /// A hostile upstream refuses the token with a `401` the proxy may replay — so the proxy reads the `401` to its end
 /// first — and never ends it, or makes it huge. The route's limit covers the whole exchange, the wait for the

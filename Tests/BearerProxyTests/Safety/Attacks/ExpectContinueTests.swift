@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// `Expect: 100-continue` cannot hold a connection open (#21 item 3). A client that sends the head and never the
 /// body used to keep its socket — and an upstream connection — for as long as it liked: the body-stall limit did

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// What follows a request the proxy refuses, a request that ends the connection, or a malformed request in a
 /// pipeline (RFC 9112 §6.3, §9.3.2, §9.6; issues #21 item 1 and #28 item 1). A front proxy that framed a refused

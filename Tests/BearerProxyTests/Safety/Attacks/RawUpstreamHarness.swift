@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -9,6 +8,8 @@ import BearerTelemetry
 import BearerTokens
 import Foundation
 import NIOCore
+
+@testable import BearerDataPlane
 
 extension RawUpstream {
     /// Runs `body` with a raw upstream and a proxy whose route `/api` (scopes `api://api/Read`) points at its

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// The request line and `Host` as the references (Python's h11, Go's net/http) read them (issue #28 items 2–3):
 /// `Host` is required and valid in every form of the target, and the method reaches the upstream byte for byte.

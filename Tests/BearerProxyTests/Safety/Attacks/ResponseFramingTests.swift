@@ -1,7 +1,8 @@
-import BearerDataPlane
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// A hostile upstream that frames its answer so that an HTTP/1.0 client cannot learn its length (#23 item 1: the
 /// exchange's machine now decides, from the upstream's head, that such an answer ends with the connection). Were the

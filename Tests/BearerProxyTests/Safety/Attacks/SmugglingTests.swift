@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// Request smuggling through the proxy (SPEC §8, "Framing is the proxy's"): the upstream — framing bytes the way a
 /// real HTTP/1.1 server does — must find exactly one request per client request, and nothing a client sends may

@@ -1,7 +1,8 @@
-import BearerDataPlane
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// A hostile upstream answers a request and, in the same write, says more: a whole second response, a stray body
 /// after an answer that has none, a stray `103`, or half a head (`X-Smuggled: ` and no end). Nobody asked for those

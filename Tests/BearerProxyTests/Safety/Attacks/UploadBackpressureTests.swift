@@ -1,8 +1,9 @@
-import BearerDataPlane
 import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerDataPlane
 
 /// A hostile client against the request body's backpressure (SPEC §8: bodies stream, never buffered whole): it
 /// uploads as fast as its socket allows to an upstream that accepts the connection and reads nothing. The proxy must

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -10,6 +9,8 @@ import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// What the proxy does when the upstream side turns hostile or the configuration changes under an exchange
 /// (SPEC §8, §9): an `https` upstream is never contacted without TLS, an exchange keeps the configuration it began

@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -13,6 +12,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+
+@testable import BearerDataPlane
 
 /// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
 /// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both

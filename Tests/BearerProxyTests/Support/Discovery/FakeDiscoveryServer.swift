@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -8,6 +7,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 import NIOHTTP1
+
+@testable import BearerDataPlane
 
 /// One page a fake protected resource or authorization server serves; `{origin}` in its headers and body becomes
 /// `http://127.0.0.1:PORT` of the server answering, `{other}` the origin given to ``FakeDiscoveryServer/pages(_:other:)``.
