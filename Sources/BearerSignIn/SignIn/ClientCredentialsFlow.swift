@@ -10,9 +10,9 @@ import BearerTokens
     import Foundation
 #endif
 
-/// `client-credentials`: the application signs in as itself with a secret, a certificate or an assertion the platform
-/// issues (RFC 6749 §4.4; RFC 7523 §2.2; protocols.md §5). Each scope set is one `{resource}/.default` request; there is no refresh token, so a
-/// token is simply requested again when it is due.
+/// `client-credentials`: the application signs in as itself with a secret, a certificate or an assertion the
+/// platform issues (RFC 6749 §4.4; RFC 7523 §2.2; protocols.md §5). Each scope set is one `{resource}/.default`
+/// request; there is no refresh token, so a token is simply requested again when it is due.
 package struct ClientCredentialsFlow: SignInFlow {
     package enum Credential: Sendable {
         case secret(String, method: ClientCredentialsAccount.SecretMethod)

@@ -197,7 +197,8 @@ import Testing
             clientCredentials(#""clientAssertion": {"file": "/nonexistent/token"}"#), "account.clientAssertion.file",
             "file \"/nonexistent/token\" does not exist"),
         ProblemCase(
-            clientCredentials(#""clientAssertion": {"file": ""}"#), "account.clientAssertion.file", "must not be empty"),
+            clientCredentials(#""clientAssertion": {"file": ""}"#), "account.clientAssertion.file",
+            "must not be empty"),
         ProblemCase(
             clientCredentials(#""clientAssertion": {"fileEnv": "TOKEN_FILE"}"#), "account.clientAssertion.fileEnv",
             "file \"/nonexistent/token\", named by TOKEN_FILE, does not exist",

@@ -76,7 +76,7 @@ struct FederatedAssertionTests {
 
     /// Entra's form (`authority`) and an OIDC issuer's (with `extraParameters`).
     @Test(
-        "file: the upstream gets the bearer; the fake verified the ES256 assertion against the JWKS, iss, sub, aud, exp",
+        "file: the upstream gets the bearer; the fake checked the ES256 assertion against the JWKS, iss, sub, aud, exp",
         arguments: [false, true])
     func fileSource(issuer: Bool) async throws {
         let platform = WorkloadIssuer()
