@@ -33,7 +33,7 @@ public enum AccountFlow: String, Sendable, Hashable, CaseIterable {
     case deviceCode = "device-code"
     /// Authorization code + PKCE with a loopback redirect (RFC 8252).
     case browser
-    /// The app's own credentials (a secret or a certificate), for daemons and sidecars.
+    /// The app's own credentials (a secret, a certificate or a platform-issued assertion), for daemons and sidecars.
     case clientCredentials = "client-credentials"
     /// A refresh token obtained elsewhere.
     case refreshToken = "refresh-token"
@@ -171,6 +171,23 @@ public struct ClientCredentialsAccount: Sendable, Hashable {
         case secretEnv(String)
         /// PEM files for a signed client assertion (checked to exist at load time; absolute paths).
         case certificate(certFile: String, keyFile: String)
+        /// A JWT the platform issues (a Kubernetes service-account token, a CI job's ID token), presented as the
+        /// client assertion (RFC 7521 §4.2, RFC 7523 §2.2) — workload identity federation.
+        case clientAssertion(AssertionSource)
+    }
+
+    /// Where a platform-issued client assertion comes from (`clientAssertion`): exactly one source, read again at
+    /// every token request because the platform rotates it.
+    public enum AssertionSource: Sendable, Hashable {
+        /// `file`: a file the platform rewrites (absolute path; checked to exist at load time).
+        case file(String)
+        /// `fileEnv`: a variable naming that file (`AZURE_FEDERATED_TOKEN_FILE`), and the absolute path it named
+        /// at load time (checked to be set and the file to exist).
+        case fileEnv(variable: String, file: String)
+        /// `tokenEnv`: a variable holding the JWT itself (checked to be set at load time).
+        case tokenEnv(String)
+        /// `command`: a program that prints the JWT, run without a shell; `timeoutSeconds`, default 30 seconds.
+        case command(argv: [String], timeout: Duration)
     }
 
     /// Where a client secret goes (RFC 6749 §2.3.1): the form body (`post`, MSAL's default) or HTTP Basic.

@@ -27,6 +27,9 @@ public enum ConfigurationKeys {
     /// `account.certificate` (the `client-credentials` flow).
     public static let certificate: Set<String> = ["certFile", "keyFile", "algorithm"]
 
+    /// `account.clientAssertion` (the `client-credentials` flow): one source, and the command's time limit.
+    public static let clientAssertion: Set<String> = ["file", "fileEnv", "tokenEnv", "command", "timeoutSeconds"]
+
     /// Each element of `routes`.
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
@@ -64,7 +67,10 @@ extension AccountFlow {
             case .native: Self.oauthKeys.subtracting(["issuer"]).union(["username", "challenge", "passwordEnv"])
             case .deviceCode: Self.oauthKeys
             case .browser: Self.oauthKeys.union(["prompt", "loginHint", "domainHint", "redirectPort"])
-            case .clientCredentials: Self.oauthKeys.union(["clientSecretEnv", "certificate", "clientAuthentication"])
+            case .clientCredentials:
+                Self.oauthKeys.union([
+                    "clientSecretEnv", "certificate", "clientAssertion", "clientAuthentication",
+                ])
             case .refreshToken: Self.oauthKeys.union(["refreshTokenEnv"])
             case .command: ["command", "timeoutSeconds"]
             case .staticToken: ["tokenEnv"]

@@ -10,14 +10,18 @@ import BearerTokens
     import Foundation
 #endif
 
-/// `client-credentials`: the application signs in as itself with a secret or a certificate (RFC 6749 §4.4;
-/// protocols.md §5). Each scope set is one `{resource}/.default` request; there is no refresh token, so a
-/// token is simply requested again when it is due.
+/// `client-credentials`: the application signs in as itself with a secret, a certificate or an assertion the
+/// platform issues (RFC 6749 §4.4; RFC 7523 §2.2; protocols.md §5). Each scope set is one `{resource}/.default`
+/// request; there is no refresh token, so a token is simply requested again when it is due.
 package struct ClientCredentialsFlow: SignInFlow {
     package enum Credential: Sendable {
         case secret(String, method: ClientCredentialsAccount.SecretMethod)
         case certificate(ClientCertificate, algorithm: ClientCredentialsAccount.AssertionAlgorithm)
+        case federated(FederatedAssertion)
     }
+
+    /// `client_assertion_type` for a JWT (RFC 7523 §2.2).
+    package static let jwtBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
     package let name = "client-credentials"
     package let client: OAuthClient
@@ -25,7 +29,8 @@ package struct ClientCredentialsFlow: SignInFlow {
     package let provider: IdentityProviderClient
     package let now: @Sendable () -> Date
 
-    /// Builds the flow from its configuration, reading the secret or the certificate once.
+    /// Builds the flow from its configuration, reading the secret or the certificate once (a platform's assertion is
+    /// read at each token request instead).
     package init(
         account: ClientCredentialsAccount, environment: [String: String], provider: IdentityProviderClient,
         now: @escaping @Sendable () -> Date = { Date() }
@@ -40,6 +45,8 @@ package struct ClientCredentialsFlow: SignInFlow {
         case .certificate(let certFile, let keyFile):
             credential = .certificate(
                 try ClientCertificate(certFile: certFile, keyFile: keyFile), algorithm: account.assertionAlgorithm)
+        case .clientAssertion(let source):
+            credential = .federated(try FederatedAssertion(source: source, environment: environment))
         }
         self.provider = provider
         self.now = now
@@ -58,13 +65,16 @@ package struct ClientCredentialsFlow: SignInFlow {
         case .secret(let secret, .basic):
             basic = (client.clientId, secret)
         case .certificate(let certificate, let algorithm):
-            form.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
+            form.append(("client_assertion_type", Self.jwtBearer))
             form.append(
                 (
                     "client_assertion",
                     try certificate.assertion(
                         clientID: client.clientId, tokenEndpoint: endpoints.token, algorithm: algorithm, now: now())
                 ))
+        case .federated(let assertion):
+            form.append(("client_assertion_type", Self.jwtBearer))
+            form.append(("client_assertion", try await assertion.current(now: now())))
         }
         if let claims = ClaimsRequest.merged(challenge: request.claims, capabilities: client.clientCapabilities) {
             form.append(("claims", claims))

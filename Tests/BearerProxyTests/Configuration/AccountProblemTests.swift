@@ -179,10 +179,60 @@ import Testing
     static let clientCredentialsCases: [ProblemCase] = [
         ProblemCase(
             clientCredentials(#""clientSecretEnv": "SECRET", "certificate": {"certFile": "a", "keyFile": "b"}"#),
-            "account", "give either \"clientSecretEnv\" or \"certificate\", not both"),
+            "account", "give only one of \"clientSecretEnv\", \"certificate\" and \"clientAssertion\""),
         ProblemCase(
-            clientCredentials(""), "account", "the client-credentials flow needs \"clientSecretEnv\" or \"certificate\""
-        ),
+            clientCredentials(#""certificate": {"certFile": "a", "keyFile": "b"}, "clientAssertion": {"file": "t"}"#),
+            "account", "give only one of \"clientSecretEnv\", \"certificate\" and \"clientAssertion\""),
+        ProblemCase(
+            clientCredentials(""), "account",
+            "the client-credentials flow needs \"clientSecretEnv\", \"certificate\" or \"clientAssertion\""),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": "token.jwt""#), "account.clientAssertion", "must be an object"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {}"#), "account.clientAssertion",
+            "needs one of \"file\", \"fileEnv\", \"tokenEnv\" or \"command\""),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"file": "\#(F.existingFile)", "tokenEnv": "SECRET"}"#),
+            "account.clientAssertion", "give only one of \"file\", \"fileEnv\", \"tokenEnv\" and \"command\""),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"file": "/nonexistent/token"}"#), "account.clientAssertion.file",
+            "file \"/nonexistent/token\" does not exist"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"file": ""}"#), "account.clientAssertion.file",
+            "must not be empty"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"fileEnv": "TOKEN_FILE"}"#), "account.clientAssertion.fileEnv",
+            "file \"/nonexistent/token\", named by TOKEN_FILE, does not exist",
+            environment: ["TOKEN_FILE": "/nonexistent/token"]),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"fileEnv": "MISSING"}"#), "account.clientAssertion.fileEnv",
+            "environment variable MISSING is not set"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"tokenEnv": "EMPTY"}"#), "account.clientAssertion.tokenEnv",
+            "environment variable EMPTY is empty"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"tokenEnv": "eyJhbGciOi.x.y"}"#),
+            "account.clientAssertion.tokenEnv",
+            "must be the name of an environment variable (letters, digits and \"_\", not starting with a digit), "
+                + "not its value"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"command": []}"#), "account.clientAssertion.command",
+            "must not be empty: give the program and its arguments"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"command": ["", "x"]}"#), "account.clientAssertion.command[0]",
+            "must name the program to run"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"command": ["cat", 1]}"#), "account.clientAssertion.command[1]",
+            "must be a string"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"tokenEnv": "SECRET", "timeoutSeconds": 5}"#),
+            "account.clientAssertion.timeoutSeconds", "applies to \"command\" only"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"tokenEnv": "SECRET", "files": "x"}"#),
+            "account.clientAssertion.files", "unknown key (did you mean \"file\"?)"),
+        ProblemCase(
+            clientCredentials(#""clientAssertion": {"tokenEnv": "SECRET"}, "clientAuthentication": "basic""#),
+            "account.clientAuthentication", "applies to a client secret, not a client assertion"),
         ProblemCase(
             clientCredentials(#""clientSecretEnv": "MISSING""#), "account.clientSecretEnv",
             "environment variable MISSING is not set"),

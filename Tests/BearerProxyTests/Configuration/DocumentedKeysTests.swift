@@ -59,6 +59,7 @@ import Testing
         ("Routes", "headers", ConfigurationKeys.headers),
         ("Routes", "discovery", ConfigurationKeys.discovery),
         ("The account", "certificate", ConfigurationKeys.certificate),
+        ("The account", "clientAssertion", ConfigurationKeys.clientAssertion),
     ])
     func rowDocumentsTheNestedKeys(section: String, key: String, keys: Set<String>) throws {
         let rows = try #require(try Self.keyTables()[section])

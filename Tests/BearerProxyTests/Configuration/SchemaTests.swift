@@ -42,6 +42,9 @@ import Testing
         try schema.expectClosed(
             schema.node(clientCredentials, "properties", "certificate"), ConfigurationKeys.certificate,
             "account.certificate")
+        try schema.expectClosed(
+            schema.node(clientCredentials, "properties", "clientAssertion"), ConfigurationKeys.clientAssertion,
+            "account.clientAssertion")
     }
 
     @Test func everyChoiceHasExactlyTheReaderValues() throws {
@@ -495,6 +498,14 @@ extension SchemaTests {
             #"{"certFile": "\#(F.existingFile)", "keyFile": "\#(F.existingFile)", "algorithm": "ES256"}"#,
             #"{"certFile": "", "keyFile": "\#(F.existingFile)"}"#,
         ],
+        "clientAssertion": [
+            #"{"file": "\#(F.existingFile)"}"#, #"{"tokenEnv": "FEDERATED_TOKEN"}"#,
+            #"{"command": ["cat", "{resource}"], "timeoutSeconds": 5}"#, #"{"fileEnv": "TOKEN_FILE"}"#, "{}",
+            #"{"file": "\#(F.existingFile)", "tokenEnv": "FEDERATED_TOKEN"}"#,
+            #"{"tokenEnv": "FEDERATED_TOKEN", "timeoutSeconds": 5}"#, #"{"command": []}"#, #"{"command": [""]}"#,
+            #"{"command": ["cat", 1]}"#, #"{"file": ""}"#, #"{"tokenEnv": "a.b.c"}"#, #"{"file": 1}"#,
+            #"{"tokenEnv": "T", "files": "x"}"#, #""token.jwt""#,
+        ],
         "refreshTokenEnv": [#""REFRESH_TOKEN""#, #""x-y""#],
         "command": [
             #"["gh", "auth", "token"]"#, #"["tok", "{scopes}", "{resource}", "{a1}", "{}", "{{scopes}}"]"#, "[]",
@@ -651,6 +662,21 @@ extension SchemaTests {
         {
           "account": {"flow": "client-credentials", "issuer": "https://id.example.com", "clientId": "c",
                       "clientSecretEnv": "CLIENT_SECRET", "clientAuthentication": "basic"},
+          "routes": [{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["api://api/.default"]}]
+        }
+        """#,
+        #"""
+        {
+          "account": {"flow": "client-credentials", "authority": "https://login.microsoftonline.com/contoso.com",
+                      "clientId": "c", "clientAssertion": {"file": "\#(F.existingFile)"}},
+          "routes": [{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["api://api/.default"]}]
+        }
+        """#,
+        #"""
+        {
+          "account": {"flow": "client-credentials", "issuer": "https://id.example.com", "clientId": "c",
+                      "extraParameters": {"resource": "api://api"},
+                      "clientAssertion": {"command": ["sh", "-c", "cat \"$TOKEN_FILE\"", "{x}"], "timeoutSeconds": 2}},
           "routes": [{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["api://api/.default"]}]
         }
         """#,

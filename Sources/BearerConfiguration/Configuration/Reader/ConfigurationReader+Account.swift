@@ -30,31 +30,81 @@ extension ConfigurationReader {
         return settings.map(AccountConfiguration.init)
     }
 
+    /// The keys of the client-credentials flow's credentials, exactly one of which must be given.
+    private static let credentialKeys = ["clientSecretEnv", "certificate", "clientAssertion"]
+
     private func readClientCredentials(_ account: ObjectReader) -> ClientCredentialsAccount? {
         let client = readOAuthClient(account, flow: .clientCredentials)
-        let credential: ClientCredentialsAccount.Credential?
+        var credential: ClientCredentialsAccount.Credential?
         var algorithm: ClientCredentialsAccount.AssertionAlgorithm?
-        switch (account.contains("clientSecretEnv"), account.contains("certificate")) {
-        case (true, true):
-            problems.report(account.path, "give either \"clientSecretEnv\" or \"certificate\", not both")
-            credential = nil
-        case (false, false):
-            problems.report(account.path, "the client-credentials flow needs \"clientSecretEnv\" or \"certificate\"")
-            credential = nil
-        case (true, false):
+        let given = Self.credentialKeys.filter(account.contains)
+        switch given.first {
+        case _ where given.count > 1:
+            problems.report(
+                account.path, "give only one of \"clientSecretEnv\", \"certificate\" and \"clientAssertion\"")
+        case nil:
+            problems.report(
+                account.path,
+                "the client-credentials flow needs \"clientSecretEnv\", \"certificate\" or \"clientAssertion\"")
+        case "clientSecretEnv":
             credential = readVariableName(account, "clientSecretEnv", required: true, mustBeSet: true)
                 .map(ClientCredentialsAccount.Credential.secretEnv)
-        case (false, true):
+        case "certificate":
             (credential, algorithm) = readCertificate(account)
+        default:
+            credential = readClientAssertion(account).map(ClientCredentialsAccount.Credential.clientAssertion)
         }
         let method: ClientCredentialsAccount.SecretMethod? = account.choice("clientAuthentication")
-        if account.contains("clientAuthentication") && account.contains("certificate") {
-            account.report("clientAuthentication", "applies to a client secret, not a certificate")
+        if account.contains("clientAuthentication") {
+            if account.contains("certificate") {
+                account.report("clientAuthentication", "applies to a client secret, not a certificate")
+            } else if account.contains("clientAssertion") {
+                account.report("clientAuthentication", "applies to a client secret, not a client assertion")
+            }
         }
         guard let client, let credential else { return nil }
         return ClientCredentialsAccount(
             client: client, credential: credential, secretMethod: method ?? .post,
             assertionAlgorithm: algorithm ?? .ps256)
+    }
+
+    /// The keys of `clientAssertion` that say where the assertion comes from, exactly one of which must be given.
+    private static let assertionSourceKeys = ["file", "fileEnv", "tokenEnv", "command"]
+
+    /// `clientAssertion: {"file": …}`, `{"fileEnv": …}`, `{"tokenEnv": …}` or `{"command": [...],
+    /// "timeoutSeconds": …}`. Files must exist and variables be set now, so `check` finds a typo; the assertion
+    /// itself is read only at token requests.
+    private func readClientAssertion(_ account: ObjectReader) -> ClientCredentialsAccount.AssertionSource? {
+        guard let assertion = account.object("clientAssertion") else { return nil }
+        assertion.rejectUnknownKeys(allowed: ConfigurationKeys.clientAssertion)
+        let timeout = assertion.timeout("timeoutSeconds")
+        if assertion.contains("timeoutSeconds") && !assertion.contains("command") {
+            assertion.report("timeoutSeconds", "applies to \"command\" only")
+        }
+        let given = Self.assertionSourceKeys.filter(assertion.contains)
+        switch given.first {
+        case _ where given.count > 1:
+            problems.report(
+                assertion.path, "give only one of \"file\", \"fileEnv\", \"tokenEnv\" and \"command\"")
+            return nil
+        case nil:
+            problems.report(assertion.path, "needs one of \"file\", \"fileEnv\", \"tokenEnv\" or \"command\"")
+            return nil
+        case "file":
+            return readFile(assertion, "file", required: true).map(ClientCredentialsAccount.AssertionSource.file)
+        case "fileEnv":
+            guard let variable = readVariableName(assertion, "fileEnv", required: true, mustBeSet: true),
+                let name = environment[variable], !name.isEmpty,
+                let file = existingFile(name, at: assertion.path("fileEnv"), namedBy: variable)
+            else { return nil }
+            return .fileEnv(variable: variable, file: file)
+        case "tokenEnv":
+            return readVariableName(assertion, "tokenEnv", required: true, mustBeSet: true)
+                .map(ClientCredentialsAccount.AssertionSource.tokenEnv)
+        default:
+            guard let (argv, complete) = readArgv(assertion, "command"), complete else { return nil }
+            return .command(argv: argv.map(\.value), timeout: timeout ?? CommandAccount.defaultTimeout)
+        }
     }
 
     /// `certificate: {"certFile": …, "keyFile": …, "algorithm": "PS256"|"RS256"}`, both PEM files that must exist.
@@ -84,16 +134,8 @@ extension ConfigurationReader {
     /// `command`: an argv array run without a shell, with `{scopes}` and `{resource}` substituted.
     private func readCommand(_ account: ObjectReader) -> CommandAccount? {
         let timeout = account.timeout("timeoutSeconds")
-        guard let elements = account.array("command", required: true) else { return nil }
-        guard !elements.isEmpty else {
-            account.report("command", "must not be empty: give the program and its arguments")
-            return nil
-        }
-        var argv: [String] = []
-        for (index, element) in elements.enumerated() {
-            let path = account.path("command").index(index)
-            guard let argument = JSONValue.string(element, at: path, problems: problems) else { continue }
-            if index == 0, argument.isEmpty { problems.report(path, "must name the program to run") }
+        guard let (argv, complete) = readArgv(account, "command") else { return nil }
+        for (argument, path) in argv {
             for placeholder in Self.placeholders(in: argument) where !CommandAccount.placeholders.contains(placeholder)
             {
                 let hint = SpellingSuggestion.closest(to: placeholder, among: CommandAccount.placeholders)
@@ -103,10 +145,30 @@ extension ConfigurationReader {
                         + "; only {scopes} and {resource} are substituted"
                 )
             }
-            argv.append(argument)
         }
-        guard argv.count == elements.count else { return nil }
-        return CommandAccount(argv: argv, timeout: timeout ?? CommandAccount.defaultTimeout)
+        guard complete else { return nil }
+        return CommandAccount(argv: argv.map(\.value), timeout: timeout ?? CommandAccount.defaultTimeout)
+    }
+
+    /// An argument vector: a non-empty array of strings whose first names the program. The good arguments with
+    /// their paths, and whether every element was one (each bad one is reported at its index); nil when there is
+    /// no array to read.
+    private func readArgv(
+        _ object: ObjectReader, _ key: String
+    ) -> (arguments: [(value: String, path: JSONPath)], complete: Bool)? {
+        guard let elements = object.array(key, required: true) else { return nil }
+        guard !elements.isEmpty else {
+            object.report(key, "must not be empty: give the program and its arguments")
+            return nil
+        }
+        var argv: [(value: String, path: JSONPath)] = []
+        for (index, element) in elements.enumerated() {
+            let path = object.path(key).index(index)
+            guard let argument = JSONValue.string(element, at: path, problems: problems) else { continue }
+            if index == 0, argument.isEmpty { problems.report(path, "must name the program to run") }
+            argv.append((argument, path))
+        }
+        return (argv, argv.count == elements.count)
     }
 
     /// The names inside `{name}` (letters, digits and `_` only, so JSON or JMESPath braces are left alone).

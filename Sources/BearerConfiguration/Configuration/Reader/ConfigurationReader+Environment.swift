@@ -50,19 +50,26 @@ extension ConfigurationReader {
     /// Reads a key naming a file that must exist and be readable; returns its absolute path.
     package func readFile(_ object: ObjectReader, _ key: String, required: Bool = false) -> String? {
         guard let name = object.nonEmptyString(key, required: required) else { return nil }
+        return existingFile(name, at: object.path(key))
+    }
+
+    /// The absolute path of `name` (relative to routes.json's directory) when it is a readable file, else nil with
+    /// a problem at `path`; `variable` is the environment variable that named it, if one did.
+    package func existingFile(_ name: String, at path: JSONPath, namedBy variable: String? = nil) -> String? {
         let base = URL(fileURLWithPath: baseDirectory, isDirectory: true)
         let resolved = URL(fileURLWithPath: name, relativeTo: base).standardizedFileURL.path
-        let shown = name == resolved ? "\"\(name)\"" : "\"\(name)\" (\(resolved))"
+        var shown = name == resolved ? "\"\(name)\"" : "\"\(name)\" (\(resolved))"
+        if let variable { shown += ", named by \(variable)," }
         guard let isDirectory = Self.existingIsDirectory(resolved) else {
-            object.report(key, "file \(shown) does not exist")
+            problems.report(path, "file \(shown) does not exist")
             return nil
         }
         guard !isDirectory else {
-            object.report(key, "\(shown) is a directory, not a file")
+            problems.report(path, "\(shown) is a directory, not a file")
             return nil
         }
         guard FileManager.default.isReadableFile(atPath: resolved) else {
-            object.report(key, "file \(shown) is not readable")
+            problems.report(path, "file \(shown) is not readable")
             return nil
         }
         return resolved

@@ -83,6 +83,7 @@ struct FakeIdentityGrants: Sendable {
                 record.assertionFailure = failure
                 return failure.entraError
             }
+            if verdict.federated { return nil }
             guard let jti = verdict.jti, data.usedJTIs.insert(jti).inserted else {
                 record.assertionFailure = .replayedJTI
                 return FakeIdentityProvider.AssertionCheck.replayedJTI.entraError

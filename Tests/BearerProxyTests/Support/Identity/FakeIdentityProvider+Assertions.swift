@@ -33,6 +33,14 @@ extension FakeIdentityProvider {
         case lifetimeTooLong
         /// The `jti` was already used by an accepted assertion (50027).
         case replayedJTI
+        /// Federated: no federated credential of the client names the assertion's `iss` (700211).
+        case federatedIssuer
+        /// Federated: the `kid` names no key of the issuer's JWKS (700027).
+        case federatedKey
+        /// Federated: no federated credential of that issuer names the assertion's `sub` (700213).
+        case federatedSubject
+        /// Federated: the `aud` is not the credential's audience (700212).
+        case federatedAudience
 
         /// The answer for this failure.
         var entraError: FakeIdentityError {
@@ -56,6 +64,17 @@ extension FakeIdentityProvider {
             case .lifetimeTooLong:
                 return .invalidClient(500133, "Assertion is not within its valid time range (lifetime too long).")
             case .replayedJTI: return .invalidClient(50027, "Invalid JWT token: the 'jti' was already used.")
+            case .federatedIssuer:
+                return .invalidClient(
+                    700211, "No matching federated identity record found for presented assertion issuer.")
+            case .federatedKey:
+                return .invalidClient(700027, "The key used to sign the assertion is not in the issuer's JWKS.")
+            case .federatedSubject:
+                return .invalidClient(
+                    700213, "No matching federated identity record found for presented assertion subject.")
+            case .federatedAudience:
+                return .invalidClient(
+                    700212, "No matching federated identity record found for presented assertion audience.")
             }
         }
     }
@@ -93,6 +112,8 @@ struct FakeIdentityAssertionVerifier: Sendable {
         var decoded: FakeIdentityProvider.DecodedAssertion?
         var failure: FakeIdentityProvider.AssertionCheck?
         var jti: String?
+        /// Whether it was an outside issuer's assertion (a federated credential), which may be presented again.
+        var federated = false
     }
 
     /// Checks `assertion` in `AssertionCheck` order and stops at the first failure.
@@ -107,6 +128,10 @@ struct FakeIdentityAssertionVerifier: Sendable {
         let decoded = FakeIdentityProvider.DecodedAssertion(headerJSON: parts.headerJSON, claimsJSON: parts.claimsJSON)
         func failed(_ check: FakeIdentityProvider.AssertionCheck) -> Verdict {
             Verdict(decoded: decoded, failure: check)
+        }
+        // Entra: an assertion not issued by the client itself is looked up among its federated credentials.
+        if claims["iss"] as? String != client.id, !client.federatedCredentials.isEmpty {
+            return self.verifyFederated(parts, decoded: decoded, client: client, now: now)
         }
 
         let alg = header["alg"] as? String

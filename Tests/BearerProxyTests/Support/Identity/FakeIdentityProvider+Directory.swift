@@ -1,9 +1,10 @@
 import Crypto
 
 extension FakeIdentityProvider {
-    /// A registered application. A client with neither secret nor certificate is public: it must not authenticate
-    /// (`invalid_client` 700025 if it does) and cannot use client credentials. A confidential client must
-    /// authenticate on every grant, with its secret (in the body or by HTTP Basic) or a signed assertion.
+    /// A registered application. A client with no secret, certificate or federated credential is public: it must
+    /// not authenticate (`invalid_client` 700025 if it does) and cannot use client credentials. A confidential
+    /// client must authenticate on every grant, with its secret (in the body or by HTTP Basic) or a signed
+    /// assertion — its own, or one an outside issuer signed (a federated credential).
     struct Client: Sendable {
         /// The application (client) id.
         var id: String
@@ -11,6 +12,8 @@ extension FakeIdentityProvider {
         var secret: String?
         /// The certificates whose keys may sign its client assertions.
         var certificates: [RegisteredCertificate]
+        /// The outside issuers whose assertions it accepts (workload identity federation).
+        var federatedCredentials: [FederatedCredential]
         /// The application permissions (`roles`) put in its client-credentials tokens.
         var roles: [String]
         /// Whether native authentication (`/initiate`, `/challenge`, the `password` and `oob` grants) is enabled
@@ -19,19 +22,21 @@ extension FakeIdentityProvider {
 
         /// `nativeAuthEnabled` nil: enabled for a public client, disabled for a confidential one.
         init(
-            id: String, secret: String? = nil, certificates: [RegisteredCertificate] = [], roles: [String] = [],
-            nativeAuthEnabled: Bool? = nil
+            id: String, secret: String? = nil, certificates: [RegisteredCertificate] = [],
+            federatedCredentials: [FederatedCredential] = [], roles: [String] = [], nativeAuthEnabled: Bool? = nil
         ) {
             self.id = id
             self.secret = secret
             self.certificates = certificates
+            self.federatedCredentials = federatedCredentials
             self.roles = roles
-            self.nativeAuthEnabled = nativeAuthEnabled ?? (secret == nil && certificates.isEmpty)
+            self.nativeAuthEnabled =
+                nativeAuthEnabled ?? (secret == nil && certificates.isEmpty && federatedCredentials.isEmpty)
         }
 
         /// Whether it has a credential (and so must authenticate).
         var isConfidential: Bool {
-            self.secret != nil || !self.certificates.isEmpty
+            self.secret != nil || !self.certificates.isEmpty || !self.federatedCredentials.isEmpty
         }
 
         /// The default public client id (the `clientId` of user flows in tests).

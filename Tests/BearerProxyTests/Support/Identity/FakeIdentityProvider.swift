@@ -17,8 +17,10 @@ import NIOPosix
 /// - `POST` either token endpoint (form-encoded): the `refresh_token` grant (one resource per request, claims,
 ///   `client_info`, refresh token rotation, `id_token` for `openid`) and the `client_credentials` grant (one
 ///   `{resource}/.default`; client secret in the body or by HTTP Basic, or a PS256/RS256 client assertion that is
-///   fully verified); and the interactive grants below (`password`, `oob`, `device_code`, `authorization_code`),
-///   whose tokens take the refresh grant's shape. Errors use Entra's JSON shape (see `FakeIdentityError`).
+///   fully verified, or an outside issuer's ES256 assertion checked against a federated credential — see
+///   `FakeIdentityFederation.swift`); and the interactive grants below (`password`, `oob`, `device_code`,
+///   `authorization_code`), whose tokens take the refresh grant's shape. Errors use Entra's JSON shape (see
+///   `FakeIdentityError`).
 /// - Native authentication (V1): `POST /contoso/oauth2/v2.0/initiate` (`client_id`, `username`, `challenge_type`
 ///   with `redirect`) → `{"continuation_token"}` or HTTP 200 `{"challenge_type":"redirect"}` when the user's
 ///   `signInMethod` is not offered; `POST …/challenge` → `password`, or `oob` with an 8-digit code "emailed"
