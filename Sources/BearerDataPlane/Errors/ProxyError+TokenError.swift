@@ -7,14 +7,17 @@ import BearerTokens
 /// Kept in the data plane rather than beside ``ProxyError``: `HTTP/` knows no token types, and this is where the
 /// proxy decides how a token failure is answered.
 extension ProxyError {
-    /// Maps a token failure to the answer SPEC §7 asks for: 401 when a person must sign in, 503 otherwise.
+    /// Maps a token failure to the answer SPEC §7 asks for: 401 when a person must sign in, 503 otherwise. The
+    /// reason names its subject — the identity provider, or the client's own credential (an assertion file
+    /// that is missing) — so the wording around it names none.
     init(_ error: TokenError) {
         switch error {
         case .signInRequired(let reason): self = .signInRequired(detail: reason.isEmpty ? "Not signed in." : reason)
         case .providerUnavailable(let reason, let retryAfter):
             self = .tokenUnavailable(
-                detail: "The identity provider is unavailable: \(reason).", retryAfterSeconds: retryAfter)
-        case .misconfigured(let reason): self = .tokenMisconfigured(detail: "The identity provider said: \(reason).")
+                detail: "No access token could be obtained now: \(reason).", retryAfterSeconds: retryAfter)
+        case .misconfigured(let reason):
+            self = .tokenMisconfigured(detail: "The sign-in configuration was refused: \(reason).")
         }
     }
 

@@ -53,7 +53,7 @@ public struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible
     package init(_ error: TokenError) {
         switch error {
         case .providerUnavailable(let reason, _):
-            self.init(.unavailable, "The identity provider is unavailable: \(reason).")
+            self.init(.unavailable, "Sign-in cannot finish now: \(reason).")
         case .misconfigured(let reason):
             self.init(.misconfigured, "The identity provider refused the configuration: \(reason).")
         case .signInRequired(let reason): self.init(.rejected, "Sign-in failed: \(reason)")

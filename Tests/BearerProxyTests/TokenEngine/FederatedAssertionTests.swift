@@ -1,5 +1,4 @@
 import BearerConfiguration
-import BearerDataPlane
 import BearerHTTP
 import BearerJSON
 import BearerOperations
@@ -11,6 +10,8 @@ import Foundation
 import Logging
 import NIOHTTP1
 import Testing
+
+@testable import BearerDataPlane
 
 /// `client-credentials` with `clientAssertion`: a JWT the platform issues (a Kubernetes service-account token)
 /// presented as the client assertion. The fake provider checks it as Entra checks a federated identity credential:
