@@ -21,62 +21,76 @@ let releaseSettings: [SwiftSetting] = [
 ]
 
 // The layering of docs/architecture.md as targets (issue #23 item 6): each lists the targets of ours it may import,
-// all of them lower in this list, and nothing else of ours can be imported (`swift build
+// all of them lower in this list, and the libraries it uses; nothing else can be imported (`swift build
 // --explicit-target-dependency-import-check error` in .ci/run; Tests/BearerProxyTests/Layering/LayeringTests.swift
 // checks the imports against the same table). The data plane and the control plane (sign-in) do not see each other;
 // only the composition root (BearerRuntime) and the CLI see everything.
-let layers: [(target: String, imports: [String])] = [
-    ("BearerCodec", []),
-    ("BearerJSON", []),
-    ("BearerHTTP", ["BearerJSON"]),
-    ("BearerTelemetry", []),
-    ("BearerConfiguration", ["BearerHTTP", "BearerJSON"]),
-    ("BearerTokens", ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
-    ("BearerSignIn", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]),
+let layers: [(target: String, imports: [String], libraries: [String])] = [
+    ("BearerCodec", [], ["NIOCore"]),
+    ("BearerJSON", [], []),
+    ("BearerHTTP", ["BearerJSON"], ["NIOCore", "NIOHTTP1", "NIOPosix", "NIOSSL"]),
+    ("BearerTelemetry", [], ["NIOCore", "Metrics", "Prometheus"]),
+    ("BearerConfiguration", ["BearerHTTP", "BearerJSON"], ["NIOHTTP1"]),
+    ("BearerTokens", ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"], ["Crypto", "Logging"]),
+    (
+        "BearerSignIn", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"],
+        [
+            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOSSL", "AsyncHTTPClient", "Crypto", "_CryptoExtras", "Logging",
+            "Subprocess",
+        ]
+    ),
     (
         "BearerDataPlane",
-        ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
+        ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"],
+        [
+            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOSSL", "NIOExtras", "Crypto", "Logging", "Metrics",
+            "ServiceLifecycle",
+        ]
     ),
     (
         "BearerOperations",
         [
             "BearerDataPlane", "BearerSignIn", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP",
             "BearerJSON",
-        ]
+        ],
+        ["NIOCore", "NIOHTTP1", "Logging"]
     ),
     (
         "BearerRuntime",
         [
             "BearerOperations", "BearerDataPlane", "BearerSignIn", "BearerTokens", "BearerConfiguration",
             "BearerTelemetry", "BearerHTTP", "BearerJSON",
-        ]
+        ],
+        ["NIOCore", "NIOPosix", "Logging", "ServiceLifecycle", "UnixSignals"]
     ),
 ]
 let ourTargets = layers.map(\.target)
 
-// What the product's targets use of other packages; every product target may use all of it.
-let libraries: [Target.Dependency] = [
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOPosix", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOSSL", package: "swift-nio-ssl"),
-    .product(name: "NIOExtras", package: "swift-nio-extras"),
-    .product(name: "Logging", package: "swift-log"),
-    .product(name: "Crypto", package: "swift-crypto"),
-    .product(name: "_CryptoExtras", package: "swift-crypto"),
-    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-    .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-    .product(name: "Metrics", package: "swift-metrics"),
-    .product(name: "Prometheus", package: "swift-prometheus"),
-    .product(name: "Subprocess", package: "swift-subprocess"),
+// The libraries the product's targets use, by the name a target imports.
+let libraries: [String: Target.Dependency] = [
+    "NIOCore": .product(name: "NIOCore", package: "swift-nio"),
+    "NIOPosix": .product(name: "NIOPosix", package: "swift-nio"),
+    "NIOHTTP1": .product(name: "NIOHTTP1", package: "swift-nio"),
+    "NIOSSL": .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    "NIOExtras": .product(name: "NIOExtras", package: "swift-nio-extras"),
+    "Logging": .product(name: "Logging", package: "swift-log"),
+    "Crypto": .product(name: "Crypto", package: "swift-crypto"),
+    "_CryptoExtras": .product(name: "_CryptoExtras", package: "swift-crypto"),
+    "ServiceLifecycle": .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    "UnixSignals": .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+    "AsyncHTTPClient": .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    "Metrics": .product(name: "Metrics", package: "swift-metrics"),
+    "Prometheus": .product(name: "Prometheus", package: "swift-prometheus"),
+    "Subprocess": .product(name: "Subprocess", package: "swift-subprocess"),
 ]
 
-/// A layer's dependencies: the targets of ours that `layers` lets it import, and every library. (Each target is
-/// declared below with its name written out: Tests/docker/lint.py reads the names to check the image's COPYs.)
+/// A layer's dependencies: the targets of ours that `layers` lets it import, and the libraries it lists. (Each
+/// target is declared below with its name written out: Tests/docker/lint.py reads the names to check the image's
+/// COPYs.)
 func dependencies(of target: String) -> [Target.Dependency] {
-    let imports = layers.first { $0.target == target }?.imports ?? []
-    return imports.map { .byName(name: $0) } + libraries
+    let layer = layers.first { $0.target == target }
+    let ours: [Target.Dependency] = (layer?.imports ?? []).map { .byName(name: $0) }
+    return ours + (layer?.libraries ?? []).map { libraries[$0]! }
 }
 
 let package = Package(
@@ -103,8 +117,7 @@ let package = Package(
         // The codec sees NIOCore's ByteBuffer and nothing else: it stays small enough to build on its own under
         // AddressSanitizer (bench/floor/sanitize.sh), and no library's decisions leak into its grammar.
         .target(
-            name: "BearerCodec", dependencies: [.product(name: "NIOCore", package: "swift-nio")],
-            swiftSettings: releaseSettings),
+            name: "BearerCodec", dependencies: dependencies(of: "BearerCodec"), swiftSettings: releaseSettings),
         .target(name: "BearerJSON", dependencies: dependencies(of: "BearerJSON"), swiftSettings: releaseSettings),
         .target(name: "BearerHTTP", dependencies: dependencies(of: "BearerHTTP"), swiftSettings: releaseSettings),
         .target(
