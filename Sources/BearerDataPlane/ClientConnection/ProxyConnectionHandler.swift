@@ -23,54 +23,54 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
-    package let server: ProxyServerCore
-    package let loop: EventLoopState
-    package var context: ChannelHandlerContext!
-    package var connection: ConnectionStateMachine
+    private let server: ProxyServerCore
+    private let loop: EventLoopState
+    private var context: ChannelHandlerContext!
+    private var connection: ConnectionStateMachine
     /// The record of the exchange in progress (request, route, generation, access-log figures); there is one
     /// exactly while ``connection`` runs an exchange.
-    var exchange: Exchange?
+    private var exchange: Exchange?
     /// The upstream connection the exchange in progress is using.
-    package var upstream: (any UpstreamConnection)?
-    var clientAddress: String?
+    private var upstream: (any UpstreamConnection)?
+    private var clientAddress: String?
     /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
-    var framer = MessageFramer()
+    private var framer = MessageFramer()
     /// The buffers the heads this connection writes are written into, reused from one exchange to the next: the
     /// upstream's request heads, and the client's response heads.
-    var requestHeads = ReusedHeadBuffer()
-    var responseHeads = ReusedHeadBuffer()
+    private var requestHeads = ReusedHeadBuffer()
+    private var responseHeads = ReusedHeadBuffer()
     /// A response head not yet written down the pipeline, and the small body parts appended to it since
-    /// (``ProxyConnectionHandler+ClientWrites.swift``).
-    var heldResponseHead: ByteBuffer?
+    /// (see "What the proxy writes to the client" below).
+    private var heldResponseHead: ByteBuffer?
     /// Reads the client's bytes into request parts, inline, holding those it has not read
-    /// (``ProxyConnectionHandler+Decoding.swift``).
-    var decoder = RequestDecoder(limits: Acceptor.headLimits)
+    /// (see "The client's bytes read into request parts" below).
+    private var decoder = RequestDecoder(limits: Acceptor.headLimits)
     /// The decoder is running: a read that arrives meanwhile only adds its bytes.
-    package var decoding = false
+    private var decoding = false
 
     // I/O bookkeeping, not lifecycle.
     /// Reads held back while the machine does not want them (backpressure, a token wait).
-    package var reads = ReadGate()
+    private var reads = ReadGate()
     /// Whether the client's channel is writable, as its last writability event said (NIO tells the pipeline as soon
     /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
     /// a release of it (#24 session 21).
-    var clientWritable = true
+    private var clientWritable = true
     /// The client connection, and this upstream connection, have bytes to flush when the loop's batch of events ends
     /// (``EventBatch``); and this handler is in that batch already.
-    var clientFlushBatched = false
-    var upstreamFlushBatched: (any UpstreamConnection)?
-    var inFlushBatch = false
+    private var clientFlushBatched = false
+    private var upstreamFlushBatched: (any UpstreamConnection)?
+    private var inFlushBatch = false
     /// Response bytes were written to the client since the last flush.
-    var clientNeedsFlush = false
+    private var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
-    var readDeliveredPart = false
+    private var readDeliveredPart = false
     /// The connection's one timer (``armTimer(for:)``) and when it fires.
-    var timer: Scheduled<Void>?
-    var timerFiresAt = NIODeadline.distantFuture
+    private var timer: Scheduled<Void>?
+    private var timerFiresAt = NIODeadline.distantFuture
     /// The deadlines changed during the event being handled: the timer is armed for them when it ends.
-    var timerStale = false
+    private var timerStale = false
     /// The time as the event being handled sees it (``now``).
-    var clock = EventClock()
+    private var clock = EventClock()
 
     init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
@@ -81,16 +81,16 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The handler has left the pipeline, and let go of ``context`` (it is set before any event, in
     /// `handlerAdded`): no timer is armed for it, a connection that arrives for it is parked, and a token or an answer
     /// that arrives for it is dropped.
-    package var removed: Bool { context == nil }
+    private var removed: Bool { context == nil }
 
     /// Now, as the event being handled sees it: read once per event (``EventClock``).
-    package var now: NIODeadline {
+    private var now: NIODeadline {
         // The event's time when it is known, without reaching the context (a retain of it and of its loop).
         if let current = clock.current { return current }
         return clock.now(context.eventLoop)
     }
 
-    static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
+    private static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
     }
 
@@ -129,7 +129,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// A request part the decoder read.
-    func received(_ part: ClientRequestPart) {
+    private func received(_ part: ClientRequestPart) {
         readDeliveredPart = true
         if case .deliver(let part) = connection.received(part) { dispatch(part) }
     }
@@ -174,7 +174,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// closes (the byte stream can no longer be trusted to find the next request; RFC 9112 §9.3.2), and is counted
     /// by reason whether or not it is answered; anything else (more bytes held than
     /// ``RequestDecoder/bufferLimit(_:)``) closes the connection.
-    func decodeFailed(_ error: any Error) {
+    private func decodeFailed(_ error: any Error) {
         guard let refusal = error as? HeadError else {
             return run(connection.decoderFailed(nil, now: now))
         }
@@ -193,7 +193,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    func dispatch(_ part: ClientRequestPart) {
+    private func dispatch(_ part: ClientRequestPart) {
         switch part {
         case .head(let request): begin(request)
         case .body(let buffer): requestBody(buffer)
@@ -202,12 +202,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Whether to let the next `read()` through.
-    var wantsRead: Bool {
+    private var wantsRead: Bool {
         connection.wantsRead(upstreamWritable: upstream?.isWritable ?? false)
     }
 
     /// Lets a withheld `read()` through if the state now allows it.
-    func updateReading() {
+    private func updateReading() {
         if reads.release(open: wantsRead) { context.read() }
     }
 
@@ -235,7 +235,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// exchange's record and its upstream connection when the event's caller holds them already (a response part):
     /// passed down rather than read again from this handler's properties, which costs a retain and a release each
     /// (bench/counts.sh).
-    package func run(
+    private func run(
         _ action: ConnectionStateMachine.Action, arrived: (any UpstreamConnection)? = nil,
         record given: Exchange? = nil,
         inUse givenUpstream: (any UpstreamConnection)? = nil
@@ -437,7 +437,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Writes the response's end, then goes on as `then` says; keeps a future for the write only when the
     /// connection may close after it.
-    func writeResponseEnd(
+    private func writeResponseEnd(
         _ exchange: Exchange, trailers: ByteBuffer?, then: ExchangeStateMachine.AfterResponse
     ) {
         if then == .finished(close: false) {
@@ -457,7 +457,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// The exchange is over on both sides: close, or move on to the next request.
-    func finishExchange(close: Bool) {
+    private func finishExchange(close: Bool) {
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil
@@ -508,11 +508,763 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Counts a finished (or abandoned) exchange in the metrics and writes its access-log line.
-    package func record(_ exchange: Exchange, status: UInt) {
+    private func record(_ exchange: Exchange, status: UInt) {
         exchange.end()
         loop.metrics(for: exchange.routeLabel, in: server.metrics).record(
             method: RouteMetrics.methodLabel(exchange.request.method.rawValue), status: status,
             bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, upstream: exchange.upstreamLatency)
         AccessLog.record(exchange, status: status, logger: server.logger)
+    }
+}
+
+/// The client's bytes read into request parts by ``RequestDecoder`` inline, rather than by a `ByteToMessageHandler`
+/// before this handler: a part that crossed the pipeline as a `NIOAny` cost a dynamic cast and a generic-metadata
+/// lookup, and the handler's own bookkeeping more (#24; docs/benchmarks.md, session 16).
+///
+/// What the `ByteToMessageHandler` did, done here: bytes that arrive while the decoder runs (a read delivered
+/// synchronously) are added and decoded by the run in progress; a refusal, or the client leaving, stops the reading
+/// for good (``ConnectionStateMachine/Reading``); at the end of the input a head in pieces is parsed once more.
+extension ProxyConnectionHandler {
+    /// Decodes what `bytes` adds to what the decoder holds, handing each part on (``received(_:)``).
+    private func receive(_ bytes: ByteBuffer) {
+        decoder.append(bytes)
+        decodeInbound(seenEOF: false)
+    }
+
+    /// Runs the decoder until it needs more bytes; `seenEOF` at the end of the input.
+    private func decodeInbound(seenEOF: Bool) {
+        guard !decoding, connection.decodes else { return }
+        decoding = true
+        defer { decoding = false }
+        do {
+            while let part = try decoder.next(seenEOF: seenEOF) {
+                received(part)
+                if !connection.decodes { return }
+            }
+        } catch {
+            decodeFailed(error)
+        }
+    }
+}
+
+/// What answers a request: a refusal, a preflight, one of the proxy's own endpoints, or a route's upstream with
+/// its token (SPEC §8, §9).
+extension ProxyConnectionHandler {
+    private func begin(_ request: ClientRequest) {
+        let head = request.line
+        let id = Self.clientRequestID(request) ?? loop.nextRequestID()
+        let installed = server.installed.beginExchange()
+        let exchange = Exchange(id: id, request: request, proxy: installed, started: now)
+        self.exchange = exchange
+        let upgrade = WebSocketUpgrade.requested(request)
+        let began = connection.begin(
+            ExchangeStateMachine.Request(
+                method: head.method, keepAlive: request.keepAlive, expectsContinue: exchange.expectsContinue,
+                upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
+            now: now)
+        // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
+        // ends, and the connection closes rather than answer two requests at once.
+        guard began == .none else { return run(began) }
+        guard let proxy = installed else { return decide(.answer(.problem(.starting))) }
+        let target: RequestTarget
+        switch proxy.requestGuard.check(request) {
+        case .refuse(let error):
+            return refuseHead(error)
+        case .preflight(let origin, let method, let requestedHeaders):
+            return decide(.answer(.response(CORS.preflight(origin: origin, method: method, headers: requestedHeaders))))
+        case .allow(let allowed, let corsOrigin):
+            target = allowed
+            exchange.target = allowed
+            exchange.corsOrigin = corsOrigin
+        }
+        if LocalEndpointPaths.owns(target.path) {
+            exchange.routeLabel = "-"
+            exchange.localBody = LocalBody()
+            return decide(.local)
+        }
+        // Root-level OAuth metadata for a discovered route (RFC 9728 §3.1): never forwarded — not even to a `/`
+        // route — nor answered, so a local client starts no OAuth of its own (#25).
+        if let resource = DiscoveredRouteGate.insertedResourcePath(target.path),
+            let owner = proxy.configuration.routes.match(path: resource[...]),
+            proxy.bindings[owner.position].isDiscovered
+        {
+            exchange.routeLabel = proxy.bindings[owner.position].route.prefix
+            return refuseHead(.oauthMetadataNotForwarded(route: proxy.bindings[owner.position].route.prefix))
+        }
+        guard let match = proxy.configuration.routes.match(path: target.path) else {
+            return refuseHead(Self.noRoute(target.path, bindings: proxy.bindings))
+        }
+        let binding = proxy.bindings[match.position]
+        // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
+        exchange.routeLabel = binding.route.prefix
+        // Before anything of the route is used — its token above all (#26 item 3).
+        if let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder) {
+            return refuseHead(refusal)
+        }
+        exchange.route(to: binding, remainder: match.remainder, query: target.query)
+        var cached: AccessToken?
+        let sendsToken = binding.sendsToken
+        if sendsToken, let key = binding.tokenKey {
+            cached = loop.cachedToken(for: binding, key: key, in: binding.tokens(proxy))
+            if cached != nil {
+                server.metrics.tokenCacheHits.increment()
+            } else {
+                server.metrics.tokenCacheMisses.increment()
+            }
+        }
+        if !sendsToken || cached != nil {
+            exchange.prepare(
+                client: request, token: cached, clientAddress: clientAddress, webSocket: upgrade == .webSocket,
+                into: &requestHeads)
+        }
+        decide(
+            .upstream(sendsToken: sendsToken, needsToken: sendsToken && cached == nil, limit: binding.responseTimeout))
+    }
+
+    /// The refusal of a path no route matches: an OAuth client's own sign-in fallbacks, while discovered routes sign
+    /// in for their clients, are told the command that does it (a client pointed at a discovered route before its
+    /// sign-in tries them, and would show the person only "no route"); anything else is no route.
+    static func noRoute(_ path: Substring, bindings: [RouteBinding]) -> ProxyError {
+        if DiscoveredRouteGate.isClientOAuthFallback(path) {
+            let discovered = bindings.filter { $0.isDiscovered && !$0.usesAccount }.map(\.route.prefix)
+            if !discovered.isEmpty { return .clientOAuthNotOffered(path: String(path), routes: discovered) }
+        }
+        return .noRoute(path: String(path))
+    }
+
+    /// Tells the exchange what answers its request, and runs what follows.
+    private func decide(_ routing: ExchangeStateMachine.Routing) {
+        let now = self.now
+        run(connection.exchangeEvent { $0.route(routing, now: now) })
+    }
+
+    /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
+    /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3; #28). A front proxy that
+    /// framed the refused request differently would have a second request hidden in what follows; and nothing the
+    /// client sends after a refusal is worth the risk of reading it as a request.
+    private func refuseHead(_ error: ProxyError) {
+        decide(.refuse(error))
+    }
+
+    /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
+    private func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
+        guard let exchange, let scopes = exchange.binding?.tokenKey, let tokens = exchange.tokens else { return }
+        awaitToken(ticket) { () async throws(TokenError) -> AccessToken in
+            try await tokens.accessToken(for: scopes, claims: claims)
+        }
+    }
+
+    /// Waits for the token `obtain` gets, off the event loop, and tells the exchange; `settled` hears whether it
+    /// came in time for the exchange (nil when it failed).
+    private func awaitToken(
+        _ ticket: ExchangeStateMachine.Ticket, settled: @escaping (_ inTime: Bool?) -> Void = { _ in },
+        obtain: @escaping @Sendable () async throws(TokenError) -> AccessToken
+    ) {
+        guard let exchange, exchange.binding != nil else { return }
+        let webSocket = connection.exchange?.request.upgrade == .webSocket
+        // The one bridge from the event loop into the token cache's async world; the future is consumed right
+        // here, so the task it runs on is not a stray one.
+        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
+            do throws(TokenError) {
+                return .success(try await obtain())
+            } catch {
+                return .failure(error)
+            }
+        }
+        .assumeIsolated()
+        .whenSuccess { [weak self] result in
+            guard let self, !self.removed else {
+                // The client has left: nothing to rewrite or run, but the wait's outcome still counts (too late).
+                if case .success = result { settled(false) } else { settled(nil) }
+                return
+            }
+            switch result {
+            case .success(let token):
+                // Too late when the exchange has ended or was answered meanwhile (its token wait timed out): then
+                // its head is not rewritten, and the machine ignores the stale ticket.
+                let inTime = self.connection.exchange?.awaits(ticket) == true
+                // Only a request the codec read (`received`) is routed upstream.
+                if inTime, let client = exchange.received {
+                    exchange.prepare(
+                        client: client, token: token, clientAddress: self.clientAddress, webSocket: webSocket,
+                        into: &self.requestHeads)
+                }
+                settled(inTime)
+                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
+            case .failure(let error):
+                settled(nil)
+                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
+            }
+        }
+    }
+
+    /// The request to one of the proxy's own endpoints has ended: answer it, now or when the answer is known.
+    private func answerLocally(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let exchange, let proxy = exchange.proxy else { return localAnswer(ticket, .problem(.starting)) }
+        let target = exchange.target
+        let body = exchange.localBody ?? LocalBody()
+        let request = LocalRequest(
+            head: exchange.received?.headWithFields ?? exchange.request.head(), path: target?.path ?? "/-",
+            query: target?.query,
+            bodyLength: body.length,
+            bodySHA256: body.sha256Hex)
+        switch proxy.admin.response(to: request) {
+        case .now(let response):
+            localAnswer(ticket, .response(response))
+        case .refused(let error):
+            localAnswer(ticket, .problem(error))
+        case .later(let answer):
+            // Reads stay possible (the request has ended); the answer is written when it is known, unless the
+            // client has gone by then.
+            context.eventLoop.makeFutureWithTask { await answer() }
+                .assumeIsolated()
+                .whenSuccess { [weak self] response in
+                    guard let self, !self.removed else { return }
+                    self.localAnswer(ticket, .response(response))
+                }
+        }
+    }
+
+    private func localAnswer(_ ticket: ExchangeStateMachine.Ticket, _ answer: ExchangeStateMachine.Answer) {
+        run(connection.exchangeEvent { $0.localAnswer(ticket, answer) })
+    }
+
+    /// What the route itself refuses about `request`, before its token is used: a required header missing, a field
+    /// name imitating one the route decides, a method it does not allow (or asks for by override), or what a
+    /// discovered route's gate answers.
+    private static func routeRefusal(
+        _ request: ClientRequest, binding: RouteBinding, target: RequestTarget, remainder: Substring
+    ) -> ProxyError? {
+        if let missing = binding.requiredHeaders.first(where: { !$0.isSatisfied(by: request) }) {
+            return .requiredHeaderMissing(name: missing.name)
+        }
+        if !binding.route.headers.set.isEmpty || !binding.route.headers.remove.isEmpty,
+            let imitated = RequestGuard.imitatedName(in: request, decidedBy: binding.route.headers)
+        {
+            // The route sets or removes that field: an `_` spelling would reach a backend that folds it into `-`.
+            return .badRequest(detail: "A header name is refused: it imitates \(imitated), which this route decides.")
+        }
+        if let methods = binding.route.methods {
+            let method = request.line.method.rawValue
+            if !methods.contains(method) {
+                return .methodNotAllowed(method: method, allowed: methods.sorted())
+            }
+            if let overridden = MethodOverride.forbidden(request: request, query: target.query, allowed: methods) {
+                return .methodNotAllowed(method: overridden, allowed: methods.sorted())
+            }
+        }
+        if binding.isDiscovered, binding.discoveredTokens == nil || DiscoveredRouteGate.isOAuthMetadata(remainder) {
+            return DiscoveredRouteGate.refusal(
+                prefix: binding.route.prefix, remainder: remainder, usesAccount: binding.usesAccount)
+        }
+        return nil
+    }
+
+    /// A client-supplied `X-Request-Id` is kept when it is short and printable, so it can be logged safely.
+    private static func clientRequestID(_ request: ClientRequest) -> String? {
+        // The first X-Request-Id, as the codec noted it.
+        guard let range = request.parsed.requestID else { return nil }
+        let value = request.string(range)
+        guard (1...128).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return value
+    }
+}
+
+/// `"stepUp": "auto"` (#25 item 5): a discovered route's `403` `insufficient_scope` is not forwarded; the route's
+/// token cache asks `serve` for a sign-in for the union of the granted and the asked scopes, and the request goes
+/// again, once, with that sign-in's token — as a `401` `invalid_token` does with a refreshed one (SPEC §7). The
+/// bounds on the sign-ins are the control plane's (``TokenCache``'s flow); the bound on the replay is the
+/// exchange's (``ExchangeStateMachine``: one replay, only with the whole body kept, within the route's limit).
+extension ProxyConnectionHandler {
+    /// Gets the token of a new sign-in for `scopes` for the replay `ticket`: what ``fetchToken(_:claims:)`` does,
+    /// with a step-up request, counted by its outcome (`reauthorized`, or `declined` when no token came in time).
+    private func fetchStepUpToken(_ ticket: ExchangeStateMachine.Ticket, scopes: [String]) {
+        guard let exchange, let binding = exchange.binding, let key = binding.tokenKey, let tokens = exchange.tokens
+        else { return }
+        // Where the upstream asked, without the query: the unit `serve`'s step-ups are bounded by.
+        let request = StepUpRequest(scopes: scopes, path: String(exchange.remainder))
+        let route = binding.route.prefix
+        let metrics = server.metrics
+        awaitToken(ticket) { inTime in
+            // Too late (the exchange was answered meanwhile: its route's limit), the next request uses it.
+            metrics.stepUp(route: route, outcome: inTime == true ? "reauthorized" : "declined")
+        } obtain: { () async throws(TokenError) -> AccessToken in
+            try await tokens.accessToken(for: key, stepUp: request)
+        }
+    }
+}
+
+extension ProxyConnectionHandler: UpstreamConnectionOwner {
+    // MARK: Getting a connection
+
+    /// Sends the exchange's request on a pooled connection to its origin, or on a new one.
+    private func connect(_ ticket: ExchangeStateMachine.Ticket) {
+        guard let exchange, let binding = exchange.binding, exchange.isPrepared else {
+            // The head is rewritten before every connect (with the cached token at routing, or when the token
+            // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
+            assertionFailure("connect without a request head")
+            server.metrics.stateErrors(machine: "exchange").increment()
+            return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
+        }
+        if let pooled = loop.connector.pooled(binding.origin) {
+            arrived(pooled, ticket: ticket)
+            return
+        }
+        // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
+        // `self` captured strongly (no side table, see ``armTimer(for:)``): the connect is bounded by its timeout.
+        loop.connector.connect(binding.origin, timeout: binding.connectTimeout, on: context.eventLoop) { result in
+            switch result {
+            case .success(let upstream):
+                // One that completes after the client left is kept for the next request (data-plane pitfall 6).
+                guard !self.removed else { return upstream.release(reuse: true, now: .now()) }
+                self.arrived(upstream, ticket: ticket)
+            case .failure(let error):
+                guard !self.removed else { return }
+                let failure = ConnectionFailure(error)
+                self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
+            }
+        }
+    }
+
+    /// An upstream connection for `ticket` is ready: the machine says whether the exchange still wants it. One
+    /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
+    private func arrived(_ upstream: any UpstreamConnection, ticket: ExchangeStateMachine.Ticket) {
+        let now = self.now
+        run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
+    }
+
+    /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
+    private func send(on upstream: any UpstreamConnection, body: [ByteBuffer], end: Bool) {
+        guard let exchange, let head = exchange.upstreamHead, upstream.lease(to: self) else {
+            // Neither new nor pooled (the pool and the connect hand out no other kind), or no head (``connect(_:)``
+            // checked): a bug. The connection is not shared, and the exchange fails as a lost connection would.
+            assertionFailure("an upstream connection leased twice, or no request head")
+            server.metrics.stateErrors(machine: "upstream_connection").increment()
+            upstream.close()
+            return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: .other) })
+        }
+        self.upstream = upstream
+        exchange.upstreamSent = now
+        upstream.send(head, body: body, end: end)
+        flushUpstreamAtBatchEnd(upstream)
+        if !clientWritable { upstream.pauseReads() }
+        updateReading()
+    }
+
+    /// Lets go of the upstream connection: back to the pool, or closed.
+    private func release(_ upstream: any UpstreamConnection, _ release: ExchangeStateMachine.Release) {
+        self.upstream = nil
+        upstream.release(reuse: release == .park, now: now)
+    }
+
+    /// Closes the upstream connection in use, if any (the exchange is answered without it).
+    private func closeUpstreamConnection() {
+        upstream?.close()
+        upstream = nil
+    }
+
+    // MARK: Upstream → client
+
+    /// The parts of one read of the upstream's are one event: the time is read once for all of them.
+    package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) {
+        enterEvent()
+        defer { leaveEvent() }
+        deliver()
+    }
+
+    package func upstream(_ upstream: any UpstreamConnection, received part: UpstreamResponsePart) {
+        guard upstream === self.upstream, let exchange else {
+            upstream.close()
+            return
+        }
+        enterEvent()
+        defer { leaveEvent() }
+        switch part {
+        case .head(let head):
+            let status = head.status
+            if status.code / 100 != 1 || status == .switchingProtocols {
+                exchange.upstreamStatus = UInt(status.code)
+                exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
+            }
+            let verdict = TokenVerdict.decide(
+                status: status, headers: head.headers, route: exchange.binding?.tokenRoute ?? .noToken,
+                granted: exchange.tokenScopes ?? [])
+            // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
+            let endsWithConnection =
+                exchange.request.version.minor == 0
+                && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
+            run(
+                connection.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict),
+                record: exchange, inUse: upstream)
+        case .body(let buffer):
+            run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
+        case .end(let trailers):
+            let now = self.now
+            run(
+                connection.exchangeEvent { $0.responseEnd(trailers: Forwarding.clientTrailers(trailers), now: now) },
+                record: exchange,
+                inUse: upstream)
+        }
+    }
+
+    /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass. One whose body
+    /// goes as it is (not chunked) is held back (``heldResponseHead``): a small body that follows it in the same read
+    /// of the upstream's goes down the pipeline with it, as one write.
+    private func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
+        guard let binding = exchange.binding else { return }
+        var out = responseHeads.take()
+        // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
+        out.clear(minimumCapacity: head.head.length + 160)
+        let framing = Forwarding.writeClientHead(
+            head, request: exchange.request, binding: binding,
+            adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
+            keepAlive: keepAlive, into: &out)
+        exchange.status = UInt(head.head.status)
+        if framing == .chunked {
+            responseHeads.keep(out)
+            write(.head(out, chunked: true), promise: nil)
+        } else {
+            holdResponseHead(out)
+        }
+        clientNeedsFlush = true
+    }
+
+    /// Sends the request again, once, with a replacement for the token the upstream rejected.
+    private func replay(retry: ExchangeStateMachine.TokenRetry, ticket: ExchangeStateMachine.Ticket) {
+        // The configuration the exchange began with, never whatever a reload has installed since (SPEC §9).
+        guard let exchange, let scopes = exchange.binding?.tokenKey else { return }
+        let claims: String?
+        switch retry {
+        case .stepUp(let wanted):
+            server.logger.info(
+                "step-up: serve signs in for more scopes, then replays once",
+                metadata: ["request-id": "\(exchange.id)", "scopes": "\(wanted.joined(separator: " "))"])
+            return fetchStepUpToken(ticket, scopes: wanted)
+        case .refresh:
+            exchange.tokens?.invalidate(scopes, rejected: exchange.token ?? "")
+            claims = nil
+        case .claims(let requested):
+            claims = requested
+        }
+        server.logger.debug(
+            "upstream rejected the token; replaying once with a new one",
+            metadata: ["request-id": "\(exchange.id)", "scopes": "\(scopes)"])
+        fetchToken(ticket, claims: claims)
+    }
+
+    package func upstreamReadComplete(_ upstream: any UpstreamConnection) {
+        // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
+        if clientNeedsFlush {
+            clientNeedsFlush = false
+            writeHeldResponseHead()
+            flushClientAtBatchEnd()
+        }
+    }
+
+    package func upstreamWritabilityChanged(_ upstream: any UpstreamConnection) {
+        updateReading()
+    }
+
+    package func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool) {
+        guard upstream === self.upstream else { return }
+        self.upstream = nil
+        // A connection that simply went away is a reset; any other failure (a TLS handshake, an invalid response)
+        // is named for the problem the client gets.
+        let cause: ConnectionFailure =
+            switch error {
+            case nil, is IOError, is ChannelError: .reset
+            case let error as HeadError: .invalidResponse(error.label)
+            case let error as ResponseDecoder.Failure: .invalidResponse(error.label)
+            case is ByteToMessageDecoderError.PayloadTooLargeError: .invalidResponse("head_too_large")
+            case let error?: ConnectionFailure(error)
+            }
+        run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })
+    }
+}
+
+/// A WebSocket handshake that the upstream accepted becomes a byte tunnel (SPEC §8): the `101` goes to the client,
+/// then both pipelines drop their HTTP handlers for the two ends of a ``Tunnel``.
+extension ProxyConnectionHandler {
+    /// The upstream answered `101 Switching Protocols` to the exchange's WebSocket handshake.
+    private func switchProtocols(
+        _ head: UpstreamResponse, exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler
+    ) {
+        exchange.status = 101
+        let answer = WebSocketUpgrade.switchingProtocols(upstream: head.headers, requestID: exchange.id)
+        write(.head(ResponseHeadBytes.bytes(answer), chunked: false), promise: nil)
+        write(.end(trailers: nil), promise: nil, flush: true)
+        // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
+        context.eventLoop.assumeIsolated().execute { [self] in
+            becomeTunnel(exchange, binding: binding, upstream: upstream)
+        }
+    }
+
+    private func becomeTunnel(_ exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler) {
+        // The client may have left since the 101 was written: its handler is gone from the pipeline.
+        guard !removed else { return upstream.close() }
+        guard self.exchange === exchange, context.channel.isActive, let upstreamChannel = upstream.channel,
+            upstreamChannel.isActive
+        else {
+            upstream.close()
+            closeClient()
+            return
+        }
+        let clientChannel = context.channel
+        let (clientEnd, upstreamEnd) = Tunnel.join(
+            idleLimit: binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
+        ) { [self] tunnel in
+            exchange.bytesIn += tunnel.bytesFromClient
+            exchange.bytesOut += tunnel.bytesFromUpstream
+            let illegal = tunnel.machine.illegalEvents
+            if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
+            record(exchange, status: 101)
+            server.metrics.activeConnections.decrement()
+        }
+        connection.tunnel()
+        cancelTimer()
+        self.exchange = nil
+        self.upstream = nil
+        upstream.detach()
+        do {
+            let client = clientChannel.pipeline.syncOperations
+            let upstreamPipeline = upstreamChannel.pipeline.syncOperations
+            try client.addHandler(clientEnd)
+            try upstreamPipeline.addHandler(upstreamEnd)
+            // The HTTP handlers leave. The bytes their decoders hold — frames sent right behind the handshake or
+            // the 101 — go to the tunnel's ends as reads, with no read-complete after them, which is when a tunnel
+            // end flushes: hence the flushes, without which a server's greeting sent with its 101 waited for the
+            // next bytes from its side on two connections in three (#24, the real clients' corpus;
+            // WebSocketEarlyBytesTests).
+            // Each end takes them from the handler before it (above TLS), before that handler leaves.
+            upstream.forwardUndecodedBytes()
+            if let bytes = decoder.takeUndecodedBytes() { context.fireChannelRead(NIOAny(bytes)) }
+            _ = upstreamPipeline.removeHandler(upstream)
+            _ = client.removeHandler(context: context)
+            clientChannel.flush()
+            upstreamChannel.flush()
+            // Half-close passes through the tunnel (a FIN is an event, not the end of the connection).
+            try clientChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+            try upstreamChannel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+        } catch {
+            server.logger.debug("could not join a WebSocket tunnel", metadata: ["error": "\(error)"])
+            upstreamChannel.close(promise: nil)
+            clientChannel.close(promise: nil)
+            return
+        }
+        // Reads were held back while the handshake was in flight.
+        clientChannel.read()
+        upstreamChannel.read()
+    }
+}
+
+/// What the proxy writes to the client, in one place: framed (``MessageFramer``), and a response head with the small
+/// body that follows it as one write.
+///
+/// Each write costs a pass through the pipeline to the socket's queue — a few dozen retains and releases (#24
+/// session 18, bench/counts.sh) — while copying a body of a few hundred bytes costs next to nothing. So a response
+/// head whose body goes as it is (Content-Length, or the close) is held back, the body parts that follow are appended
+/// to it while head and body together stay within ``coalescedLimit`` bytes, and it goes down the pipeline at the
+/// first of: a part that does not fit, the response's end, any other write, or the end of the upstream's read
+/// (``upstreamReadComplete(_:)`` flushes). Nothing is held past that read, so no byte waits for more; a part that does
+/// not fit is written as it is, never copied; and what is held never exceeds the limit, however many small parts a
+/// hostile upstream sends (a chunked body relayed to an HTTP/1.0 client comes as one part per chunk).
+extension ProxyConnectionHandler {
+    /// The most a held head and the body parts appended to it come to: the size of a head buffer that is kept for
+    /// reuse (``ReusedHeadBuffer/largestKept``), so that coalescing never costs the next head an allocation.
+    static let coalescedLimit = ReusedHeadBuffer.largestKept
+
+    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
+    private func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
+        if heldResponseHead != nil {
+            if case .body(let body) = part, promise == nil, !flush, appendToHeldHead(body) { return }
+            writeHeldResponseHead()
+        }
+        framer.write(part, from: context, promise: promise)
+        if flush { context.flush() }
+    }
+
+    /// Keeps `bytes`, a response head whose body is not chunked, until a write that cannot join it.
+    private func holdResponseHead(_ bytes: ByteBuffer) {
+        writeHeldResponseHead()
+        heldResponseHead = bytes
+    }
+
+    /// Writes the held response head (and what was appended to it), if there is one; its buffer is reused for the
+    /// next head once the socket lets go of it (``ReusedHeadBuffer``).
+    private func writeHeldResponseHead() {
+        guard let held = heldResponseHead.take() else { return }
+        responseHeads.keep(held)
+        framer.write(.head(held, chunked: false), from: context, promise: nil)
+    }
+
+    /// Appends `body` to the held head, if both fit within ``coalescedLimit``; whether it did.
+    private func appendToHeldHead(_ body: ByteBuffer) -> Bool {
+        guard let length = heldResponseHead?.readableBytes, length + body.readableBytes <= Self.coalescedLimit,
+            var held = heldResponseHead.take()
+        else { return false }
+        // Taken out first, so the buffer is not shared and grows in place.
+        held.writeImmutableBuffer(body)
+        heldResponseHead = held
+        return true
+    }
+}
+
+/// The flushes this connection leaves to the end of its loop's batch of events (``EventBatch``): the client's
+/// response, and the request it sends upstream.
+extension ProxyConnectionHandler {
+    /// Flushes the client connection when the loop's batch of events ends.
+    private func flushClientAtBatchEnd() {
+        clientFlushBatched = true
+        joinFlushBatch()
+    }
+
+    /// Flushes `upstream` when the loop's batch of events ends.
+    private func flushUpstreamAtBatchEnd(_ upstream: any UpstreamConnection) {
+        upstreamFlushBatched = upstream
+        joinFlushBatch()
+    }
+
+    private func joinFlushBatch() {
+        guard !inFlushBatch else { return }
+        inFlushBatch = true
+        loop.batch.flushAtEnd(self)
+    }
+
+    /// The batch has ended (``EventBatch``): what was asked for is flushed — the client's side unless its
+    /// connection has gone meanwhile.
+    func flushBatched() {
+        inFlushBatch = false
+        if let upstream = upstreamFlushBatched.take() { upstream.flush() }
+        if clientFlushBatched {
+            clientFlushBatched = false
+            if !removed { context.flush() }
+        }
+    }
+
+    /// Closes the client connection (`mode`), sending first what it wrote and left for the batch's end: a close
+    /// drops whatever was written and not flushed.
+    private func closeClient(mode: CloseMode = .all, promise: EventLoopPromise<Void>? = nil) {
+        close(context: context, mode: mode, promise: promise)
+    }
+
+    /// A close from elsewhere (the server's, a handler's before this one) sends first what was left for the batch's
+    /// end, as this handler's own closes do.
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if clientFlushBatched {
+            clientFlushBatched = false
+            context.flush()
+        }
+        context.close(mode: mode, promise: promise)
+    }
+}
+
+/// The connection's time limits (SPEC §8), served by one lazily re-armed event-loop task:
+///
+/// - between exchanges, the idle keep-alive limit;
+/// - once a request head has begun to arrive, the request-head limit (a client trickling header bytes);
+/// - while a request body streams and the proxy is ready to read it, the body-stall limit;
+/// - while a request waits for its token, and then for the response head, the route's limit.
+///
+/// The deadlines themselves are state, kept by ``ConnectionStateMachine`` and ``ExchangeStateMachine``. Scheduling
+/// and cancelling a task per request costs several allocations and the loop's task-queue lock; here a request only
+/// records its deadlines. The task fires at the earliest deadline it was armed for, acts on whatever
+/// is due, and re-arms for the next; a later deadline never moves it, so on a busy keep-alive connection it runs
+/// about once per limit instead of once per request.
+extension ProxyConnectionHandler {
+    /// Makes the connection's timer fire no later than `deadline`.
+    private func armTimer(for deadline: NIODeadline) {
+        // `timerFiresAt` is the distant future while no timer is armed: the usual case returns without reading
+        // `timer`, whose copy costs retains (#24 session 18). A lingering close's timer is its own and stays.
+        if timerFiresAt <= deadline || removed || connection.isLingering { return }
+        timer?.cancel()
+        timerFiresAt = deadline
+        // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
+        // releases stay on the runtime's fast path (#24 session 17). The task keeps no closed connection's handler
+        // alive: none is armed once the handler has left the pipeline, and leaving cancels the one armed.
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+    }
+
+    /// Makes the timer fire no later than the earliest deadline that applies now — or, inside an event, that applies
+    /// once the event is over (``leaveEvent()``): an event moves the machines through several states (a request's
+    /// head, its routing, its send; a response's head and end), and working out the earliest deadline after each
+    /// was 7 readings of both machines a request (#24 session 21). A deadline that applies only between two steps
+    /// of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
+    private func updateTimer() {
+        if clock.isInEvent {
+            timerStale = true
+        } else if let next = connection.nextDeadline {
+            armTimer(for: next)
+        }
+    }
+
+    /// An event begins: its time is read once (``EventClock``), and the timer is armed once, when it ends.
+    private func enterEvent() {
+        clock.enter()
+    }
+
+    /// An event ends; the outermost's end arms the timer for the deadlines it left (``updateTimer()``).
+    private func leaveEvent() {
+        clock.leave()
+        guard timerStale, !clock.isInEvent else { return }
+        timerStale = false
+        if let next = connection.nextDeadline { armTimer(for: next) }
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+        timerFiresAt = .distantFuture
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerFiresAt = .distantFuture
+        let now = context.eventLoop.now
+        // Whether reads are held back matters only to an exchange's limits: asked only then.
+        let withheld = connection.exchange != nil && !wantsRead
+        let action = connection.deadlinesDue(now: now, readsWithheld: withheld)
+        run(action)
+        if case .close = action { return }
+        if context.channel.isActive { updateTimer() }
+    }
+}
+
+/// Closing a client connection without losing its last answer.
+///
+/// A connection that closes with bytes of the client's still unread — the rest of a head or body the proxy refused,
+/// a pipelined request after the last one — makes the kernel send RST instead of FIN, and an RST that reaches the
+/// client before it has read the answer destroys the answer ("connection reset by peer"; RFC 9112 §9.6 warns of
+/// exactly this). So the proxy closes as nginx's `lingering_close` does: once the answer is written it shuts down
+/// its sending side (the client sees FIN after the answer), then reads and drops what the client still sends until
+/// the client closes too, or for at most ``lingerLimit``.
+extension ProxyConnectionHandler {
+    /// The longest a closing connection keeps reading what its client still sends (nginx: `lingering_time` 30 s,
+    /// `lingering_timeout` 5 s; a proxy on loopback needs far less).
+    static let lingerLimit = TimeAmount.seconds(2)
+
+    /// Closes once `written` (the answer) is done, lingering as described above; at once if there is no answer.
+    private func closeLingering(after written: EventLoopFuture<Void>?) {
+        let context = self.context!
+        guard let written else {
+            closeClient()
+            return
+        }
+        // The context captured, not read from the handler: it may have left the pipeline by then. Nothing is left
+        // for the batch's end here: the answer was flushed when it was written, and nothing is written after it.
+        written.assumeIsolated().whenComplete { [self] result in
+            guard case .success = result, context.channel.isActive else {
+                context.close(promise: nil)
+                return
+            }
+            connection.linger()
+            cancelTimer()
+            context.close(mode: .output, promise: nil)
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
+                context.close(promise: nil)
+            }
+            context.read()
+        }
     }
 }

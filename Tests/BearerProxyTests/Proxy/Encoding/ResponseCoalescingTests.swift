@@ -6,7 +6,7 @@ import Testing
 @testable import BearerDataPlane
 
 /// A response head and the small body that follows it in the same read of the upstream's go to the client as one
-/// write (#24 session 18, ``ProxyConnectionHandler+ClientWrites.swift``) — never out of order, never waiting for
+/// write (#24 session 18, ``ProxyConnectionHandler``) — never out of order, never waiting for
 /// bytes that have not come, and a large body is never copied.
 @Suite("Response writes: a head and its small body as one write")
 struct ResponseCoalescingTests {
