@@ -186,8 +186,9 @@ package struct ConnectionStateMachine {
 
     // MARK: Reading
 
-    /// A request part the decoder read: delivered, queued until the exchange in progress is done, or dropped.
-    mutating func received(_ part: ClientRequestPart) -> Action {
+    /// A request part the decoder read: delivered, queued until the exchange in progress is done, or dropped. The
+    /// part moves into the action rather than being copied.
+    mutating func received(_ part: consuming ClientRequestPart) -> Action {
         guard case .open = reading else { return .none }
         switch state {
         case .closed, .tunnelled, .lingering:

@@ -129,7 +129,9 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// A request part the decoder read.
-    private func received(_ part: ClientRequestPart) {
+    /// `consuming`: the part moves into the action that delivers it, rather than being copied (a retain of each
+    /// buffer it holds).
+    private func received(_ part: consuming ClientRequestPart) {
         readDeliveredPart = true
         if case .deliver(let part) = connection.received(part) { dispatch(part) }
     }
@@ -461,7 +463,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil
-        run(connection.exchangeFinished(close: close, now: now), record: exchange)
+        let next = connection.exchangeFinished(close: close, now: now)
+        // The record is at hand here (passing it on to `run` would cost a retain and a release a request).
+        if case .close(.afterResponse) = next { return closeLingering(after: exchange.responseWritten) }
+        run(next)
     }
 
     /// Takes what was queued while the exchange that ended was in progress: the pipelined requests' parts, and then
