@@ -33,15 +33,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The upstream connection the exchange in progress is using.
     private var upstream: (any UpstreamConnection)?
     private var clientAddress: String?
-    /// Frames what the proxy writes to the client: this handler writes bytes, never parts (``MessageFramer``).
-    private var framer = MessageFramer()
-    /// The buffers the heads this connection writes are written into, reused from one exchange to the next: the
-    /// upstream's request heads, and the client's response heads.
+    /// What the proxy writes to the client: framed bytes, never parts, a small response as one write.
+    private var writer = ClientWriter()
+    /// The buffers the upstream's request heads are written into, reused from one exchange to the next.
     private var requestHeads = ReusedHeadBuffer()
-    private var responseHeads = ReusedHeadBuffer()
-    /// A response head not yet written down the pipeline, and the small body parts appended to it since
-    /// (see "What the proxy writes to the client" below).
-    private var heldResponseHead: ByteBuffer?
     /// Reads the client's bytes into request parts, inline, holding those it has not read
     /// (see "The client's bytes read into request parts" below).
     private var decoder = RequestDecoder(limits: Acceptor.headLimits)
@@ -379,7 +374,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             // as 499, as nginx and Caddy count a client that went away before its answer.
             if closeUpstream { closeUpstreamConnection() }
             if let exchange {
-                let headSent = exchange.status != 0 && heldResponseHead == nil
+                let headSent = exchange.status != 0 && !writer.holdsHead
                 record(exchange, status: responseEnded || headSent ? exchange.status : 499)
             }
             exchange = nil
@@ -915,11 +910,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     }
 
     /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass. One whose body
-    /// goes as it is (not chunked) is held back (``heldResponseHead``): a small body that follows it in the same read
-    /// of the upstream's goes down the pipeline with it, as one write.
+    /// goes as it is (not chunked) is held back (``ClientWriter``): a small body that follows it in the same read of
+    /// the upstream's goes down the pipeline with it, as one write.
     private func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let binding = exchange.binding else { return }
-        var out = responseHeads.take()
+        var out = writer.headBuffer()
         // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
         out.clear(minimumCapacity: head.head.length + 160)
         let framing = Forwarding.writeClientHead(
@@ -927,12 +922,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
             keepAlive: keepAlive, into: &out)
         exchange.status = UInt(head.head.status)
-        if framing == .chunked {
-            responseHeads.keep(out)
-            write(.head(out, chunked: true), promise: nil)
-        } else {
-            holdResponseHead(out)
-        }
+        writer.writeHead(out, chunked: framing == .chunked, from: context)
         clientNeedsFlush = true
     }
 
@@ -1064,55 +1054,16 @@ extension ProxyConnectionHandler {
     }
 }
 
-/// What the proxy writes to the client, in one place: framed (``MessageFramer``), and a response head with the small
-/// body that follows it as one write.
-///
-/// Each write costs a pass through the pipeline to the socket's queue — a few dozen retains and releases (#24
-/// session 18, bench/counts.sh) — while copying a body of a few hundred bytes costs next to nothing. So a response
-/// head whose body goes as it is (Content-Length, or the close) is held back, the body parts that follow are appended
-/// to it while head and body together stay within ``coalescedLimit`` bytes, and it goes down the pipeline at the
-/// first of: a part that does not fit, the response's end, any other write, or the end of the upstream's read
-/// (``upstreamReadComplete(_:)`` flushes). Nothing is held past that read, so no byte waits for more; a part that does
-/// not fit is written as it is, never copied; and what is held never exceeds the limit, however many small parts a
-/// hostile upstream sends (a chunked body relayed to an HTTP/1.0 client comes as one part per chunk).
+/// What the proxy writes to the client, through its ``ClientWriter``.
 extension ProxyConnectionHandler {
-    /// The most a held head and the body parts appended to it come to: the size of a head buffer that is kept for
-    /// reuse (``ReusedHeadBuffer/largestKept``), so that coalescing never costs the next head an allocation.
-    static let coalescedLimit = ReusedHeadBuffer.largestKept
-
-    /// Writes `part` to the client, framed (``MessageFramer``), and flushes when asked.
+    /// Writes `part` to the client, framed, and flushes when asked.
     private func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
-        if heldResponseHead != nil {
-            if case .body(let body) = part, promise == nil, !flush, appendToHeldHead(body) { return }
-            writeHeldResponseHead()
-        }
-        framer.write(part, from: context, promise: promise)
-        if flush { context.flush() }
+        writer.write(part, from: context, promise: promise, flush: flush)
     }
 
-    /// Keeps `bytes`, a response head whose body is not chunked, until a write that cannot join it.
-    private func holdResponseHead(_ bytes: ByteBuffer) {
-        writeHeldResponseHead()
-        heldResponseHead = bytes
-    }
-
-    /// Writes the held response head (and what was appended to it), if there is one; its buffer is reused for the
-    /// next head once the socket lets go of it (``ReusedHeadBuffer``).
+    /// Writes what the writer holds of a response (``ClientWriter``).
     private func writeHeldResponseHead() {
-        guard let held = heldResponseHead.take() else { return }
-        responseHeads.keep(held)
-        framer.write(.head(held, chunked: false), from: context, promise: nil)
-    }
-
-    /// Appends `body` to the held head, if both fit within ``coalescedLimit``; whether it did.
-    private func appendToHeldHead(_ body: ByteBuffer) -> Bool {
-        guard let length = heldResponseHead?.readableBytes, length + body.readableBytes <= Self.coalescedLimit,
-            var held = heldResponseHead.take()
-        else { return false }
-        // Taken out first, so the buffer is not shared and grows in place.
-        held.writeImmutableBuffer(body)
-        heldResponseHead = held
-        return true
+        writer.writeHeld(from: context)
     }
 }
 

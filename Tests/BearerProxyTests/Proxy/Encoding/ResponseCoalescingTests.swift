@@ -54,7 +54,7 @@ struct ResponseCoalescingTests {
         try await ProxyHarness.with(routes: Seam.routes) { proxy in
             let (channel, upstream) = try Self.exchange(proxy)
             let owner = try #require(upstream.owner)
-            let large = ByteBuffer(repeating: UInt8(ascii: "L"), count: ProxyConnectionHandler.coalescedLimit)
+            let large = ByteBuffer(repeating: UInt8(ascii: "L"), count: ClientWriter.coalescedLimit)
             owner.upstream(upstream, received: Self.head(length: 2 + large.readableBytes + 1))
             owner.upstream(upstream, received: .body(ByteBuffer(string: "ab")))
             owner.upstream(upstream, received: .body(large))
@@ -129,7 +129,7 @@ struct ResponseCoalescingTests {
             owner.upstream(upstream, received: .end(trailers: nil))
             owner.upstreamReadComplete(upstream)
             let writes = try Self.writes(channel)
-            #expect(writes.allSatisfy { $0.readableBytes <= ProxyConnectionHandler.coalescedLimit })
+            #expect(writes.allSatisfy { $0.readableBytes <= ClientWriter.coalescedLimit })
             #expect(writes.count > 1 && writes.count < parts.count, "the head with as many parts as fit, then the rest")
             let text = writes.map { String(buffer: $0) }.joined()
             let body = text[text.range(of: "\r\n\r\n")!.upperBound...]
