@@ -400,6 +400,46 @@ struct ManagedIdentityTests {
             ], "\(problems)")
     }
 
+    /// 200 bodies and the lifetime and refresh time (seconds after issue) they give, or nil for a 503.
+    static let answers: [(body: String, expiresIn: TimeInterval?, refreshIn: TimeInterval?)] = [
+        // App Service: expires_on only, a string of epoch seconds (issue is at 1_800_000_000).
+        (#"{"access_token": "t", "expires_on": "1800003600", "token_type": "Bearer"}"#, 3600, 1800),
+        (#"{"access_token": "t", "expires_on": 1800003600}"#, 3600, 1800),
+        // IMDS: expires_in wins over expires_on (relative, so independent of the endpoint's clock).
+        (#"{"access_token": "t", "expires_in": "600", "expires_on": "1900000000"}"#, 600, 300),
+        (#"{"access_token": "t", "expires_in": 7200, "refresh_in": 1000}"#, 7200, 1000),
+        // An expires_on already past is a token that expires now, never one dated back.
+        (#"{"access_token": "t", "expires_on": "1700000000"}"#, 0, 0),
+        (#"{"access_token": "t"}"#, nil, nil),
+        (#"{"access_token": "t", "expires_on": "soon"}"#, nil, nil),
+        (#"{"access_token": "", "expires_in": 60}"#, nil, nil),
+        ("not json", nil, nil),
+    ]
+
+    @Test("a 200's lifetime: expires_in, else expires_on as a number or a string; none or no token is a 503")
+    func decodesAnswers() throws {
+        let issued = Date(timeIntervalSince1970: 1_800_000_000)
+        let request = TokenRequest(scopes: ScopeSet(["api://a/.default"]))
+        let answer = ManagedIdentityAnswer(endpoint: "http://127.0.0.1:1/msi/token", userAssigned: false)
+        for (body, expiresIn, refreshIn) in Self.answers {
+            do {
+                let token = try answer.token(
+                    status: 200, headers: [:], body: Data(body.utf8), for: request, at: issued)
+                #expect(token.value == "t", "\(body)")
+                #expect(token.expiresOn.timeIntervalSince(issued) == expiresIn, "\(body)")
+                #expect(token.refreshOn.timeIntervalSince(issued) == refreshIn, "\(body)")
+            } catch {
+                #expect(expiresIn == nil, "\(body): \(error)")
+                guard case .providerUnavailable(let reason, _) = error else {
+                    Issue.record("\(body): expected a 503, got \(error)")
+                    continue
+                }
+                let prefix = "the managed identity endpoint http://127.0.0.1:1/msi/token answered "
+                #expect(reason.hasPrefix(prefix), "\(reason)")
+            }
+        }
+    }
+
     @Test("the request URL: the resource before /.default, each id in its protocol's parameter, form-encoded")
     func requestURL() throws {
         let cases: [(ManagedIdentityAccount, String)] = [
