@@ -55,6 +55,8 @@ DEFAULT_LISTEN = "127.0.0.1:8080"  # routes.json's default (docs/configuration.m
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
 KEY_HEADERS = ("x-bearer-proxy-key", "proxy-authorization")
 SECRET_NAME = re.compile(r"(?i)(secret|passw|token|credential|api_?key|private_?key|_key$|^key$)")
+# A variable that names a file holds a path, not the secret in it (AZURE_FEDERATED_TOKEN_FILE, the *_FILE convention).
+FILE_NAME = re.compile(r"(?i)_FILE$")
 ALLOWED_EGRESS = {("UDP", 53), ("TCP", 53), ("TCP", 443)}
 
 
@@ -135,6 +137,7 @@ SCHEMA_FOR_KIND = {
     "Secret": "k8s-secret.json",
     "Service": "k8s-service.json",
     "NetworkPolicy": "k8s-networkpolicy.json",
+    "ServiceAccount": "k8s-serviceaccount.json",
 }
 
 
@@ -1161,7 +1164,7 @@ def check_kubernetes(objects: list[K8sObject], results: dict[Path, Result], fact
                 result.fail(f"{cname}: an init container here must be a native sidecar (restartPolicy: Always)")
             env = {e.get("name"): e for e in container.get("env") or []}
             for name, entry in env.items():
-                if SECRET_NAME.search(str(name)) and "value" in entry:
+                if SECRET_NAME.search(str(name)) and not FILE_NAME.search(str(name)) and "value" in entry:
                     result.fail(f"{cname}: env {name} holds a literal value; take it from a Secret (secretKeyRef)")
                 reference = (entry.get("valueFrom") or {}).get("secretKeyRef")
                 if reference:

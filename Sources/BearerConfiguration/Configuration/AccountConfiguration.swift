@@ -2,7 +2,8 @@
 // (one case per flow) and the value each case carries: OAuthClient with its IdentityEndpoint, NativeAccount,
 // BrowserAccount, ClientCredentialsAccount, RefreshTokenAccount, CommandAccount, StaticTokenAccount, and
 // SignInPrompt. They are plain values that exist only as parts of `account`, most a few lines long, so they are
-// read together here; FirebaseAccount, with its own provider types, has its own file. Reading them: Reader/.
+// read together here; FirebaseAccount and ManagedIdentityAccount, with their own types, have their own files.
+// Reading them: Reader/.
 
 import BearerHTTP
 import BearerJSON
@@ -35,6 +36,8 @@ public enum AccountFlow: String, Sendable, Hashable, CaseIterable {
     case browser
     /// The app's own credentials (a secret, a certificate or a platform-issued assertion), for daemons and sidecars.
     case clientCredentials = "client-credentials"
+    /// Tokens from the platform's managed identity endpoint (Azure App Service, Container Apps, virtual machines).
+    case managedIdentity = "managed-identity"
     /// A refresh token obtained elsewhere.
     case refreshToken = "refresh-token"
     /// A command that prints a token (`az`, `gcloud`, `gh`).
@@ -52,6 +55,7 @@ public enum AccountSettings: Sendable, Hashable {
     case deviceCode(OAuthClient)
     case browser(BrowserAccount)
     case clientCredentials(ClientCredentialsAccount)
+    case managedIdentity(ManagedIdentityAccount)
     case refreshToken(RefreshTokenAccount)
     case command(CommandAccount)
     case staticToken(StaticTokenAccount)
@@ -64,6 +68,7 @@ public enum AccountSettings: Sendable, Hashable {
         case .deviceCode: .deviceCode
         case .browser: .browser
         case .clientCredentials: .clientCredentials
+        case .managedIdentity: .managedIdentity
         case .refreshToken: .refreshToken
         case .command: .command
         case .staticToken: .staticToken

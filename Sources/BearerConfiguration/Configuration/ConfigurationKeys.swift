@@ -71,6 +71,7 @@ extension AccountFlow {
                 Self.oauthKeys.union([
                     "clientSecretEnv", "certificate", "clientAssertion", "clientAuthentication",
                 ])
+            case .managedIdentity: ["protocol", "endpoint", "clientId", "objectId", "resourceId"]
             case .refreshToken: Self.oauthKeys.union(["refreshTokenEnv"])
             case .command: ["command", "timeoutSeconds"]
             case .staticToken: ["tokenEnv"]

@@ -114,7 +114,7 @@ extension AccountSettings {
         case .browser(let account): account.client
         case .clientCredentials(let account): account.client
         case .refreshToken(let account): account.client
-        case .dev, .command, .staticToken, .firebase: nil
+        case .dev, .managedIdentity, .command, .staticToken, .firebase: nil
         }
     }
 }

@@ -107,6 +107,10 @@ public struct AccountRuntime: Sendable {
             snapshot.identity = AccountIdentity(name: "application", username: account.client.clientId)
             flow = try ClientCredentialsFlow(
                 account: account, environment: environment, provider: providerClient(), now: now)
+        case .managedIdentity(let account):
+            snapshot.identity = account.statusIdentity
+            flow = try ManagedIdentityFlow(
+                account: account, environment: environment, provider: providerClient(), now: now)
         case .refreshToken(let account):
             // A refresh token in the cache file is newer than the one in the environment (it rotates on use).
             if snapshot.refreshToken == nil { snapshot.refreshToken = environment[account.refreshTokenEnv] }
@@ -236,6 +240,11 @@ public struct AccountRuntime: Sendable {
             return AccountKey.make(
                 flow: "client-credentials", authority: endpoint(account.client), clientId: account.client.clientId,
                 username: nil)
+        case .managedIdentity(let account):
+            // The endpoint and the identity: another identity's tokens must never be reused.
+            return AccountKey.make(
+                flow: "managed-identity", authority: account.endpoint, clientId: nil,
+                username: account.statusIdentity.username)
         case .refreshToken(let account):
             return AccountKey.make(
                 flow: "refresh-token", authority: endpoint(account.client), clientId: account.client.clientId,

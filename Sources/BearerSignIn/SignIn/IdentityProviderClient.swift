@@ -158,6 +158,16 @@ public final class IdentityProviderClient: Sendable {
         return request
     }
 
+    /// GETs `url` with `headers` and returns the raw answer, for token endpoints that are not OAuth's (a managed
+    /// identity endpoint takes its parameters in the query and answers its own JSON).
+    package func get(_ url: String, headers: HTTPHeaders) async throws(TokenError) -> (
+        status: Int, headers: HTTPHeaders, body: Data
+    ) {
+        var request = HTTPClientRequest(url: url)
+        request.headers = headers
+        return try await send(request, to: nil)
+    }
+
     package func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
         try await send(request, to: nil)
     }

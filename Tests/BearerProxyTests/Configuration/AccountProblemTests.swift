@@ -35,14 +35,16 @@ import Testing
         ProblemCase(
             F.account(#"{}"#), "account.flow",
             "is required (one of \"dev\", \"native\", \"device-code\", \"browser\", \"client-credentials\", "
-                + "\"refresh-token\", \"command\", \"static\", \"firebase\")"),
+                + "\"managed-identity\", \"refresh-token\", \"command\", \"static\", \"firebase\")"),
         ProblemCase(
             account("devicecode", ""), "account.flow",
             "must be one of \"dev\", \"native\", \"device-code\", \"browser\", \"client-credentials\", "
-                + "\"refresh-token\", \"command\", \"static\", \"firebase\" (did you mean \"device-code\"?)"),
+                + "\"managed-identity\", \"refresh-token\", \"command\", \"static\", \"firebase\" "
+                + "(did you mean \"device-code\"?)"),
         ProblemCase(
             account("dev", clientId), "account.clientId",
-            "not used by the \"dev\" flow (only by: native, device-code, browser, client-credentials, refresh-token)"),
+            "not used by the \"dev\" flow (only by: native, device-code, browser, client-credentials, "
+                + "managed-identity, refresh-token)"),
         ProblemCase(
             deviceCode(#""clientid": "x""#), "account.clientid", "unknown key (did you mean \"clientId\"?)"),
         ProblemCase(
@@ -306,7 +308,62 @@ import Testing
         #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)
     }
 
-    @Test(arguments: clientCredentialsCases + otherFlowCases)
+    /// A managed-identity account with `members`, and the scope route it needs.
+    static func managedIdentity(_ members: String) -> String {
+        account("managed-identity", members, routes: [defaultScopeRoute])
+    }
+
+    static let managedIdentityCases: [ProblemCase] = [
+        ProblemCase(
+            managedIdentity(#""protocol": "app-service", "endpoint": "http://127.0.0.1:41000/msi/token""#),
+            "account.protocol", "environment variable IDENTITY_HEADER is not set"),
+        ProblemCase(
+            managedIdentity(""), "account",
+            "IDENTITY_ENDPOINT is set, so the app-service protocol is used, but environment variable IDENTITY_HEADER "
+                + "is not set (give \"protocol\": \"imds\" for the instance metadata service)",
+            environment: ["IDENTITY_ENDPOINT": "http://127.0.0.1:41000/msi/token"]),
+        ProblemCase(
+            managedIdentity(""), "account",
+            "environment variable IDENTITY_ENDPOINT must use https (http is allowed only for loopback and link-local "
+                + "addresses, where the platform's endpoints are); it is \"http://10.0.0.4:8081/msi/token\"",
+            environment: ["IDENTITY_ENDPOINT": "http://10.0.0.4:8081/msi/token", "IDENTITY_HEADER": F.secretValue]),
+        ProblemCase(
+            managedIdentity(#""protocol": "imds", "endpoint": "ftp://127.0.0.1/token""#), "account.endpoint",
+            "\"endpoint\" must be an http(s) URL without a query, such as "
+                + "\"http://169.254.169.254/metadata/identity/oauth2/token\"; it is \"ftp://127.0.0.1/token\""),
+        ProblemCase(
+            managedIdentity(#""endpoint": "https://id.example.com/token?api-version=1""#), "account.endpoint",
+            "\"endpoint\" must be an http(s) URL without a query, such as "
+                + "\"http://169.254.169.254/metadata/identity/oauth2/token\"; it is "
+                + "\"https://id.example.com/token?api-version=1\""),
+        ProblemCase(
+            managedIdentity(#""endpoint": "http://id.example.com/token""#), "account.endpoint",
+            "\"endpoint\" must use https (http is allowed only for loopback and link-local addresses, where the "
+                + "platform's endpoints are); it is \"http://id.example.com/token\""),
+        ProblemCase(
+            managedIdentity(#""protocol": "msi""#), "account.protocol", "must be one of \"app-service\", \"imds\""),
+        ProblemCase(
+            managedIdentity(#""clientId": "my-identity""#), "account.clientId",
+            "must be a GUID such as \"00001111-aaaa-2222-bbbb-3333cccc4444\""),
+        ProblemCase(
+            managedIdentity(#""objectId": """#), "account.objectId", "must not be empty"),
+        ProblemCase(
+            managedIdentity(#""resourceId": "my-identity""#), "account.resourceId",
+            "must be the identity's Azure resource id, \"/subscriptions/{subscription}/resourceGroups/{group}/"
+                + "providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}\""),
+        ProblemCase(
+            managedIdentity(#"\#(clientId), "objectId": "00000000-0000-0000-0000-000000000001""#), "account",
+            "give at most one of \"clientId\", \"objectId\" and \"resourceId\" (one user-assigned identity)"),
+        ProblemCase(
+            managedIdentity(#""clientSecretEnv": "SECRET""#), "account.clientSecretEnv",
+            "not used by the \"managed-identity\" flow (only by: client-credentials)"),
+        ProblemCase(
+            account("managed-identity", ""), "routes[0].scopes",
+            "the managed-identity flow takes exactly one scope, \"{resource}/.default\" "
+                + "(e.g. [\"https://graph.microsoft.com/.default\"])"),
+    ]
+
+    @Test(arguments: clientCredentialsCases + otherFlowCases + managedIdentityCases)
     func reportsOtherFlowProblem(_ problemCase: ProblemCase) {
         #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)
     }

@@ -25,10 +25,12 @@ import Testing
             + RouteProblemTests.otherCases + AccountProblemTests.generalCases + AccountProblemTests.oauthCases
             + AccountProblemTests.nativeCases + AccountProblemTests.browserCases
             + AccountProblemTests.clientCredentialsCases + AccountProblemTests.otherFlowCases
+            + AccountProblemTests.managedIdentityCases
             + FirebaseProblemTests.accountCases + FirebaseProblemTests.routeCases
         var environment = F.environment
         environment["FIREBASE_AUTH_EMULATOR_HOST"] = secret
         environment["BEARER_PROXY_KEY"] = secret
+        environment["IDENTITY_HEADER"] = secret
         let tempting = [
             // The secret pasted where a variable name belongs.
             F.account(#"{"flow": "static", "tokenEnv": "\#(secret)"}"#),
@@ -36,6 +38,8 @@ import Testing
             // A secret header value that is invalid for another reason.
             F.routeWith(#""headers": {"set": {"X-Api-Key": "\#(secret)\r\n"}}"#),
             F.routeWith(#""headers": {"set": {"X-Api-Key": " \#(secret)"}}"#),
+            // The managed identity endpoint's secret header is set while its endpoint is wrong.
+            AccountProblemTests.managedIdentity(#""protocol": "app-service", "endpoint": "http://x.example/token""#),
             // An invalid emulator host taken from the environment.
             FirebaseProblemTests.firebase(""),
         ]

@@ -55,6 +55,7 @@ import Testing
         let browser = try #require(accounts[.browser])
         let clientCredentials = try #require(accounts[.clientCredentials])
         let firebase = try #require(accounts[.firebase])
+        let managedIdentity = try #require(accounts[.managedIdentity])
         let certificate = try schema.node(clientCredentials, "properties", "certificate")
 
         let choices: [(node: [String: Any], values: Set<String>, name: String)] = [
@@ -74,6 +75,10 @@ import Testing
                 raw(ClientCredentialsAccount.AssertionAlgorithm.self), "certificate.algorithm"
             ),
             (try schema.node(firebase, "properties", "provider"), raw(FirebaseAccount.ProviderName.self), "provider"),
+            (
+                try schema.node(managedIdentity, "properties", "protocol"),
+                raw(ManagedIdentityAccount.EndpointProtocol.self), "protocol"
+            ),
             (try schema.node(route, "properties", "auth"), raw(ConfigurationReader.AuthKind.self), "auth"),
             (try schema.node(route, "properties", "token"), raw(ConfigurationReader.TokenKind.self), "token"),
         ]
@@ -243,6 +248,7 @@ extension SchemaTests {
         ("sets the same header as", "case-insensitively unique property names"),
         ("is also in \"set\"", "a property name of one object in another array"),
         ("http is allowed only for loopback hosts", "which hosts are loopback, and allowInsecureUpstream"),
+        ("http is allowed only for loopback and link-local", "which addresses are loopback or link-local"),
         ("does not name a valid host", "host name and IPv6 syntax beyond characters"),
         ("is not a valid host name or IP address", "host name and IPv6 syntax beyond characters"),
         ("{tenant}", "Microsoft authority shapes"),
@@ -293,6 +299,7 @@ extension SchemaTests {
             + RouteProblemTests.otherCases + AccountProblemTests.generalCases + AccountProblemTests.oauthCases
             + AccountProblemTests.nativeCases + AccountProblemTests.browserCases
             + AccountProblemTests.clientCredentialsCases + AccountProblemTests.otherFlowCases
+            + AccountProblemTests.managedIdentityCases
             + FirebaseProblemTests.accountCases + FirebaseProblemTests.routeCases
     }
 }
@@ -506,6 +513,17 @@ extension SchemaTests {
             #"{"command": ["cat", 1]}"#, #"{"file": ""}"#, #"{"tokenEnv": "a.b.c"}"#, #"{"file": 1}"#,
             #"{"tokenEnv": "T", "files": "x"}"#, #""token.jwt""#,
         ],
+        "protocol": [#""imds""#, #""app-service""#, #""msi""#, "1"],
+        "endpoint": [
+            #""http://169.254.169.254/metadata/identity/oauth2/token""#, #""https://mi.example.com/token""#,
+            #""http://127.0.0.1:41000/msi/token""#, #""http://mi.example.com/token""#, #""ftp://127.0.0.1/token""#,
+            #""https://mi.example.com/token?x=1""#, #""""#,
+        ],
+        "objectId": [#""00000000-0000-0000-0000-000000000001""#, #""oid""#, #""""#],
+        "resourceId": [
+            #""/subscriptions/0/resourceGroups/g/providers/Microsoft.ManagedIdentity/userAssignedIdentities/i""#,
+            #""i""#, #""""#,
+        ],
         "refreshTokenEnv": [#""REFRESH_TOKEN""#, #""x-y""#],
         "command": [
             #"["gh", "auth", "token"]"#, #"["tok", "{scopes}", "{resource}", "{a1}", "{}", "{{scopes}}"]"#, "[]",
@@ -602,6 +620,25 @@ extension SchemaTests {
 
     /// Valid documents for what the documented examples leave out.
     static let validDocuments: [String] = [
+        #"""
+        {
+          "account": {"flow": "managed-identity", "protocol": "imds",
+                      "endpoint": "http://169.254.169.254/metadata/identity/oauth2/token",
+                      "clientId": "00000000-0000-0000-0000-000000000000"},
+          "routes": [
+            {"prefix": "/arm", "upstream": "https://management.azure.com",
+             "scopes": ["https://management.azure.com/.default"]},
+            {"prefix": "/public", "upstream": "https://example.com", "auth": "none"}
+          ]
+        }
+        """#,
+        #"""
+        {
+          "account": {"flow": "managed-identity",
+                      "resourceId": "/subscriptions/0/providers/Microsoft.ManagedIdentity/userAssignedIdentities/i"},
+          "routes": [{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["api://api/.default"]}]
+        }
+        """#,
         #"""
         {
           "$schema": "./docs/routes.schema.json", "listen": "[::1]:0", "allowRemote": false, "requireKey": true,

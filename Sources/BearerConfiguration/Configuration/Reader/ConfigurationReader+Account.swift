@@ -22,6 +22,7 @@ extension ConfigurationReader {
             case .deviceCode: readOAuthClient(account, flow: flow).map(AccountSettings.deviceCode)
             case .browser: readBrowser(account).map(AccountSettings.browser)
             case .clientCredentials: readClientCredentials(account).map(AccountSettings.clientCredentials)
+            case .managedIdentity: readManagedIdentity(account).map(AccountSettings.managedIdentity)
             case .refreshToken: readRefreshToken(account).map(AccountSettings.refreshToken)
             case .command: readCommand(account).map(AccountSettings.command)
             case .staticToken: readStaticToken(account).map(AccountSettings.staticToken)

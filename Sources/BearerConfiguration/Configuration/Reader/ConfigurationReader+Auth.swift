@@ -62,13 +62,14 @@ extension ConfigurationReader {
         case .staticToken?:
             // A fixed token has no scopes; a route may still name them, for the dev tools that display them.
             return route.contains("scopes") ? scopes : ScopeSet([])
-        case .clientCredentials?:
+        case .clientCredentials?, .managedIdentity?:
             guard let scopes else { return requireScopes(route) }
-            // The client credentials grant only takes "{resource}/.default" (Microsoft identity platform).
+            // The client credentials grant only takes "{resource}/.default" (Microsoft identity platform); a managed
+            // identity endpoint takes the resource alone, which is what comes before "/.default".
             guard scopes.scopes.count == 1, let scope = scopes.scopes.first, scope.hasSuffix("/.default") else {
                 route.report(
                     "scopes",
-                    "the client-credentials flow takes exactly one scope, \"{resource}/.default\" "
+                    "the \(flow?.rawValue ?? "") flow takes exactly one scope, \"{resource}/.default\" "
                         + "(e.g. [\"https://graph.microsoft.com/.default\"])"
                 )
                 return nil
