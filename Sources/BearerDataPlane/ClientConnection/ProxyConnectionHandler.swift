@@ -59,11 +59,8 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var clientNeedsFlush = false
     /// The current read delivered at least one request part (else its bytes were the start of a head).
     private var readDeliveredPart = false
-    /// The connection's one timer (``armTimer(for:)``) and when it fires.
-    private var timer: Scheduled<Void>?
-    private var timerFiresAt = NIODeadline.distantFuture
-    /// The deadlines changed during the event being handled: the timer is armed for them when it ends.
-    private var timerStale = false
+    /// The connection's one timer, for all its time limits (``ConnectionTimer``).
+    private var timer = ConnectionTimer()
     /// The time as the event being handled sees it (``now``).
     private var clock = EventClock()
 
@@ -1116,30 +1113,17 @@ extension ProxyConnectionHandler {
     }
 }
 
-/// The connection's time limits (SPEC §8), served by one lazily re-armed event-loop task:
-///
-/// - between exchanges, the idle keep-alive limit;
-/// - once a request head has begun to arrive, the request-head limit (a client trickling header bytes);
-/// - while a request body streams and the proxy is ready to read it, the body-stall limit;
-/// - while a request waits for its token, and then for the response head, the route's limit.
-///
-/// The deadlines themselves are state, kept by ``ConnectionStateMachine`` and ``ExchangeStateMachine``. Scheduling
-/// and cancelling a task per request costs several allocations and the loop's task-queue lock; here a request only
-/// records its deadlines. The task fires at the earliest deadline it was armed for, acts on whatever
-/// is due, and re-arms for the next; a later deadline never moves it, so on a busy keep-alive connection it runs
-/// about once per limit instead of once per request.
+/// The connection's time limits (SPEC §8), on its one ``ConnectionTimer``.
 extension ProxyConnectionHandler {
     /// Makes the connection's timer fire no later than `deadline`.
     private func armTimer(for deadline: NIODeadline) {
-        // `timerFiresAt` is the distant future while no timer is armed: the usual case returns without reading
-        // `timer`, whose copy costs retains (#24 session 18). A lingering close's timer is its own and stays.
-        if timerFiresAt <= deadline || removed || connection.isLingering { return }
-        timer?.cancel()
-        timerFiresAt = deadline
+        // A lingering close's timer is its own and stays.
+        if !timer.needsArming(for: deadline) || removed || connection.isLingering { return }
         // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
-        // releases stay on the runtime's fast path (#24 session 17). The task keeps no closed connection's handler
-        // alive: none is armed once the handler has left the pipeline, and leaving cancels the one armed.
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+        // releases stay on the runtime's fast path. The task keeps no closed connection's handler alive: none is
+        // armed once the handler has left the pipeline, and leaving cancels the one armed.
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+        timer.arm(task, at: deadline)
     }
 
     /// Makes the timer fire no later than the earliest deadline that applies now — or, inside an event, that applies
@@ -1149,7 +1133,7 @@ extension ProxyConnectionHandler {
     /// of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
     private func updateTimer() {
         if clock.isInEvent {
-            timerStale = true
+            timer.markStale()
         } else if let next = connection.nextDeadline {
             armTimer(for: next)
         }
@@ -1163,20 +1147,16 @@ extension ProxyConnectionHandler {
     /// An event ends; the outermost's end arms the timer for the deadlines it left (``updateTimer()``).
     private func leaveEvent() {
         clock.leave()
-        guard timerStale, !clock.isInEvent else { return }
-        timerStale = false
+        guard !clock.isInEvent, timer.takeStale() else { return }
         if let next = connection.nextDeadline { armTimer(for: next) }
     }
 
     private func cancelTimer() {
-        timer?.cancel()
-        timer = nil
-        timerFiresAt = .distantFuture
+        timer.cancel()
     }
 
     private func timerFired() {
-        timer = nil
-        timerFiresAt = .distantFuture
+        timer.fired()
         let now = context.eventLoop.now
         // Whether reads are held back matters only to an exchange's limits: asked only then.
         let withheld = connection.exchange != nil && !wantsRead
@@ -1215,11 +1195,11 @@ extension ProxyConnectionHandler {
                 return
             }
             connection.linger()
-            cancelTimer()
             context.close(mode: .output, promise: nil)
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
+            let limit = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
                 context.close(promise: nil)
             }
+            timer.keep(limit)
             context.read()
         }
     }
