@@ -143,9 +143,6 @@ package struct ConnectionStateMachine {
         }
     }
 
-    /// Whether nothing after the connection's last request is taken (``Reading``).
-    var readingEnded: Bool { reading != .open }
-
     var isLingering: Bool {
         if case .lingering = state { return true }
         return false

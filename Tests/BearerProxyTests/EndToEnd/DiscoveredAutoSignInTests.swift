@@ -49,17 +49,13 @@ struct DiscoveredAutoSignInTests {
         return try #require(url)
     }
 
-    static func detail(_ response: TestResponse) throws -> String {
-        try #require(try response.jsonObject()["detail"] as? String)
-    }
-
     /// Asks for `prefix` until the answer says that the last sign-in was declined; that answer's detail.
     @discardableResult
     static func waitForDecline(_ proxy: RunningProxy, _ prefix: String) async throws -> String {
         let port = proxy.server.port
         return try await withTimeout(waitingFor: "the declined sign-in to be noted") {
             while true {
-                let detail = try Self.detail(try await TestClient.send(port: port, uri: prefix + "/x"))
+                let detail = try await TestClient.send(port: port, uri: prefix + "/x").problemDetail()
                 if detail.contains("declined or not finished") { return detail }
             }
         }
@@ -72,7 +68,7 @@ struct DiscoveredAutoSignInTests {
             try await Self.with(server, scratch, console: console) { proxy in
                 let first = try await TestClient.send(port: proxy.server.port, uri: "/a/x")
                 #expect(first.status == .unauthorized)
-                #expect(try Self.detail(first).contains("serve is opening the sign-in in the browser"))
+                #expect(try first.problemDetail().contains("serve is opening the sign-in in the browser"))
                 let url = try await Self.openedURL(console)
                 _ = try await TestBrowser.open(url)
                 // Waits for the sign-in in progress (it holds the route's lock until it has stored its tokens).
@@ -98,7 +94,7 @@ struct DiscoveredAutoSignInTests {
                 let detail = try await Self.waitForDecline(proxy, "/a")
                 #expect(detail.contains("bearer-proxy login /a"), "\(detail)")
                 let again = try await TestClient.send(port: proxy.server.port, uri: "/a/x")
-                #expect(try Self.detail(again).contains("declined or not finished"))
+                #expect(try again.problemDetail().contains("declined or not finished"))
                 #expect(console.opened.count == 1 && server.authorizeQueries.count == 1)
             }
         }

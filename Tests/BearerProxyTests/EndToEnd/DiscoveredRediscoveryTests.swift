@@ -30,10 +30,6 @@ struct DiscoveredRediscoveryTests {
         }
     }
 
-    static func detail(_ response: TestResponse) throws -> String {
-        try #require(try response.jsonObject()["detail"] as? String)
-    }
-
     @Test("an upstream that now names another authorization server: the old sign-in is set aside and sent nowhere")
     func authorizationServerChanged() async throws {
         try await DiscoveredSignInTests.withServer { first, scratch in
@@ -45,7 +41,7 @@ struct DiscoveredRediscoveryTests {
                     let forms = first.tokenForms.count
                     let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                     #expect(response.status == .unauthorized)
-                    let detail = try Self.detail(response)
+                    let detail = try response.problemDetail()
                     #expect(detail.contains(second.baseURL) && detail.contains("bearer-proxy login /a"))
                     // No refresh at the old server, nothing at all at the new one.
                     #expect(first.tokenForms.count == forms)
@@ -136,7 +132,7 @@ struct DiscoveredRediscoveryTests {
                 let forms = server.tokenForms.count
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .unauthorized)
-                let detail = try Self.detail(response)
+                let detail = try response.problemDetail()
                 #expect(detail.contains("RFC 9728") && detail.contains("bearer-proxy discover /a"))
                 #expect(server.tokenForms.count == forms)
             }

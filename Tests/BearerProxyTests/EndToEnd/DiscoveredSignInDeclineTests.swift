@@ -37,7 +37,7 @@ struct DiscoveredSignInDeclineTests {
     static func detail(_ proxy: RunningProxy, _ uri: String) async throws -> String {
         let response = try await TestClient.send(port: proxy.server.port, uri: uri)
         #expect(response.status == .unauthorized)
-        return try DiscoveredAutoSignInTests.detail(response)
+        return try response.problemDetail()
     }
 
     static func declinedUntil(_ server: FakeAuthorizationServer, _ scratch: StoreScratchDirectory, at now: Date)

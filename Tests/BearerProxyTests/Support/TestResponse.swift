@@ -55,4 +55,13 @@ struct TestResponse: Sendable {
         }
         return dictionary
     }
+
+    /// The `detail` of a problem+json body.
+    func problemDetail() throws -> String {
+        guard let detail = try jsonObject()["detail"] as? String else {
+            throw DecodingError.valueNotFound(
+                String.self, .init(codingPath: [], debugDescription: "no detail: \(self.bodyText.prefix(200))"))
+        }
+        return detail
+    }
 }

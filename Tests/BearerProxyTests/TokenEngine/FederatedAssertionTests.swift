@@ -70,11 +70,6 @@ struct FederatedAssertionTests {
         }
     }
 
-    /// The problem detail of a refused request.
-    static func detail(_ response: TestResponse) throws -> String {
-        try #require(try response.jsonObject()["detail"] as? String)
-    }
-
     /// Entra's form (`authority`) and an OIDC issuer's (with `extraParameters`).
     @Test(
         "file: the upstream gets the bearer; the fake checked the ES256 assertion against the JWKS, iss, sub, aud, exp",
@@ -144,7 +139,7 @@ struct FederatedAssertionTests {
                     let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                     #expect(response.status == .serviceUnavailable)
                     #expect(response.header("retry-after") != nil)
-                    let detail = try Self.detail(response)
+                    let detail = try response.problemDetail()
                     #expect(detail.contains("the client assertion file \(file.path) does not exist"), "\(detail)")
                     #expect(upstream.requests.isEmpty)
                     #expect(try await TestClient.send(port: proxy.port, uri: "/-/health").status == .ok)
@@ -165,7 +160,7 @@ struct FederatedAssertionTests {
                 try await Self.withProxy(account: Self.account(provider, assertion: Self.file(file))) { proxy, _ in
                     let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                     #expect(response.status == .serviceUnavailable)
-                    let detail = try Self.detail(response)
+                    let detail = try response.problemDetail()
                     #expect(detail.contains("the client assertion file \(file.path) expired at "), "\(detail)")
                     #expect(!response.bodyText.contains(expired.split(separator: ".")[1]))
                 }
@@ -226,7 +221,7 @@ struct FederatedAssertionTests {
                 try await Self.withProxy(account: account, environment: environment) { proxy, _ in
                     #expect(try await TestClient.send(port: proxy.port, uri: "/a/x").status == .ok)
                     try FileManager.default.removeItem(at: file)
-                    let detail = try Self.detail(try await TestClient.send(port: proxy.port, uri: "/b/x"))
+                    let detail = try await TestClient.send(port: proxy.port, uri: "/b/x").problemDetail()
                     #expect(
                         detail.contains("the client assertion file \(file.path) (named by AZURE_FEDERATED_TOKEN_FILE)"),
                         "\(detail)")
@@ -309,7 +304,7 @@ struct FederatedAssertionTests {
                     proxy, upstream in
                     let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                     #expect(response.status == .internalServerError)
-                    #expect(try Self.detail(response).contains("invalid_client"))
+                    #expect(try response.problemDetail().contains("invalid_client"))
                     #expect(upstream.requests.isEmpty)
                 }
                 #expect(provider.tokenRequests.last?.assertionFailure == forgery.check)

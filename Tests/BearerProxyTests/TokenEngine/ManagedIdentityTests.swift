@@ -74,11 +74,6 @@ struct ManagedIdentityTests {
         }
     }
 
-    /// The problem detail of a refused request.
-    static func detail(_ response: TestResponse) throws -> String {
-        try #require(try response.jsonObject()["detail"] as? String)
-    }
-
     @Test(
         "each protocol end to end: the upstream gets the endpoint's token; the endpoint saw what it checks",
         arguments: EndpointKind.allCases)
@@ -162,7 +157,7 @@ struct ManagedIdentityTests {
             try await Self.withProxy(account: account, environment: environment) { proxy, upstream in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .internalServerError)
-                let detail = try Self.detail(response)
+                let detail = try response.problemDetail()
                 #expect(
                     detail.contains("the managed identity endpoint \(fake.endpoint) refused the request"), "\(detail)")
                 #expect(detail.contains("HTTP 400"), "\(detail)")
@@ -184,7 +179,7 @@ struct ManagedIdentityTests {
                 proxy, upstream in
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .internalServerError)
-                let detail = try Self.detail(response)
+                let detail = try response.problemDetail()
                 #expect(detail.contains("HTTP 401"), "\(detail)")
                 #expect(detail.contains("IDENTITY_HEADER"), "\(detail)")
                 #expect(!response.bodyText.contains(wrong))
@@ -223,7 +218,7 @@ struct ManagedIdentityTests {
             let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
             #expect(response.status == .serviceUnavailable)
             #expect(response.header("retry-after") == "\(ManagedIdentityAnswer.retryAfterSeconds)")
-            let detail = try Self.detail(response)
+            let detail = try response.problemDetail()
             #expect(detail.contains("the managed identity endpoint \(endpoint)"), "\(detail)")
             #expect(!response.bodyText.contains(Self.secret))
             #expect(!response.headers.contains { $0.value.contains(Self.secret) })
@@ -242,7 +237,7 @@ struct ManagedIdentityTests {
                 let response = try await TestClient.send(port: proxy.port, uri: "/a/x")
                 #expect(response.status == .serviceUnavailable)
                 #expect(response.header("retry-after") == "7")
-                #expect(try Self.detail(response).contains("answered HTTP \(status)"))
+                #expect(try response.problemDetail().contains("answered HTTP \(status)"))
             }
         }
     }

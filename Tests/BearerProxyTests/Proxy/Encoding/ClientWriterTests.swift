@@ -32,12 +32,19 @@ struct ClientWriterTests {
 
     static let head = "HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n"
 
+    /// Writes `text` as a response head, in the writer's own head buffer.
+    static func writeHead(
+        _ writer: inout ClientWriter, _ context: ChannelHandlerContext, text: String = head, chunked: Bool = false
+    ) {
+        var bytes = writer.headBuffer()
+        bytes.writeString(text)
+        writer.writeHead(bytes, chunked: chunked, from: context)
+    }
+
     @Test("a head whose body goes as it is is held, and small body parts join it: one write")
     func coalesces() throws {
         try Self.withWriter { writer, context, channel in
-            var bytes = writer.headBuffer()
-            bytes.writeString(Self.head)
-            writer.writeHead(bytes, chunked: false, from: context)
+            Self.writeHead(&writer, context)
             #expect(writer.holdsHead)
             writer.write(.body(ByteBuffer(string: "hello")), from: context, promise: nil)
             writer.write(.body(ByteBuffer(string: "world")), from: context, promise: nil)
@@ -53,9 +60,7 @@ struct ClientWriterTests {
     @Test("a part that does not fit is written as it is, after the head, never copied into it")
     func largePartAfterHead() throws {
         try Self.withWriter { writer, context, channel in
-            var bytes = writer.headBuffer()
-            bytes.writeString(Self.head)
-            writer.writeHead(bytes, chunked: false, from: context)
+            Self.writeHead(&writer, context)
             let large = String(repeating: "L", count: ClientWriter.coalescedLimit)
             writer.write(.body(ByteBuffer(string: large)), from: context, promise: nil)
             let written3 = try Self.writes(channel)
@@ -67,9 +72,7 @@ struct ClientWriterTests {
     @Test("however many small parts an upstream sends, no write is larger than the limit, and no byte is lost")
     func heldIsBounded() throws {
         try Self.withWriter { writer, context, channel in
-            var bytes = writer.headBuffer()
-            bytes.writeString(Self.head)
-            writer.writeHead(bytes, chunked: false, from: context)
+            Self.writeHead(&writer, context)
             let part = String(repeating: "x", count: 100)
             for _ in 0..<1000 { writer.write(.body(ByteBuffer(string: part)), from: context, promise: nil) }
             writer.writeHeld(from: context)
@@ -82,9 +85,7 @@ struct ClientWriterTests {
     @Test("a write that carries a promise, or asks for a flush, is not appended: the held head goes first")
     func promiseAndFlushGoAlone() throws {
         try Self.withWriter { writer, context, channel in
-            var bytes = writer.headBuffer()
-            bytes.writeString(Self.head)
-            writer.writeHead(bytes, chunked: false, from: context)
+            Self.writeHead(&writer, context)
             let promise = channel.eventLoop.makePromise(of: Void.self)
             writer.write(.body(ByteBuffer(string: "end")), from: context, promise: promise)
             let written4 = try Self.writes(channel)
@@ -99,9 +100,8 @@ struct ClientWriterTests {
     @Test("a chunked head is written at once, and its body parts go as chunks, then the last chunk")
     func chunked() throws {
         try Self.withWriter { writer, context, channel in
-            var bytes = writer.headBuffer()
-            bytes.writeString("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-            writer.writeHead(bytes, chunked: true, from: context)
+            Self.writeHead(
+                &writer, context, text: "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n", chunked: true)
             #expect(!writer.holdsHead)
             writer.write(.body(ByteBuffer(string: "hello")), from: context, promise: nil)
             writer.write(.end(trailers: nil), from: context, promise: nil)
