@@ -26,11 +26,11 @@ let releaseSettings: [SwiftSetting] = [
 // checks the imports against the same table). The data plane and the control plane (sign-in) do not see each other;
 // only the composition root (BearerRuntime) and the CLI see everything.
 let layers: [(target: String, imports: [String], libraries: [String])] = [
-    ("BearerCodec", [], ["NIOCore"]),
+    ("BearerCodec", [], ["NIOCore", "NIOHTTP1"]),
     ("BearerJSON", [], []),
     ("BearerHTTP", ["BearerJSON"], ["NIOCore", "NIOHTTP1", "NIOPosix", "NIOSSL"]),
     ("BearerTelemetry", [], ["NIOCore", "Metrics", "Prometheus"]),
-    ("BearerConfiguration", ["BearerHTTP", "BearerJSON"], ["NIOHTTP1"]),
+    ("BearerConfiguration", ["BearerCodec", "BearerHTTP", "BearerJSON"], ["NIOHTTP1"]),
     ("BearerTokens", ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"], ["Crypto", "Logging"]),
     (
         "BearerSignIn", ["BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"],
@@ -189,13 +189,22 @@ let package = Package(
             dependencies: [
                 "BearerCodec",
                 "CodecFuzzing",
-                "bench-floor-proxy",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/BearerCodecTests"
+        ),
+        // The benchmark's own proxies, tested where they live: what the upstream gets from each.
+        .testTarget(
+            name: "BenchFloorTests",
+            dependencies: [
+                "BearerCodec",
+                "bench-floor-proxy",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "bench/floor/Tests"
         ),
         .testTarget(
             name: "BearerProxyTests",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mutant schemata for BearerCodec's refusal rules (issue #24 condition 6).
 
-Reads Sources/BearerCodec/Codec/*.swift, finds every `throw` (and `return false` of PREDICATES), and writes a COPY of
+Reads Sources/BearerCodec/Grammar/*.swift, finds every `throw` (and `return false` of PREDICATES), and writes a COPY of
 the codec in which each refusal rule can be switched off at run time: `BEARER_MUTANT=N` disables rule N, no variable
 disables none. One build holds every mutant (the "schemata" technique of Untch, Offutt and Harrold, 1993), so the
 check builds once and runs the tests once per mutant. The product's sources are only read.
@@ -27,7 +27,7 @@ import pathlib
 import re
 import sys
 
-CODEC = "Sources/BearerCodec/Codec"
+CODEC = "Sources/BearerCodec/Grammar"
 CODEC_TESTS = "Tests/BearerCodecTests"
 
 # The codec's tests the mutants are run against: the deterministic, named ones that need nothing but the codec and
@@ -46,7 +46,6 @@ EXCLUDED_TESTS = {
     "NIOReference.swift": "helper of DifferentialFuzzTests",
     "StrictReference.swift": "helper of DifferentialFuzzTests",
     "DecodedMessage.swift": "helper of DifferentialFuzzTests",
-    "FloorProxyTests.swift": "bench-floor-proxy over sockets: it checks forwarding, and refuses nothing itself",
     "RealClientCodecTests.swift": "real clients' requests must be accepted: a mutant only ever accepts more, so "
     "this suite cannot kill one (the baseline run keeps it honest in the product's own test run)",
     "HeadBytesTests.swift": "the head writer (HeadBytes): it writes what it is given and refuses nothing, so no "

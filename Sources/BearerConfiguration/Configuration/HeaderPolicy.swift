@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerHTTP
 import BearerJSON
 import NIOHTTP1
@@ -139,11 +140,11 @@ package enum HeaderPolicy {
     package static func rules<Bytes: Collection<UInt8>>(ofBytes name: Bytes) -> Rules {
         let count = name.count
         if count < entriesByLength.count {
-            for entry in entriesByLength[count] where HeaderName.equals(bytes: name, entry.name) {
+            for entry in entriesByLength[count] where FieldName.equals(bytes: name, entry.name) {
                 return entry.rules
             }
         }
-        for entry in prefixEntries where HeaderName.hasPrefix(bytes: name, entry.name) { return entry.rules }
+        for entry in prefixEntries where FieldName.hasPrefix(bytes: name, entry.name) { return entry.rules }
         return []
     }
 
@@ -152,11 +153,11 @@ package enum HeaderPolicy {
     package static func rules(of bytes: Span<UInt8>, _ name: Range<Int>) -> Rules {
         let count = name.count
         if count < entriesByLength.count {
-            for entry in entriesByLength[count] where HeaderName.equals(bytes, name, entry.name) {
+            for entry in entriesByLength[count] where FieldName.equals(bytes, name, entry.name) {
                 return entry.rules
             }
         }
-        for entry in prefixEntries where HeaderName.hasPrefix(bytes, name, entry.name) { return entry.rules }
+        for entry in prefixEntries where FieldName.hasPrefix(bytes, name, entry.name) { return entry.rules }
         return []
     }
 
@@ -181,6 +182,6 @@ package enum HeaderPolicy {
     /// ``Rules/notForwardedDown``), given the message's connection options.
     @inlinable
     package static func isDropped(_ name: String, _ direction: Rules, options: [String]) -> Bool {
-        !rules(of: name).isDisjoint(with: direction) || options.contains { HeaderName.equals(name, lowercased: $0) }
+        !rules(of: name).isDisjoint(with: direction) || options.contains { FieldName.equals(name, lowercased: $0) }
     }
 }

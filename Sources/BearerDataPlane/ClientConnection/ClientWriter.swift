@@ -1,3 +1,4 @@
+import BearerCodec
 import NIOCore
 
 /// What the proxy writes to the client, in one place: framed (``MessageFramer``), and a response head with the small

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -78,8 +79,8 @@ package final class RouteBinding: Sendable {
 
     /// Whether the client field named `span[name]` is one the route removes or replaces, so it is not copied.
     func edits(_ span: Span<UInt8>, _ name: Range<Int>) -> Bool {
-        removedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
-            || replacedHeaders.contains { HeaderName.equals(span, name, lowercased: $0) }
+        removedHeaders.contains { FieldName.equals(span, name, lowercased: $0) }
+            || replacedHeaders.contains { FieldName.equals(span, name, lowercased: $0) }
     }
 
     /// Where this route's token comes from: its own cache for a discovered route, else the account's.

@@ -31,10 +31,10 @@ package enum CORS {
     /// Whether the field at `bytes[name]` of an upstream's response is one the proxy writes itself for a browser's
     /// request (``write(origin:into:)``): it is dropped.
     static func isReplaced(_ bytes: Span<UInt8>, _ name: Range<Int>) -> Bool {
-        guard HeaderName.hasPrefix(bytes, name, "access-control-") else { return false }
-        return HeaderName.equals(bytes, name, "access-control-allow-origin")
-            || HeaderName.equals(bytes, name, "access-control-allow-credentials")
-            || HeaderName.equals(bytes, name, "access-control-expose-headers")
+        guard FieldName.hasPrefix(bytes, name, "access-control-") else { return false }
+        return FieldName.equals(bytes, name, "access-control-allow-origin")
+            || FieldName.equals(bytes, name, "access-control-allow-credentials")
+            || FieldName.equals(bytes, name, "access-control-expose-headers")
     }
 
     /// Writes the proxy's CORS fields for `origin` into a forwarded response's head.

@@ -146,33 +146,33 @@ package final class RequestGuard: Sendable {
                     continue
                 }
                 switch name.count {
-                case 10 where HeaderName.equals(span, name, "connection"):
+                case 10 where FieldName.equals(span, name, "connection"):
                     // RFC 9110 §7.6.1 lets a client name any field, hop-by-hop ones included; the proxy refuses
                     // those it decides itself (the codec refused the framing ones, Host and Authorization).
                     if let named = RequestGuard.namedProxyControlledHeader(request.string(value)) {
                         throw .badRequest(
                             detail: "Connection may not name \(named): the proxy decides that header it")
                     }
-                case 4 where HeaderName.equals(span, name, "host"):
+                case 4 where FieldName.equals(span, name, "host"):
                     host = request.string(value)
-                case 6 where HeaderName.equals(span, name, "origin"):
+                case 6 where FieldName.equals(span, name, "origin"):
                     if origin != nil { throw Self.repeated(request.string(name)) }
                     origin = request.string(value)
-                case 14 where HeaderName.equals(span, name, "sec-fetch-site"):
+                case 14 where FieldName.equals(span, name, "sec-fetch-site"):
                     if fetchSite != nil { throw Self.repeated(request.string(name)) }
                     fetchSite = request.string(value)
-                case 18 where HeaderName.equals(span, name, "x-bearer-proxy-key"):
+                case 18 where FieldName.equals(span, name, "x-bearer-proxy-key"):
                     if let key = policy.clientKey, key.matches(request.string(value)) { presentedKey = true }
-                case 19 where HeaderName.equals(span, name, "proxy-authorization"):
+                case 19 where FieldName.equals(span, name, "proxy-authorization"):
                     if let key = policy.clientKey, let token = BearerCredentials.token(in: request.string(value)),
                         key.matches(String(token))
                     {
                         presentedKey = true
                     }
-                case 29 where HeaderName.equals(span, name, "access-control-request-method"):
+                case 29 where FieldName.equals(span, name, "access-control-request-method"):
                     if preflightMethod != nil { throw Self.repeated(request.string(name)) }
                     preflightMethod = request.string(value)
-                case 30 where HeaderName.equals(span, name, "access-control-request-headers"):
+                case 30 where FieldName.equals(span, name, "access-control-request-headers"):
                     if preflightHeaders != nil {
                         throw Self.repeated(request.string(name))
                     }
@@ -210,7 +210,7 @@ package final class RequestGuard: Sendable {
         // ~1 % of a request's CPU, #24 session 18).
         let bytes = name.utf8.span
         let all = 0..<bytes.count
-        if HeaderName.equals(bytes, all, "127.0.0.1") || HeaderName.equals(bytes, all, "localhost") { return true }
+        if FieldName.equals(bytes, all, "127.0.0.1") || FieldName.equals(bytes, all, "localhost") { return true }
         let host = name.lowercased()
         return SafetyPolicy.loopbackHosts.contains(host) || policy.allowedHosts.contains(host)
     }

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerConfiguration
 import BearerHTTP
 import BearerJSON
@@ -29,7 +30,7 @@ package enum WebSocketUpgrade {
         var webSocket = false
         for value in request.values("upgrade") {
             HopByHop.forEachOption(in: value) { token in
-                if HeaderName.equals(bytes: token, "websocket") { webSocket = true }
+                if FieldName.equals(bytes: token, "websocket") { webSocket = true }
             }
         }
         guard webSocket else { return .other }
@@ -53,7 +54,7 @@ package enum WebSocketUpgrade {
         var headers = HTTPHeaders()
         for (name, value) in upstream
         where !HeaderPolicy.isDropped(name, .notForwardedDown, options: options)
-            && !HeaderName.equals(name, "content-length")
+            && !FieldName.equals(name, "content-length")
         {
             headers.add(name: name, value: value)
         }

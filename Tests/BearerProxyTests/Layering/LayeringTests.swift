@@ -9,11 +9,11 @@ import Testing
     /// Each target, the folders it holds, and the targets of ours it may import — lowest layer first. Mirrors
     /// docs/architecture.md's table; a target that needs more changes that table, with a reason.
     static let layers: [(target: String, folders: Set<String>, imports: Set<String>)] = [
-        ("BearerCodec", ["Codec"], []),
+        ("BearerCodec", ["Grammar", "Decoding", "Encoding"], []),
         ("BearerJSON", ["JSON"], []),
         ("BearerHTTP", ["HTTP"], ["BearerJSON"]),
         ("BearerTelemetry", ["Telemetry"], []),
-        ("BearerConfiguration", ["Configuration"], ["BearerHTTP", "BearerJSON"]),
+        ("BearerConfiguration", ["Configuration"], ["BearerCodec", "BearerHTTP", "BearerJSON"]),
         (
             "BearerTokens", ["Tokens", "Persistence"],
             ["BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
@@ -24,7 +24,10 @@ import Testing
         ),
         (
             "BearerDataPlane",
-            ["Listening", "ClientConnection", "Routing", "Exchange", "Upstream", "Tunnel", "Wire", "Errors", "Safety"],
+            [
+                "Listening", "ClientConnection", "Routing", "Exchange", "Upstream", "Tunnel", "Forwarding", "Errors",
+                "Safety",
+            ],
             ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
         ),
         (

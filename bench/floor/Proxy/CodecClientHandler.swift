@@ -4,7 +4,7 @@ import NIOHTTP1
 /// The floor's client side: NIOHTTP1's request decoder and response encoder, as the product configures them
 /// (framing set explicitly: data-plane pitfall 3), and a handler that forwards each request part to the client
 /// connection's own upstream connection with the head rewritten in `HTTPHeaders`.
-final class CodecClientHandler: ChannelDuplexHandler {
+final class CodecClientHandler: RelayHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -19,20 +19,17 @@ final class CodecClientHandler: ChannelDuplexHandler {
     }
 
     private let configuration: ProxyConfiguration
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var upstream: CodecUpstreamHandler?
+    var peer: CodecUpstreamHandler? { upstream }
     /// Closed until the upstream connection is up.
-    private var gate = ReadGate(paused: true)
+    var gate = ReadGate(paused: true)
     /// The requests forwarded whose responses have not ended, oldest first.
     private(set) var pending = CircularBuffer<PendingResponse>(initialCapacity: 4)
     private var closing = false
 
     init(configuration: ProxyConfiguration) {
         self.configuration = configuration
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -72,46 +69,13 @@ final class CodecClientHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        upstream?.flush()
-        context.fireChannelReadComplete()
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        upstream?.setPaused(!context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         upstream?.close()
         upstream = nil
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A request NIO's decoder refused: no answer, the connection goes (the floor measures the good path).
-        context.close(promise: nil)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        gate.read(context)
-    }
-
     // MARK: called by the upstream side, on the same event loop
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func send(_ part: HTTPServerResponsePart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
-    }
-
-    func flush() {
-        context?.flush()
-    }
-
-    func setPaused(_ paused: Bool) {
-        if let context { gate.set(paused: paused, context) }
-    }
 
     /// The response to the oldest pending request has ended; closes the connection if it must.
     func responseEnded(closing mustClose: Bool) {

@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// The floor's upstream side: NIOHTTP1's request encoder and response decoder (1xx forwarded: data-plane pitfall
 /// 2), and a handler that hands each response part to its client connection with the head rewritten.
-final class CodecUpstreamHandler: ChannelDuplexHandler {
+final class CodecUpstreamHandler: RelayHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
@@ -19,15 +19,12 @@ final class CodecUpstreamHandler: ChannelDuplexHandler {
         try pipeline.addHandler(CodecUpstreamHandler())
     }
 
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var client: CodecClientHandler?
-    private var gate = ReadGate(paused: false)
+    var peer: CodecClientHandler? { client }
+    var gate = ReadGate(paused: false)
     /// The response being forwarded will close the client connection at its end.
     private var closeAfterResponse = false
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
 
     func attach(client: CodecClientHandler) {
         self.client = client
@@ -68,45 +65,13 @@ final class CodecUpstreamHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        client?.flush()
-        context.fireChannelReadComplete()
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        client?.setPaused(!context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         client?.upstreamClosed()
         client = nil
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        gate.read(context)
-    }
-
     // MARK: called by the client side, on the same event loop
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func send(_ part: HTTPClientRequestPart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
-    }
-
-    func flush() {
-        context?.flush()
-    }
-
-    func setPaused(_ paused: Bool) {
-        if let context { gate.set(paused: paused, context) }
-    }
 
     func close() {
         client = nil

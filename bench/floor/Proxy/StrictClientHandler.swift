@@ -4,7 +4,7 @@ import NIOCore
 /// The prototype's client side: no codec. Request heads are read from the bytes with `RequestHead.parse`, written
 /// on rewritten without `HTTPHeaders`; bodies pass through as slices of the bytes read, chunked ones checked by
 /// `ChunkedBody` on the way.
-final class StrictClientHandler: ChannelDuplexHandler {
+final class StrictClientHandler: RelayHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -27,9 +27,10 @@ final class StrictClientHandler: ChannelDuplexHandler {
 
     private let rewrite: RequestRewrite
     private let configuration: ProxyConfiguration
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var upstream: StrictUpstreamHandler?
-    private var gate = ReadGate(paused: true)
+    var peer: StrictUpstreamHandler? { upstream }
+    var gate = ReadGate(paused: true)
     private var state = State.head(nil)
     /// The requests forwarded whose responses have not ended, oldest first.
     private(set) var pending = CircularBuffer<PendingResponse>(initialCapacity: 4)
@@ -39,10 +40,6 @@ final class StrictClientHandler: ChannelDuplexHandler {
         self.rewrite = RequestRewrite(
             stripPrefix: configuration.stripPrefix, host: configuration.upstream.authority,
             authorization: configuration.authorization)
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -155,45 +152,13 @@ final class StrictClientHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(out)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        upstream?.flush()
-        context.fireChannelReadComplete()
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        upstream?.setPaused(!context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         upstream?.close()
         upstream = nil
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        gate.read(context)
-    }
-
     // MARK: called by the upstream side, on the same event loop
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func send(_ buffer: ByteBuffer) {
-        context?.write(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    func flush() {
-        context?.flush()
-    }
-
-    func setPaused(_ paused: Bool) {
-        if let context { gate.set(paused: paused, context) }
-    }
 
     /// The response to the oldest pending request has ended; closes the connection if it must.
     func responseEnded(closing mustClose: Bool) {

@@ -3,7 +3,7 @@ import NIOCore
 
 /// The prototype's upstream side: response heads read with `ResponseHead.parse` and written on rewritten, bodies
 /// passed through as slices.
-final class StrictUpstreamHandler: ChannelDuplexHandler {
+final class StrictUpstreamHandler: RelayHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -18,16 +18,13 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
         case closed
     }
 
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var client: StrictClientHandler?
-    private var gate = ReadGate(paused: false)
+    var peer: StrictClientHandler? { client }
+    var gate = ReadGate(paused: false)
     private var state = State.head(nil)
     /// The response being forwarded will close the client connection at its end.
     private var closeAfterResponse = false
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
 
     func attach(client: StrictClientHandler) {
         self.client = client
@@ -117,16 +114,6 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
         client?.responseEnded(closing: closeAfterResponse)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        client?.flush()
-        context.fireChannelReadComplete()
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        client?.setPaused(!context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         // An untilClose body ends here; anything else pending is cut short. Either way the client connection goes.
         client?.upstreamClosed()
@@ -134,29 +121,7 @@ final class StrictUpstreamHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        gate.read(context)
-    }
-
     // MARK: called by the client side, on the same event loop
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func send(_ buffer: ByteBuffer) {
-        context?.write(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    func flush() {
-        context?.flush()
-    }
-
-    func setPaused(_ paused: Bool) {
-        if let context { gate.set(paused: paused, context) }
-    }
 
     func close() {
         client = nil

@@ -1,3 +1,4 @@
+import BearerCodec
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded

@@ -1,3 +1,4 @@
+import BearerCodec
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import BearerCodec
 import BearerHTTP
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,3 @@
-import BearerCodec
-import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -13,9 +11,9 @@ package struct ClientRequest: Sendable, Equatable {
     /// The head, its empty line included: a slice of the bytes read, not a copy.
     package let bytes: ByteBuffer
     /// Offsets into ``bytes``' readable bytes.
-    let parsed: RequestHead
+    package let parsed: RequestHead
 
-    init(line: RequestLine, bytes: ByteBuffer, parsed: RequestHead) {
+    package init(line: RequestLine, bytes: ByteBuffer, parsed: RequestHead) {
         self.line = line
         self.bytes = bytes
         self.parsed = parsed
@@ -23,7 +21,7 @@ package struct ClientRequest: Sendable, Equatable {
 
     /// Whether the client may send another request on this connection. An HTTP/1.0 request is always the last:
     /// h11 reads nothing after one, so a second request would be one a reference refuses (#24 condition 2).
-    var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
+    package var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
 
     /// The value of the field `bytes[range]` (a name or a value the codec validated).
     package func string(_ range: Range<Int>) -> String {
@@ -36,7 +34,7 @@ package struct ClientRequest: Sendable, Equatable {
         let span = bytes.readableBytesUInt8Span
         var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
         while let line = lines.next(in: span) {
-            if HeaderName.equals(span, line.field.name, lowercased: name) { values.append(string(line.field.value)) }
+            if FieldName.equals(span, line.field.name, lowercased: name) { values.append(string(line.field.value)) }
         }
         return values
     }
@@ -46,14 +44,14 @@ package struct ClientRequest: Sendable, Equatable {
         let span = bytes.readableBytesUInt8Span
         var lines = FieldLines(fieldsStart: parsed.fieldsStart, length: parsed.length)
         while let line = lines.next(in: span) {
-            if HeaderName.equals(span, line.field.name, name) { return string(line.field.value) }
+            if FieldName.equals(span, line.field.name, name) { return string(line.field.value) }
         }
         return nil
     }
 
     /// The field lines as NIOHTTP1's head, for the paths off the hot one that read every field (the proxy's own
     /// endpoints).
-    var headWithFields: HTTPRequestHead {
+    package var headWithFields: HTTPRequestHead {
         line.head(
             headers: HTTPHeaders(
                 HeadFields.strings(
@@ -72,12 +70,12 @@ package enum ClientRequestPart: Sendable, Equatable {
     case body(ByteBuffer)
     case end
 
-    var isHead: Bool {
+    package var isHead: Bool {
         if case .head = self { return true }
         return false
     }
 
-    var isEnd: Bool {
+    package var isEnd: Bool {
         if case .end = self { return true }
         return false
     }

@@ -77,7 +77,7 @@ package enum Forwarding {
             var clientHost: Range<Int>?
             HeadWriter.copyFields(bytes, fieldsStart: parsed.fieldsStart, length: parsed.length, into: &out) { field in
                 let name = field.name
-                if clientHost == nil, HeaderName.equals(bytes, name, "host") { clientHost = field.value }
+                if clientHost == nil, FieldName.equals(bytes, name, "host") { clientHost = field.value }
                 return !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedUp)
                     || (!parsed.connection.named.isEmpty
                         && parsed.connection.named.contains { FieldName.equals(bytes, name, $0) })

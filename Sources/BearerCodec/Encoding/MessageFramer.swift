@@ -15,7 +15,7 @@ package struct MessageFramer {
     private let crlf = ByteBuffer(staticString: "\r\n")
     private let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
 
-    init() {}
+    package init() {}
 
     /// Writes `part` from `context` (to the handlers before it, then the socket); `promise` completes once all of
     /// it is written.

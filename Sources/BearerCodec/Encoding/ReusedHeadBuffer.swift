@@ -9,11 +9,11 @@ import NIOCore
 /// a fresh one: the pending bytes are never overwritten.
 package struct ReusedHeadBuffer {
     /// A buffer grown beyond this (a head near the limits) is not kept: an idle connection holds at most this much.
-    static let largestKept = 4096
+    package static let largestKept = 4096
 
     private var kept: ByteBuffer?
 
-    init() {}
+    package init() {}
 
     /// Runs `write` with the kept buffer — moved out, so that nothing else holds it — and keeps it afterwards.
     /// `write` empties it first (`clear(minimumCapacity:)`), knowing how much room the head needs.
@@ -25,7 +25,7 @@ package struct ReusedHeadBuffer {
 
     /// The kept buffer, moved out (nothing else holds it: written to, it is not copied), or a new one; the caller
     /// empties it first and gives it back with ``keep(_:)``.
-    mutating func take() -> ByteBuffer {
+    package mutating func take() -> ByteBuffer {
         kept.take() ?? ByteBuffer()
     }
 

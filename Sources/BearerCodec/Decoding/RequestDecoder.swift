@@ -1,5 +1,3 @@
-import BearerCodec
-import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -37,7 +35,7 @@ package struct RequestDecoder {
     /// The bytes not read yet: a head in pieces, or the new protocol's first bytes behind an upgrade.
     private var held = HeldBytes()
 
-    init(limits: HeadLimits) {
+    package init(limits: HeadLimits) {
         self.limits = limits
     }
 
@@ -45,7 +43,7 @@ package struct RequestDecoder {
     /// parsed, and refused, once it reaches its limit, and bodies are handed on as they come; only the bytes behind
     /// an upgrade request are held, until the upstream answers — and a WebSocket client sends nothing before the
     /// `101` (RFC 6455 §4.1), so 64 KiB past a whole head is room enough.
-    static func bufferLimit(_ limits: HeadLimits) -> Int {
+    package static func bufferLimit(_ limits: HeadLimits) -> Int {
         limits.headBytes + 64 * 1024
     }
 
@@ -66,7 +64,7 @@ package struct RequestDecoder {
 
     /// The bytes not read — after an upgrade request, the new protocol's first — for the tunnel; the decoder keeps
     /// none.
-    mutating func takeUndecodedBytes() -> ByteBuffer? {
+    package mutating func takeUndecodedBytes() -> ByteBuffer? {
         held.take()
     }
 

@@ -5,13 +5,13 @@ import NIOCore
 package struct UpstreamRequestHead: Sendable, Equatable {
     package var bytes: ByteBuffer
     /// The body goes as chunks.
-    var chunked: Bool
+    package var chunked: Bool
     /// The method is HEAD: the answer has no body.
-    var isHead: Bool
+    package var isHead: Bool
     /// The request asks to switch protocols: only then may the answer be a `101`.
-    var asksToUpgrade: Bool
+    package var asksToUpgrade: Bool
 
-    init(bytes: ByteBuffer, chunked: Bool, isHead: Bool, asksToUpgrade: Bool) {
+    package init(bytes: ByteBuffer, chunked: Bool, isHead: Bool, asksToUpgrade: Bool) {
         self.bytes = bytes
         self.chunked = chunked
         self.isHead = isHead

@@ -1,4 +1,3 @@
-import BearerCodec
 import NIOCore
 import NIOHTTP1
 
@@ -34,8 +33,8 @@ package struct ResponseDecoder {
 
     /// What the response's framing depends on in the request it answers.
     private struct Request {
-        var isHead: Bool
-        var asksToUpgrade: Bool
+        package var isHead: Bool
+        package var asksToUpgrade: Bool
     }
 
     private enum State {
@@ -55,11 +54,11 @@ package struct ResponseDecoder {
 
     /// Responses are the upstream's, not a client's: NIOHTTP1's head limit (llhttp's 80 KiB), and more field lines
     /// than a request may carry (servers send long lists of `Set-Cookie` and security headers).
-    static let limits = HeadLimits(headBytes: 80 * 1024, targetBytes: 0, fields: 256)
+    package static let limits = HeadLimits(headBytes: 80 * 1024, targetBytes: 0, fields: 256)
 
     /// The most bytes the decoder holds: a head in progress (refused at ``limits``), and the new protocol's first
     /// bytes behind a `101` until the tunnel takes them.
-    static let bufferLimit = limits.headBytes + 64 * 1024
+    package static let bufferLimit = limits.headBytes + 64 * 1024
 
     private var requests = CircularBuffer<Request>(initialCapacity: 2)
     private var state = State.head
@@ -74,7 +73,7 @@ package struct ResponseDecoder {
     package init() {}
 
     /// A request head went to the upstream: its response is framed by what it asked.
-    mutating func requestSent(_ head: UpstreamRequestHead) {
+    package mutating func requestSent(_ head: UpstreamRequestHead) {
         requests.append(Request(isHead: head.isHead, asksToUpgrade: head.asksToUpgrade))
     }
 
@@ -94,10 +93,10 @@ package struct ResponseDecoder {
     }
 
     /// Whether it holds bytes it has not read: between responses, the start of an answer to no request sent.
-    var holdsUnreadBytes: Bool { held.buffer.readableBytes > 0 }
+    package var holdsUnreadBytes: Bool { held.buffer.readableBytes > 0 }
 
     /// The bytes not read — after a `101`, the new protocol's first — for the tunnel; the decoder keeps none.
-    mutating func takeUndecodedBytes() -> ByteBuffer? {
+    package mutating func takeUndecodedBytes() -> ByteBuffer? {
         held.take()
     }
 

@@ -50,7 +50,7 @@ extension Forwarding {
                 var location: String?
                 if isDroppedDown(name, of: head, in: bytes, browser: browser) {
                     location = nil
-                } else if HeaderName.equals(bytes, name, "location"),
+                } else if FieldName.equals(bytes, name, "location"),
                     let value = response.bytes.getString(
                         at: response.bytes.readerIndex + line.field.value.lowerBound, length: line.field.value.count),
                     case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
@@ -96,7 +96,7 @@ extension Forwarding {
         if !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedDown) { return true }
         for option in head.connection.named where FieldName.equals(bytes, name, option) { return true }
         if browser, CORS.isReplaced(bytes, name) { return true }
-        return head.status == 204 && HeaderName.equals(bytes, name, "content-length")
+        return head.status == 204 && FieldName.equals(bytes, name, "content-length")
     }
 
     /// How the response to `request` is delimited for the client: decided from the upstream's head alone, so the
@@ -108,7 +108,7 @@ extension Forwarding {
         var forwardsLength = head.hasContentLength
         if forwardsLength, !head.connection.named.isEmpty {
             let bytes = response.bytes.readableBytesUInt8Span
-            forwardsLength = !head.connection.named.contains { HeaderName.equals(bytes, $0, "content-length") }
+            forwardsLength = !head.connection.named.contains { FieldName.equals(bytes, $0, "content-length") }
         }
         let code = head.status
         // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content.
@@ -139,7 +139,7 @@ extension Forwarding {
     }
 
     private static func isNeverATrailer(_ name: Range<Int>, in bytes: Span<UInt8>) -> Bool {
-        HeaderName.equals(bytes, name, "content-length") || HeaderName.equals(bytes, name, "host")
+        FieldName.equals(bytes, name, "content-length") || FieldName.equals(bytes, name, "host")
             || HeaderPolicy.rules(of: bytes, name).contains(.hopByHop)
     }
 }

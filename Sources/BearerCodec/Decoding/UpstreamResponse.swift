@@ -1,4 +1,3 @@
-import BearerCodec
 import NIOCore
 import NIOHTTP1
 
@@ -11,7 +10,7 @@ package struct UpstreamResponse: Sendable, Equatable {
     /// Offsets into ``bytes``' readable bytes.
     package let head: ResponseHead
 
-    init(bytes: ByteBuffer, head: ResponseHead) {
+    package init(bytes: ByteBuffer, head: ResponseHead) {
         self.bytes = bytes
         self.head = head
     }
@@ -19,7 +18,7 @@ package struct UpstreamResponse: Sendable, Equatable {
     package var status: HTTPResponseStatus { HTTPResponseStatus(statusCode: head.status) }
 
     /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
-    var keepAlive: Bool { head.keepAlive }
+    package var keepAlive: Bool { head.keepAlive }
 
     /// The field lines as NIOHTTP1's headers, for the paths that read values.
     package var headers: HTTPHeaders {

@@ -1,10 +1,9 @@
-import BearerCodec
 import NIOCore
 
 /// What both decoders do between a head and its end: find where a Content-Length or chunked body ends, in bytes
 /// that arrive in any pieces, and hand its data on as slices of the bytes read (never copied). Framing bytes are
 /// dropped; the trailer section's bytes go to whoever wants them (``ResponseDecoder``; requests drop them, SPEC §8).
-struct BodyReader {
+package struct BodyReader {
     private enum Framing {
         case length(remaining: Int)
         case chunked(ChunkedBody)
@@ -13,19 +12,19 @@ struct BodyReader {
     private var framing: Framing
 
     /// A body of `length` bytes (more than 0).
-    init(length: Int) {
+    package init(length: Int) {
         framing = .length(remaining: length)
     }
 
     /// A chunked body (RFC 9112 §7.1).
-    init(chunked: ChunkedBody) {
+    package init(chunked: ChunkedBody) {
         framing = .chunked(chunked)
     }
 
     /// Reads what `buffer` holds of the body: data to `data`, trailer bytes to `trailer`, framing dropped. True when
     /// the body's last byte has been read (the bytes after it stay in `buffer`); false when it needs more — or,
     /// with `oneRun`, when it has handed on one run of data (for a decoder that delivers a part per call).
-    mutating func read(
+    package mutating func read(
         _ buffer: inout ByteBuffer, oneRun: Bool = false, data: (ByteBuffer) -> Void,
         trailer: (ByteBuffer) -> Void = { _ in }
     ) throws -> Bool {

@@ -1,5 +1,3 @@
-import BearerCodec
-import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -9,17 +7,17 @@ import NIOHTTP1
 /// session 18).
 package struct RequestLine: Sendable, Equatable {
     package var method: HTTPMethod
-    var uri: String
+    package var uri: String
     package var version: HTTPVersion
 
-    init(method: HTTPMethod, uri: String, version: HTTPVersion) {
+    package init(method: HTTPMethod, uri: String, version: HTTPVersion) {
         self.method = method
         self.uri = uri
         self.version = version
     }
 
     /// The line of the head `parsed` at the start of `buffer`'s readable bytes.
-    init(_ parsed: RequestHead, in buffer: ByteBuffer) {
+    package init(_ parsed: RequestHead, in buffer: ByteBuffer) {
         let start = buffer.readerIndex
         func string(_ range: Range<Int>) -> String {
             buffer.getString(at: start + range.lowerBound, length: range.count) ?? ""

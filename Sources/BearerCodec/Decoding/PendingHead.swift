@@ -14,9 +14,9 @@ package struct PendingHead {
     /// How many of the head's bytes the search for its end has looked at.
     private var searched = 0
 
-    init() {}
+    package init() {}
 
-    mutating func worthParsing(_ buffer: ByteBuffer, limit: Int) -> Bool {
+    package mutating func worthParsing(_ buffer: ByteBuffer, limit: Int) -> Bool {
         let count = buffer.readableBytes
         if parsedLength == 0 || count >= limit || count >= 2 * parsedLength { return true }
         let bytes = buffer.readableBytesUInt8Span
@@ -35,7 +35,7 @@ package struct PendingHead {
     }
 
     /// The head was parsed at its current length and needs more bytes.
-    mutating func parsed(_ buffer: ByteBuffer) {
+    package mutating func parsed(_ buffer: ByteBuffer) {
         parsedLength = buffer.readableBytes
         searched = parsedLength
     }

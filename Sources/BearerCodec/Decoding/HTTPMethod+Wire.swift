@@ -1,4 +1,3 @@
-import BearerJSON
 import NIOHTTP1
 
 extension HTTPMethod {
