@@ -76,9 +76,6 @@ package struct ConnectionStateMachine {
         /// Hand this request part on: a head begins an exchange (the handler's routing step), a body part or the end
         /// goes to the exchange in progress.
         case deliver(ClientRequestPart)
-        /// The exchange ended and the connection stays: take what is queued, ``nextQueued(now:)`` after
-        /// ``nextQueued(now:)``, until it returns `.none`.
-        case deliverQueued
         /// A request that could not be read is answered: `action` is the exchange's answer (an exchange is begun for
         /// it when there was none); `refusal` the access log's reason.
         case refuse(ExchangeStateMachine.Action, refusal: String?)
@@ -151,30 +148,51 @@ package struct ConnectionStateMachine {
 
     /// Applies `event` to the exchange in progress and returns its action — `orElse` when there is none (a result
     /// that arrives after its exchange ended). After a request that does not keep the connection has ended, reading
-    /// ends (``Reading/ended``): nothing after it is a request this connection will serve.
+    /// ends (``Reading/ended``): nothing after it is a request this connection will serve. An action that ends the
+    /// exchange leaves with the connection's decision in it (``exchangeEnded(close:now:)``); `now` is asked only
+    /// when the connection then waits for another request.
     mutating func exchangeEvent(
-        orElse none: ExchangeStateMachine.Action = .none,
+        orElse none: ExchangeStateMachine.Action = .none, now: @autoclosure () -> NIODeadline,
         _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
     ) -> Action {
-        .exchange(step(orElse: none, event))
+        .exchange(step(orElse: none, now: now(), event))
     }
 
     private mutating func step(
-        orElse none: ExchangeStateMachine.Action = .none,
+        orElse none: ExchangeStateMachine.Action = .none, now: @autoclosure () -> NIODeadline,
         _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action
     ) -> ExchangeStateMachine.Action {
         guard exchange != nil else { return none }
         let action = event(&exchange!)
         if case .open = reading, exchange!.persistence == .close, exchange!.requestHasEnded { endReading() }
-        return action
+        guard let close = action.endsExchange else { return action }
+        return action.ending(close: exchangeEnded(close: close, now: now()))
+    }
+
+    /// The exchange in progress is over once the handler has performed the action that ends it; `close` whether
+    /// it wants the connection closed. The connection decides, and says so in that action: it closes — once that
+    /// answer is written, lingering — when the exchange or a graceful shutdown wants it (nothing queued is
+    /// started then), or it waits for the next request from `now`, taking what is queued
+    /// (``nextQueued(now:)``).
+    private mutating func exchangeEnded(close: Bool, now: @autoclosure () -> NIODeadline) -> Bool {
+        exchange = nil
+        if close || mode == .quiescing {
+            queued.removeAll()
+            state = .closed
+            return true
+        }
+        state = .idle(idleDue: now() + limits.idle, headDue: nil)
+        return false
     }
 
     /// The upstream's response head, and what it says of the route's token (``TokenVerdict``): the exchange decides
     /// what becomes of the answer, and the token's effect goes with its action — only for a head the exchange took.
     mutating func responseHead(
-        _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
+        _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict, now: @autoclosure () -> NIODeadline
     ) -> Action {
-        let action = step { $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict) }
+        let action = step(now: now()) {
+            $0.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict)
+        }
         if case .abort = action { return .exchange(action) }
         // Answered with the problem now; a step-up waited for is counted when its sign-in ends.
         let stepUpAnswered = verdict.stepUp != nil && exchange?.awaitsStepUp != true
@@ -312,23 +330,6 @@ package struct ConnectionStateMachine {
         return readFailed(refusal.problem, refusal: refusal.label, now: now)
     }
 
-    /// The exchange in progress is over; `close` whether it wants the connection closed.
-    mutating func exchangeFinished(close: Bool, now: NIODeadline) -> Action {
-        guard case .busy = state else {
-            illegal("an exchange's end")
-            state = .closed
-            return .close(.afterResponse)
-        }
-        exchange = nil
-        if close || mode == .quiescing {
-            queued.removeAll()
-            state = .closed
-            return .close(.afterResponse)
-        }
-        state = .idle(idleDue: now + limits.idle, headDue: nil)
-        return .deliverQueued
-    }
-
     /// The request could not be read (an invalid message, a head that did not arrive in time): answer `problem` for
     /// it — or for the head still arriving — then close. Begins an exchange to answer when there is none; when the
     /// connection is closing already, there is nothing to answer and it closes.
@@ -338,7 +339,7 @@ package struct ConnectionStateMachine {
             begin(ExchangeStateMachine.Request(method: .GET), now: now)
         }
         guard exchange != nil else { return .exchange(.closeConnection(closeUpstream: true)) }
-        return .refuse(step { $0.readFailed(problem) }, refusal: refusal)
+        return .refuse(step(now: now) { $0.readFailed(problem) }, refusal: refusal)
     }
 
     /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
@@ -362,14 +363,14 @@ package struct ConnectionStateMachine {
     }
 
     /// Graceful shutdown: an idle connection closes now, a busy one once its exchange is over.
-    mutating func quiesce() -> Action {
+    mutating func quiesce(now: @autoclosure () -> NIODeadline) -> Action {
         mode = .quiescing
         switch state {
         case .idle:
             state = .closed
             return .close(.quiescing)
         case .busy:
-            _ = step { $0.quiesce() }
+            _ = step(now: now()) { $0.quiesce() }
             return .none
         case .tunnelled, .lingering, .closed:
             return .none
@@ -413,7 +414,7 @@ package struct ConnectionStateMachine {
     /// limit does not run then).
     mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
         if exchange != nil {
-            return exchangeEvent { $0.deadlinesDue(now: now, readsWithheld: readsWithheld) }
+            return exchangeEvent(now: now) { $0.deadlinesDue(now: now, readsWithheld: readsWithheld) }
         }
         guard case .idle(let idleDue, let headDue) = state, queued.isEmpty else { return .none }
         if let headDue, headDue <= now {

@@ -179,7 +179,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            run(connection.quiesce())
+            run(connection.quiesce(now: now))
         } else if event is ConnectionLimiter.RoomWanted {
             run(connection.closeIfIdle())
         } else {
@@ -210,7 +210,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     private func requestBody(_ buffer: ByteBuffer) {
         exchange?.bytesIn += buffer.readableBytes
         let now = self.now
-        run(connection.exchangeEvent { $0.requestBody(buffer, now: now) })
+        run(connection.exchangeEvent(now: now) { $0.requestBody(buffer, now: now) })
     }
 
     /// The client's request ended. Its trailers are dropped, never forwarded (SPEC §8): they would be a second
@@ -218,7 +218,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// a recipient may discard trailer fields anyway (RFC 9110 §6.5.1).
     private func requestEnd() {
         let now = self.now
-        run(connection.exchangeEvent { $0.requestEnd(now: now) })
+        run(connection.exchangeEvent(now: now) { $0.requestEnd(now: now) })
     }
 
     // MARK: Running actions
@@ -241,8 +241,6 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
             break
         case .deliver(let part):
             dispatch(part)
-        case .deliverQueued:
-            deliverQueued()
         case .responseHead(let action, let token, let stepUpAnswered):
             if let exchange = given ?? exchange { hear(token, stepUpAnswered: stepUpAnswered, exchange: exchange) }
             perform(action, arrived: arrived, record: given, inUse: givenUpstream)
@@ -450,15 +448,14 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         updateTimer()
     }
 
-    /// The exchange is over on both sides: close, or move on to the next request.
+    /// The exchange is over on both sides, and the connection has decided (`close`, the action that ended it):
+    /// close once the answer is written, or move on to what is queued.
     private func finishExchange(close: Bool) {
         guard let exchange else { return }
         record(exchange, status: exchange.status)
         self.exchange = nil
-        let next = connection.exchangeFinished(close: close, now: now)
-        // The record is at hand here (passing it on to `run` would cost a retain and a release a request).
-        if case .close(.afterResponse) = next { return closeLingering(after: exchange.responseWritten) }
-        run(next)
+        if close { return closeLingering(after: exchange.responseWritten) }
+        deliverQueued()
     }
 
     /// Takes what was queued while the exchange that ended was in progress: the pipelined requests' parts, and then
@@ -632,7 +629,7 @@ extension ProxyConnectionHandler {
     /// Tells the exchange what answers its request, and runs what follows.
     private func decide(_ routing: ExchangeStateMachine.Routing) {
         let now = self.now
-        run(connection.exchangeEvent { $0.route(routing, now: now) })
+        run(connection.exchangeEvent(now: now) { $0.route(routing, now: now) })
     }
 
     /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
@@ -687,10 +684,10 @@ extension ProxyConnectionHandler {
                         into: &self.requestHeads)
                 }
                 settled(inTime)
-                self.run(self.connection.exchangeEvent { $0.tokenArrived(ticket) })
+                self.run(self.connection.exchangeEvent(now: self.now) { $0.tokenArrived(ticket) })
             case .failure(let error):
                 settled(nil)
-                self.run(self.connection.exchangeEvent { $0.tokenFailed(ticket, error) })
+                self.run(self.connection.exchangeEvent(now: self.now) { $0.tokenFailed(ticket, error) })
             }
         }
     }
@@ -723,7 +720,7 @@ extension ProxyConnectionHandler {
     }
 
     private func localAnswer(_ ticket: ExchangeStateMachine.Ticket, _ answer: ExchangeStateMachine.Answer) {
-        run(connection.exchangeEvent { $0.localAnswer(ticket, answer) })
+        run(connection.exchangeEvent(now: now) { $0.localAnswer(ticket, answer) })
     }
 
     /// What the route itself refuses about `request`, before its token is used: a required header missing, a field
@@ -803,7 +800,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             // arrives): without one there is nothing to send, so the exchange fails rather than wait unbounded.
             assertionFailure("connect without a request head")
             server.metrics.stateErrors(machine: "exchange").increment()
-            return run(connection.exchangeEvent { $0.connectFailed(ticket, .other) })
+            return run(connection.exchangeEvent(now: now) { $0.connectFailed(ticket, .other) })
         }
         if let pooled = loop.connector.pooled(binding.origin) {
             arrived(pooled, ticket: ticket)
@@ -820,7 +817,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             case .failure(let error):
                 guard !self.removed else { return }
                 let failure = ConnectionFailure(error)
-                self.run(self.connection.exchangeEvent { $0.connectFailed(ticket, failure) })
+                self.run(self.connection.exchangeEvent(now: self.now) { $0.connectFailed(ticket, failure) })
             }
         }
     }
@@ -829,7 +826,9 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// that completes after the client left is kept for the next request, never leaked (data-plane pitfall 6).
     private func arrived(_ upstream: any UpstreamConnection, ticket: ExchangeStateMachine.Ticket) {
         let now = self.now
-        run(connection.exchangeEvent(orElse: .parkConnection) { $0.connected(ticket, now: now) }, arrived: upstream)
+        run(
+            connection.exchangeEvent(orElse: .parkConnection, now: now) { $0.connected(ticket, now: now) },
+            arrived: upstream)
     }
 
     /// Sends the exchange's request on `upstream`, with the body parts that arrived meanwhile and its end if it came.
@@ -840,7 +839,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             assertionFailure("an upstream connection leased twice, or no request head")
             server.metrics.stateErrors(machine: "upstream_connection").increment()
             upstream.close()
-            return run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: false, cause: .other) })
+            return run(connection.exchangeEvent(now: now) { $0.upstreamClosed(neverProcessed: false, cause: .other) })
         }
         self.upstream = upstream
         exchange.upstreamSent = now
@@ -893,14 +892,16 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.request.version.minor == 0
                 && Forwarding.responseFraming(head, request: exchange.request) == .untilClose
             run(
-                connection.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict),
+                connection.responseHead(head, endsWithConnection: endsWithConnection, verdict: verdict, now: now),
                 record: exchange, inUse: upstream)
         case .body(let buffer):
-            run(connection.exchangeEvent { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
+            run(connection.exchangeEvent(now: now) { $0.responseBody(buffer) }, record: exchange, inUse: upstream)
         case .end(let trailers):
             let now = self.now
             run(
-                connection.exchangeEvent { $0.responseEnd(trailers: Forwarding.clientTrailers(trailers), now: now) },
+                connection.exchangeEvent(now: now) {
+                    $0.responseEnd(trailers: Forwarding.clientTrailers(trailers), now: now)
+                },
                 record: exchange,
                 inUse: upstream)
         }
@@ -972,7 +973,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             case is ByteToMessageDecoderError.PayloadTooLargeError: .invalidResponse("head_too_large")
             case let error?: ConnectionFailure(error)
             }
-        run(connection.exchangeEvent { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })
+        run(connection.exchangeEvent(now: now) { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })
     }
 }
 

@@ -133,3 +133,28 @@ extension ExchangeStateMachine {
         case refuse(ProxyError)
     }
 }
+
+extension ExchangeStateMachine.Action {
+    /// Whether the exchange is over once this action is performed — its response written and its request read to
+    /// the end — and then whether it wants the connection closed; nil when it goes on.
+    var endsExchange: Bool? {
+        switch self {
+        case .finish(let close), .finishResponse(_, _, .finished(let close)), .answer(_, _, _, .finished(let close)):
+            close
+        default:
+            nil
+        }
+    }
+
+    /// This action, ending the exchange as the connection decided: closing it after the answer when `close`.
+    func ending(close: Bool) -> Self {
+        switch self {
+        case .finish: .finish(close: close)
+        case .finishResponse(let trailers, let release, .finished):
+            .finishResponse(trailers: trailers, release: release, then: .finished(close: close))
+        case .answer(let answer, let keepAlive, let closeUpstream, .finished):
+            .answer(answer, keepAlive: keepAlive && !close, closeUpstream: closeUpstream, then: .finished(close: close))
+        default: self
+        }
+    }
+}

@@ -6,7 +6,7 @@ import Testing
 
 @testable import BearerDataPlane
 
-/// #23 item 7 for the client connection's machine: docs/architecture.md's table of its transitions is the machine's
+/// The client connection's machine: docs/architecture.md's table of its transitions is the machine's
 /// own, found by trying every event in every state reachable from a new connection (``TransitionTable``). The
 /// exchange in progress is shown only as far as the connection sees it (none, or one whose request has or has not
 /// ended); its own transitions are ``ExchangeDiagramTests``'. A body part is delivered, queued or dropped exactly as
@@ -56,7 +56,6 @@ struct ConnectionDiagramTests {
             case .none, .exchange(.none): "—"
             case .exchange(.answer), .refuse(.answer, _): "answer"
             case .exchange(.closeConnection), .refuse(.closeConnection, _), .close: "close"
-            case .deliverQueued: "take what is queued"
             default: "the exchange's action"
             }
         }
@@ -84,7 +83,7 @@ struct ConnectionDiagramTests {
                 { machine in
                     let result = delivery(&machine, .end(nil))
                     guard result == "deliver", machine.exchange != nil else { return result }
-                    return action(machine.exchangeEvent { $0.requestEnd(now: start) })
+                    return action(machine.exchangeEvent(now: start) { $0.requestEnd(now: start) })
                 }
             ),
             (
@@ -97,11 +96,13 @@ struct ConnectionDiagramTests {
             (
                 "the exchange finished",
                 { machine in
-                    // As the handler finishes it: closing when the exchange will not keep the connection.
-                    let close = machine.exchange?.persistence == .close
-                    switch machine.exchangeFinished(close: close, now: start) {
-                    case .close: return "close"
-                    case .deliverQueued:
+                    // The exchange's action that ends it, as the exchange decides: closing when it will not keep
+                    // the connection. The connection's decision leaves in that action.
+                    guard let exchange = machine.exchange else { return "cannot happen" }
+                    let close = exchange.persistence == .close
+                    switch machine.exchangeEvent(now: start, { _ in .finish(close: close) }) {
+                    case .exchange(.finish(close: true)): return "close"
+                    case .exchange(.finish(close: false)):
                         var taken: [String] = []
                         while case let next = machine.nextQueued(now: start), next != .none {
                             if case .deliver = next {
@@ -131,7 +132,7 @@ struct ConnectionDiagramTests {
                     return action(machine.deadlinesDue(now: later, readsWithheld: false))
                 }
             ),
-            ("quiesce", { action($0.quiesce()) }),
+            ("quiesce", { action($0.quiesce(now: start)) }),
             ("the listener wants room", { action($0.closeIfIdle()) }),
             (
                 "the exchange became a tunnel",
@@ -165,7 +166,8 @@ struct ConnectionDiagramTests {
         var table = TransitionTable(start: start, name: Self.name, events: events)
         // Closed and tunnelled are the ends: the handler has left the pipeline, or the channel is closing.
         table.omitted = {
-            $0.action == "illegal: counted" || $0.from.hasPrefix("closed") || $0.from.hasPrefix("tunnelled")
+            $0.action == "illegal: counted" || $0.action == "cannot happen" || $0.from.hasPrefix("closed")
+                || $0.from.hasPrefix("tunnelled")
                 || $0.from.hasPrefix("lingering")
                 || ($0.from.hasPrefix("idle") && $0.event == "the request's end")  // no end without a head
         }

@@ -36,7 +36,7 @@ struct ConnectionStateMachineTests {
         #expect(connection.queued.count == 2)
         #expect(!connection.wantsRead(upstreamWritable: true))
         #expect(connection.nextQueued(now: Self.start) == .none)  // /b waits for /a
-        #expect(connection.exchangeFinished(close: false, now: Self.start) == .deliverQueued)
+        #expect(Self.answerAndEnd(&connection) == .exchange(.finish(close: false)))
         #expect(connection.nextQueued(now: Self.start) == .deliver(Self.head("/b")))
         connection.begin(.init(method: .GET), now: Self.start)
         #expect(connection.nextQueued(now: Self.start) == .deliver(.end(nil)))
@@ -69,7 +69,7 @@ struct ConnectionStateMachineTests {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
         let done = Self.start + .seconds(100)
-        #expect(connection.exchangeFinished(close: false, now: done) == .deliverQueued)
+        #expect(Self.answerAndEnd(&connection, now: done) == .exchange(.finish(close: false)))
         #expect(connection.nextDeadline == done + Self.limits.idle)
         #expect(connection.deadlinesDue(now: done + .seconds(74), readsWithheld: false) == .none)
         #expect(connection.deadlinesDue(now: done + Self.limits.idle, readsWithheld: false) == .close(.idle))
@@ -79,14 +79,14 @@ struct ConnectionStateMachineTests {
     @Test("quiescing: an idle connection closes now; a busy one finishes its exchange, then closes")
     func quiescing() throws {
         var idle = ConnectionStateMachine(limits: Self.limits, now: Self.start)
-        #expect(idle.quiesce() == .close(.quiescing))
+        #expect(idle.quiesce(now: Self.start) == .close(.quiescing))
 
         var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         busy.begin(.init(method: .GET), now: Self.start)
         _ = busy.received(Self.head("/next"))
-        #expect(busy.quiesce() == .none)
+        #expect(busy.quiesce(now: Self.start) == .none)
         #expect(busy.exchange?.persistence == .close)
-        #expect(busy.exchangeFinished(close: false, now: Self.start) == .close(.afterResponse))
+        #expect(Self.answerAndEnd(&busy) == .exchange(.finish(close: true)))
         #expect(busy.nextQueued(now: Self.start) == .none)  // the pipelined request is never started
     }
 
@@ -94,8 +94,8 @@ struct ConnectionStateMachineTests {
     func noRequestAfterQuiescing() {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        _ = connection.quiesce()
-        _ = connection.exchangeFinished(close: false, now: Self.start)
+        _ = connection.quiesce(now: Self.start)
+        _ = Self.answerAndEnd(&connection)
         // A pipelined head queued before the close is dropped with it.
         #expect(connection.received(Self.head("/late")) == .none)
         #expect(connection.queued.isEmpty)
@@ -115,7 +115,7 @@ struct ConnectionStateMachineTests {
                     refusal: "head_too_large"))
         #expect(connection.reading == .stopped)
         #expect(!connection.decodes)
-        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close(.afterResponse))
+        #expect(connection.exchange == nil, "the answer ends the exchange, and the connection closes after it")
         #expect(
             connection.readFailed(.headersTooLarge, now: Self.start) == .exchange(.closeConnection(closeUpstream: true))
         )
@@ -140,29 +140,27 @@ struct ConnectionStateMachineTests {
     func tickets() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        let first = connection.exchangeEvent {
+        let first = connection.exchangeEvent(now: Self.start) {
             $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
         let firstTicket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(first)))
-        _ = connection.exchangeEvent { $0.tokenFailed(firstTicket, .signInRequired(reason: "r")) }
-        _ = connection.exchangeFinished(close: false, now: Self.start)
+        _ = connection.exchangeEvent(now: Self.start) { $0.tokenFailed(firstTicket, .signInRequired(reason: "r")) }
+        #expect(
+            connection.exchangeEvent(now: Self.start) { $0.requestEnd(now: Self.start) }
+                == .exchange(.finish(close: false)))
         connection.begin(.init(method: .GET), now: Self.start)
-        let second = connection.exchangeEvent {
+        let second = connection.exchangeEvent(now: Self.start) {
             $0.route(.upstream(sendsToken: true, needsToken: true, limit: .seconds(30)), now: Self.start)
         }
         let secondTicket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(second)))
         #expect(firstTicket != secondTicket)
         #expect(connection.exchange?.awaits(firstTicket) == false)
-        let late = connection.exchangeEvent { $0.tokenArrived(firstTicket) }
+        let late = connection.exchangeEvent(now: Self.start) { $0.tokenArrived(firstTicket) }
         #expect(late == .exchange(.none))
     }
 
-    @Test("a head while an exchange is in progress, or an exchange's end with none, is counted and closes")
+    @Test("a head while an exchange is in progress is counted and closes")
     func illegalEvents() {
-        var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
-        #expect(connection.exchangeFinished(close: false, now: Self.start) == .close(.afterResponse))
-        #expect(connection.illegalEvents == 1)
-
         var busy = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
         #expect(busy.begin(.init(method: .GET), now: Self.start) == .none)
         #expect(busy.begin(.init(method: .GET), now: Self.start) == .close(.illegalEvent))
@@ -173,13 +171,13 @@ struct ConnectionStateMachineTests {
     func readingEndsAfterLastRequest() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .POST, keepAlive: false), now: Self.start)
-        let connect = connection.exchangeEvent {
+        let connect = connection.exchangeEvent(now: Self.start) {
             $0.route(.upstream(sendsToken: false, needsToken: false, limit: .seconds(30)), now: Self.start)
         }
         let ticket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(connect)))
-        _ = connection.exchangeEvent { $0.connected(ticket, now: Self.start) }
+        _ = connection.exchangeEvent(now: Self.start) { $0.connected(ticket, now: Self.start) }
         #expect(connection.reading == .open, "its body still streams")
-        _ = connection.exchangeEvent { $0.requestEnd(now: Self.start) }
+        _ = connection.exchangeEvent(now: Self.start) { $0.requestEnd(now: Self.start) }
         #expect(connection.reading == .ended)
         #expect(connection.decodes, "what follows is still decoded, so a malformed message is counted")
         #expect(connection.received(Self.head("/next")) == .none)
@@ -193,8 +191,9 @@ struct ConnectionStateMachineTests {
     func refusalInItsTurn() throws {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET), now: Self.start)
-        _ = connection.exchangeEvent { $0.route(.local, now: Self.start) }
-        _ = connection.exchangeEvent { $0.requestEnd(now: Self.start) }
+        _ = connection.exchangeEvent(now: Self.start) { $0.route(.local, now: Self.start) }
+        let ask = connection.exchangeEvent(now: Self.start) { $0.requestEnd(now: Self.start) }
+        let ticket = try #require(ExchangeScript.ticket(of: Self.exchangeAction(ask)))
         #expect(connection.received(Self.head("/b")) == .none)
         #expect(connection.received(.body(ByteBuffer(string: "half"))) == .none)
         let refusal = ConnectionStateMachine.Refusal(problem: .badRequest(detail: "bad chunk"), label: "bad_chunk")
@@ -203,7 +202,8 @@ struct ConnectionStateMachineTests {
         #expect(connection.queued.isEmpty, "the refused request's own head never reaches an upstream")
         #expect(!connection.decodes)
         #expect(connection.closeIfIdle() == .none)
-        #expect(connection.exchangeFinished(close: false, now: Self.start) == .deliverQueued)
+        let answered = connection.exchangeEvent(now: Self.start) { $0.localAnswer(ticket, .response(Self.noContent)) }
+        #expect(Self.exchangeAction(answered).endsExchange == false, "the connection stays for the refusal's turn")
         let answer = connection.nextQueued(now: Self.start)
         guard case .refuse(.answer(.problem(let problem), _, _, _), let label) = answer else {
             Issue.record("the refusal is answered in its turn: \(answer)")
@@ -218,7 +218,7 @@ struct ConnectionStateMachineTests {
     func lingering() {
         var connection = ConnectionStateMachine(limits: Self.limits, now: Self.start)
         connection.begin(.init(method: .GET, keepAlive: false), now: Self.start)
-        #expect(connection.exchangeFinished(close: true, now: Self.start) == .close(.afterResponse))
+        #expect(Self.answerAndEnd(&connection) == .exchange(.finish(close: true)))
         connection.linger()
         #expect(connection.isLingering)
         #expect(!connection.decodes)
@@ -232,12 +232,12 @@ struct ConnectionStateMachineTests {
     static func awaitingHead(kept: Bool = true) throws -> ConnectionStateMachine {
         var connection = ConnectionStateMachine(limits: limits, now: start)
         connection.begin(.init(method: .GET), now: start)
-        let connect = connection.exchangeEvent {
+        let connect = connection.exchangeEvent(now: start) {
             $0.route(.upstream(sendsToken: true, needsToken: false, limit: .seconds(30)), now: start)
         }
         let ticket = try #require(ExchangeScript.ticket(of: exchangeAction(connect)))
-        _ = connection.exchangeEvent { $0.requestEnd(now: start) }
-        _ = connection.exchangeEvent { $0.connected(ticket, now: start) }
+        _ = connection.exchangeEvent(now: start) { $0.requestEnd(now: start) }
+        _ = connection.exchangeEvent(now: start) { $0.connected(ticket, now: start) }
         return connection
     }
 
@@ -252,14 +252,14 @@ struct ConnectionStateMachineTests {
         var bearer = try Self.awaitingHead()
         let plain = bearer.responseHead(
             ok, endsWithConnection: false,
-            verdict: TokenVerdict.decide(status: .ok, headers: [:], route: .bearer, granted: []))
+            verdict: TokenVerdict.decide(status: .ok, headers: [:], route: .bearer, granted: []), now: Self.start)
         #expect(plain == .exchange(.forwardResponseHead(ok, keepAlive: true)))
 
         // A discovered route's 200: its flow hears the token was answered, with the head's forwarding.
         var answered = try Self.awaitingHead()
         let verdict = TokenVerdict.decide(status: .ok, headers: [:], route: discovered, granted: [])
         #expect(
-            answered.responseHead(ok, endsWithConnection: false, verdict: verdict)
+            answered.responseHead(ok, endsWithConnection: false, verdict: verdict, now: Self.start)
                 == .responseHead(.forwardResponseHead(ok, keepAlive: true), token: .answered, stepUpAnswered: false))
 
         // A step-up the route does not make itself: the token is dropped and the problem answered, counted.
@@ -270,7 +270,7 @@ struct ConnectionStateMachineTests {
                 headers: ["www-authenticate": #"Bearer error="insufficient_scope", scope="read write""#]))
         let stepUp = TokenVerdict.decide(
             status: .forbidden, headers: insufficient.headers, route: discovered, granted: ["read"])
-        let action = forbidden.responseHead(insufficient, endsWithConnection: false, verdict: stepUp)
+        let action = forbidden.responseHead(insufficient, endsWithConnection: false, verdict: stepUp, now: Self.start)
         guard case .responseHead(.answer(.failure(.insufficientScope), _, _, _), let token, true) = action else {
             Issue.record("a step-up answered with the problem: \(action)")
             return
@@ -281,7 +281,19 @@ struct ConnectionStateMachineTests {
         // A head the exchange cannot take (none was asked for): aborted, and the token source hears nothing.
         var unasked = ConnectionStateMachine(limits: Self.limits, now: Self.start, assertsOnIllegalEvents: false)
         unasked.begin(.init(method: .GET), now: Self.start)
-        #expect(unasked.responseHead(ok, endsWithConnection: false, verdict: verdict) == .exchange(.abort))
+        #expect(
+            unasked.responseHead(ok, endsWithConnection: false, verdict: verdict, now: Self.start) == .exchange(.abort))
+    }
+
+    static let noContent = LocalResponse(status: .noContent, contentType: "text/plain", body: ByteBuffer())
+
+    /// Answers the exchange in progress at once (as a CORS preflight is), then ends its request: returns the
+    /// action that ends the exchange, with the connection's decision in it.
+    static func answerAndEnd(
+        _ connection: inout ConnectionStateMachine, now: NIODeadline = start
+    ) -> ConnectionStateMachine.Action {
+        _ = connection.exchangeEvent(now: now) { $0.route(.answer(.response(noContent)), now: now) }
+        return connection.exchangeEvent(now: now) { $0.requestEnd(now: now) }
     }
 
     /// The exchange's action inside a connection action.

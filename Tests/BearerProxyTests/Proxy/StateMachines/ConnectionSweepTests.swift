@@ -97,14 +97,10 @@ struct ConnectionSweepTests {
             run(action, &step)
         case .deliver(let part):
             dispatch(part, &step)
-        case .deliverQueued:
-            while case let next = step.machine.nextQueued(now: start), next != .none {
-                perform(next, &step)
-                if case .refuse = next { break }
-            }
         case .refuse(let action, _):
             if step.world.serving == nil { step.world.serving = step.world.begun }
-            if step.machine.exchange != nil, case .answer = action, step.world.begun == step.world.serving {
+            // A refusal is always an exchange's answer: one begun for it when none was in progress.
+            if case .answer = action, step.world.begun == step.world.serving {
                 step.world.begun += 1  // the exchange begun for the malformed message
             }
             run(action, &step)
@@ -129,14 +125,14 @@ struct ConnectionSweepTests {
             }
             step.world.begun += 1
             step.world.serving = request
-            perform(step.machine.exchangeEvent { $0.route(.local, now: now) }, &step)
+            perform(step.machine.exchangeEvent(now: now) { $0.route(.local, now: now) }, &step)
         case .body(let buffer):
             let request = Int(String(buffer: buffer)) ?? -1
             if step.world.serving != request { step.world.failures.append("a body part of \(request) misdelivered") }
-            perform(step.machine.exchangeEvent { $0.requestBody(buffer, now: now) }, &step)
+            perform(step.machine.exchangeEvent(now: now) { $0.requestBody(buffer, now: now) }, &step)
         case .end:
             if step.world.serving == nil { step.world.failures.append("a request's end with no exchange") }
-            perform(step.machine.exchangeEvent { $0.requestEnd(now: now) }, &step)
+            perform(step.machine.exchangeEvent(now: now) { $0.requestEnd(now: now) }, &step)
         }
     }
 
@@ -169,9 +165,18 @@ struct ConnectionSweepTests {
         }
     }
 
+    /// The exchange is over, and the connection has decided (`close`, in the action that ended it): closed, or on
+    /// to what is queued, as the handler's `finishExchange` does.
     static func finish(close: Bool, _ step: inout Step) {
         step.world.serving = nil
-        perform(step.machine.exchangeFinished(close: close, now: start), &step)
+        if close {
+            step.world.closed = true
+            return
+        }
+        while case let next = step.machine.nextQueued(now: start), next != .none {
+            perform(next, &step)
+            if case .refuse = next { break }
+        }
     }
 
     static func apply(_ event: Event, to step: inout Step) {
@@ -194,11 +199,11 @@ struct ConnectionSweepTests {
         case .localAnswer:
             let ticket = step.world.pendingAnswer!
             let response = LocalResponse(status: .ok, contentType: "text/plain", body: ByteBuffer())
-            perform(step.machine.exchangeEvent { $0.localAnswer(ticket, .response(response)) }, &step)
+            perform(step.machine.exchangeEvent(now: start) { $0.localAnswer(ticket, .response(response)) }, &step)
         case .timer:
             perform(step.machine.deadlinesDue(now: later, readsWithheld: false), &step)
         case .quiesce:
-            perform(step.machine.quiesce(), &step)
+            perform(step.machine.quiesce(now: start), &step)
         case .roomWanted:
             perform(step.machine.closeIfIdle(), &step)
         case .readWithoutPart:
