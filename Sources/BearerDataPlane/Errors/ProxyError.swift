@@ -39,8 +39,7 @@ package enum ProxyError: Error, Equatable {
     /// the route's token has and what the challenge asks for — is needed; a refresh never widens.
     case discoveredStepUpRequired(route: String, scopes: [String], note: String? = nil)
     /// A discovered route's upstream refused its token (`401`) and the proxy does not send the request again; `note`
-    /// says why. The upstream's challenge is not passed on: the proxy signs in for the route, not its client (SPEC
-    /// §6.3).
+    /// says why. The upstream's challenge is not passed on: the proxy signs in for the route, not its client.
     case discoveredTokenRefused(route: String, note: String)
     /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth.
     case oauthMetadataNotForwarded(route: String)
