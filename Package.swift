@@ -6,22 +6,22 @@ import PackageDescription
 
 // Release builds of the product skip the runtime exclusivity check (swift_beginAccess on each access to a class's
 // stored property): 22 of the 242 checks a proxied request makes are in our code (bench/counts.sh; the other 220 are
-// SwiftNIO's, which a root-package setting cannot reach — docs/benchmarks.md, session 6). Nothing relies on it.
-// The check only traps on overlapping accesses to the same variable, which is a programming error, never handled;
-// the compiler still enforces exclusivity statically in every build, and debug builds — which every test runs —
-// keep the runtime check, so an overlap that the suite reaches traps there. Each handler's state is confined to
-// its event loop, so there is no cross-thread overlap for the check to find either (Swift 6 checks that
-// statically). A root-package setting: it covers our targets, not the dependencies.
+// SwiftNIO's, which a root-package setting cannot reach — docs/benchmarks.md). Nothing relies on it. The check only
+// traps on overlapping accesses to the same variable, which is a programming error, never handled; the compiler still
+// enforces exclusivity statically in every build, and debug builds — which every test runs — keep the runtime check, so
+// an overlap that the suite reaches traps there. Each handler's state is confined to its event loop, so there is no
+// cross-thread overlap for the check to find either (Swift 6 checks that statically). A root-package setting: it covers
+// our targets, not the dependencies.
 //
 // And cross-module optimization (release only): the data plane calls into five targets below it on every request,
-// and without it the split cost 27 retains and releases per proxied request (bench/counts.sh, #23 item 6); with it
-// and HeaderName/HeaderPolicy inlinable, the counts match the single target's within one.
+// and without it the split cost 27 retains and releases per proxied request (bench/counts.sh); with it and
+// HeaderName/HeaderPolicy inlinable, the counts match the single target's within one.
 let releaseSettings: [SwiftSetting] = [
     .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))
 ]
 
-// The layering of docs/architecture.md as targets (issue #23 item 6): each lists the targets of ours it may import,
-// all of them lower in this list, and the libraries it uses; nothing else can be imported (`swift build
+// The layering of docs/architecture.md as targets: each lists the targets of ours it may import, all of them lower in
+// this list, and the libraries it uses; nothing else can be imported (`swift build
 // --explicit-target-dependency-import-check error` in .ci/run; Tests/BearerProxyTests/Layering/LayeringTests.swift
 // checks the imports against the same table). The data plane and the control plane (sign-in) do not see each other;
 // only the composition root (BearerRuntime) and the CLI see everything.
@@ -159,8 +159,8 @@ let package = Package(
             ],
             path: "Tests/StressTool"
         ),
-        // The benchmark's floor (bench/floor, issue #15 items 3-4), in no product: a pass-through proxy on NIOHTTP1's
-        // codecs or on BearerCodec, the data plane's own strict HTTP/1.1 codec (#24), and that codec's differential
+        // The benchmark's floor (bench/floor, docs/benchmarks.md), in no product: a pass-through proxy on NIOHTTP1's
+        // codecs or on BearerCodec, the data plane's own strict HTTP/1.1 codec (SPEC §3), and that codec's differential
         // fuzz tests against NIOHTTP1's decoder.
         .executableTarget(
             name: "bench-floor-proxy",

@@ -66,7 +66,7 @@ struct AccountOptions: ParsableArguments {
 }
 
 /// `bearer-proxy login`: sign the account in and store it; prints who is signed in (SPEC §5). With a discovered
-/// route's prefix, signs in for that route at its own authorization server instead (#25; ``LoginRoute``).
+/// route's prefix, signs in for that route at its own authorization server instead (SPEC §6.3; ``LoginRoute``).
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
@@ -122,7 +122,7 @@ struct Login: AsyncParsableCommand {
                 }
                 return try await account.fetchRouteTokens()
             }
-            // A sign-in that did not reach the file is gone when this command exits: that is a failure (#22).
+            // A sign-in that did not reach the file is gone when this command exits: that is a failure.
             try account.requireSaved()
             let report = StatusReport(account: account)
             print("Signed in (\(account.configuration.account.flow.rawValue)).")

@@ -16,7 +16,7 @@ import Logging
     import Foundation
 #endif
 
-/// `bearer-proxy discover ROUTE` for a route whose authorization server is the account's own (#25 item 7): what a
+/// `bearer-proxy discover ROUTE` for a route whose authorization server is the account's own (SPEC §6.3): what a
 /// running proxy checks and asks for — the protected-resource metadata, whether it names the account's issuer, the
 /// scopes and whether `resource` is sent. No authorization-server metadata is fetched (nothing would sign in).
 extension Discover {

@@ -17,8 +17,8 @@ import NIOPosix
     import Foundation
 #endif
 
-/// `bearer-proxy discover ROUTE`: the dry run of a discovered route (#25 item 8) — probe its upstream without a
-/// token, follow its metadata, and print what a sign-in would use. Never signs in, never sends a credential.
+/// `bearer-proxy discover ROUTE`: the dry run of a discovered route (SPEC §6.3) — probe its upstream without a token,
+/// follow its metadata, and print what a sign-in would use. Never signs in, never sends a credential.
 struct Discover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Probe a discovered route's upstream and show its authorization server, without signing in.")

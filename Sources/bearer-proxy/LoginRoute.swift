@@ -16,14 +16,14 @@ import Logging
     import Foundation
 #endif
 
-/// `bearer-proxy login ROUTE` for a discovered route (#25 item 4): discover its authorization server, pick the
-/// client, sign in with the browser (or the pasted redirect) and store the outcome in the state directory — the
-/// account is not touched.
+/// `bearer-proxy login ROUTE` for a discovered route (SPEC §6.3): discover its authorization server, pick the client,
+/// sign in with the browser (or the pasted redirect) and store the outcome in the state directory — the account is not
+/// touched.
 struct LoginRoute {
     let global: GlobalOptions
     let noPersist: Bool
     let noBrowser: Bool
-    /// `--scopes`: the scopes to sign in for instead of the discovered ones (a step-up, #25 item 5).
+    /// `--scopes`: the scopes to sign in for instead of the discovered ones (a step-up).
     let scopes: [String]?
 
     func run(route: String) async throws {
@@ -34,7 +34,7 @@ struct LoginRoute {
             hint: "; run bearer-proxy login without a route to sign the account in")
         let prefix = match.prefix
         guard !settings.usesAccount else {
-            // Nothing to sign in for: the account's sign-in serves the route (#25 item 7).
+            // Nothing to sign in for: the account's sign-in serves the route.
             Terminal.error(
                 "error: \(prefix) uses the account's sign-in (\"authorizationServer\": \"account\"); run bearer-proxy "
                     + "login without a route")

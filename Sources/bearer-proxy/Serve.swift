@@ -171,9 +171,9 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    /// The console of the sign-ins `serve` opens itself (`"signIn": "auto"`, #25 item 2): the terminal, when a
-    /// route asks for them and a browser can be opened here; nil otherwise — those routes then answer as with
-    /// `"login"`, and a warning says why.
+    /// The console of the sign-ins `serve` opens itself (`"signIn": "auto"`, SPEC §6.3): the terminal, when a route
+    /// asks for them and a browser can be opened here; nil otherwise — those routes then answer as with `"login"`, and
+    /// a warning says why.
     private static func signInConsole(
         for configuration: Configuration, global: GlobalOptions, logger: Logger
     ) -> (any SignInConsole)? {

@@ -1,10 +1,10 @@
 import NIOCore
 import NIOHTTP1
 
-/// A client's request head as the codec read it (#24 condition 5): the head's own bytes with the codec's offsets —
-/// the checks read its fields where they lie, and the upstream's head is written from them in one pass
-/// (``Forwarding``) — and its request line (``RequestLine``), for what the exchange records (method, target,
-/// version). Field values become strings only when a check reads them.
+/// A client's request head as the codec read it: the head's own bytes with the codec's offsets — the checks read its
+/// fields where they lie, and the upstream's head is written from them in one pass (``Forwarding``) — and its request
+/// line (``RequestLine``), for what the exchange records (method, target, version). Field values become strings only
+/// when a check reads them.
 package struct ClientRequest: Sendable, Equatable {
     /// The request line: method, target and version. The fields are ``bytes``'.
     package let line: RequestLine
@@ -20,7 +20,7 @@ package struct ClientRequest: Sendable, Equatable {
     }
 
     /// Whether the client may send another request on this connection. An HTTP/1.0 request is always the last:
-    /// h11 reads nothing after one, so a second request would be one a reference refuses (#24 condition 2).
+    /// h11 reads nothing after one, so a second request would be one a reference refuses (SPEC §3).
     package var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
 
     /// The value of the field `bytes[range]` (a name or a value the codec validated).
@@ -63,9 +63,9 @@ package struct ClientRequest: Sendable, Equatable {
 /// What ``RequestDecoder`` delivers for each client request. Trailers are not delivered: the proxy drops them
 /// (SPEC §8).
 package enum ClientRequestPart: Sendable, Equatable {
-    /// Not indirect: parts no longer cross the pipeline in a `NIOAny` (which boxed anything over three words, the
-    /// reason this case was once indirect); they are returned by value to the handler that runs the decoder, and a
-    /// box would cost an allocation per message (#24, session 17).
+    /// Not indirect: parts do not cross the pipeline in a `NIOAny` (which boxes anything over three words); they are
+    /// returned by value to the handler that runs the decoder, and a box would cost an allocation per message
+    /// (bench/counts.sh).
     case head(ClientRequest)
     case body(ByteBuffer)
     case end

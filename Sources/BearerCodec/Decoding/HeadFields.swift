@@ -1,7 +1,7 @@
 import NIOCore
 
 /// A parsed head's field lines as the `(name, value)` strings NIOHTTP1's parts carry, for the machines above the
-/// decoders — until condition 5 of #24 lets them read the byte ranges themselves.
+/// decoders that do not yet read the byte ranges themselves.
 package enum HeadFields {
     /// The field lines between `fieldsStart` and `length` of the head at `buffer`'s reader index, in order, values
     /// without surrounding whitespace. An HTTP/1.1 `Connection` that says only `keep-alive` is left out: it says

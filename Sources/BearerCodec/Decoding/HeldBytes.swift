@@ -1,7 +1,7 @@
 import NIOCore
 
 /// The bytes a decoder has been given and not read yet: a head in pieces, or a new protocol's first bytes behind an
-/// upgrade (#24). ``RequestDecoder`` and ``ResponseDecoder`` each hold theirs in one, and read ``buffer`` in place.
+/// upgrade. ``RequestDecoder`` and ``ResponseDecoder`` each hold theirs in one, and read ``buffer`` in place.
 package struct HeldBytes {
     /// The bytes not read yet; the decoder reads them in place.
     package var buffer: ByteBuffer

@@ -1,16 +1,15 @@
 import NIOCore
 import NIOHTTP1
 
-/// The data plane's request decoder (#24): the client's bytes read by ``BearerCodec``'s strict grammar, which accepts
-/// a message only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame alike, and
-/// refuses everything else with a ``HeadError`` (answered by ``ProxyConnectionHandler/decodeFailed(_:)``).
+/// The data plane's request decoder (SPEC §3): the client's bytes read by ``BearerCodec``'s strict grammar, which
+/// accepts a message only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame alike,
+/// and refuses everything else with a ``HeadError`` (answered by ``ProxyConnectionHandler/decodeFailed(_:)``).
 ///
 /// It delivers what NIOHTTP1's `HTTPRequestDecoder` delivered — a head, body slices of the bytes read (never
 /// copied), an end without trailers (the proxy drops trailers, SPEC §8) — one part per ``next(seenEOF:)``, so the
 /// machines above it are unchanged. It holds the bytes it has not read itself (``append(_:)``) and runs inline in
 /// ``ProxyConnectionHandler``: no handler of its own, since a part that crossed the pipeline as a `NIOAny` cost a
-/// dynamic cast and a generic-metadata lookup, and `ByteToMessageHandler`'s bookkeeping more (#24;
-/// docs/benchmarks.md, session 16).
+/// dynamic cast and a generic-metadata lookup, and `ByteToMessageHandler`'s bookkeeping more (docs/benchmarks.md).
 ///
 /// Like every HTTP/1.1 server's decoder it reads nothing after the connection's last request: one that does not
 /// keep the connection, or asks to switch protocols. After an upgrade the bytes that follow are held for the

@@ -3,8 +3,8 @@ import NIOHTTP1
 
 /// A request's line — method, target, version — as the exchange records it; the fields stay in the head's bytes
 /// (``ClientRequest``). A value of its own rather than NIOHTTP1's `HTTPRequestHead`, whose storage is a class: one
-/// allocation and a retain for every copy, on every request, for fields the data plane never puts there (#24
-/// session 18).
+/// allocation and a retain for every copy, on every request, for fields the data plane never puts there
+/// (docs/benchmarks.md).
 package struct RequestLine: Sendable, Equatable {
     package var method: HTTPMethod
     package var uri: String

@@ -1,19 +1,19 @@
 import NIOCore
 import NIOHTTP1
 
-/// The data plane's response decoder (#24): an upstream's bytes read by ``BearerCodec``'s strict grammar, which
-/// accepts a response only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame
-/// alike, and refuses everything else with a ``HeadError`` — the exchange answers 502, and the connection closes.
+/// The data plane's response decoder (SPEC §3): an upstream's bytes read by ``BearerCodec``'s strict grammar, which
+/// accepts a response only in the form all three reference parsers (llhttp, h11, Go's net/http) accept and frame alike,
+/// and refuses everything else with a ``HeadError`` — the exchange answers 502, and the connection closes.
 ///
 /// It delivers what NIOHTTP1's `HTTPResponseDecoder` delivered with `informationalResponseStrategy: .forward`, as
-/// bytes rather than strings (``UpstreamResponsePart``, #24 condition 5): a 1xx as a head alone, a final response as
-/// its head, body slices of the bytes read (never copied) and an end with its trailer section — one part per
-/// ``next(seenEOF:)``. It holds the bytes it has not read (``append(_:)``) and runs inline in ``UpstreamHandler``,
-/// as ``RequestDecoder`` does in the client's (no `ByteToMessageHandler`, no parts in a `NIOAny`; #24 session 16).
-/// How a response is framed depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a `101` only to a
-/// request that asked to upgrade), so the connection tells it of each request head it sends (``requestSent(_:)``).
-/// After a response that ends the connection it reads nothing more; after a `101` the bytes that follow are the new
-/// protocol's, held for the tunnel (``takeUndecodedBytes()``).
+/// bytes rather than strings (``UpstreamResponsePart``): a 1xx as a head alone, a final response as its head, body
+/// slices of the bytes read (never copied) and an end with its trailer section — one part per ``next(seenEOF:)``. It
+/// holds the bytes it has not read (``append(_:)``) and runs inline in ``UpstreamHandler``, as ``RequestDecoder`` does
+/// in the client's (no `ByteToMessageHandler`, no parts in a `NIOAny`; docs/benchmarks.md). How a response is framed
+/// depends on the request it answers (RFC 9112 §6.3: no body after HEAD; a `101` only to a request that asked to
+/// upgrade), so the connection tells it of each request head it sends (``requestSent(_:)``). After a response that ends
+/// the connection it reads nothing more; after a `101` the bytes that follow are the new protocol's, held for the
+/// tunnel (``takeUndecodedBytes()``).
 package struct ResponseDecoder {
     /// Why an upstream's bytes are not a response the proxy can relay, beyond the grammar's ``HeadError``.
     package enum Failure: Error, Equatable {

@@ -1,9 +1,9 @@
 import NIOCore
 import NIOHTTP1
 
-/// An upstream's response head as the codec read it: its own bytes, and where its parts lie in them (#24
-/// condition 5). The client's head is written from these bytes in one pass (``Forwarding``); field values become
-/// strings only on the rare paths that read them — a `401`'s or `403`'s challenge, a `101`'s fields.
+/// An upstream's response head as the codec read it: its own bytes, and where its parts lie in them. The client's head
+/// is written from these bytes in one pass (``Forwarding``); field values become strings only on the rare paths that
+/// read them — a `401`'s or `403`'s challenge, a `101`'s fields.
 package struct UpstreamResponse: Sendable, Equatable {
     /// The head, its empty line included: a slice of the bytes read, not a copy.
     package let bytes: ByteBuffer

@@ -1,12 +1,12 @@
 import NIOCore
 
 /// What ``ResponseDecoder`` delivers for each upstream response: NIOHTTP1's `HTTPClientResponsePart`, with the head
-/// and trailers as the bytes they came in (#24 condition 5).
+/// and trailers as the bytes they came in.
 package enum UpstreamResponsePart: Sendable {
     /// A head: a 1xx alone, then the final response's.
-    /// Not indirect: parts no longer cross the pipeline in a `NIOAny` (which boxed anything over three words, the
-    /// reason this case was once indirect); they are returned by value to the handler that runs the decoder, and a
-    /// box would cost an allocation per message (#24, session 17).
+    /// Not indirect: parts do not cross the pipeline in a `NIOAny` (which boxes anything over three words); they are
+    /// returned by value to the handler that runs the decoder, and a box would cost an allocation per message
+    /// (bench/counts.sh).
     case head(UpstreamResponse)
     /// A slice of the body as read (never copied).
     case body(ByteBuffer)

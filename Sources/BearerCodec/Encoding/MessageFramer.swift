@@ -6,7 +6,7 @@ import NIOCore
 ///
 /// A value the connection's last handler owns and calls (``ProxyConnectionHandler``), rather than a handler of its
 /// own: a part that crossed the pipeline as a `NIOAny` cost a dynamic cast and a generic-metadata lookup at each
-/// end, ~2 µs a request between them (#24; docs/benchmarks.md, session 16). Only ByteBuffers go down the pipeline.
+/// end, ~2 µs a request between them (docs/benchmarks.md). Only ByteBuffers go down the pipeline.
 package struct MessageFramer {
     /// The body being written goes as chunks.
     private var chunked = false
@@ -51,8 +51,7 @@ package struct MessageFramer {
     }
 
     /// A part with no bytes to send: an empty write only when a promise waits for it (it completes once what came
-    /// before is written); none otherwise — each write costs a pass through the pipeline to the socket's queue
-    /// (#24 session 18: 5 → 3 writes a request).
+    /// before is written); none otherwise — each write costs a pass through the pipeline to the socket's queue.
     private func writeNothing(from context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         if let promise { context.write(NIOAny(empty), promise: promise) }
     }

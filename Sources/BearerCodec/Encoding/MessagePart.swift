@@ -1,8 +1,8 @@
 import NIOCore
 
-/// A part of a message the proxy writes, heads already as bytes (#24 condition 5): the response to a client — the
-/// upstream's rewritten in one pass (``Forwarding``) or the proxy's own (``ResponseHeadBytes``) — or a request to an
-/// upstream (``UpstreamHandler``).
+/// A part of a message the proxy writes, heads already as bytes: the response to a client — the upstream's rewritten in
+/// one pass (``Forwarding``) or the proxy's own (``ResponseHeadBytes``) — or a request to an upstream
+/// (``UpstreamHandler``).
 package enum MessagePart: Sendable {
     /// A complete head, its empty line included; `chunked` when the body that follows goes as chunks (RFC 9112 §7.1).
     case head(ByteBuffer, chunked: Bool)

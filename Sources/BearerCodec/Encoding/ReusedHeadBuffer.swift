@@ -1,7 +1,7 @@
 import NIOCore
 
 /// The buffer a connection writes each of its message heads into, kept between messages so that a head costs no
-/// allocation (#24 condition 5: two of the twelve `malloc`s a request cost, each way — bench/counts.sh, session 17).
+/// allocation (two of the twelve `malloc`s a request would otherwise cost, each way — bench/counts.sh).
 ///
 /// A head written into it goes down the pipeline as a copy of the same storage; by the next message the socket has
 /// taken those bytes and let go of it, so the storage is uniquely this one's again and `clear(minimumCapacity:)`

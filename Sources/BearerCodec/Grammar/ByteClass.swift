@@ -11,8 +11,8 @@ enum ByteClass {
     /// The bytes a request-target may hold: pchar, "/" and "?" (RFC 3986 §3.3–3.4), with "%" checked apart — and
     /// `[ ] { } | ^` and the backtick, which RFC 3986 does not allow there but browsers send unencoded in a query
     /// (the WHATWG URL standard's query percent-encode set leaves them; `filter[name]=…` is everyday API syntax), and
-    /// all three reference parsers accept (#24 condition 4: no false refusal of a real client). None of them
-    /// delimits anything for a router or the path checks; `\`, `"`, `<`, `>`, `#`, controls and spaces stay refused.
+    /// all three reference parsers accept (SPEC §3: a real client's request is never refused). None of them delimits
+    /// anything for a router or the path checks; `\`, `"`, `<`, `>`, `#`, controls and spaces stay refused.
     @inline(__always) static func isTargetByte(_ byte: UInt8) -> Bool {
         contains(byte, low: 0xAFFF_FFF2_0000_0000, high: 0x7FFF_FFFF_EFFF_FFFF)
     }

@@ -8,8 +8,8 @@ package struct FieldLine: Sendable, Equatable {
 /// accepted, in order: each line's range (CRLF included), name and value (without surrounding whitespace). It
 /// relies on the validation already done, so it only looks for the colon and the line end — but every scan also
 /// stops at the end of the section (and the span's own bounds check stops any index past its bytes): given bytes
-/// that are not the head it was made for, it returns garbage ranges or nil, never reads outside them (#24
-/// condition 1; the prototype's scans ran until they met a colon or CR).
+/// that are not the head it was made for, it returns garbage ranges or nil, never reads outside them (SPEC §3: the
+/// codec is memory-safe in release builds; a scan that ran until it met a colon or CR would not be).
 package struct FieldLines {
     package struct Line {
         package var line: Range<Int>

@@ -50,7 +50,7 @@ struct FramingFields {
     /// Whether a tab is part of the whitespace around a framing field's value. RFC 9110 §5.5 allows it (OWS), but
     /// llhttp — NIOHTTP1's decoder, and so the product's — refuses `Content-Length: 3<HTAB>` and does not read
     /// `Transfer-Encoding: chunked<HTAB>` as chunked: the proxy must never frame a message its own decoder would
-    /// not (found by the long differential fuzz, `bench/floor/fuzz.sh`, in session 7).
+    /// not (the long differential fuzz, `bench/floor/fuzz.sh`, checks it).
     ///
     /// Both scans are bounded by the bytes as well as by the line (a CR after the value, the colon before it), so
     /// they stop inside the span whatever range they are given.

@@ -2,7 +2,7 @@ import NIOCore
 
 /// Writes the pieces of a head — the client's bytes in runs, the proxy's own lines — into a `ByteBuffer` in one
 /// write. Each `ByteBuffer` write checks that the buffer is uniquely owned, makes room, and moves its indices: a
-/// head of two dozen pieces paid that two dozen times, about 3 % of a proxied request's CPU (#24 session 20). Here
+/// head of two dozen pieces pays that two dozen times, about 3 % of a proxied request's CPU (docs/benchmarks.md). Here
 /// room is made once, for a bound the caller gives, and each piece is copied after checking that it fits.
 ///
 /// A piece that does not fit is not written and marks the head ``overflowed``: ``ByteBuffer/writeHead(bound:_:)``

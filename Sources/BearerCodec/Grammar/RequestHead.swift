@@ -18,7 +18,7 @@ package struct RequestHead: Sendable, Equatable {
     /// The head has a `Content-Length` field (`0` frames no body, but the client said so: the proxy says so too).
     package var hasContentLength: Bool
     /// The value of the first `X-Request-Id` field, if any; and whether there is an `Expect` field. Noted while the
-    /// fields are scanned, so that nothing after the codec walks the field lines again for them (#24 condition 5).
+    /// fields are scanned, so that nothing after the codec walks the field lines again for them.
     package var requestID: Range<Int>? = nil
     package var hasExpect = false
 

@@ -113,7 +113,7 @@ extension HeadScanner {
         }
         var byte = try self.byte(at: index, in: bytes)
         // RFC 9112 §4 asks for the space before an empty reason, but servers leave it out, and all three references
-        // read `HTTP/1.1 200` CRLF alike (the response relay's differential, #24).
+        // read `HTTP/1.1 200` CRLF alike (the response relay's differential test).
         if byte == ASCII.cr {
             try lineEnd(malformed: .statusLine, in: bytes)
             return status

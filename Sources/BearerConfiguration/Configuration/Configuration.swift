@@ -27,9 +27,9 @@ public struct Configuration: Sendable {
     /// Default false: when true, every request must carry the client key, even on loopback.
     public var requireKey: Bool
     /// Users of this machine, by uid (names are resolved when the file is read), who may connect over loopback
-    /// besides the proxy's own user (#26). Default none.
+    /// besides the proxy's own user (SPEC §9). Default none.
     public var allowUsers: [UInt32]
-    /// The global `requireHeader` (#26 item 3); every route's ``Route/requiredHeaders`` begins with it. Default none.
+    /// The global `requireHeader`; every route's ``Route/requiredHeaders`` begins with it. Default none.
     public var requireHeader: RequiredHeader?
 
     public init(

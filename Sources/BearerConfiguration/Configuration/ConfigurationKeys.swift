@@ -36,7 +36,7 @@ public enum ConfigurationKeys {
         "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery",
     ]
 
-    /// A discovered route's `discovery` (#25).
+    /// A discovered route's `discovery` (SPEC §6.3).
     public static let discovery: Set<String> = [
         "clientId", "clientSecretEnv", "clientMetadataDocument", "redirectPort", "allowPrivateAddresses",
         "authorizationServer", "signIn", "stepUp",

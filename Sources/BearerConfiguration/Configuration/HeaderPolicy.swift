@@ -3,7 +3,7 @@ import BearerHTTP
 import BearerJSON
 import NIOHTTP1
 
-/// Every header field the proxy treats in a way of its own, and how, in one table (#23 item 4).
+/// Every header field the proxy treats in a way of its own, and how, in one table (SPEC §8).
 ///
 /// There used to be four lists — the hop-by-hop names, the names a `Connection` option may not name, the names
 /// spelled with `_` that are refused, and the names `Forwarding` drops — and a rule added to one could be missed in
@@ -148,7 +148,7 @@ package enum HeaderPolicy {
         return []
     }
 
-    /// ``rules(of:)`` for the name at `bytes[name]`: a parsed head's field read where it lies (#24 condition 5).
+    /// ``rules(of:)`` for the name at `bytes[name]`: a parsed head's field read where it lies.
     @inlinable
     package static func rules(of bytes: Span<UInt8>, _ name: Range<Int>) -> Rules {
         let count = name.count

@@ -1,7 +1,7 @@
 import BearerHTTP
 import BearerJSON
 
-/// One socket the proxy accepts clients on (#26 item 2): a TCP address, or a Unix-domain socket file.
+/// One socket the proxy accepts clients on (SPEC §9): a TCP address, or a Unix-domain socket file.
 ///
 /// routes.json's `listen` (a string or an array of them) and `serve --listen` (repeatable) write each as
 /// `host:port` or `unix:PATH`; `unix:` alone means ``UnixSocketPath/defaultName`` under `$XDG_RUNTIME_DIR`.

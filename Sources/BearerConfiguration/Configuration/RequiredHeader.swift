@@ -1,8 +1,8 @@
 import BearerHTTP
 import BearerJSON
 
-/// `requireHeader`, globally or on a route (#26 item 3): requests to a route without this header — or, when a value
-/// is given, without exactly that value — get 403 before any token is fetched.
+/// `requireHeader`, globally or on a route (SPEC §9): requests to a route without this header — or, when a value is
+/// given, without exactly that value — get 403 before any token is fetched.
 ///
 /// It stops software that can be made to send requests but cannot choose their headers: a local service made to
 /// fetch a URL (SSRF), a browser's simple requests beyond the Origin check. It is not a secret — the client key is

@@ -29,8 +29,8 @@ public struct Route: Sendable {
     public var forwardedHeaders: Bool
     /// The route's own `tls.caFile`, else the global one.
     public var tls: TLSSettings
-    /// Headers a request must carry to use the route (#26 item 3): the global `requireHeader` and the route's own,
-    /// both checked. Default none.
+    /// Headers a request must carry to use the route (SPEC §9): the global `requireHeader` and the route's own, both
+    /// checked. Default none.
     public var requiredHeaders: [RequiredHeader]
 
     public init(
@@ -70,7 +70,7 @@ public enum RouteAuth: Sendable, Hashable {
     case firebaseID
     /// The `firebase` flow's Microsoft access token for these scopes (`"token": "provider-access"`).
     case providerAccess(ScopeSet)
-    /// `"auth": "discover"`: a token from the authorization server the upstream's own 401 names (#25); never the
+    /// `"auth": "discover"`: a token from the authorization server the upstream's own 401 names (SPEC §6.3); never the
     /// account's token, and never a token-cache key shared with bearer routes.
     case discover(DiscoverySettings)
 
@@ -87,7 +87,7 @@ extension RouteAuth {
     /// The key of the route's token in the token cache: its scope set — or, for the `firebase` flow's two kinds,
     /// a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
     /// for every `provider-access` route). nil for routes that carry no token.
-    /// The one key of a discovered route's own token cache (#25): a route has one audience and one sign-in.
+    /// The one key of a discovered route's own token cache: a route has one audience and one sign-in.
     public static let discoveredTokenKey = ScopeSet(["urn:bearer-proxy:discovered"])
 
     public var tokenKey: ScopeSet? {

@@ -16,7 +16,7 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
     public let resource: String?
 
     /// The scopes' hash, computed once: the token cache looks its tokens up by scope set on every proxied request,
-    /// and hashing the strings each time was ~1 % of one's CPU (#24 session 18).
+    /// and hashing the strings each time would be ~1 % of one's CPU (docs/benchmarks.md).
     private let scopesHash: Int
 
     public init(_ scopes: some Sequence<String>) {

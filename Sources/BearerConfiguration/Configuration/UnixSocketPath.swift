@@ -1,7 +1,7 @@
 import BearerHTTP
 import BearerJSON
 
-/// Where a Unix-domain socket listener's file is (#26 item 2): an absolute path short enough for `sun_path`.
+/// Where a Unix-domain socket listener's file is: an absolute path short enough for `sun_path`.
 public struct UnixSocketPath: Sendable, Hashable {
     public let path: String
 

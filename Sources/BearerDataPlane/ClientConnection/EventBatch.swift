@@ -6,15 +6,15 @@ import NIOCore
 /// and before it waits for more — so nothing waits for another event, only for the rest of the batch at hand
 /// (microseconds).
 ///
-/// Flushes (#24 session 21): a flush is a `write` to a socket whose reader — the upstream, the client — is often
-/// asleep in `epoll_wait`, and waking it is the costliest part of a write on a machine whose cores are shared (the
-/// wakeup's interrupt and, in a VM, its exit). Flushed one by one as each request is read, a loop's writes to the
-/// same peer are spread over the whole batch, and the peer, quick to drain each, is woken again and again; flushed
-/// together, they reach it at once. Measured: 0.068–0.084 wakeups a request → 0.059–0.067 (nginx as a proxy:
-/// 0.059–0.077), and 3.2 % less CPU a request. Only flushes that nothing waits on are left for the end (a response's
-/// end on a connection that stays open, a request sent upstream, a partial response at the end of an upstream
-/// read); a write that a close follows is flushed at once, and a client connection flushes what it left before it
-/// closes (``ProxyConnectionHandler/closeClient(mode:promise:)``).
+/// Flushes: a flush is a `write` to a socket whose reader — the upstream, the client — is often asleep in `epoll_wait`,
+/// and waking it is the costliest part of a write on a machine whose cores are shared (the wakeup's interrupt and, in a
+/// VM, its exit). Flushed one by one as each request is read, a loop's writes to the same peer are spread over the
+/// whole batch, and the peer, quick to drain each, is woken again and again; flushed together, they reach it at once.
+/// Measured: 0.068–0.084 wakeups a request → 0.059–0.067 (nginx as a proxy: 0.059–0.077), and 3.2 % less CPU a request.
+/// Only flushes that nothing waits on are left for the end (a response's end on a connection that stays open, a request
+/// sent upstream, a partial response at the end of an upstream read); a write that a close follows is flushed at once,
+/// and a client connection flushes what it left before it closes
+/// (``ProxyConnectionHandler/closeClient(mode:promise:)``).
 ///
 /// The token's clocks: see ``EventLoopState/cachedToken(for:key:in:)``.
 package final class EventBatch {

@@ -2,7 +2,7 @@ import NIOCore
 
 /// The time as one event on a connection sees it: read from the event loop once per event, not at each of the dozen
 /// places a request's handling asks (the connection's and the exchange's machines, timers, the pool, the access
-/// log) — `clock_gettime` was 4 % of the proxy's user time (perf, #24 session 17).
+/// log) — reading `clock_gettime` at each would be 4 % of the proxy's user time (perf; docs/benchmarks.md).
 ///
 /// Outside an event (``enter()``/``leave()``) every ``now(_:)`` reads the loop's clock afresh, so a path that is not
 /// wrapped is slower, never stale; inside one, the first reading is kept until the outermost event ends. Events
@@ -25,7 +25,7 @@ package struct EventClock {
     }
 
     /// The event's time once it has been read; nil outside an event, or before its first reading. Lets a caller
-    /// skip looking its loop up (a retain of the context and the loop) when the time is known (#24 session 18).
+    /// skip looking its loop up (a retain of the context and the loop) when the time is known (bench/counts.sh).
     package var current: NIODeadline? { cached }
 
     /// Whether an event is being handled.

@@ -48,7 +48,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var reads = ReadGate()
     /// Whether the client's channel is writable, as its last writability event said (NIO tells the pipeline as soon
     /// as it changes): asked for each response body part and request sent, where asking the channel cost a retain and
-    /// a release of it (#24 session 21).
+    /// a release of it (bench/counts.sh).
     private var clientWritable = true
     /// The client connection, and this upstream connection, have bytes to flush when the loop's batch of events ends
     /// (``EventBatch``); and this handler is in that batch already.
@@ -97,10 +97,10 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
-        // The context holds this handler and this handler held the context: a cycle NIO does not break, which kept
-        // every client connection's handler — and all it held — alive after its connection closed (#24 session 17:
-        // 3 KiB per connection; HandlerLifetimeTests, ConnectionMemoryTests). Nothing runs on it once removed: its
-        // timer is cancelled and never armed again, and the callbacks that outlive an event check ``removed``.
+        // The context holds this handler and this handler held the context: a cycle NIO does not break, which would
+        // keep every client connection's handler — and all it held — alive after its connection closed (about 3 KiB per
+        // connection; HandlerLifetimeTests, ConnectionMemoryTests). Nothing runs on it once removed: its timer is
+        // cancelled and never armed again, and the callbacks that outlive an event check ``removed``.
         self.context = nil
         // The connection machine's own illegal events (the exchange's are counted as they abort).
         if connection.illegalEvents > 0 {
@@ -513,7 +513,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
 /// The client's bytes read into request parts by ``RequestDecoder`` inline, rather than by a `ByteToMessageHandler`
 /// before this handler: a part that crossed the pipeline as a `NIOAny` cost a dynamic cast and a generic-metadata
-/// lookup, and the handler's own bookkeeping more (#24; docs/benchmarks.md, session 16).
+/// lookup, and the handler's own bookkeeping more (docs/benchmarks.md).
 ///
 /// What the `ByteToMessageHandler` did, done here: bytes that arrive while the decoder runs (a read delivered
 /// synchronously) are added and decoded by the run in progress; a refusal, or the client leaving, stops the reading
@@ -577,7 +577,7 @@ extension ProxyConnectionHandler {
             return decide(.local)
         }
         // Root-level OAuth metadata for a discovered route (RFC 9728 §3.1): never forwarded — not even to a `/`
-        // route — nor answered, so a local client starts no OAuth of its own (#25).
+        // route — nor answered, so a local client starts no OAuth of its own (SPEC §6.3).
         if let resource = DiscoveredRouteGate.insertedResourcePath(target.path),
             let owner = proxy.configuration.routes.match(path: resource[...]),
             proxy.bindings[owner.position].isDiscovered
@@ -591,7 +591,7 @@ extension ProxyConnectionHandler {
         let binding = proxy.bindings[match.position]
         // Read through the binding, not a local copy of the route: copying `Route` retains its dozen fields.
         exchange.routeLabel = binding.route.prefix
-        // Before anything of the route is used — its token above all (#26 item 3).
+        // Before anything of the route is used — its token above all (SPEC §9).
         if let refusal = Self.routeRefusal(request, binding: binding, target: target, remainder: match.remainder) {
             return refuseHead(refusal)
         }
@@ -633,9 +633,9 @@ extension ProxyConnectionHandler {
     }
 
     /// Refuses a request for what its head says — its syntax, framing, Host, origin, route or method — before any of
-    /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3; #28). A front proxy that
-    /// framed the refused request differently would have a second request hidden in what follows; and nothing the
-    /// client sends after a refusal is worth the risk of reading it as a request.
+    /// it goes anywhere: answers and closes, reading nothing after it (RFC 9112 §6.3). A front proxy that framed the
+    /// refused request differently would have a second request hidden in what follows; and nothing the client sends
+    /// after a refusal is worth the risk of reading it as a request.
     private func refuseHead(_ error: ProxyError) {
         decide(.refuse(error))
     }
@@ -766,11 +766,11 @@ extension ProxyConnectionHandler {
     }
 }
 
-/// `"stepUp": "auto"` (#25 item 5): a discovered route's `403` `insufficient_scope` is not forwarded; the route's
-/// token cache asks `serve` for a sign-in for the union of the granted and the asked scopes, and the request goes
-/// again, once, with that sign-in's token — as a `401` `invalid_token` does with a refreshed one (SPEC §7). The
-/// bounds on the sign-ins are the control plane's (``TokenCache``'s flow); the bound on the replay is the
-/// exchange's (``ExchangeStateMachine``: one replay, only with the whole body kept, within the route's limit).
+/// `"stepUp": "auto"` (SPEC §6.3): a discovered route's `403` `insufficient_scope` is not forwarded; the route's token
+/// cache asks `serve` for a sign-in for the union of the granted and the asked scopes, and the request goes again,
+/// once, with that sign-in's token — as a `401` `invalid_token` does with a refreshed one (SPEC §7). The bounds on the
+/// sign-ins are the control plane's (``TokenCache``'s flow); the bound on the replay is the exchange's
+/// (``ExchangeStateMachine``: one replay, only with the whole body kept, within the route's limit).
 extension ProxyConnectionHandler {
     /// Gets the token of a new sign-in for `scopes` for the replay `ticket`: what ``fetchToken(_:claims:)`` does,
     /// with a step-up request, counted by its outcome (`reauthorized`, or `declined` when no token came in time).
@@ -1028,7 +1028,7 @@ extension ProxyConnectionHandler {
             // The HTTP handlers leave. The bytes their decoders hold — frames sent right behind the handshake or
             // the 101 — go to the tunnel's ends as reads, with no read-complete after them, which is when a tunnel
             // end flushes: hence the flushes, without which a server's greeting sent with its 101 waited for the
-            // next bytes from its side on two connections in three (#24, the real clients' corpus;
+            // next bytes from its side on two connections in three (the real clients' corpus;
             // WebSocketEarlyBytesTests).
             // Each end takes them from the handler before it (above TLS), before that handler leaves.
             upstream.forwardUndecodedBytes()
@@ -1130,8 +1130,8 @@ extension ProxyConnectionHandler {
     /// Makes the timer fire no later than the earliest deadline that applies now — or, inside an event, that applies
     /// once the event is over (``leaveEvent()``): an event moves the machines through several states (a request's
     /// head, its routing, its send; a response's head and end), and working out the earliest deadline after each
-    /// was 7 readings of both machines a request (#24 session 21). A deadline that applies only between two steps
-    /// of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
+    /// would read both machines several times a request (docs/benchmarks.md). A deadline that applies only between two
+    /// steps of one event is gone by its end, and nothing can fire in between: the loop runs nothing else meanwhile.
     private func updateTimer() {
         if clock.isInEvent {
             timer.markStale()

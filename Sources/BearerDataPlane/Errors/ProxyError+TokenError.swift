@@ -21,8 +21,7 @@ extension ProxyError {
         }
     }
 
-    /// The same for a discovered route (#25): a sign-in is needed for that route (`login ROUTE`), not for the
-    /// account.
+    /// The same for a discovered route: a sign-in is needed for that route (`login ROUTE`), not for the account.
     init(_ error: TokenError, discoveredRoute route: String) {
         if case .signInRequired(let reason) = error {
             self = .discoveredSignInRequired(route: route, reason: reason.isEmpty ? nil : reason)

@@ -32,16 +32,16 @@ package enum ProxyError: Error, Equatable {
     case upstreamStoppedReading(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
     case signInRequired(detail: String)
-    /// A discovered route (#25) with no usable sign-in: none stored, its refresh token refused, or its upstream now
-    /// naming another authorization server; `reason` says which when the route's flow knows (it names the command).
+    /// A discovered route (SPEC §6.3) with no usable sign-in: none stored, its refresh token refused, or its upstream
+    /// now naming another authorization server; `reason` says which when the route's flow knows (it names the command).
     case discoveredSignInRequired(route: String, reason: String? = nil)
     /// A discovered route's upstream answered `403` `insufficient_scope` (RFC 6750 §3.1): a sign-in for `scopes` — what
-    /// the route's token has and what the challenge asks for — is needed; a refresh never widens (#25 item 5).
+    /// the route's token has and what the challenge asks for — is needed; a refresh never widens.
     case discoveredStepUpRequired(route: String, scopes: [String], note: String? = nil)
     /// A discovered route's upstream refused its token (`401`) and the proxy does not send the request again; `note`
-    /// says why. The upstream's challenge is not passed on: the proxy signs in for the route, not its client (#25).
+    /// says why. The upstream's challenge is not passed on: the proxy signs in for the route, not its client.
     case discoveredTokenRefused(route: String, note: String)
-    /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth (#25).
+    /// `/.well-known/oauth-*` under a discovered route: never forwarded, so a local client starts no OAuth.
     case oauthMetadataNotForwarded(route: String)
     /// A path no route matches that an OAuth client tries at the proxy's origin when it starts a sign-in of its own
     /// (MCP's fallbacks: `/register`, `/authorize`, `/token`, the root authorization-server metadata) while the
@@ -204,7 +204,7 @@ package enum ProxyError: Error, Equatable {
         }
     }
 
-    /// Why `serve`'s own step-up (`"stepUp": "auto"`, #25 item 5) gave no wider token, as a sentence of the detail.
+    /// Why `serve`'s own step-up (`"stepUp": "auto"`, SPEC §6.3) gave no wider token, as a sentence of the detail.
     private static func stepUpNote(_ note: String) -> String {
         "serve's step-up did not get through: \(note.hasSuffix(".") ? String(note.dropLast()) : note). "
     }

@@ -13,7 +13,7 @@ import NIOHTTP1
 /// when the head is sent (again). Confined to the connection's event loop.
 ///
 /// One object a request: the route's side (once a separate `UpstreamLeg`) lives here too, which saved an allocation
-/// and the retains of its references on every proxied request (#24 session 20).
+/// and the retains of its references on every proxied request (bench/counts.sh).
 package final class Exchange {
     let id: String
     /// The request line (method, target, version); its fields are ``received``'s.
@@ -98,8 +98,8 @@ package final class Exchange {
     }
 
     /// Rewrites the request, `client` (its head as the codec read it), for the routed upstream with `token` (SPEC
-    /// §8), into the connection's `buffer`. The head is passed in, not kept here: a copy of it cost its retains and
-    /// releases on every request (#24 session 19).
+    /// §8), into the connection's `buffer`. The head is passed in, not kept here: a copy of it would cost its retains
+    /// and releases on every request (bench/counts.sh).
     package func prepare(
         client: ClientRequest, token: AccessToken?, clientAddress: String?, webSocket: Bool,
         into buffer: inout ReusedHeadBuffer

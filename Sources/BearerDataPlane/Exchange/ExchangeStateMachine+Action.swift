@@ -129,7 +129,7 @@ extension ExchangeStateMachine {
         case upstream(sendsToken: Bool, needsToken: Bool, limit: TimeAmount)
         /// Answered at once, the request read to its end (the proxy still starting, a CORS preflight).
         case answer(Answer)
-        /// Refused for what its head says: answered, and nothing after it is read (RFC 9112 §6.3; #28).
+        /// Refused for what its head says: answered, and nothing after it is read (RFC 9112 §6.3).
         case refuse(ProxyError)
     }
 }

@@ -33,7 +33,7 @@ extension ExchangeStateMachine.Failure {
             return .upstreamReset(upstream: display)
         case .upstreamClosed(let failure):
             // The TLS handshake runs once the TCP connection is up, so its failures arrive here; they are the
-            // upstream's identity, not its answer (issue #27).
+            // upstream's identity, not its answer.
             return failure.isTLS
                 ? .upstreamUnreachable(upstream: display, reason: failure.explanation)
                 : .upstreamProtocolError(upstream: display, reason: failure.explanation)

@@ -18,7 +18,7 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// Whether the upstream's answer is being dropped for a step-up's replay (`"stepUp": "auto"`, #25 item 5).
+    /// Whether the upstream's answer is being dropped for a step-up's replay (`"stepUp": "auto"`, SPEC §6.3).
     var awaitsStepUp: Bool {
         if case .discardingRejection(let rejection) = state, case .stepUp = rejection.retry { return true }
         return false

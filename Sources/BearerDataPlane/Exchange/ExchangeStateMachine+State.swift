@@ -102,8 +102,8 @@ extension ExchangeStateMachine {
         case refresh
         /// `insufficient_claims`: get one that satisfies this claims request.
         case claims(String)
-        /// A discovered route's `403` `insufficient_scope` with `"stepUp": "auto"` (#25 item 5): get the token of a
-        /// new sign-in for these scopes.
+        /// A discovered route's `403` `insufficient_scope` with `"stepUp": "auto"` (SPEC §6.3): get the token of a new
+        /// sign-in for these scopes.
         case stepUp([String])
 
         /// The status of the answers this replay can fix: `403` for a step-up, `401` otherwise (RFC 6750 §3.1).

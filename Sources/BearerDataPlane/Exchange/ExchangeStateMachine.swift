@@ -31,8 +31,8 @@ package struct ExchangeStateMachine {
     private(set) var expectation: Expectation
     package private(set) var kept = KeptBody.notNeeded
     private(set) var replays: Replays = []
-    /// The scopes of the step-up the one replay waits for (#25 item 5): if its token does not come, the answer is
-    /// the step-up problem, as it would have been without the opt-in.
+    /// The scopes of the step-up the one replay waits for (SPEC §6.3): if its token does not come, the answer is the
+    /// step-up problem, as it would have been without the opt-in.
     package private(set) var stepUp: [String]?
     /// A request body byte went upstream (or is on its way): a failed request is then never sent again.
     private(set) var bodySent = false
@@ -237,7 +237,7 @@ package struct ExchangeStateMachine {
         }
         if progress != .ended && expectation == .awaitingContinue {
             // RFC 9110 §10.1.1: the client, told no `100`, may never send the body it announced. The connection
-            // cannot be reused, and nothing is left to wait for: it closes once this answer is written (#21 item 3).
+            // cannot be reused, and nothing is left to wait for: it closes once this answer is written.
             persistence = .close
             state = .finished
             return .answer(answer, keepAlive: false, closeUpstream: closeUpstream, then: .finished(close: true))
@@ -308,9 +308,9 @@ package struct ExchangeStateMachine {
     /// for (`"stepUp": "auto"`); `stepUp` the scopes a discovered route's `403` `insufficient_scope` asks a sign-in
     /// for (then the proxy answers — or replays once, as for a `401` — and the upstream's connection, its answer
     /// unread, closes). `signsInItself` when the route signs in at its upstream's own authorization server (a
-    /// discovered route, #25) and this `401` carries a `Bearer` challenge: one the proxy does not replay is answered
-    /// with the proxy's own problem, never passed on — a local client that saw the upstream's challenge (its
-    /// `resource_metadata`, RFC 9728 §5.1) would start an OAuth of its own (#25 item 8).
+    /// discovered route, SPEC §6.3) and this `401` carries a `Bearer` challenge: one the proxy does not replay is
+    /// answered with the proxy's own problem, never passed on — a local client that saw the upstream's challenge (its
+    /// `resource_metadata`, RFC 9728 §5.1) would start an OAuth of its own.
     /// The upstream's response head, with what it says of the token (``TokenVerdict``).
     mutating func responseHead(
         _ head: UpstreamResponse, endsWithConnection: Bool, verdict: TokenVerdict
@@ -458,7 +458,7 @@ package struct ExchangeStateMachine {
             }
             if expectation == .awaitingContinue {
                 // An early final answer to a client still waiting for `100`: its body may never come, so nothing
-                // is read after this answer and the connection closes (RFC 9110 §10.1.1; #21 item 3).
+                // is read after this answer and the connection closes (RFC 9110 §10.1.1).
                 persistence = .close
                 state = .finished
                 return .finishResponse(trailers: trailers, release: release, then: .finished(close: true))
@@ -551,7 +551,7 @@ package struct ExchangeStateMachine {
             // The client waits for `100 Continue` (RFC 9110 §10.1.1), which nobody sent within the body-stall limit
             // (an upstream that answers neither 100 nor a final status, or a local endpoint). The wait is bounded:
             // the proxy sends 100 itself — §10.1.1 lets a server do so at any time — and from then on the client may
-            // send, so the body-stall limit applies as to any body (#21 item 3).
+            // send, so the body-stall limit applies as to any body.
             expectation = .continued
             state.setRequestProgress(.streaming(bodyDue: now + bodyStall))
             return request.forwardsInformational ? .sendContinue : .none

@@ -4,8 +4,8 @@ import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
-/// The response on its way back (SPEC §8), written as bytes in one pass over the upstream's field lines (#24
-/// condition 5): no `HTTPHeaders`, no `String` per field.
+/// The response on its way back (SPEC §8), written as bytes in one pass over the upstream's field lines: no
+/// `HTTPHeaders`, no `String` per field.
 extension Forwarding {
     /// What the proxy adds to a forwarded response's head, besides framing and `Connection`.
     package struct ResponseAdditions {
@@ -120,8 +120,8 @@ extension Forwarding {
     /// The upstream's trailer section as the client gets it: without the fields that may never be trailers (RFC
     /// 9110 §6.5.1: framing, routing and connection management — Content-Length, Transfer-Encoding, Host and the
     /// hop-by-hop fields), which a recipient would read as a second header section. h11 refuses a response whose
-    /// trailers name Transfer-Encoding, which the proxy relayed as sent (the long differential run of session 13,
-    /// seed 41). Returned as it is, without a copy, when there is nothing to drop; nil when nothing is left.
+    /// trailers name Transfer-Encoding, which the proxy relayed as sent (the long differential run, seed 41). Returned
+    /// as it is, without a copy, when there is nothing to drop; nil when nothing is left.
     static func clientTrailers(_ trailers: ByteBuffer?) -> ByteBuffer? {
         guard let trailers else { return nil }
         let bytes = trailers.readableBytesUInt8Span

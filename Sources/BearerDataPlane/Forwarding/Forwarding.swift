@@ -24,7 +24,7 @@ package enum Forwarding {
     }
 
     /// The request the upstream receives for `client` on `route`, written as bytes in one pass over the client's
-    /// field lines (#24 condition 5): runs of kept lines copied as they came.
+    /// field lines: runs of kept lines copied as they came.
     ///
     /// - Framing is the proxy's (SPEC §8): the client's `Content-Length` and `Transfer-Encoding` are never copied;
     ///   the proxy writes its own from the message as the codec framed it, so the upstream reads exactly the body

@@ -57,7 +57,8 @@ package struct Acceptor: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                    // Out of descriptors, accept fails at once: back off a second instead of spinning (#22 item 2).
+                    // Out of descriptors, accept fails at once: back off a second instead of spinning
+                    // (docs/operations.md).
                     try pipeline.addHandler(
                         AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in
                             acceptErrors.increment()
@@ -68,7 +69,7 @@ package struct Acceptor: Sendable {
             }
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                // Another user's connection is closed before anything of it is read (#26).
+                // Another user's connection is closed before anything of it is read (SPEC §9).
                 peerCheck.admits(channel).flatMap { admitted in
                     guard admitted else { return channel.close() }
                     return channel.eventLoop.makeCompletedFuture { try addHandlers(to: channel) }

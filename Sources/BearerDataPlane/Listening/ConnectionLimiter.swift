@@ -12,7 +12,8 @@ import NIOCore
     import Darwin
 #endif
 
-/// Keeps the proxy inside its file-descriptor limit (issue #22 item 2), on the listening channel.
+/// Keeps the proxy inside its file-descriptor limit (docs/operations.md, "Out of file descriptors"), on the listening
+/// channel.
 ///
 /// Out of descriptors, `accept4` fails with `EMFILE` at once and the listener used to retry at once, spinning a core
 /// until the process died (libdispatch, unable to open `/proc/<tid>/stat` either, trapped with SIGILL). Two guards:

@@ -28,8 +28,8 @@ package final class EventLoopState {
     private var routeMetrics: [String: RouteMetrics] = [:]
 
     /// The handles of the route asked for last: most requests on a loop are for the route before them, and
-    /// comparing its label costs less than hashing it (#24 session 18). The handles carry their label, so the memo
-    /// is one reference (a tuple of the label and the handles cost a retain and a release of each, #24 session 20).
+    /// comparing its label costs less than hashing it. The handles carry their label, so the memo is one reference (a
+    /// tuple of the label and the handles would cost a retain and a release of each: bench/counts.sh).
     private var lastRouteMetrics: RouteMetrics?
 
     package func metrics(for route: String, in metrics: ProxyMetrics) -> RouteMetrics {
@@ -49,7 +49,7 @@ package final class EventLoopState {
     /// The token this loop's last proxied request read from its route's cache, and that route: the next request for
     /// the route sends it again, without the cache's lock and lookups, for as long as the cache says that is what it
     /// would answer (``TokenCache/isStillReusable(_:)``: nothing changed, both clocks inside the margin). About 2 %
-    /// of a request's CPU (#24 session 20).
+    /// of a request's CPU (docs/benchmarks.md).
     private var reusedTokenRoute: RouteBinding?
     private var reusedToken: TokenCache.ReusableToken?
 
@@ -58,9 +58,10 @@ package final class EventLoopState {
     ///
     /// The two clocks are read once a batch of events (``EventBatch``), not once a request: a token inside its
     /// margin — minutes — when the batch's first request read them is inside it for the rest of the batch, whose
-    /// requests came from one `epoll_wait` and are answered within microseconds of each other. They were 2 of a
-    /// request's 4 clock readings, about 1 % of its CPU (#24 session 21). A change to the cache — the token refused,
-    /// dropped, replaced, signed out of — still ends the reuse at once: that is asked on every request.
+    /// requests came from one `epoll_wait` and are answered within microseconds of each other. Read once a request,
+    /// they would be 2 of a request's 4 clock readings, about 1 % of its CPU (docs/benchmarks.md). A change to the
+    /// cache — the token refused, dropped, replaced, signed out of — still ends the reuse at once: that is asked on
+    /// every request.
     func cachedToken(for binding: RouteBinding, key: ScopeSet, in tokens: TokenCache) -> AccessToken? {
         if reusedTokenRoute === binding, let reusedToken {
             if batch.tokenClocksRead {

@@ -9,7 +9,7 @@ import NIOCore
 import NIOPosix
 
 /// Applies the generation's ``PeerUserPolicy`` to each accepted connection, before its pipeline is built: a refused
-/// connection is closed with nothing of it read, so no request of it can reach a token or an upstream (#26).
+/// connection is closed with nothing of it read, so no request of it can reach a token or an upstream (SPEC §9).
 ///
 /// Every refusal is counted; the log says so once a minute per user (and per failure) at most, with how many were
 /// refused since the last line: another user looping on connect must not be able to fill the owner's disk with log

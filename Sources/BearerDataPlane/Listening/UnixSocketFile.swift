@@ -11,7 +11,7 @@ import NIOCore
     import Darwin
 #endif
 
-/// The file of a Unix-domain socket listener (#26 item 2), from before `bind` to its removal at shutdown.
+/// The file of a Unix-domain socket listener (SPEC §9), from before `bind` to its removal at shutdown.
 ///
 /// Who may connect to a socket file is decided by the file system before the proxy sees anything: `connect` needs
 /// write permission on the file and search permission on every directory above it (unix(7)). So the file is made

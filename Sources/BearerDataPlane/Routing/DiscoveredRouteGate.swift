@@ -4,11 +4,12 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// What the data plane answers on a discovered route (#25) before anything is forwarded: the metadata paths a
+/// What the data plane answers on a discovered route (SPEC §6.3) before anything is forwarded: the metadata paths a
 /// local client would start its own OAuth from are never forwarded nor answered (404), and — when the route has no
 /// token cache of its own (a route that signs in at its own authorization server, without a state directory, where
-/// `login ROUTE` stores its sign-in) — every other request gets a 401 naming `bearer-proxy login ROUTE` at once, without contacting anything: no hung request, no browser. (With
-/// a cache, a route nobody signed in for gets the same 401 from its flow, which reads the state directory only.)
+/// `login ROUTE` stores its sign-in) — every other request gets a 401 naming `bearer-proxy login ROUTE` at once,
+/// without contacting anything: no hung request, no browser. (With a cache, a route nobody signed in for gets the same
+/// 401 from its flow, which reads the state directory only.)
 package enum DiscoveredRouteGate {
     /// The answer to a request under `prefix` whose path continues with `remainder` (raw, as matched). A route
     /// whose authorization server is the account's own (`usesAccount`) needs no `login ROUTE` — it takes the

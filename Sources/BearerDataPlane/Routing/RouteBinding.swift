@@ -23,12 +23,12 @@ package final class RouteBinding: Sendable {
     /// copying the key out to compare it with nil costs a retain and a release of its strings. Stored, though
     /// derivable: as a computed `tokenKey != nil` it still copied the key, 4 retains a request (bench/counts.sh).
     let sendsToken: Bool
-    /// `"auth": "discover"` (#25): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
+    /// `"auth": "discover"` (SPEC §6.3): answered by ``DiscoveredRouteGate`` when it has no token cache of its own.
     let isDiscovered: Bool
     /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
     package let discoveredTokens: TokenCache?
-    /// A discovered route whose authorization server is the account's own (#25 item 7): its token is the account's,
-    /// so its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
+    /// A discovered route whose authorization server is the account's own (SPEC §6.3): its token is the account's, so
+    /// its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
     package let usesAccount: Bool
     /// The route as ``TokenVerdict`` judges its upstream's answers.
     let tokenRoute: TokenVerdict.Route

@@ -7,8 +7,8 @@ import BearerTokens
 import NIOCore
 
 /// One of a route's own rules for the request head it forwards, compiled once into its ``RouteBinding`` from
-/// `headers.set` and `forwardedHeaders` (#23 item 4). ``Forwarding`` applies the list in order after the client's
-/// fields are copied (the route's `headers.remove` applies during the copy) and before the proxy's own
+/// `headers.set` and `forwardedHeaders` (docs/configuration.md). ``Forwarding`` applies the list in order after the
+/// client's fields are copied (the route's `headers.remove` applies during the copy) and before the proxy's own
 /// `Authorization` and `X-Request-Id`, which no rule can name (``HeaderRules/refusal(for:)``).
 package enum RouteHeaderRule: Sendable, Equatable {
     /// Set this field, replacing any the client sent.

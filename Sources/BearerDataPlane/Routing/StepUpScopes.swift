@@ -8,7 +8,7 @@ import NIOHTTP1
 /// The scopes a discovered route's sign-in needs after its upstream's `403` with `error="insufficient_scope"`
 /// (RFC 6750 §3.1; the MCP authorization specification's step-up): what the route's token was granted and what the
 /// challenge's `scope` asks for, together — a sign-in for the challenge's alone would lose what the route already
-/// uses (#25 item 5).
+/// uses (SPEC §6.3).
 package enum StepUpScopes {
     /// The union, sorted, or nil — the `403` then passes through as it is — when the `403` is not an
     /// `insufficient_scope` challenge naming a scope. Only scope tokens (RFC 6749 §3.3 `NQCHAR`) without a quote or

@@ -15,7 +15,7 @@ import NIOHTTP1
 /// differently (framing and header-name variants). Pure: no I/O, so every case is unit-tested.
 ///
 /// A class, though immutable: each generation has one, and every request reads it; a struct was copied out of the
-/// generation for each request's check — a retain of each of the policy's sets (#24 session 18).
+/// generation for each request's check — a retain of each of the policy's sets (bench/counts.sh).
 package final class RequestGuard: Sendable {
     package let policy: SafetyPolicy
 
@@ -55,8 +55,8 @@ package final class RequestGuard: Sendable {
 
     /// Checks a head that the request codec (`RequestDecoder`) accepted. The codec has already refused what is not
     /// HTTP/1.1 as all three reference parsers read it — framing, a missing or repeated Host, CONNECT, the target's
-    /// length and bytes, bytes that are not UTF-8 — so those rules live there alone (#24 condition 6: a rule here
-    /// that the codec made unreachable would be one no test could need).
+    /// length and bytes, bytes that are not UTF-8 — so those rules live there alone (a rule here that the codec made
+    /// unreachable would be one no test could need).
     package func check(_ request: ClientRequest) -> GuardDecision {
         let head = request.line
         // RFC 9110 §9.3.8: TRACE would reflect the credentials the proxy adds. (CONNECT never gets here: 405 in the
@@ -206,8 +206,8 @@ package final class RequestGuard: Sendable {
     /// Whether a `Host` value (or an absolute-form authority) names this proxy: exact name, lowercased, any port.
     func isAllowed(host value: Substring) -> Bool {
         let name = Self.hostWithoutPort(value)
-        // The usual case, compared over the bytes without lowercasing a copy first (a `Substring`'s UTF-8 view cost
-        // ~1 % of a request's CPU, #24 session 18).
+        // The usual case, compared over the bytes without lowercasing a copy first (a `Substring`'s UTF-8 view costs
+        // ~1 % of a request's CPU: docs/benchmarks.md).
         let bytes = name.utf8.span
         let all = 0..<bytes.count
         if FieldName.equals(bytes, all, "127.0.0.1") || FieldName.equals(bytes, all, "localhost") { return true }

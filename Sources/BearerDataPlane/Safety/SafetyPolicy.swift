@@ -20,7 +20,7 @@ public struct SafetyPolicy: Sendable {
     public var maximumHeaderBytes = 32 * 1024
     /// Most header fields accepted (more → 431).
     public var maximumHeaderCount = 100
-    /// Who may connect over loopback: the proxy's own user and `allowUsers` (#26).
+    /// Who may connect over loopback: the proxy's own user and `allowUsers` (SPEC §9).
     public var peerUsers = PeerUserPolicy()
 
     /// The names a `Host` may always have: the loopback interface (kubernetes #8871: anchored, exact names).

@@ -5,9 +5,9 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 
-/// The life of a WebSocket tunnel (SPEC §8) as a value: events in, one action out (#23 item 2). ``Tunnel`` holds the
-/// two ends and performs the actions; every decision — half-close, idle limit, the end — is made here, so each
-/// one is tested without a socket (`TunnelStateMachineTests`, with a sweep of every event sequence).
+/// The life of a WebSocket tunnel (SPEC §8) as a value: events in, one action out. ``Tunnel`` holds the two ends and
+/// performs the actions; every decision — half-close, idle limit, the end — is made here, so each one is tested without
+/// a socket (`TunnelStateMachineTests`, with a sweep of every event sequence).
 ///
 /// ```
 ///            FIN from A                      FIN from B

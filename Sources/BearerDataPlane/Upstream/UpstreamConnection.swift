@@ -4,10 +4,10 @@ import BearerHTTP
 import NIOCore
 import NIOHTTP1
 
-/// An upstream connection as the exchange using it sees it (#23 item 5): one request at a time, written as parts,
-/// its response delivered to the ``UpstreamConnectionOwner``. HTTP/1.1 (``UpstreamHandler``) is the one transport
-/// today; another — HTTP/2, say — is a new conformance with its own ``UpstreamConnector``, not edits through the
-/// client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
+/// An upstream connection as the exchange using it sees it (docs/architecture.md): one request at a time, written as
+/// parts, its response delivered to the ``UpstreamConnectionOwner``. HTTP/1.1 (``UpstreamHandler``) is the one
+/// transport today; another — HTTP/2, say — is a new conformance with its own ``UpstreamConnector``, not edits through
+/// the client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
 /// fails before an answer, whether the request provably reached no application (``UpstreamConnectionOwner``).
 package protocol UpstreamConnection: AnyObject {
     /// `owner`'s exchange takes the connection: whether it may (a connection serves one exchange at a time).
@@ -19,7 +19,7 @@ package protocol UpstreamConnection: AnyObject {
     /// costs a retain of the channel's context that inlining used to merge: bench/counts.sh).
     ///
     /// Nothing written here is sent before ``flush()``: the owner flushes once for all it wrote in one event (a
-    /// client's read brings a GET's head and its end together: #24 session 18).
+    /// client's read brings a GET's head and its end together).
     func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool)
     /// Writes a part of the request's body.
     func write(_ body: ByteBuffer)

@@ -5,11 +5,11 @@ import BearerTelemetry
 import BearerTokens
 import NIOCore
 
-/// The life of one upstream connection (#23 item 2): made for an exchange, leased to one exchange at a time, idle in
-/// its loop's pool between them, closed. It owns the two facts that decide whether a failed request may be replayed
-/// (SPEC §8): whether the exchange took it from the pool (`reused`: it sat idle, and an upstream may close an idle
-/// keep-alive connection just as a request goes out) and whether any response byte came for this one (`answered`: once one
-/// has, the upstream may have acted on the request, and a second copy could run it twice).
+/// The life of one upstream connection: made for an exchange, leased to one exchange at a time, idle in its loop's pool
+/// between them, closed. It owns the two facts that decide whether a failed request may be replayed (SPEC §8): whether
+/// the exchange took it from the pool (`reused`: it sat idle, and an upstream may close an idle keep-alive connection
+/// just as a request goes out) and whether any response byte came for this one (`answered`: once one has, the upstream
+/// may have acted on the request, and a second copy could run it twice).
 ///
 /// ```
 ///   fresh ──lease──▶ leased ──park──▶ pooled ──lease──▶ leased …

@@ -9,7 +9,7 @@ import NIOHTTP1
 
 /// HTTP/1.1's ``UpstreamConnection``, the one handler of its pipeline above TLS (``HTTP1Connector`` builds it): frames
 /// the exchange's request (``MessageFramer``), reads the upstream's bytes into response parts (``ResponseDecoder``,
-/// inline: no parts cross the pipeline in a `NIOAny`, #24 session 16), hands them to the exchange that owns the
+/// inline: no parts cross the pipeline in a `NIOAny`; docs/benchmarks.md), hands them to the exchange that owns the
 /// connection and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life —
 /// leased, pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class
 /// holds the I/O handles and performs what the machine decides.
@@ -21,9 +21,9 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased). Strong, and let go
     /// whenever the exchange lets go of the connection — ``release(reuse:now:)``, ``detach()``, ``close()``, the
-    /// connection's end — and the client's connection closes the one it holds when it ends: a weak reference gave
-    /// the owner's object a side table, so that every retain and release of it took the runtime's slow path (perf,
-    /// #24 session 17).
+    /// connection's end — and the client's connection closes the one it holds when it ends: a weak reference would give
+    /// the owner's object a side table, so that every retain and release of it would take the runtime's slow path
+    /// (perf, bench/counts.sh).
     private(set) var owner: (any UpstreamConnectionOwner)?
     /// Where it waits between exchanges (its connector's, on its loop, which lives as long as the loop). Strong for
     /// the same reason; ``UpstreamPool/closeAll()`` lets go of the idle ones.
@@ -99,7 +99,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Whether the channel is active and writable, as its events said (NIO changes both only just before it tells
     /// the pipeline, and calls no code of ours in between: nothing written upstream carries a promise). Asked on
     /// every request — the pool's checks, each read the client's handler lets through — where asking the channel
-    /// cost a retain and a release of it each time (#24 session 21).
+    /// cost a retain and a release of it each time (bench/counts.sh).
     private(set) var isActive = false
     package private(set) var isWritable = false
 
@@ -153,8 +153,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Makes the connection ready for the next exchange as it goes into the pool at `now`, or says it cannot be
     /// (closed, or still leased). Reads resume: a response large enough to pause them toward a slow client may end
     /// while they are paused, and a connection pooled that way would send the next request and never read its
-    /// answer (#21 item 2). While pooled, any byte it sends closes it (the machine), so nothing stays buffered or
-    /// half-read.
+    /// answer. While pooled, any byte it sends closes it (the machine), so nothing stays buffered or half-read.
     func prepareForReuse(now: NIODeadline) -> Bool {
         guard isActive, owner == nil, machine.park(now: now) else { return false }
         resumeReads()

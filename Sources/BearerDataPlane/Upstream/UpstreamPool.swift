@@ -10,15 +10,15 @@ import NIOCore
 package final class UpstreamPool {
     /// One origin's idle connections. A class, so that taking one out is a lookup and a `popLast` in place: the
     /// dictionary's `modify` accessor that `idle[origin]?.popLast()` used allocated a coroutine frame on every
-    /// request (bench/counts.sh, #24 session 17).
+    /// request (bench/counts.sh).
     private final class Idle {
         var handlers: [UpstreamHandler] = []
     }
 
     private var idle: [UpstreamOrigin: Idle] = [:]
     /// The origin used last and its list: most requests on a loop go where the one before went, and comparing an
-    /// origin costs less than hashing it twice a request (take and park; #24 session 19). Cleared wherever `idle`
-    /// is replaced, so that it never names a list the pool no longer holds.
+    /// origin costs less than hashing it twice a request (take and park). Cleared wherever `idle` is replaced, so that
+    /// it never names a list the pool no longer holds.
     private var lastUsed: (origin: UpstreamOrigin, list: Idle)?
     /// At most this many idle connections per origin; more are closed instead of kept.
     let maximumIdlePerOrigin: Int

@@ -27,7 +27,7 @@ package enum Authority {
     /// is not one; nor is `a b`, `host:`, `host:x` or `[::1`.
     ///
     /// Read over the bytes (a `Span`, bounds-checked): every request's `Host` comes through here, and walking a
-    /// `Substring`'s UTF-8 view cost ~2 % of a proxied request's CPU (#24 session 18).
+    /// `Substring`'s UTF-8 view costs ~2 % of a proxied request's CPU (docs/benchmarks.md).
     package static func isValid(_ text: Substring) -> Bool {
         let bytes = text.utf8.span
         guard let (hostEnd, portStart) = splitOffsets(bytes), hostEnd > 0 else { return false }

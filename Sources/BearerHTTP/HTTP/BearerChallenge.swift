@@ -9,7 +9,7 @@ import NIOHTTP1
 
 /// A `Bearer` challenge from a resource server's `WWW-Authenticate` (RFC 6750 §3, syntax RFC 9110 §11.6.1), as far
 /// as the proxy acts on it: the `error` code, for a claims challenge the decoded `claims` JSON, and for a
-/// discovered route (#25) the `resource_metadata` URL (RFC 9728 §5.1) and the `scope` it asks for.
+/// discovered route (SPEC §6.3) the `resource_metadata` URL (RFC 9728 §5.1) and the `scope` it asks for.
 package struct BearerChallenge: Equatable {
     package var error: String?
     /// Base64-decoded `claims` (protocols.md §9), when the challenge carries one.

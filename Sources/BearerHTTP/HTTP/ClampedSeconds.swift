@@ -5,7 +5,7 @@ import BearerJSON
 
 extension Int {
     /// `seconds` rounded by `rule` and clamped to `range` — converted only once it is in range, so no number a
-    /// provider sends or a stepped clock produces can reach a trapping `Int(_:)` (#22 item 7). NaN is the lower bound.
+    /// provider sends or a stepped clock produces can reach a trapping `Int(_:)`. NaN is the lower bound.
     package init(seconds: Double, rounded rule: FloatingPointRoundingRule, clampedTo range: ClosedRange<Int>) {
         let rounded = seconds.rounded(rule)
         if !(rounded > Double(range.lowerBound)) {

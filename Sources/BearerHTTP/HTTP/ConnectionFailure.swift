@@ -14,7 +14,7 @@ import NIOSSL
 ///
 /// Problem bodies, `status` and logs say this, never a library's own description of the error: BoringSSL's carries
 /// the library's build path and its error stack (`…/checkouts/swift-nio-ssl/…/handshake.cc:320`), and NIO's name
-/// their internal functions (issue #27). The set is closed; what no case fits is said in general words.
+/// their internal functions. The set is closed; what no case fits is said in general words.
 package enum ConnectionFailure: Equatable, Sendable {
     /// Nothing listens there (`ECONNREFUSED`).
     case refused

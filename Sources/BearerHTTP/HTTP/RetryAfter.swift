@@ -17,8 +17,8 @@ import BearerJSON
 /// Both forms are read — delta-seconds (`1*DIGIT`) and an HTTP-date (IMF-fixdate, and the obsolete RFC 850 and
 /// asctime forms a recipient must accept, §5.6.7) — and the result is clamped: a provider that says `0` or a date
 /// in the past waits 1 s, and one that says `9223372036854775807`, or a date years away, waits an hour and is then
-/// asked again. No digit string, however long, reaches an integer conversion that could trap (issue #22 item 7):
-/// a value too long to be a sane number of seconds is the upper bound.
+/// asked again. No digit string, however long, reaches an integer conversion that could trap: a value too long to be a
+/// sane number of seconds is the upper bound.
 package enum RetryAfter {
     /// The waits the proxy honours, in seconds: at least 1 (never "now", which would make a retry loop), at most
     /// an hour (a provider is asked again then; a longer outage just answers again).

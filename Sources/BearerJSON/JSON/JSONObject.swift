@@ -7,7 +7,7 @@
 /// Untyped JSON — `[String: Any]` trees of `String`, `Int`, `Double`, `Bool`, ``JSONNull``, arrays and objects — the
 /// shape identity providers' answers are read in and the proxy's own JSON is built in. Parsed and written through
 /// ``JSONValue``: FoundationEssentials has no `JSONSerialization`, and full Foundation costs about 10 MiB of resident
-/// memory (docs/benchmarks.md, session 7).
+/// memory (docs/benchmarks.md).
 package enum JSONObject {
     /// The document as an untyped tree, or nil when it is not JSON.
     package static func parse(_ data: Data) -> Any? {

@@ -8,10 +8,10 @@
 ///
 /// Only an explainer: `JSONDecoder` decides whether a document is JSON and reads it; this runs after it refused one,
 /// because FoundationEssentials' decoder says no more than "not valid JSON" (full Foundation's `JSONSerialization`
-/// named an offset, but linking it costs about 10 MiB of resident memory — docs/benchmarks.md, session 7). When it
-/// finds nothing (the decoder refused for another reason, such as a number out of range), the caller says only
-/// "not valid JSON". It accepts what the decoder accepts beyond RFC 8259 — a comma before `]` or `}` — so it never
-/// blames a document the decoder reads. Iterative, so no nesting depth can exhaust the stack.
+/// named an offset, but linking it costs about 10 MiB of resident memory — docs/benchmarks.md). When it finds nothing
+/// (the decoder refused for another reason, such as a number out of range), the caller says only "not valid JSON". It
+/// accepts what the decoder accepts beyond RFC 8259 — a comma before `]` or `}` — so it never blames a document the
+/// decoder reads. Iterative, so no nesting depth can exhaust the stack.
 package enum JSONSyntax {
     package static func firstError(in data: Data) -> String? {
         guard data.contains(where: { !$0.isJSONWhitespace }) else { return "the document is empty" }

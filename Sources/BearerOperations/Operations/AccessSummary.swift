@@ -6,8 +6,8 @@ import BearerSignIn
 import BearerTelemetry
 import BearerTokens
 
-/// Who may use the proxy, as `status` and `/-/status` show it (#26 item 4): the listener and each check in force.
-/// Never a secret: whether a client key is required, not the key.
+/// Who may use the proxy, as `status` and `/-/status` show it (SPEC §9): the listener and each check in force. Never a
+/// secret: whether a client key is required, not the key.
 public struct AccessSummary: Sendable, Equatable {
     /// Where clients connect, as `listen` writes them (the bound ones for a running proxy, the configured ones for
     /// `status`).

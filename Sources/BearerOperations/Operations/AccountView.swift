@@ -18,11 +18,12 @@ public protocol AccountView: Sendable {
     var scopeSets: [ScopeSet] { get }
     var isSignedIn: Bool { get }
     var identity: AccountIdentity? { get }
-    /// Writes of the token cache file that failed and are not yet made good (#22 item 3); nil when there are none.
+    /// Writes of the token cache file that failed and are not yet made good (docs/operations.md); nil when there are
+    /// none.
     var unsavedChanges: UnsavedChanges? { get }
     /// The `dev` account's issuer, whose documents `/-/` serves.
     var devIssuer: DevIssuer? { get }
-    /// A discovered route's sign-in, as `status` shows it (#25); nil for any other route.
+    /// A discovered route's sign-in, as `status` shows it (SPEC §6.3); nil for any other route.
     func discoveredState(of route: Route) -> DiscoveredRouteState?
 }
 

@@ -12,14 +12,14 @@ import BearerTokens
     import Foundation
 #endif
 
-/// What `status` and `/-/status` show of a discovered route's sign-in (#25 item 8): its state, the authorization
-/// server, the client's kind and id, the scopes and the access token's expiry — never a token or secret.
+/// What `status` and `/-/status` show of a discovered route's sign-in (SPEC §6.3): its state, the authorization server,
+/// the client's kind and id, the scopes and the access token's expiry — never a token or secret.
 public struct DiscoveredRouteState: Sendable, Equatable {
     public enum State: String, Sendable {
         case needsSignIn = "needs-sign-in"
         case signedIn = "signed-in"
         /// Signed in, but the upstream's last answer was `403` `insufficient_scope`: a sign-in for more scopes is
-        /// needed (`login ROUTE --scopes`, #25 item 5).
+        /// needed (`login ROUTE --scopes`).
         case needsStepUp = "needs-step-up"
         case error
     }

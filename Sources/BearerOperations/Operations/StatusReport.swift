@@ -36,7 +36,7 @@ public struct StatusReport: Sendable {
         public var kind: FirebaseTokenKind?
         /// The headers a request must carry (`requireHeader`, global and the route's), by name.
         public var requiredHeaders: [String] = []
-        /// A discovered route's sign-in (#25).
+        /// A discovered route's sign-in (SPEC §6.3).
         public var discovered: DiscoveredRouteState?
     }
 
@@ -45,9 +45,9 @@ public struct StatusReport: Sendable {
     public var generatedAt: Date
     /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
     public var requestCounts: [String: Int]?
-    /// Failed writes of the token cache file not yet made good (#22 item 3); nil when the file holds everything.
+    /// Failed writes of the token cache file not yet made good; nil when the file holds everything.
     public var unsaved: UnsavedChanges?
-    /// Who may use the proxy: the listener and the checks in force (#26).
+    /// Who may use the proxy: the listener and the checks in force (SPEC §9).
     public var access: AccessSummary?
 
     public init(
@@ -170,7 +170,7 @@ public struct StatusReport: Sendable {
 
 extension StatusReport {
     /// Whole seconds of `interval`, within a century either way: an expiry read from a token file, a JWT's `exp` or
-    /// a provider's number cannot reach a trapping conversion here (#22 item 7).
+    /// a provider's number cannot reach a trapping conversion here.
     package static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite else { return 0 }
         return Int(seconds: interval, rounded: .towardZero, clampedTo: -3_153_600_000...3_153_600_000)
@@ -203,7 +203,7 @@ extension StatusReport {
     package static func line(_ state: DiscoveredRouteState, route: String, at now: Date) -> String {
         switch state.state {
         case .needsSignIn:
-            // A route of the account's own authorization server signs in with the account (#25 item 7).
+            // A route of the account's own authorization server signs in with the account.
             let command = state.clientKind == "account" ? "bearer-proxy login" : "bearer-proxy login \(route)"
             return "discovered: needs-sign-in (run \(command))"
                 + (state.detail.map { ": \($0)" } ?? "")

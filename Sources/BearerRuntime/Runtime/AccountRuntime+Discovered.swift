@@ -13,7 +13,7 @@ import BearerTokens
     import Foundation
 #endif
 
-/// The discovered routes (#25) as `status`, `token ROUTE` and `logout ROUTE` reach them: through the account
+/// The discovered routes (SPEC §6.3) as `status`, `token ROUTE` and `logout ROUTE` reach them: through the account
 /// runtime's ``DiscoveredRouteTokens``.
 extension AccountRuntime {
     /// The token cache of a discovered route; nil for another route, or for one that signs in at its own
@@ -94,8 +94,8 @@ extension AccountRuntime {
         }
     }
 
-    /// A route whose authorization server is the account's own (#25 item 7): signed in when the account is, with the
-    /// scopes and expiry of the account's token for it once this process has discovered them (`/-/status`).
+    /// A route whose authorization server is the account's own: signed in when the account is, with the scopes and
+    /// expiry of the account's token for it once this process has discovered them (`/-/status`).
     private func accountState(
         of route: Route, _ account: DiscoveredRouteTokens.AccountSource
     ) -> DiscoveredRouteState {

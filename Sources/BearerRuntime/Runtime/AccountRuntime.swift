@@ -29,8 +29,8 @@ public struct AccountRuntime: Sendable {
     /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
     public let notices: [String]
     package let provider: IdentityProviderClient?
-    /// The discovered routes' own token caches (#25): without a state directory, only those of the routes whose
-    /// authorization server is the account's.
+    /// The discovered routes' own token caches: without a state directory, only those of the routes whose authorization
+    /// server is the account's.
     package let discovered: DiscoveredRouteTokens
 
     /// Builds the runtime for `configuration`.
@@ -46,8 +46,7 @@ public struct AccountRuntime: Sendable {
         signInStarter: DiscoveredSignInStarter? = nil
     ) throws -> AccountRuntime {
         // Durations (back-offs, the token-request interval) run on the monotonic clock: a wall clock that steps
-        // must not stretch a 3 s back-off into an hour (#22 item 1). A test that injects its wall clock drives
-        // both, as before.
+        // must not stretch a 3 s back-off into an hour. A test that injects its wall clock drives both, as before.
         let now = injected ?? { Date() }
         let uptime = injected == nil ? TokenCache.systemUptime : nil
         // A writer killed between its write and its rename left its temporary file, holding tokens: gone at the
@@ -155,7 +154,7 @@ public struct AccountRuntime: Sendable {
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
             observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
-        // A route whose authorization server is the account's own takes its tokens from this cache (#25 item 7).
+        // A route whose authorization server is the account's own takes its tokens from this cache (SPEC §6.3).
         let accountSource = settings.oauthClient.map { client in
             DiscoveredRouteTokens.AccountSource(
                 tokens: tokens, issuers: { client.endpoint.issuers(tenantID: session.identity?.tenantID) },
@@ -205,7 +204,7 @@ public struct AccountRuntime: Sendable {
     /// Makes sure the sign-in is in the token cache file, for a command whose point is to write it (`login`,
     /// `logout`) or that rotated it (`token`): waits for the queued writes, tries once more what failed, and throws
     /// when the session is still unsaved — the command must not report success over a sign-in that is lost when it
-    /// exits (#22 item 3).
+    /// exits.
     public func requireSaved() throws(UnsavedSignIn) {
         guard let persistence else { return }
         persistence.flush()

@@ -17,15 +17,15 @@ import Synchronization
     import Foundation
 #endif
 
-/// The token caches of the discovered routes (#25), one per route, each over its own ``DiscoveredRouteFlow``:
-/// apart from the account's cache, so a discovered route never receives the account's token and the account's
-/// refresh token never reaches another authorization server. Kept across reloads, a route's cache made when a
-/// generation first needs it.
+/// The token caches of the discovered routes (SPEC §6.3), one per route, each over its own ``DiscoveredRouteFlow``:
+/// apart from the account's cache, so a discovered route never receives the account's token and the account's refresh
+/// token never reaches another authorization server. Kept across reloads, a route's cache made when a generation first
+/// needs it.
 ///
 /// A route that signs in at its own authorization server has a cache only with a state directory (the sign-in
 /// `login ROUTE` stores is read from it); one whose authorization server is the account's own has one with or
 /// without (`--no-persist`): it stores nothing of its own — no registration, no refresh token — and takes its tokens
-/// from the account's cache, which then lives in memory (#25 item 7).
+/// from the account's cache, which then lives in memory.
 package final class DiscoveredRouteTokens: Sendable {
     /// Where `login ROUTE` stores its sign-ins; nil without a state directory (`--no-persist`).
     package let store: DiscoveredSignInStore?
@@ -39,11 +39,11 @@ package final class DiscoveredRouteTokens: Sendable {
     /// The caches by route, and the HTTP clients of their token requests by the CA file they trust ("" for none) —
     /// each made with the first discovered route that needs it, so a configuration without one opens nothing. A
     /// route's authorization server is often on the route's own host, trusted through the route's own
-    /// `tls.caFile`: its refreshes must trust that file, not only the global one (#25). Discovery needs no client
-    /// kept: each discovery has its own, pinned to the addresses judged for its requests (``PinnedConnections``).
+    /// `tls.caFile`: its refreshes must trust that file, not only the global one. Discovery needs no client kept: each
+    /// discovery has its own, pinned to the addresses judged for its requests (``PinnedConnections``).
     private let state = Mutex(State())
-    /// The account's side of the routes whose authorization server is the account's own (#25 item 7); nil for an
-    /// account without an OAuth client.
+    /// The account's side of the routes whose authorization server is the account's own; nil for an account without an
+    /// OAuth client.
     private let account: AccountSource?
 
     private struct State {
@@ -59,7 +59,7 @@ package final class DiscoveredRouteTokens: Sendable {
         var finishers: [CacheName: @Sendable () -> Void] = [:]
     }
 
-    /// What a route whose authorization server is the account's own takes from the account (#25 item 7).
+    /// What a route whose authorization server is the account's own takes from the account.
     package struct AccountSource: Sendable {
         /// The account's token cache.
         package var tokens: TokenCache
@@ -74,7 +74,7 @@ package final class DiscoveredRouteTokens: Sendable {
             self.clientID = clientID
         }
     }
-    /// The sign-ins `serve` opens itself for routes with `"signIn": "auto"` (#25 item 2); nil: none.
+    /// The sign-ins `serve` opens itself for routes with `"signIn": "auto"`; nil: none.
     private let signInStarter: DiscoveredSignInStarter?
     /// Given at shutdown: the routes' token requests stop waiting for a sign-in in progress.
     private let closing = ShutdownNotice()
@@ -176,10 +176,10 @@ package final class DiscoveredRouteTokens: Sendable {
     ) -> TokenCache {
         let provider = provider(caFile: route.tls.caFile)
         let eventLoopGroup = eventLoopGroup
-        // A route with `"signIn": "auto"` asks `serve` to open its sign-in (#25 item 2).
+        // A route with `"signIn": "auto"` asks `serve` to open its sign-in.
         var startSignIn: (@Sendable () async -> String)?
         if settings.startsSignIn, let starter = signInStarter { startSignIn = { await starter.request(route) } }
-        // One with `"stepUp": "auto"` asks it to open its step-ups too, and waits for them (#25 item 5).
+        // One with `"stepUp": "auto"` asks it to open its step-ups too, and waits for them.
         var stepUp: (@Sendable (StepUpRequest) async -> String?)?
         if settings.stepsUp, let starter = signInStarter { stepUp = { await starter.stepUp(route, $0) } }
         let metrics = metrics
@@ -199,7 +199,7 @@ package final class DiscoveredRouteTokens: Sendable {
             state.signInFlows[route.prefix] = flow
             // The flow hears which token an upstream refused: only that one sends it to the authorization server.
             let served = flow.served
-            // What the upstream last answered, for `status` (#25 item 8).
+            // What the upstream last answered, for `status`.
             let record = StepUpRecord(
                 route: route.prefix, upstream: route.upstream.url, store: store, writes: answers, logger: logger)
             // "Nothing stored" is read from the state directory, not asked of anyone: not throttled, so a
@@ -218,8 +218,8 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
-    /// The cache of a route whose authorization server is the account's own (#25 item 7): over an
-    /// ``AccountRouteFlow``, which takes its tokens from the account's cache.
+    /// The cache of a route whose authorization server is the account's own: over an ``AccountRouteFlow``, which takes
+    /// its tokens from the account's cache.
     private func accountCache(for route: Route, settings: DiscoverySettings, account: AccountSource) -> TokenCache {
         let eventLoopGroup = eventLoopGroup
         return cache(for: route, settings: settings) { logger, state in
@@ -244,7 +244,7 @@ package final class DiscoveredRouteTokens: Sendable {
         }
     }
 
-    /// The route's SSRF rule (#25), with the system resolver: what its token and revocation requests are pinned by.
+    /// The route's SSRF rule, with the system resolver: what its token and revocation requests are pinned by.
     package static func addresses(of route: Route, settings: DiscoverySettings) -> AddressPolicy {
         AddressPolicy(upstream: route.upstream, settings: settings, resolver: SystemHostResolver())
     }

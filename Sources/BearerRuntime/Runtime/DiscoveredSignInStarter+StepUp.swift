@@ -8,8 +8,8 @@ import BearerTokens
     import Foundation
 #endif
 
-/// `"stepUp": "auto"` (#25 item 5): the sign-in for wider scopes that a discovered route's `403`
-/// `insufficient_scope` asks for, opened by `serve` and waited for, so that the request can go again once.
+/// `"stepUp": "auto"` (SPEC §6.3): the sign-in for wider scopes that a discovered route's `403` `insufficient_scope`
+/// asks for, opened by `serve` and waited for, so that the request can go again once.
 ///
 /// A hostile or confused upstream could ask for ever more scopes, on every path: each ask would be a browser tab.
 /// Bounded: one sign-in per route at a time (a step-up asked for meanwhile is refused, not queued); at most one

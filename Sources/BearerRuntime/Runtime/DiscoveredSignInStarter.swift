@@ -16,11 +16,11 @@ import Synchronization
     import Foundation
 #endif
 
-/// `serve` opening a discovered route's browser sign-in itself, for a route that opts in (`"signIn": "auto"`, #25
-/// item 2): a request that finds the route without a usable sign-in asks for one and is answered `401` as soon as
-/// discovery has found the route's authorization server, saying whether a tab opens — never a hung request — while
-/// this service runs the sign-in as `login ROUTE` would (discovery, the client, code + PKCE, stored for the next
-/// request). A route with `"stepUp": "auto"` also has its step-ups opened here (#25 item 5, ``stepUp(_:_:)``).
+/// `serve` opening a discovered route's browser sign-in itself, for a route that opts in (`"signIn": "auto"`,
+/// SPEC §6.3): a request that finds the route without a usable sign-in asks for one and is answered `401` as soon as
+/// discovery has found the route's authorization server, saying whether a tab opens — never a hung request — while this
+/// service runs the sign-in as `login ROUTE` would (discovery, the client, code + PKCE, stored for the next request). A
+/// route with `"stepUp": "auto"` also has its step-ups opened here (``stepUp(_:_:)``).
 ///
 /// Bounded four ways: one sign-in per route at a time here; one interactive sign-in per authorization server per
 /// machine (``DiscoveredSignIn``'s lock: a second process waits for the first's instead of opening a tab); after a

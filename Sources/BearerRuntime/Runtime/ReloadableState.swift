@@ -44,8 +44,8 @@ package final class ReloadableState: GenerationSource {
     package let now: (@Sendable () -> Date)?
     /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
     package let peerLookup: PeerUserPolicy.Lookup
-    /// The sign-ins `serve` opens itself for routes that opt in (#25 item 2), the same for every generation; nil
-    /// where no browser can be opened.
+    /// The sign-ins `serve` opens itself for routes that opt in (`"signIn": "auto"`), the same for every generation;
+    /// nil where no browser can be opened.
     package let signInStarter: DiscoveredSignInStarter?
 
     /// How long a replaced generation's exchanges keep its account alive after a reload.

@@ -8,7 +8,7 @@ import BearerTelemetry
 import BearerTokens
 
 /// The generations a reload has replaced, kept until their last exchange has ended — or until a limit, since a
-/// WebSocket tunnel can last for hours — together with the accounts they hold (#22 items 4 and 5).
+/// WebSocket tunnel can last for hours — together with the accounts they hold (docs/operations.md).
 ///
 /// Nothing here waits. A reload hands the replaced generation over and returns at once, so the next SIGHUP applies
 /// at once and a SIGTERM is never held behind a reload; whoever comes by next (the once-a-second token maintenance,

@@ -30,7 +30,7 @@ extension RunningProxy {
     /// `account` section is unchanged the signed-in account and its cached tokens are kept.
     ///
     /// It never waits for the old generation's exchanges: they keep it, and its account, for as long as they last
-    /// (bounded; ``RetiringGenerations``), while the next reload or a shutdown goes ahead at once (#22 item 4).
+    /// (bounded; ``RetiringGenerations``), while the next reload or a shutdown goes ahead at once (docs/operations.md).
     @discardableResult
     public func reload(from path: String) async -> ReloadOutcome {
         await releaseRetiredAccounts()

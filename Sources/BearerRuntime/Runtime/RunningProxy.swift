@@ -40,7 +40,8 @@ public struct RunningProxy: Sendable {
     ///   - stateDirectory: where the token cache file and the dev issuer's key live; nil keeps everything in
     ///     memory (`--no-persist`).
     ///   - threads: event loops; defaults to one per core.
-    ///   - peerLookup: how the owner of a loopback peer's socket is found (#26); tests put a fixed or failing one in.
+    ///   - peerLookup: how the owner of a loopback peer's socket is found (SPEC §9); tests put a fixed or failing
+    ///     one in.
     ///   - beforeServing: runs once the account is ready and before requests are served (`serve`'s sign-in).
     public static func start(
         configuration: Configuration, listeners: [Listener]? = nil, stateDirectory: StateDirectory?,
@@ -124,7 +125,7 @@ public struct RunningProxy: Sendable {
 
     /// Stops accepting, drains in-flight exchanges (bounded), writes pending token changes and releases the loops.
     public func shutdown() async throws {
-        // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends (#25).
+        // A request waiting for a `login ROUTE` in progress is answered now, not when that wait ends.
         account.discovered.stopWaiting()
         current.signInStarter?.stopWaiting()
         await server.shutdown()
@@ -132,7 +133,7 @@ public struct RunningProxy: Sendable {
         try await group.shutdownGracefully()
     }
 
-    /// The service that opens the sign-ins `serve` starts itself (`"signIn": "auto"`, #25 item 2): `serve` runs it
+    /// The service that opens the sign-ins `serve` starts itself (`"signIn": "auto"`, SPEC §6.3): `serve` runs it
     /// beside the server; nil without a browser or a state directory.
     public var signInStarter: (any Service)? { current.signInStarter }
 

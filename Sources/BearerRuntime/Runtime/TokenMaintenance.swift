@@ -11,7 +11,7 @@ import ServiceLifecycle
 
 /// The background work of the token engine, as a `Service` next to the proxy: once a second it refreshes tokens
 /// past their `refreshOn` (the current ones keep being served meanwhile), takes over changes that another process
-/// made to the token cache file, and writes again what a failed write left unsaved (#22 item 3).
+/// made to the token cache file, and writes again what a failed write left unsaved (docs/operations.md).
 public struct TokenMaintenance: Service {
     package let account: @Sendable () -> AccountRuntime
     /// Shuts down the accounts of replaced configurations once their exchanges have ended (a running proxy's).
@@ -42,7 +42,7 @@ public struct TokenMaintenance: Service {
             }
         }
         // `serve`'s services stop in reverse order, this one before the server drains: a request waiting for a
-        // `login ROUTE` in progress is answered now rather than holding the drain (#25).
+        // `login ROUTE` in progress is answered now rather than holding the drain.
         account().discovered.stopWaiting()
     }
 

@@ -4,12 +4,12 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// The SSRF rule of discovery (#25): a remote upstream's 401 and metadata choose URLs the proxy then fetches or
-/// sends a browser to, so a hostile or compromised upstream could aim the proxy at this machine (127.0.0.1,
-/// `localhost`), the local network, or a cloud metadata service (169.254.169.254). Unless the upstream is itself
-/// on loopback, or the route sets `allowPrivateAddresses`, every OAuth URL must reach global addresses only —
-/// judged on the literal address (every IPv6 form that embeds an IPv4 one included) and on every address a name
-/// resolves to.
+/// The SSRF rule of discovery (docs/security.md, "Discovered routes"): a remote upstream's 401 and metadata choose URLs
+/// the proxy then fetches or sends a browser to, so a hostile or compromised upstream could aim the proxy at this
+/// machine (127.0.0.1, `localhost`), the local network, or a cloud metadata service (169.254.169.254). Unless the
+/// upstream is itself on loopback, or the route sets `allowPrivateAddresses`, every OAuth URL must reach global
+/// addresses only — judged on the literal address (every IPv6 form that embeds an IPv4 one included) and on every
+/// address a name resolves to.
 ///
 /// A judgement holds only for the connection made to the addresses judged: ``pin(_:role:)`` resolves once and
 /// returns them as a ``PinnedURL``, which is what every request is sent to (``PinnedHTTPClient``), so a name that

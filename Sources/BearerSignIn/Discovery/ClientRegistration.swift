@@ -4,9 +4,9 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// Which client identity a sign-in for a discovered route would use (#25 item 3), in the order the issue gives:
-/// a client configured on the route, a Client ID Metadata Document when the server supports one and the route
-/// names one, dynamic registration (RFC 7591) when the server offers it, else nothing — with what to configure.
+/// Which client identity a sign-in for a discovered route would use, in the order SPEC §6.3 gives: a client configured
+/// on the route, a Client ID Metadata Document when the server supports one and the route names one, dynamic
+/// registration (RFC 7591) when the server offers it, else nothing — with what to configure.
 public enum ClientRegistration: Sendable, Equatable {
     case configured(clientID: String)
     case metadataDocument(url: String)

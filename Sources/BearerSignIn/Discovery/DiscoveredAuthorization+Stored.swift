@@ -5,9 +5,9 @@ import BearerTelemetry
 import BearerTokens
 import Logging
 
-/// The metadata a sign-in stored (#25 item 1: "cached with the tokens and reused on transient failure"): written
-/// with every sign-in and confirmed refresh, read back when a fresh discovery fails for now — never when it fails
-/// definitively, where nothing stored may stand in for the servers' answer.
+/// The metadata a sign-in stored (cached with the tokens, reused on a transient failure): written with every sign-in
+/// and confirmed refresh, read back when a fresh discovery fails for now — never when it fails definitively, where
+/// nothing stored may stand in for the servers' answer.
 extension DiscoveredAuthorization {
     /// Discovery for `route`, or — when it fails for now (``DiscoveryError/isTransient``) and the route has a
     /// sign-in whose metadata was stored — that metadata, with the failure it stands in for.

@@ -4,11 +4,11 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// What discovery found for a route (#25): the resource, its authorization server with the endpoints a sign-in
+/// What discovery found for a route (SPEC §6.3): the resource, its authorization server with the endpoints a sign-in
 /// uses, the scopes to ask for first and the client identity to use — every URL already checked (https, issuer,
 /// addresses). A value: `discover` prints it; `login ROUTE` (``DiscoveredSignIn``) starts from it.
 public struct DiscoveredAuthorization: Sendable, Equatable {
-    /// Where the initial scopes came from (#25 item 5).
+    /// Where the initial scopes came from.
     public enum ScopeSource: String, Sendable, Equatable {
         /// The `scope` of the upstream's `Bearer` challenge.
         case challenge
@@ -16,8 +16,8 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         case metadata
         /// Neither: the sign-in asks for no scope.
         case none
-        /// A step-up after a `403` `insufficient_scope` (#25 item 5): `login ROUTE --scopes`, or the sign-in `serve`
-        /// opens itself for a route with `"stepUp": "auto"`.
+        /// A step-up after a `403` `insufficient_scope`: `login ROUTE --scopes`, or the sign-in `serve` opens itself
+        /// for a route with `"stepUp": "auto"`.
         case command
         /// The last sign-in's, with its stored metadata: discovery failed for now.
         case stored

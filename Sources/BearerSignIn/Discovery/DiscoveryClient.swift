@@ -138,7 +138,7 @@ public struct DiscoveryClient: DiscoveryTransport {
         return try RegisteredClient.decode(status: status, body: body, endpoint: endpoint.text)
     }
 
-    /// Never the library's own description: BoringSSL's carries its build path (issue #27).
+    /// Never the library's own description: BoringSSL's carries its build path.
     private static func describe(_ error: any Error) -> String {
         switch error {
         case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:

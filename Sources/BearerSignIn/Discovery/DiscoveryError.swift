@@ -4,9 +4,9 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// Why a discovered route's authorization server could not be found or may not be used (#25), each with the one
-/// line a person reads. Values that came from the upstream or its servers are quoted through ``shown(_:)``: a
-/// hostile server chooses them.
+/// Why a discovered route's authorization server could not be found or may not be used (SPEC §6.3), each with the one
+/// line a person reads. Values that came from the upstream or its servers are quoted through ``shown(_:)``: a hostile
+/// server chooses them.
 public enum DiscoveryError: Error, Sendable, Equatable {
     /// The unauthenticated probe of the upstream got no answer.
     case upstreamUnreachable(upstream: String, reason: String)
@@ -117,10 +117,10 @@ public struct MetadataAttempt: Sendable, Equatable, Encodable {
 }
 
 extension DiscoveryError {
-    /// Whether the failure may pass by itself (#25 item 1: then the metadata stored with the sign-in is used): the
-    /// upstream or a metadata URL did not answer, or answered 5xx or 429, or a host did not resolve. Every other
-    /// failure is the servers' definitive answer — another resource or issuer, no PKCE, an unsafe URL — and
-    /// nothing stored may stand in for it.
+    /// Whether the failure may pass by itself (then the metadata stored with the sign-in is used): the upstream or a
+    /// metadata URL did not answer, or answered 5xx or 429, or a host did not resolve. Every other failure is the
+    /// servers' definitive answer — another resource or issuer, no PKCE, an unsafe URL — and nothing stored may stand
+    /// in for it.
     public var isTransient: Bool {
         switch self {
         case .upstreamUnreachable, .hostNotFound: true
@@ -133,8 +133,8 @@ extension DiscoveryError {
 }
 
 extension DiscoveryError {
-    /// What a token request says when its endpoint could not be pinned (#25): unavailable for now when its host did
-    /// not resolve, else refused — nothing was sent.
+    /// What a token request says when its endpoint could not be pinned: unavailable for now when its host did not
+    /// resolve, else refused — nothing was sent.
     package var tokenError: TokenError {
         isTransient
             ? .providerUnavailable(reason: explanation, retryAfterSeconds: 5) : .misconfigured(reason: explanation)

@@ -11,8 +11,8 @@ import NIOPosix
     import Darwin
 #endif
 
-/// Turns a host name into the addresses it resolves to, for the SSRF rule (#25): a name is judged by every
-/// address it has, since the connection may use any of them.
+/// Turns a host name into the addresses it resolves to, for the SSRF rule: a name is judged by every address it has,
+/// since the connection may use any of them.
 package protocol HostResolver: Sendable {
     func addresses(of host: String) async throws(DiscoveryError) -> [IPAddress]
 }

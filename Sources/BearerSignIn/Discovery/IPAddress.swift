@@ -4,8 +4,8 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// An IP address as the SSRF rule sees it (#25): IPv4 octets or IPv6 groups, from a URL's literal host or from
-/// the resolver, classified by where it reaches.
+/// An IP address as the SSRF rule sees it: IPv4 octets or IPv6 groups, from a URL's literal host or from the resolver,
+/// classified by where it reaches.
 package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     case v4([UInt8])
     /// `zone`: the interface a link-local address is reached through (RFC 4007 §11: `fe80::1%eth0`), as the

@@ -8,9 +8,9 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// The HTTP clients of one operation — one discovery, one registration — for its requests to ``PinnedURL``s
-/// (#25): a client per (host, judged address), made by the first request there and used by the operation's later
-/// ones, all shut down when the operation ends (``PinnedHTTPClient/withConnections(_:)``), after which none is made.
+/// The HTTP clients of one operation — one discovery, one registration — for its requests to ``PinnedURL``s: a client
+/// per (host, judged address), made by the first request there and used by the operation's later ones, all shut down
+/// when the operation ends (``PinnedHTTPClient/withConnections(_:)``), after which none is made.
 ///
 /// Why not a client per request: an AsyncHTTPClient client builds its own TLS context — the system's trust roots
 /// and the route's CA file read and parsed — within the connect timeout of its first connection. A discovery made

@@ -20,7 +20,7 @@ import NIOPosix
     import Darwin
 #endif
 
-/// Requests to a ``PinnedURL`` that connect to its judged addresses only (#25, DNS rebinding), over AsyncHTTPClient.
+/// Requests to a ``PinnedURL`` that connect to its judged addresses only (DNS rebinding), over AsyncHTTPClient.
 ///
 /// AsyncHTTPClient has no resolver hook (its `dnsResolver` is `system` or `randomized`), but its `dnsOverride`
 /// maps a host name to the address it connects to while TLS still sends the name (SNI) and checks the certificate

@@ -5,11 +5,11 @@ import BearerTelemetry
 import BearerTokens
 
 /// A URL with the addresses its host resolved to — once — each judged by an ``AddressPolicy``: the only form in
-/// which discovery and a discovered route's sign-in reach a server (#25). ``PinnedHTTPClient`` connects to these
-/// addresses and to nothing else, keeping the URL's host for TLS (SNI, the certificate's name) and the `Host`
-/// header, so the name is never resolved a second time: a DNS answer that changes between the check and the connect
-/// (DNS rebinding: a global address for the check, 127.0.0.1 for the connection) reaches nothing it was not judged
-/// on. The only initializers resolve; no value of this type exists unresolved.
+/// which discovery and a discovered route's sign-in reach a server. ``PinnedHTTPClient`` connects to these addresses
+/// and to nothing else, keeping the URL's host for TLS (SNI, the certificate's name) and the `Host` header, so the name
+/// is never resolved a second time: a DNS answer that changes between the check and the connect (DNS rebinding: a
+/// global address for the check, 127.0.0.1 for the connection) reaches nothing it was not judged on. The only
+/// initializers resolve; no value of this type exists unresolved.
 package struct PinnedURL: Sendable, Hashable {
     /// Exactly as written.
     package let text: String

@@ -8,8 +8,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// Discovery for one route (#25 item 1): from the upstream's 401 to a ``DiscoveredAuthorization``, every rule
-/// checked on the way. Signs nobody in and sends no credential.
+/// Discovery for one route (SPEC §6.3): from the upstream's 401 to a ``DiscoveredAuthorization``, every rule checked on
+/// the way. Signs nobody in and sends no credential.
 ///
 ///  1. Probe the upstream without a token; read every `Bearer` challenge (RFC 6750 §3, RFC 9110 §11.6.1).
 ///  2. Protected-resource metadata: the challenge's `resource_metadata`, else the path-form then the root-form
@@ -49,7 +49,7 @@ package struct ResourceDiscovery: Sendable {
     }
 
     /// Steps 1 and 2 alone: the upstream's protected-resource metadata, its `resource` checked against the upstream,
-    /// and the initial scopes — all a route whose authorization server is the account's own needs (#25 item 7).
+    /// and the initial scopes — all a route whose authorization server is the account's own needs.
     package func protectedResource() async throws(DiscoveryError) -> ProtectedResourceFinding {
         do {
             return try await findProtectedResource()
@@ -66,9 +66,9 @@ package struct ResourceDiscovery: Sendable {
         }
     }
 
-    /// #25 item 8: one log line per step, at `info`, so an operator can follow a discovery in `serve`'s log — URLs,
-    /// issuers and outcomes only: discovery handles no token, code, verifier or secret, and the values a server
-    /// chose are quoted and cut short (``DiscoveryError/shown(_:)``). The route is the logger's metadata
+    /// One log line per step, at `info`, so an operator can follow a discovery in `serve`'s log — URLs, issuers and
+    /// outcomes only: discovery handles no token, code, verifier or secret, and the values a server chose are quoted
+    /// and cut short (``DiscoveryError/shown(_:)``). The route is the logger's metadata
     /// (``once(for:settings:eventLoopGroup:logger:_:)`` adds it).
     private func step(_ what: String, _ metadata: Logger.Metadata) {
         logger.info("discovery: \(what)", metadata: metadata)
@@ -205,7 +205,7 @@ package struct ResourceDiscovery: Sendable {
         return (nil, attempts)
     }
 
-    /// #25 item 5: the challenge's `scope`, else the metadata's `scopes_supported`, else none.
+    /// The scopes to ask for first: the challenge's `scope`, else the metadata's `scopes_supported`, else none.
     package static func initialScopes(
         challenge: BearerChallenge?, metadata: ProtectedResourceMetadata
     ) -> ([String], DiscoveredAuthorization.ScopeSource) {
@@ -218,7 +218,7 @@ package struct ResourceDiscovery: Sendable {
 }
 
 /// What steps 1 and 2 of ``ResourceDiscovery`` found: the protected-resource metadata, already checked against the
-/// upstream and naming at least one authorization server, and the scopes to ask for first (#25 item 5).
+/// upstream and naming at least one authorization server, and the scopes to ask for first.
 package struct ProtectedResourceFinding: Sendable, Equatable {
     package var probeStatus: Int
     package var metadataFromChallenge: Bool

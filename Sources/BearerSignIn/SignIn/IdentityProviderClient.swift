@@ -24,7 +24,7 @@ import Synchronization
 /// connections is reported at once — data-plane pitfall 10), and every request has a deadline.
 public final class IdentityProviderClient: Sendable {
     package let http: HTTPClient
-    /// The same configuration for requests to a ``PinnedURL`` (a discovered route's authorization server, #25):
+    /// The same configuration for requests to a ``PinnedURL`` (a discovered route's authorization server, SPEC §6.3):
     /// each connects to its judged addresses only.
     package let pinned: PinnedHTTPClient
     private let logger: Logger
@@ -85,7 +85,7 @@ public final class IdentityProviderClient: Sendable {
         try await requestToken(Self.tokenRequest(url, form: form, basicCredentials: basicCredentials), to: nil)
     }
 
-    /// POSTs a form to a discovered route's token endpoint, connecting to the addresses it was judged on (#25).
+    /// POSTs a form to a discovered route's token endpoint, connecting to the addresses it was judged on.
     package func requestToken(
         at endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
@@ -141,7 +141,7 @@ public final class IdentityProviderClient: Sendable {
     }
 
     /// ``postForm(to:form:)`` to a discovered route's endpoint (revocation, pushed authorization requests),
-    /// connecting to the addresses it was judged on (#25).
+    /// connecting to the addresses it was judged on.
     /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
     package func postForm(
         to endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
@@ -199,7 +199,7 @@ public final class IdentityProviderClient: Sendable {
         case let error as HTTPClientError:
             return "\(host): \(Self.describe(error))"
         default:
-            // Never the library's own description: BoringSSL's carries its build path (issue #27).
+            // Never the library's own description: BoringSSL's carries its build path.
             return "cannot reach \(host): \(ConnectionFailure(error).explanation)"
         }
     }

@@ -82,7 +82,7 @@ package struct RefreshTokenGrant: SignInFlow {
             form.append(("claims", claims))
         }
         form += client.extraParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        // A discovered route of the account's own authorization server (#25 item 7); the account's own wins.
+        // A discovered route of the account's own authorization server (SPEC §6.3); the account's own wins.
         if let resource = request.resource, client.extraParameters["resource"] == nil {
             form.append(("resource", resource))
         }

@@ -41,8 +41,8 @@ package struct TokenResponse: Sendable {
     package static let maximumSeconds: TimeInterval = 10 * 365 * 86_400
 
     /// A number of seconds from a provider's JSON (`expires_in`, `refresh_in`, `interval`): a JSON number or a
-    /// decimal string, finite, clamped to 0…`maximum` (``maximumSeconds`` for a duration) — so that no later date arithmetic or integer
-    /// conversion of it can trap (#22 item 7); nil when absent or not a number (`NaN`, `"soon"`).
+    /// decimal string, finite, clamped to 0…`maximum` (``maximumSeconds`` for a duration) — so that no later date
+    /// arithmetic or integer conversion of it can trap; nil when absent or not a number (`NaN`, `"soon"`).
     package static func seconds(_ value: Any?, atMost maximum: TimeInterval = maximumSeconds) -> TimeInterval? {
         let number: TimeInterval?
         switch value {

@@ -17,10 +17,10 @@ import Synchronization
 /// | `bearer_proxy_token_cache_total` | counter | `result` (`hit`, `miss`) |
 /// | `bearer_proxy_token_refreshes_total` | counter | `outcome` |
 /// | `bearer_proxy_token_cache_write_failures_total` | counter | — (writes of the token cache file that failed) |
-/// | `bearer_proxy_token_cache_unsaved` | gauge | — (1 while memory holds changes the file lacks, #22 item 3) |
+/// | `bearer_proxy_token_cache_unsaved` | gauge | — (1 while memory holds changes the file lacks) |
 /// | `bearer_proxy_discovered_signins_unsaved` | gauge | — (discovered routes' sign-ins memory holds and the file lacks) |
-/// | `bearer_proxy_discoveries_total` | counter | `route`, `outcome` (a discovered route's discovery again, #25) |
-/// | `bearer_proxy_step_ups_total` | counter | `route` (a discovered route's `403` `insufficient_scope`, #25) |
+/// | `bearer_proxy_discoveries_total` | counter | `route`, `outcome` (a discovered route's discovery again) |
+/// | `bearer_proxy_step_ups_total` | counter | `route` (a discovered route's `403` `insufficient_scope`) |
 ///
 /// Labels are bounded: routes are the configured prefixes (`-` for the proxy's own endpoints, `none` for
 /// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
@@ -70,22 +70,22 @@ public final class ProxyMetrics: Sendable {
         Metrics.Counter(label: "bearer_proxy_idle_connections_closed_total", dimensions: [], factory: factory)
     }
 
-    /// The counter of connections closed at once, before anything was read, for `reason` (#26: `peer_user`,
+    /// The counter of connections closed at once, before anything was read, for `reason` (SPEC §9: `peer_user`,
     /// `peer_unknown`).
     package func connectionsRefused(reason: String) -> Metrics.Counter {
         Metrics.Counter(
             label: "bearer_proxy_connections_refused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
-    /// The counter of requests the request codec refused (#24 condition 4), by its reason (`bare_lf`, `obs_fold`,
-    /// `head_too_large`, …: docs/configuration.md lists them).
+    /// The counter of requests the request codec refused (SPEC §3: a refusal of a real client's request must be seen),
+    /// by its reason (`bare_lf`, `obs_fold`, `head_too_large`, …: docs/configuration.md lists them).
     package func requestsRefused(reason: String) -> Metrics.Counter {
         Metrics.Counter(
             label: "bearer_proxy_requests_refused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
-    /// The counter of events a lifecycle machine received in a state where they cannot happen (#23 item 1): each
-    /// closed its connections rather than being ignored.
+    /// The counter of events a lifecycle machine received in a state where they cannot happen: each closed its
+    /// connections rather than being ignored.
     package func stateErrors(machine: String) -> Metrics.Counter {
         Metrics.Counter(label: "bearer_proxy_state_errors_total", dimensions: [("machine", machine)], factory: factory)
     }
@@ -128,7 +128,7 @@ public final class ProxyMetrics: Sendable {
         .increment()
     }
 
-    /// Counts a discovered route's discovery run again after its upstream refused its token (#25), by what it said:
+    /// Counts a discovered route's discovery run again after its upstream refused its token, by what it said:
     /// `confirmed`, `changed` (another authorization server or resource), `unavailable` (failed for now: the stored
     /// metadata was used), `refused` (the metadata is not usable).
     package func discovery(route: String, outcome: String) {
@@ -138,10 +138,10 @@ public final class ProxyMetrics: Sendable {
         ).increment()
     }
 
-    /// Counts a discovered route's `403` `insufficient_scope` (#25 item 5) by `outcome`: `answered` (with the
-    /// problem naming `login ROUTE --scopes`, no sign-in tried), `reauthorized` (`"stepUp": "auto"`: serve's sign-in
-    /// for more scopes gave a token, and the request went again) or `declined` (that sign-in gave none in time:
-    /// declined, not finished, or refused by its bounds — the problem was answered).
+    /// Counts a discovered route's `403` `insufficient_scope` (SPEC §6.3) by `outcome`: `answered` (with the problem
+    /// naming `login ROUTE --scopes`, no sign-in tried), `reauthorized` (`"stepUp": "auto"`: serve's sign-in for more
+    /// scopes gave a token, and the request went again) or `declined` (that sign-in gave none in time: declined, not
+    /// finished, or refused by its bounds — the problem was answered).
     package func stepUp(route: String, outcome: String) {
         Metrics.Counter(
             label: "bearer_proxy_step_ups_total", dimensions: [("route", route), ("outcome", outcome)],
@@ -169,7 +169,7 @@ package final class RouteMetrics {
     }
     private var requests: [RequestKey: Metrics.Counter] = [:]
     /// The counter used last: a route's requests mostly repeat their method and status class, and comparing the
-    /// key costs less than hashing it (#24 session 18).
+    /// key costs less than hashing it.
     private var lastRequests: (key: RequestKey, counter: Metrics.Counter)?
     private var upstreamDuration: Metrics.Timer?
     private var requestBytes: Metrics.Counter?

@@ -9,8 +9,8 @@ import BearerTelemetry
     import Foundation
 #endif
 
-/// Which sign-in a discovered route's tokens belong to (#25): the authorization server's issuer, the client id and
-/// the RFC 8707 resource. Tokens are stored and looked up by all three, so a token of one authorization server,
+/// Which sign-in a discovered route's tokens belong to (SPEC §6.3): the authorization server's issuer, the client id
+/// and the RFC 8707 resource. Tokens are stored and looked up by all three, so a token of one authorization server,
 /// client or resource is never found for another (audience isolation, mix-up).
 public struct DiscoveredSignInKey: Sendable, Hashable, Codable {
     public var issuer: String
@@ -49,8 +49,8 @@ package struct PersistedRegistration: Sendable, Equatable, Codable {
     }
 }
 
-/// A discovered route's sign-in: what discovery found that the token requests need (cached with the tokens, #25
-/// item 1) and the tokens themselves. The refresh token rotates; the newest is always the one stored.
+/// A discovered route's sign-in: what discovery found that the token requests need (cached with the tokens) and the
+/// tokens themselves. The refresh token rotates; the newest is always the one stored.
 package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var key: DiscoveredSignInKey
     /// `configured` or `dynamic` (``ClientRegistration/kind``).
@@ -62,8 +62,8 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     /// stored: it is read from the route's `clientSecretEnv`.
     package var tokenEndpointAuthMethod: String?
     /// The rest of the authorization server's metadata a sign-in needs, kept so that a `login ROUTE` whose
-    /// discovery fails for now (no answer, 5xx) can sign in again with it (#25 item 1); nil in a sign-in stored
-    /// before they were kept.
+    /// discovery fails for now (no answer, 5xx) can sign in again with it; nil in a sign-in stored before they were
+    /// kept.
     package var authorizationEndpoint: String?
     package var registrationEndpoint: String?
     package var codeChallengeMethods: [String]?
@@ -78,8 +78,8 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var issuedAt: Date?
     package var grantedScopes: [String]?
     /// The scopes the upstream's last answer asked for — a `403` `insufficient_scope` (RFC 6750 §3.1) — when it was
-    /// one: `status` shows the route as needing a step-up to them (#25 item 8). nil once an answer was not one, and
-    /// in every new sign-in.
+    /// one: `status` shows the route as needing a step-up to them. nil once an answer was not one, and in every new
+    /// sign-in.
     package var stepUpScopes: [String]?
     /// Why the sign-in's tokens were forgotten — the upstream refused its only access token, the authorization
     /// server refused its refresh token (`invalid_grant`) or its client (`invalid_client`) — in the words the route's

@@ -4,8 +4,8 @@
     import Foundation
 #endif
 
-/// The declined sign-ins `serve` opened (#25 item 2): `discovered-declined-<h>.json` per authorization server, `<h>`
-/// hashed from its issuer as the store's other names are. Written by the sign-in that holds the server's lock
+/// The declined sign-ins `serve` opened: `discovered-declined-<h>.json` per authorization server, `<h>` hashed from its
+/// issuer as the store's other names are. Written by the sign-in that holds the server's lock
 /// (``signInLockName(issuer:)``); a file that does not decode is set aside and counts as none.
 extension DiscoveredSignInStore {
     /// Until when `serve` opens no sign-in with `issuer`, seen at `now`; nil: it may. One that lies further ahead than

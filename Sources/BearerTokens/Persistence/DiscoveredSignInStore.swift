@@ -10,7 +10,7 @@ import Crypto
     import Foundation
 #endif
 
-/// Where discovered routes' registrations and sign-ins live in the state directory (#25 item 6):
+/// Where discovered routes' registrations and sign-ins live in the state directory (SPEC §6.3):
 /// `discovered-client-<h>.json` per authorization server (its dynamic registration),
 /// `discovered-signin-<h>.json` per (issuer, client, resource), `discovered-routes.json` (upstream → key) and
 /// `discovered-declined-<h>.json` per authorization server (a sign-in `serve` opened there was declined,
@@ -39,7 +39,7 @@ public struct DiscoveredSignInStore: Sendable {
     }
 
     /// The lock a `login ROUTE` holds while it signs in for the route of `upstream`: a `serve` that finds no usable
-    /// sign-in for that route waits on it for the one being made, instead of answering at once (#25 item 6).
+    /// sign-in for that route waits on it for the one being made, instead of answering at once.
     package func routeSignInLock(upstream: String) -> RedemptionLock {
         RedemptionLock(directory: directory, fileName: "discovered-route-" + Self.hash(["route", upstream]))
     }

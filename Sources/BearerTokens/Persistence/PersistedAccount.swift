@@ -23,9 +23,9 @@ public struct PersistedAccount: Codable, Sendable, Equatable, CustomStringConver
     /// The refresh token, for flows that have one. A new one replaces the old (RFC 6749 §6).
     public var refreshToken: String?
     /// How many times a different refresh token has been written here; absent (nil) reads as 0, which is all that
-    /// builds before #22 item 3 write. It is what tells a process holding a refresh token it could not write which
-    /// token is newer — the file's or its own — where "different" cannot (see ``SessionAdoption``). An optional key:
-    /// older builds ignore it and still read the file, so the format stays version 1.
+    /// older builds write. It is what tells a process holding a refresh token it could not write which token is newer —
+    /// the file's or its own — where "different" cannot (see ``SessionAdoption``). An optional key: older builds ignore
+    /// it and still read the file, so the format stays version 1.
     public var refreshTokenGeneration: Int?
     /// One entry per scope set.
     public var accessTokens: [PersistedAccessToken]

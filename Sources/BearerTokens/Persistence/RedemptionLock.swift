@@ -39,7 +39,7 @@ public struct RedemptionLock: Sendable {
         self.init(directory: store.directory, fileName: store.fileName)
     }
 
-    /// The lock for the file `fileName` in `directory` (a discovered route's sign-in, #25 item 6).
+    /// The lock for the file `fileName` in `directory` (a discovered route's sign-in).
     package init(directory: StateDirectory, fileName: String) {
         self.directory = directory
         path = directory.path + "/." + fileName + ".redeem-lock"

@@ -5,7 +5,7 @@ import BearerTelemetry
 
 /// Whether the account in the token cache file replaces the one in memory — the one rule for every place that
 /// reads the file while holding a session: the re-read under the redemption lock, the once-a-second poll, the retry
-/// of a write that failed, and the second try after `invalid_grant` (#22 item 3).
+/// of a write that failed, and the second try after `invalid_grant` (docs/tokens.md).
 ///
 /// "The file's refresh token is different, so another process rotated it" holds only while the file is known to
 /// hold memory's token. When a rotated refresh token could not be written (disk full, a read-only directory, no

@@ -58,7 +58,7 @@ package struct SharedRefreshToken: Sendable {
     ) async throws(TokenError) -> AccessToken {
         let (stored, file) = await persistence.storedAccount()
         // Another process rotated it (or signed in or out): the one in memory may already be retired — unless it is
-        // the newer one, rotated here and not yet written (SessionAdoption; #22 item 3).
+        // the newer one, rotated here and not yet written (SessionAdoption).
         session.reconcile(with: file)
         if request.claims == nil, let stored, let token = Self.fresh(in: stored, for: request.scopes, at: now()) {
             return token

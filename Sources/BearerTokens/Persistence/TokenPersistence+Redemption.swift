@@ -40,7 +40,7 @@ extension TokenPersistence {
     /// Writes a redemption's outcome before the lock is let go: `session` as it now is — the refresh token to use
     /// from now on (rotated or not) and the identity — and the new access token. The next process to take the lock
     /// must find them, or it would redeem a refresh token the provider has already retired. If the write fails the
-    /// session stays unsaved, and authoritative, until the retry writes it (#22 item 3).
+    /// session stays unsaved, and authoritative, until the retry writes it.
     package func recordRedemption(of session: AccountSession, token: AccessToken) async {
         let flowName = flowName
         await onQueue { [self] in

@@ -43,7 +43,7 @@ extension TokenPersistence {
 
     /// Puts memory's session into the file's account (an empty one — a sign-out — deletes the file) and returns
     /// the refresh-token generation written: one above the file's when the token differs from the file's, never
-    /// below memory's (which already counts its own change), so the file's generation only grows (#22 item 3).
+    /// below memory's (which already counts its own change), so the file's generation only grows.
     package static func put(_ record: AccountSession.Record, into stored: inout PersistedAccount?, flowName: String)
         -> Int
     {

@@ -10,8 +10,8 @@ import BearerTelemetry
 #endif
 
 /// A write of the token cache file that fails — disk full, a read-only directory, no descriptor left — is kept, not
-/// dropped (#22 item 3): memory keeps what it carried (above all a rotated refresh token, which the provider has
-/// already made the only one that works), ``saveUnsavedChanges(tokens:session:force:)`` writes it again with a
+/// dropped (docs/operations.md): memory keeps what it carried (above all a rotated refresh token, which the provider
+/// has already made the only one that works), ``saveUnsavedChanges(tokens:session:force:)`` writes it again with a
 /// back-off until it lands, and `status` and the metrics say so meanwhile.
 extension TokenPersistence {
     /// The unsaved changes, for `status` and `/-/status`; nil when the file holds everything.

@@ -18,7 +18,7 @@ import Synchronization
 /// and never concurrently; each is a locked read-modify-write through ``TokenStore``. ``reloadIfChanged(tokens:session:)``
 /// notices a write by another process — `login` or `logout` in another terminal — and takes it over, by
 /// ``SessionAdoption``'s rule. A write that fails is not only logged: what it carried stays in memory, counted as
-/// unsaved, and ``saveUnsavedChanges(tokens:session:force:)`` writes it again until it lands (#22 item 3).
+/// unsaved, and ``saveUnsavedChanges(tokens:session:force:)`` writes it again until it lands (docs/operations.md).
 public final class TokenPersistence: Sendable {
     public let store: TokenStore
     package let flowName: String

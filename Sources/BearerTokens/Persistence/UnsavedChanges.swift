@@ -9,8 +9,8 @@ import BearerTelemetry
     import Foundation
 #endif
 
-/// Writes to the token cache file that failed and have not been made good yet (#22 item 3): when it started, how
-/// often and why it failed, and when to try again. `status`, `/-/status` and the metrics show it; never a token.
+/// Writes to the token cache file that failed and have not been made good yet (docs/operations.md): when it started,
+/// how often and why it failed, and when to try again. `status`, `/-/status` and the metrics show it; never a token.
 public struct UnsavedChanges: Sendable, Equatable {
     /// When the first of these writes failed, on the wall clock — for people to read.
     public var since: Date

@@ -3,9 +3,9 @@ import BearerHTTP
 import BearerJSON
 import BearerTelemetry
 
-/// The sign-in could not be written to the token cache file (#22 item 3): a `login` whose new account, a `logout`
-/// whose deletion, or a `token` whose rotated refresh token did not reach the file. The command fails rather than
-/// report a success that is undone when it exits. Names the file and the system's reason, never a token.
+/// The sign-in could not be written to the token cache file: a `login` whose new account, a `logout` whose deletion, or
+/// a `token` whose rotated refresh token did not reach the file. The command fails rather than report a success that is
+/// undone when it exits. Names the file and the system's reason, never a token.
 public struct UnsavedSignIn: Error, Sendable, CustomStringConvertible {
     /// The token cache file.
     public var path: String

@@ -16,7 +16,7 @@ import BearerTelemetry
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The token's fields, shared by its copies: the data plane copies the cached token out on every request, and
     /// one reference costs one retain and one release where the four references among the fields cost four of each
-    /// (#24 session 19). Immutable, so sharing it changes nothing a copy can see.
+    /// (bench/counts.sh). Immutable, so sharing it changes nothing a copy can see.
     private final class Fields: Sendable {
         let value: String
         let authorizationHeader: String
@@ -75,7 +75,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
 
     /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
     /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would
-    /// cost a token request (#22 item 6; docs/tokens.md).
+    /// cost a token request (docs/tokens.md).
     public var margin: TimeInterval {
         let lifetime = expiresOn.timeIntervalSince(issuedAt)
         guard lifetime.isFinite, lifetime > 0 else { return 0 }

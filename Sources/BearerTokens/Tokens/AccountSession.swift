@@ -8,9 +8,9 @@ import Synchronization
 /// reported (to the token cache file), and what another process wrote is taken over through ``reconcile(with:)``,
 /// which applies ``SessionAdoption`` in the same critical section as the change it makes.
 ///
-/// Besides the account it keeps what the token cache file knows of it (#22 item 3): the generation of its refresh
-/// token and whether the file holds it. A rotated token whose write failed stays here, authoritative, until a
-/// write succeeds — the file's older one must not replace it.
+/// Besides the account it keeps what the token cache file knows of it (docs/operations.md, "A token cache that cannot
+/// be written"): the generation of its refresh token and whether the file holds it. A rotated token whose write failed
+/// stays here, authoritative, until a write succeeds — the file's older one must not replace it.
 public final class AccountSession: Sendable {
     /// The account's state at one moment.
     public struct Snapshot: Sendable, Equatable {

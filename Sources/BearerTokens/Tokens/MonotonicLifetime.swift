@@ -9,8 +9,7 @@ import BearerTelemetry
     import Foundation
 #endif
 
-/// A cached token's expiry and refresh time carried over to the monotonic clock when it entered the cache (#22
-/// item 1).
+/// A cached token's expiry and refresh time carried over to the monotonic clock when it entered the cache.
 ///
 /// The provider states a token's life in wall time (`expires_in` from its answer, `exp` in a JWT, the times in the
 /// token cache file), so the cache compares `expiresOn` with the wall clock — and also with these: a wall clock that

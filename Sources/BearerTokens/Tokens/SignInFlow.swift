@@ -23,7 +23,7 @@ public struct TokenRequest: Sendable, Hashable, CustomStringConvertible {
     public var claims: String?
     /// The RFC 8707 `resource` to send with the request, besides the account's `extraParameters`: set for a
     /// discovered route whose authorization server is the account's own, only when the resource its upstream names
-    /// is the scopes' own resource (#25 item 7 — Microsoft Entra refuses any other, AADSTS9010010); nil: none.
+    /// is the scopes' own resource (SPEC §6.3 — Microsoft Entra refuses any other, AADSTS9010010); nil: none.
     public var resource: String?
     /// A discovered route's step-up: a new sign-in for wider scopes comes first (``StepUpRequest``); nil for an
     /// ordinary request.

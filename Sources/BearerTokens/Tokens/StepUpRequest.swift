@@ -3,7 +3,7 @@ import BearerHTTP
 import BearerJSON
 import BearerTelemetry
 
-/// A discovered route's step-up (#25 item 5, `"stepUp": "auto"`): its upstream answered `403` with
+/// A discovered route's step-up (`"stepUp": "auto"`, SPEC §6.3): its upstream answered `403` with
 /// `error="insufficient_scope"` (RFC 6750 §3.1), and only a new sign-in for `scopes` — what the route's token was
 /// granted and what the challenge asked for — can give a wider token: a refresh never widens what was granted
 /// (RFC 6749 §6). `path` is where the upstream asked, the unit the sign-ins `serve` opens for it are bounded by.

@@ -93,8 +93,8 @@ public final class TokenCache: Sendable {
 
     private let flow: any SignInFlow
     private let now: @Sendable () -> Date
-    /// The monotonic clock every duration here is measured on (#22 item 1); only expiry, which the provider states
-    /// in wall time, is compared with ``now``.
+    /// The monotonic clock every duration here is measured on; only expiry, which the provider states in wall time, is
+    /// compared with ``now``.
     private let uptime: @Sendable () -> Duration
     private let changes = Changes()
     private let state: Mutex<State>
@@ -121,7 +121,7 @@ public final class TokenCache: Sendable {
     ///   - observer: told about each token request (logs, metrics).
     ///   - throttlesSignInRequired: whether "sign-in required" blocks the next requests like any failure. A flow
     ///     that answers it from local state alone (a discovered route with nothing stored) asks nobody, so there is
-    ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request (#25).
+    ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request.
     public init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
         uptime: (@Sendable () -> Duration)? = nil,
@@ -209,7 +209,7 @@ public final class TokenCache: Sendable {
 
     /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
     /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
-    /// interval (#22 item 6). Measured on the monotonic clock.
+    /// interval (docs/tokens.md). Measured on the monotonic clock.
     public static let minimumFetchInterval: TimeInterval = 10
 
     /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
@@ -222,9 +222,8 @@ public final class TokenCache: Sendable {
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
     /// satisfies the challenge; with `stepUp`, always the one a new sign-in for wider scopes gives (a discovered
-    /// route's, #25 item 5). Concurrent callers for the same request share one fetch — one sign-in for a step-up.
-    /// Only a ``TokenError`` comes out, so a caller maps every failure to its answer (``ProxyError``) with no
-    /// catch-all.
+    /// route's, SPEC §6.3). Concurrent callers for the same request share one fetch — one sign-in for a step-up. Only a
+    /// ``TokenError`` comes out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
     public func accessToken(
         for scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil
     ) async throws(TokenError) -> AccessToken {
@@ -301,7 +300,7 @@ public final class TokenCache: Sendable {
 
     /// Drops the cached token for `scopes` if it is still `token`, without calling it rejected, after its upstream's
     /// `403` `insufficient_scope` asking for `wanted`: the next request asks the flow again, which may find a newer
-    /// one — a discovered route's sign-in for more scopes (#25 item 5). The flow hears of it (``onChange``) either way.
+    /// one — a discovered route's sign-in for more scopes. The flow hears of it (``onChange``) either way.
     public func drop(_ scopes: ScopeSet, token: String, wanting wanted: [String]) {
         state.withLock { state in
             guard state.tokens[scopes]?.value == token else { return }
@@ -425,7 +424,7 @@ public final class TokenCache: Sendable {
         }
         if case .success(let token) = result, !token.isValid(at: self.now()) {
             // `expires_in` 0 or negative: sending it would hand the upstream an expired token, and keeping it would
-            // make every request ask again. A failure instead, so the back-off paces the next attempt (#22 item 6).
+            // make every request ask again. A failure instead, so the back-off paces the next attempt.
             result = .failure(
                 .providerUnavailable(
                     reason: "the identity provider issued an access token that had already expired (expires_in ≤ 0)",
@@ -473,7 +472,7 @@ public final class TokenCache: Sendable {
 
     /// The answer instead of a token request when the last token for the scope set expired less than
     /// ``minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
-    /// would otherwise be asked once per token lifetime, however short (#22 item 6).
+    /// would otherwise be asked once per token lifetime, however short (docs/tokens.md).
     private static func fetchTooSoon(
         _ token: AccessToken?, in state: State, at now: Date, uptime: Duration
     ) -> TokenError? {
@@ -496,7 +495,7 @@ public final class TokenCache: Sendable {
     }
 
     /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no
-    /// stored time (a clock that stepped, a provider's number) can reach a trapping conversion (#22 item 7).
+    /// stored time (a clock that stepped, a provider's number) can reach a trapping conversion.
     package static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite else { return 1 }
         return Int(seconds: interval, rounded: .up, clampedTo: 1...86_400)

@@ -16,10 +16,10 @@ public enum TokenCacheChange: Sendable, CustomStringConvertible {
     /// Every token was replaced at once, for the reason given: these are now the cache's only tokens.
     case replacedAll([AccessToken], because: TokenReplacement)
     /// An upstream answered `403` `insufficient_scope` (RFC 6750 §3.1) to the token with this value, and a token for
-    /// `wanted` would do: a discovered route's step-up (#25 item 5). The token was dropped, not rejected.
+    /// `wanted` would do: a discovered route's step-up (SPEC §6.3). The token was dropped, not rejected.
     case insufficientScope(value: String, wanted: [String])
     /// An upstream answered a request that carried the token with this value, neither refusing the token nor asking
-    /// for more scopes: what a discovered route's `status` shows is its upstream's last answer (#25 item 8).
+    /// for more scopes: what a discovered route's `status` shows is its upstream's last answer.
     case answered(value: String)
 
     /// Whether the change came from this process — then the token cache file must hear of it — rather than from the

@@ -29,7 +29,7 @@ extension ConfigurationReader {
         switch kind {
         case .discover:
             // The upstream's challenge or metadata names the scopes, and its own authorization server issues the
-            // token: nothing of the account's applies (#25).
+            // token: nothing of the account's applies.
             if route.contains("scopes") {
                 route.report(
                     "scopes", "not used with \"auth\": \"discover\" (the upstream's challenge or metadata names them)")

@@ -1,4 +1,4 @@
-// A discovered route's `discovery` object (#25).
+// A discovered route's `discovery` object (SPEC §6.3).
 
 import BearerHTTP
 import BearerJSON
@@ -68,8 +68,8 @@ extension ConfigurationReader {
             allowPrivateAddresses: allowPrivate ?? false, startsSignIn: signIn == .auto, stepsUp: stepUp == .auto)
     }
 
-    /// `"authorizationServer": "account"` (#25 item 7): the account's client signs in, so none of the keys that
-    /// describe the route's own client or sign-in apply; the account must be an OAuth account that can use them.
+    /// `"authorizationServer": "account"` (SPEC §6.3): the account's client signs in, so none of the keys that describe
+    /// the route's own client or sign-in apply; the account must be an OAuth account that can use them.
     private func readAccountAuthorizationServer(_ discovery: ObjectReader, flow: AccountFlow?) -> DiscoverySettings? {
         enum Choice: String, CaseIterable { case account }
         guard let _: Choice = discovery.choice("authorizationServer") else { return nil }

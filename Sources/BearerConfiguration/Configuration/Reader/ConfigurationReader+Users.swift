@@ -6,8 +6,8 @@ import BearerJSON
 #endif
 
 extension ConfigurationReader {
-    /// `allowUsers`: users of this machine who may connect over loopback besides the proxy's own (#26), each a
-    /// user name (resolved here, once) or a uid.
+    /// `allowUsers`: users of this machine who may connect over loopback besides the proxy's own (SPEC §9), each a user
+    /// name (resolved here, once) or a uid.
     package func readAllowUsers(_ root: ObjectReader) -> [UInt32]? {
         guard let elements = root.array("allowUsers") else { return nil }
         var uids: [UInt32] = []

@@ -53,7 +53,7 @@ package struct ConfigurationReader {
         )
     }
 
-    /// `listen`: one `host:port` or `unix:PATH`, or an array of them (#26 item 2).
+    /// `listen`: one `host:port` or `unix:PATH`, or an array of them (SPEC §9).
     private func readListen(_ root: ObjectReader) -> [Listener]? {
         guard let value = root.value("listen") else { return nil }
         let written: [(text: String, path: JSONPath)]

@@ -10,7 +10,7 @@ import NIOCore
     import Glibc
 #endif
 
-/// Who may use the proxy from this machine (#26): a connection whose peer socket belongs to another user of this
+/// Who may use the proxy from this machine (SPEC §9): a connection whose peer socket belongs to another user of this
 /// machine is closed before anything of it is read — unless `allowUsers` names that user.
 ///
 /// On 127.0.0.1 every user of the machine can connect; the proxy acts as its owner, so without this check anyone

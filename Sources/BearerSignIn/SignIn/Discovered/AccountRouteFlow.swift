@@ -12,8 +12,8 @@ import Synchronization
     import Foundation
 #endif
 
-/// Where a discovered route whose authorization server is the account's own (`"authorizationServer": "account"`, #25
-/// item 7) gets its tokens: from the account's sign-in — the account's client and refresh token, through the
+/// Where a discovered route whose authorization server is the account's own (`"authorizationServer": "account"`,
+/// SPEC §6.3) gets its tokens: from the account's sign-in — the account's client and refresh token, through the
 /// account's token cache (one more scope set: single flight, the token cache file and the cross-process redemption
 /// rules included) — once the upstream's protected-resource metadata (RFC 9728) names the account's issuer.
 ///
@@ -34,7 +34,7 @@ package final class AccountRouteFlow: SignInFlow {
 
         /// The RFC 8707 `resource` to send: the metadata's, only when it is the scopes' own resource (everything
         /// before a scope's last `/`) — Entra refuses any other (AADSTS9010010) and older Entra any at all
-        /// (AADSTS901002), while the scopes alone already name the audience (#25 E3).
+        /// (AADSTS901002), while the scopes alone already name the audience.
         package var resourceParameter: String? { resource == scopes.resource ? resource : nil }
     }
 

@@ -4,13 +4,13 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
-/// The client a discovered route's token requests speak as (#25 item 3): one configured on the route (with a secret
-/// from the environment when the server registered it as confidential), the route's Client ID Metadata Document, or
-/// one registered dynamically with this authorization server. Its secret is never printed.
+/// The client a discovered route's token requests speak as (SPEC §6.3): one configured on the route (with a secret from
+/// the environment when the server registered it as confidential), the route's Client ID Metadata Document, or one
+/// registered dynamically with this authorization server. Its secret is never printed.
 package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     package enum Kind: String, Sendable {
         case configured
-        /// The route's Client ID Metadata Document: its https URL is the `client_id`, a public client (#25 item 3).
+        /// The route's Client ID Metadata Document: its https URL is the `client_id`, a public client.
         case metadataDocument = "metadata-document"
         case dynamic
     }

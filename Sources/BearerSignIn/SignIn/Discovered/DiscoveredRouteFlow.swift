@@ -12,19 +12,19 @@ import Synchronization
     import Foundation
 #endif
 
-/// Where a discovered route's tokens come from in the data plane (#25 item 6): the sign-in `login ROUTE` stored
-/// under (issuer, client, resource) — never the account's — refreshed with its own refresh token at its own
-/// token endpoint, with the same `resource`. The redemption is a critical section per machine (the sign-in's
-/// ``RedemptionLock``): under it the file is read again, a token another process obtained is taken over, and a
-/// rotated refresh token is written before the lock is let go. A token the upstream refused sends the route
-/// through discovery again first (``RouteRediscovery``).
+/// Where a discovered route's tokens come from in the data plane (SPEC §6.3): the sign-in `login ROUTE` stored under
+/// (issuer, client, resource) — never the account's — refreshed with its own refresh token at its own token endpoint,
+/// with the same `resource`. The redemption is a critical section per machine (the sign-in's ``RedemptionLock``): under
+/// it the file is read again, a token another process obtained is taken over, and a rotated refresh token is written
+/// before the lock is let go. A token the upstream refused sends the route through discovery again first
+/// (``RouteRediscovery``).
 package struct DiscoveredRouteFlow: SignInFlow {
     package let route: String
     package let upstream: String
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
-    /// The route's SSRF rule: the stored token endpoint is judged again, and pinned, for each refresh (#25) — the
-    /// name it was judged on at sign-in may resolve elsewhere by now.
+    /// The route's SSRF rule: the stored token endpoint is judged again, and pinned, for each refresh — the name it was
+    /// judged on at sign-in may resolve elsewhere by now.
     package let addresses: AddressPolicy
     /// Discovery again on a refused token; nil: the stored metadata is used as it is.
     package let rediscovery: RouteRediscovery?
@@ -35,11 +35,11 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
     package let closing: ShutdownNotice?
     /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
-    /// person at the machine should do — once discovery has told whether a tab opens (#25 item 2); nil: only
-    /// `login ROUTE` signs in. Asked with no lock held.
+    /// person at the machine should do — once discovery has told whether a tab opens; nil: only `login ROUTE` signs in.
+    /// Asked with no lock held.
     package let startSignIn: (@Sendable () async -> String)?
     /// For a route with `"stepUp": "auto"`: asks `serve` to open the sign-in for a step-up's wider scopes and waits
-    /// until it is stored — nil — or says why it was not (#25 item 5); nil: only `login ROUTE --scopes` steps up.
+    /// until it is stored — nil — or says why it was not; nil: only `login ROUTE --scopes` steps up.
     package let stepUp: (@Sendable (StepUpRequest) async -> String?)?
     /// The token this flow last handed out, and whether the upstream refused it (`invalid_token`, told through the
     /// cache's ``TokenCacheChange/rejected(value:)``): asked again while the file still holds a refused token
@@ -140,8 +140,8 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// When the upstream refused the token this flow handed out and the file still holds it fresh, discovery runs
     /// again (at most once per ``RouteRediscovery/interval``, which logs and counts it) before anything is sent to
     /// the authorization server: the same server confirms the sign-in (with its current endpoints, returned);
-    /// another one gets nothing of it and the route needs a sign-in there (#25 item 3); a discovery that failed for
-    /// now leaves the metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
+    /// another one gets nothing of it and the route needs a sign-in there; a discovery that failed for now leaves the
+    /// metadata stored with the sign-in in use, one that refused the metadata leaves nothing.
     private func rediscoverIfRefused(
         _ key: DiscoveredSignInKey, request: TokenRequest
     ) async throws(TokenError) -> DiscoveredAuthorization? {
@@ -247,7 +247,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
             forget(key, redeemed: fileHeld, because: refusal, registration: false)
             return .notSignedIn(refusal)
         } catch .rejected(let failure) where failure.error == "invalid_client" {
-            // A stale registration: dropped, so that the next `login` registers again (#25 item 3).
+            // A stale registration: dropped, so that the next `login` registers again.
             let refusal = "the authorization server no longer knows its client (invalid_client)"
             unsaved.resolve(key)
             forget(key, redeemed: fileHeld, because: refusal, registration: client.kind == .dynamic)

@@ -1,8 +1,7 @@
 import BearerTokens
 
-/// The decline `serve` keeps per authorization server (#25 item 2, ``SignInBackOff``), read and written by the
-/// sign-in that holds the server's lock: a second `serve` that waited there reads the first one's decline before it
-/// opens anything.
+/// The decline `serve` keeps per authorization server (``SignInBackOff``), read and written by the sign-in that holds
+/// the server's lock: a second `serve` that waited there reads the first one's decline before it opens anything.
 extension DiscoveredSignIn {
     /// Refuses a sign-in `serve` opens while a decline with this server is noted; a person's is never refused.
     func refuseWhileDeclined() throws(SignInFailure) {

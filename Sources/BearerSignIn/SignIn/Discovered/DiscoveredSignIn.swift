@@ -14,10 +14,10 @@ import NIOPosix
     import Foundation
 #endif
 
-/// `bearer-proxy login ROUTE` for a discovered route (#25 item 4): authorization code + PKCE S256 (RFC 7636) with
-/// a fresh verifier held only in memory, `state` checked, RFC 9207 `iss` checked when present and required when
-/// the server advertises it, a loopback redirect (RFC 8252 §7.3), and the route's RFC 8707 `resource` in the
-/// authorization request and the code exchange. The outcome is stored under (issuer, client, resource).
+/// `bearer-proxy login ROUTE` for a discovered route (SPEC §6.3): authorization code + PKCE S256 (RFC 7636) with a
+/// fresh verifier held only in memory, `state` checked, RFC 9207 `iss` checked when present and required when the
+/// server advertises it, a loopback redirect (RFC 8252 §7.3), and the route's RFC 8707 `resource` in the authorization
+/// request and the code exchange. The outcome is stored under (issuer, client, resource).
 public struct DiscoveredSignIn: Sendable {
     /// What a finished sign-in shows: never a token, code, verifier or secret.
     public struct Outcome: Sendable {
@@ -49,7 +49,7 @@ public struct DiscoveredSignIn: Sendable {
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
     package let registrar: DiscoveryClient
-    /// The route's SSRF rule: the registration and token endpoints are pinned by it for each request (#25).
+    /// The route's SSRF rule: the registration and token endpoints are pinned by it for each request.
     package let addresses: AddressPolicy
     package let eventLoopGroup: any EventLoopGroup
     package let timeout: Duration
@@ -57,7 +57,7 @@ public struct DiscoveredSignIn: Sendable {
     /// Where the configured client's `clientSecretEnv` is read.
     package let environment: [String: String]
     /// Set for a sign-in `serve` opens by itself: it opens none while a decline with the server is noted, and notes
-    /// its own (#25 item 2). nil: a person's `login ROUTE`, never held back.
+    /// its own. nil: a person's `login ROUTE`, never held back.
     package var backOff: SignInBackOff?
 
     public init(
@@ -129,11 +129,11 @@ public struct DiscoveredSignIn: Sendable {
     /// The command that starts this sign-in again, for the messages.
     package var command: String { "bearer-proxy login \(route.prefix)" }
 
-    /// Signs in, one interactive sign-in per authorization server on this machine at a time (#25 item 6): a
-    /// second `login` for a route of the same server waits for the first — under a `flock` the kernel releases
-    /// with its process, never a file with a timestamp — and, when the first one stored a sign-in for this route
-    /// meanwhile, uses it instead of opening a second browser tab. One `serve` opens reads the server's decline
-    /// there, under the lock, and opens no tab while the first one's is noted (#25 item 2).
+    /// Signs in, one interactive sign-in per authorization server on this machine at a time (SPEC §6.3): a second
+    /// `login` for a route of the same server waits for the first — under a `flock` the kernel releases with its
+    /// process, never a file with a timestamp — and, when the first one stored a sign-in for this route meanwhile, uses
+    /// it instead of opening a second browser tab. One `serve` opens reads the server's decline there, under the lock,
+    /// and opens no tab while the first one's is noted.
     /// - Parameter noBrowser: print the URL and read the redirected address from `console` instead of waiting
     ///   on the loopback listener (a browser on another machine).
     public func run(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
@@ -181,7 +181,7 @@ public struct DiscoveredSignIn: Sendable {
     }
 
     /// Signs in once; a stored registration the server no longer knows (`invalid_client`) is dropped and the
-    /// sign-in runs once more with a new one (#25 item 3).
+    /// sign-in runs once more with a new one.
     private func signInOnce(console: any SignInConsole, noBrowser: Bool) async throws(SignInFailure) -> Outcome {
         do {
             return try await attempt(console: console, noBrowser: noBrowser, reuseRegistration: true)
@@ -282,7 +282,7 @@ public struct DiscoveredSignIn: Sendable {
         let issued = now()
         let tokenEndpoint: PinnedURL
         do {
-            // Judged again now, and the code goes to exactly the addresses judged (#25).
+            // Judged again now, and the code goes to exactly the addresses judged.
             tokenEndpoint = try await addresses.pin(found.tokenEndpoint, role: "token endpoint")
         } catch {
             throw .failed(SignInFailure(error.isTransient ? .unavailable : .misconfigured, error.explanation))
@@ -312,7 +312,7 @@ public struct DiscoveredSignIn: Sendable {
         return port
     }
 
-    /// The client identity, in the order of #25 item 3: the route's `clientId`, else its Client ID Metadata Document
+    /// The client identity, in the order of SPEC §6.3: the route's `clientId`, else its Client ID Metadata Document
     /// when the server supports them, else the stored registration with this very server, else a new dynamic
     /// registration, else what to configure.
     /// - Returns: the client, and whether it is the registration stored from an earlier sign-in.
@@ -338,7 +338,7 @@ public struct DiscoveredSignIn: Sendable {
             throw SignInFailure(.misconfigured, "No client identity: \(found.registration.explanation).")
         }
         do {
-            // Only a registration made with this issuer at this endpoint: never one of another server (#25 item 3).
+            // Only a registration made with this issuer at this endpoint: never one of another server.
             if reuse, let stored = try store.registration(issuer: found.issuer),
                 stored.registrationEndpoint == endpoint
             {

@@ -34,7 +34,7 @@ package enum DiscoveredTokenRequest {
 
     /// Revokes `refreshToken` (RFC 7009 §2.1) at the server's revocation endpoint, if it has one; a line on the
     /// outcome, never the token. A client with a secret sends it in the form (`client_secret_post`). The endpoint
-    /// is judged by the route's `addresses` and pinned (#25): one that now reaches a private address gets nothing.
+    /// is judged by the route's `addresses` and pinned: one that now reaches a private address gets nothing.
     package static func revoke(
         _ refreshToken: String, at endpoint: String?, clientID: String, clientSecret: String?,
         provider: IdentityProviderClient, addresses: AddressPolicy

@@ -12,10 +12,10 @@ import Synchronization
     import Foundation
 #endif
 
-/// Discovery run again for a discovered route whose upstream refused the route's token (#25 items 1 and 3): the
-/// token may have been revoked, or the resource may now name another authorization server — which must then get
-/// nothing of the old sign-in. At most once per route per ``interval``, whatever the number of refused requests:
-/// in between, the last outcome stands, so a storm of 401s is never a storm of metadata requests.
+/// Discovery run again for a discovered route whose upstream refused the route's token (SPEC §6.3): the token may have
+/// been revoked, or the resource may now name another authorization server — which must then get nothing of the old
+/// sign-in. At most once per route per ``interval``, whatever the number of refused requests: in between, the last
+/// outcome stands, so a storm of 401s is never a storm of metadata requests.
 package final class RouteRediscovery: Sendable {
     /// What the discovery says about the stored sign-in.
     package enum Verdict: Sendable, Equatable {

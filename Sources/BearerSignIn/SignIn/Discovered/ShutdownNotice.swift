@@ -7,8 +7,8 @@ import Synchronization
 
 /// Tells the token requests that wait on something outside this process — a `login ROUTE` in progress on this
 /// machine, for up to ``RedemptionLock/maximumWait`` — that the proxy is shutting down: they stop waiting and fail
-/// at once, so the request behind them is answered and the drain does not wait for a sign-in that may never come
-/// (#25). Given once; a wait that starts after it returns at once.
+/// at once, so the request behind them is answered and the drain does not wait for a sign-in that may never come. Given
+/// once; a wait that starts after it returns at once.
 package final class ShutdownNotice: Sendable {
     private struct State {
         var given = false

@@ -7,11 +7,10 @@ import BearerTokens
 #endif
 
 /// What keeps `serve` from opening tab after tab with one authorization server (`"signIn": "auto"` and
-/// `"stepUp": "auto"`, #25 item 2): once a sign-in it opened there was declined or not finished, no `serve` on this
+/// `"stepUp": "auto"`, SPEC §6.3): once a sign-in it opened there was declined or not finished, no `serve` on this
 /// machine opens another one with that server, for any route, for ``length``. The decline is kept in the state
-/// directory (``DiscoveredSignInStore/noteDeclined(issuer:until:)``), so a second `serve` waiting on the server's
-/// lock sees it too; a person's `login ROUTE` is never held back by it, and any sign-in there that succeeds forgets
-/// it.
+/// directory (``DiscoveredSignInStore/noteDeclined(issuer:until:)``), so a second `serve` waiting on the server's lock
+/// sees it too; a person's `login ROUTE` is never held back by it, and any sign-in there that succeeds forgets it.
 package struct SignInBackOff: Sendable {
     package let store: DiscoveredSignInStore
     package let length: TimeInterval

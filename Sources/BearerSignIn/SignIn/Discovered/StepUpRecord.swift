@@ -9,7 +9,7 @@ import Synchronization
 
 /// What a discovered route's upstream last said of the route's token, kept with the route's sign-in so that `status`
 /// — `/-/status` here, and `bearer-proxy status` in another process — shows a route whose last answer was a `403`
-/// `insufficient_scope` as needing a step-up, with the scopes it asked for (#25 item 8).
+/// `insufficient_scope` as needing a step-up, with the scopes it asked for.
 ///
 /// The data plane hears the answers on its event loops (through the route's token cache, ``TokenCacheChange``), where
 /// no file may be written: the file is written on a serial queue instead, in the order the answers came, and only

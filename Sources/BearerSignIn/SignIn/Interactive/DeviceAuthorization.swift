@@ -32,8 +32,8 @@ package struct DeviceAuthorization: Sendable, Equatable {
         verificationURI = uri
         message = object["message"] as? String
         // MSAL Python's defaults when absent: 1800 s to finish, polls every 5 s.
-        // Clamped before any conversion (#22 item 7): the code lives between a minute and a day, and polling waits
-        // 1–60 s whatever the provider says (RFC 8628 §3.2's default is 5; `slow_down` still adds 5 each time).
+        // Clamped before any conversion: the code lives between a minute and a day, and polling waits 1–60 s whatever
+        // the provider says (RFC 8628 §3.2's default is 5; `slow_down` still adds 5 each time).
         expiresIn = Int(
             seconds: TokenResponse.seconds(object["expires_in"]) ?? 1800, rounded: .towardZero, clampedTo: 60...86_400)
         interval = Int(seconds: TokenResponse.seconds(object["interval"]) ?? 5, rounded: .towardZero, clampedTo: 1...60)

@@ -21,7 +21,7 @@ package struct DeviceCodeSignIn: InteractiveSignIn {
     /// Waits between polls; tests pass one that records the interval and returns at once.
     package let sleep: @Sendable (Duration) async throws -> Void
     /// The monotonic clock the code's lifetime is measured on: a wall clock that steps must neither end the wait
-    /// early nor stretch it (#22 item 1).
+    /// early nor stretch it.
     package let uptime: @Sendable () -> Duration
 
     package var needsPerson: Bool { true }
