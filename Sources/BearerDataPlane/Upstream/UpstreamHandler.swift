@@ -72,7 +72,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
             // when the read completes (``channelReadComplete(context:)``): until then no other exchange can take
             // it. Otherwise the read emptied the socket (through TLS, NIOSSL hands over all it decrypted from the
             // batch's reads in one read), and a pipelined request may take the connection at once.
-            if decoder.holdsUnreadBytes { return close() }
+            if decoder.holdsUnreadBytes() { return close() }
             if readFilledItsBuffer {
                 if !machine.release(now: now) { close() }
                 return
@@ -211,7 +211,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     package func channelReadComplete(context: ChannelHandlerContext) {
         if case .releasing = machine.state {
-            perform(machine.readCompleted(overran: decoder.holdsUnreadBytes || readFilledItsBuffer), error: nil)
+            perform(machine.readCompleted(overran: decoder.holdsUnreadBytes() || readFilledItsBuffer), error: nil)
         }
         owner?.upstreamReadComplete(self)
     }
