@@ -16,13 +16,18 @@ import BearerTelemetry
 /// Without a state directory (`--no-persist`) the key lives in memory for the life of the process.
 package final class DPoPKeyFile: Sendable {
     /// The file's contents: the private scalar, and the thumbprint so `status` can show it without the key.
-    package struct Stored: Codable, Equatable, Sendable, CustomStringConvertible {
+    package struct Stored: Codable, Equatable, Sendable, CustomStringConvertible, CustomReflectable {
         package var version: Int
         /// base64url of the 32-byte P-256 private scalar.
         package var privateKey: String
         package var thumbprint: String
 
         package var description: String { "DPoPKeyFile.Stored(<redacted>, jkt: \(thumbprint))" }
+        package var customMirror: Mirror {
+            Mirror(
+                self, children: ["version": version, "privateKey": "<redacted>", "thumbprint": thumbprint],
+                displayStyle: .struct)
+        }
     }
 
     private let file: StateFile<Stored>?
