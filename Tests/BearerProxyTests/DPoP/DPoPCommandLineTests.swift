@@ -108,4 +108,43 @@ import Testing
             }
         }
     }
+
+    /// A whole run at trace level — a nonce challenge, token requests, refused requests, `status` — logs neither the
+    /// key, nor a proof, nor a token.
+    @Test func noKeyProofOrTokenInAnyLogLine() async throws {
+        let store = CapturingLogHandler.Store()
+        let scratch = try StoreScratchDirectory()
+        defer { scratch.remove() }
+        try await withDPoPAuthorizationServer(nonce: .required) { server in
+            try await withUpstream({ _ in .echo }) { upstream in
+                let routes =
+                    #"[{ "prefix": "/r0", "upstream": "\#(upstream.baseURL)", "scopes": ["api://orders/.default"] }]"#
+                let token = try await ProxyHarness.with(
+                    routes: routes, account: DPoPTokenRequestTests.clientCredentials(server, tokenType: "dpop"),
+                    environment: [DPoPTokenRequestTests.secretVariable: "s3cret"], stateDirectory: scratch.state,
+                    logger: CapturingLogHandler.logger(into: store)
+                ) { proxy in
+                    let response = try await TestClient.send(port: proxy.port, uri: "/r0/orders")
+                    #expect(response.status == .internalServerError)
+                    #expect(!response.bodyText.contains("eyJ"))
+                    let report = StatusReport(account: proxy.proxy.account)
+                    store.append(report.text + String(decoding: report.json, as: UTF8.self))
+                    return try await proxy.proxy.tokens.accessToken(
+                        for: ScopeSet(["api://orders/.default"]), acceptingBound: true)
+                }
+                let keyName = try #require(scratch.entries().first { $0.hasPrefix("dpop-") })
+                let stored = try #require(
+                    JSONObject.dictionary(
+                        try Data(contentsOf: URL(fileURLWithPath: scratch.state.path + "/" + keyName))))
+                let secrets =
+                    [try #require(stored["privateKey"] as? String), token.value]
+                    + server.requests.flatMap(\.proofs)
+                #expect(secrets.count >= 4)
+                #expect(!store.all.isEmpty)
+                for line in store.all {
+                    for secret in secrets { #expect(!line.contains(secret)) }
+                }
+            }
+        }
+    }
 }

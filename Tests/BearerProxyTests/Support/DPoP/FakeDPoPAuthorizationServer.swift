@@ -31,6 +31,8 @@ final class FakeDPoPAuthorizationServer: Sendable {
         var accepted: DPoPProofVerifier.Accepted?
         /// Whether the request carried a `DPoP` header at all.
         var hadProof: Bool
+        /// The proofs it carried, for tests that look for them where they must not be.
+        var proofs: [String] = []
     }
 
     final class State: Sendable {
@@ -175,6 +177,7 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
         let form = request.form
         let grant = form["grant_type"] ?? ""
         let hadProof = request.headers.contains(name: "dpop")
+        let proofs = request.headers["dpop"]
         return state.data.withLock { data -> FakeIdentityResponse in
             func refuse(_ status: Int, _ error: String, _ description: String, headers: [(String, String)] = [])
                 -> FakeIdentityResponse
@@ -182,7 +185,7 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
                 data.recorded.append(
                     .init(
                         grant: grant, status: status, error: error, description: description, accepted: nil,
-                        hadProof: hadProof))
+                        hadProof: hadProof, proofs: proofs))
                 return .json(status: status, ["error": error, "error_description": description], headers: headers)
             }
             var accepted: DPoPProofVerifier.Accepted?
@@ -245,7 +248,8 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
             }
             data.recorded.append(
                 .init(
-                    grant: grant, status: 200, error: nil, description: nil, accepted: accepted, hadProof: hadProof))
+                    grant: grant, status: 200, error: nil, description: nil, accepted: accepted, hadProof: hadProof,
+                    proofs: proofs))
             // §8.2: the server may hand out the next nonce with any answer.
             let headers: [(String, String)] = nonceRule == .never ? [] : [("DPoP-Nonce", data.nonce)]
             return .json(body, headers: headers)
