@@ -217,9 +217,19 @@ struct Token: AsyncParsableCommand {
     @Option(name: .long, help: "A space-separated scope set instead of a route's.")
     var scopes: String?
 
+    @Option(
+        name: .customLong("dpop-proof"), parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "For a DPoP-bound token (RFC 9449): also print, on a second line, a proof for one request.",
+            valueName: "METHOD URL"))
+    var dpopProof: [String] = []
+
     func validate() throws {
         guard (route == nil) != (scopes == nil) else {
             throw ValidationError("give a ROUTE or --scopes \"a b\", not both and not neither")
+        }
+        guard dpopProof.isEmpty || dpopProof.count == 2 else {
+            throw ValidationError("--dpop-proof takes a METHOD and a URL: --dpop-proof GET https://api.example.com/x")
         }
     }
 
@@ -251,13 +261,39 @@ struct Token: AsyncParsableCommand {
                 }
                 wanted = routeScopes
             }
-            let token = try await account.tokens.accessToken(for: wanted).value
+            let token = try await account.tokens.accessToken(for: wanted, acceptingBound: true)
             // A refresh token rotated for this token and not saved leaves the file with a retired one: say so now,
             // not at the next command's "signed out".
             try account.requireSaved()
-            return token
+            return try boundOutput(token, account: account)
         }
         print(token)
+    }
+}
+
+extension Token {
+    /// What to print for `token`: a bearer token alone; a DPoP-bound one (RFC 9449) only with `--dpop-proof`, and
+    /// then with a proof for that one request on the second line — alone it would be refused by every API, and a
+    /// script that sent it as a bearer token would only learn that from a 401.
+    func boundOutput(_ token: AccessToken, account: AccountRuntime) throws -> String {
+        guard token.boundKey != nil else { return token.value }
+        guard dpopProof.count == 2, let binding = account.dpop else {
+            Terminal.error(
+                "error: this token is DPoP-bound (RFC 9449): it cannot be used alone as a bearer token. Run with "
+                    + "--dpop-proof METHOD URL to print it with a proof for one request, and send both as "
+                    + "\"Authorization: DPoP <token>\" and \"DPoP: <proof>\".")
+            throw ExitCode(1)
+        }
+        let key: DPoPKey
+        do {
+            key = try binding.key()
+        } catch {
+            Terminal.error("error: \(error.reason)")
+            throw ExitCode(1)
+        }
+        let proof = key.proof(
+            method: dpopProof[0].uppercased(), url: dpopProof[1], at: Date(), accessToken: token.value)
+        return token.value + "\n" + proof
     }
 }
 

@@ -85,17 +85,21 @@ public struct OAuthClient: Sendable, Hashable {
     public var extraParameters: [String: String]
     /// Sent as the `xms_cc` claims request (e.g. `["cp1"]` for continuous access evaluation); default none.
     public var clientCapabilities: [String]
+    /// Bearer or DPoP-bound tokens (`tokenType`); default `.bearer`.
+    public var tokenType: TokenTypePreference
 
     public init(
         endpoint: IdentityEndpoint,
         clientId: String,
         extraParameters: [String: String] = [:],
-        clientCapabilities: [String] = []
+        clientCapabilities: [String] = [],
+        tokenType: TokenTypePreference = .bearer
     ) {
         self.endpoint = endpoint
         self.clientId = clientId
         self.extraParameters = extraParameters
         self.clientCapabilities = clientCapabilities
+        self.tokenType = tokenType
     }
 }
 

@@ -55,7 +55,7 @@ public enum ConfigurationKeys {
 extension AccountFlow {
     /// Keys every OAuth flow accepts besides `flow` (SPEC §6.2).
     package static let oauthKeys: Set<String> = [
-        "authority", "issuer", "clientId", "extraParameters", "clientCapabilities",
+        "authority", "issuer", "clientId", "extraParameters", "clientCapabilities", "tokenType",
     ]
 
     /// The keys of `account` this flow accepts, `flow` included.
@@ -63,8 +63,10 @@ extension AccountFlow {
         let specific: Set<String> =
             switch self {
             case .dev: []
-            // Native authentication is a Microsoft External ID API: there is no generic issuer to use.
-            case .native: Self.oauthKeys.subtracting(["issuer"]).union(["username", "challenge", "passwordEnv"])
+            // Native authentication is a Microsoft External ID API: there is no generic issuer to use, and its
+            // token endpoint issues no DPoP-bound tokens.
+            case .native:
+                Self.oauthKeys.subtracting(["issuer", "tokenType"]).union(["username", "challenge", "passwordEnv"])
             case .deviceCode: Self.oauthKeys
             case .browser: Self.oauthKeys.union(["prompt", "loginHint", "domainHint", "redirectPort"])
             case .clientCredentials:

@@ -25,8 +25,14 @@ public protocol AccountView: Sendable {
     var devIssuer: DevIssuer? { get }
     /// A discovered route's sign-in, as `status` shows it (SPEC §6.3); nil for any other route.
     func discoveredState(of route: Route) -> DiscoveredRouteState?
+    /// The account's `tokenType` when it is not `bearer` (RFC 9449 DPoP); nil otherwise.
+    var tokenType: TokenTypePreference? { get }
+    /// The RFC 7638 thumbprint (`jkt`) of the account's DPoP key, when one exists — never the key.
+    var dpopThumbprint: String? { get }
 }
 
 extension AccountView {
     public func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
+    public var tokenType: TokenTypePreference? { nil }
+    public var dpopThumbprint: String? { nil }
 }

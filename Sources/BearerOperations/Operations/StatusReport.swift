@@ -19,11 +19,20 @@ public struct StatusReport: Sendable {
         public var flow: String
         public var signedIn: Bool
         public var identity: AccountIdentity?
+        /// `tokenType` when it is not `bearer`; nil for bearer tokens.
+        public var tokenType: TokenTypePreference?
+        /// The DPoP key's thumbprint (`jkt`), when there is a key — never the key.
+        public var dpopThumbprint: String?
 
-        package init(flow: String, signedIn: Bool, identity: AccountIdentity? = nil) {
+        package init(
+            flow: String, signedIn: Bool, identity: AccountIdentity? = nil, tokenType: TokenTypePreference? = nil,
+            dpopThumbprint: String? = nil
+        ) {
             self.flow = flow
             self.signedIn = signedIn
             self.identity = identity
+            self.tokenType = tokenType
+            self.dpopThumbprint = dpopThumbprint
         }
     }
 
@@ -58,7 +67,7 @@ public struct StatusReport: Sendable {
         self.requestCounts = requestCounts
         account = Account(
             flow: runtime.configuration.account.flow.rawValue, signedIn: runtime.isSignedIn,
-            identity: runtime.identity)
+            identity: runtime.identity, tokenType: runtime.tokenType, dpopThumbprint: runtime.dpopThumbprint)
         routes = runtime.configuration.routes.routes.map { route in
             let scopes: ScopeSet? =
                 switch route.auth {
@@ -96,6 +105,7 @@ public struct StatusReport: Sendable {
                     tokenObject["expiresInSeconds"] = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt))
                 }
                 if let lastError = token.lastError { tokenObject["lastRefreshError"] = lastError }
+                if token.cached { tokenObject["tokenType"] = token.boundKey == nil ? "Bearer" : "DPoP" }
                 object["token"] = tokenObject
             }
             if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
@@ -103,10 +113,12 @@ public struct StatusReport: Sendable {
             if let discovered = entry.discovered { object["discovered"] = Self.jsonObject(discovered, at: generatedAt) }
             return object
         }
-        var document: [String: Any] = [
-            "account": ["flow": account.flow, "signedIn": account.signedIn, "identity": identity],
-            "routes": routeObjects,
+        var accountObject: [String: Any] = [
+            "flow": account.flow, "signedIn": account.signedIn, "identity": identity,
+            "tokenType": (account.tokenType ?? .bearer).rawValue,
         ]
+        if let thumbprint = account.dpopThumbprint { accountObject["dpopKeyThumbprint"] = thumbprint }
+        var document: [String: Any] = ["account": accountObject, "routes": routeObjects]
         if let access { document["access"] = access.jsonObject }
         if let unsaved {
             document["tokenCache"] = [
@@ -134,6 +146,11 @@ public struct StatusReport: Sendable {
             if !parts.isEmpty { who += " — " + parts.joined(separator: ", ") }
         }
         lines.append(who + (account.signedIn ? "" : " (not signed in: run bearer-proxy login)"))
+        if let tokenType = account.tokenType {
+            // RFC 9449: the key's thumbprint identifies it to the authorization server; the key itself never shows.
+            let key = account.dpopThumbprint.map { "DPoP key jkt \($0)" } ?? "no DPoP key yet"
+            lines.append("token type: \(tokenType.rawValue) (\(key))")
+        }
         if let access { lines.append(access.line) }
         if let unsaved {
             let seconds = Self.wholeSeconds(unsaved.duration / .seconds(1))
@@ -151,7 +168,7 @@ public struct StatusReport: Sendable {
             if let token = entry.token {
                 if token.cached, let expiresOn = token.expiresOn {
                     let minutes = Self.wholeSeconds(expiresOn.timeIntervalSince(generatedAt)) / 60
-                    line += "  token: cached, expires in \(minutes) min"
+                    line += "  token: cached\(token.boundKey == nil ? "" : " (DPoP-bound)"), expires in \(minutes) min"
                     if entry.kind == .providerAccess { line += " (not refreshable: run bearer-proxy login after)" }
                 } else {
                     line += "  token: none cached"

@@ -43,7 +43,7 @@ extension AccountRuntime {
         var notes: [String] = []
         for scopes in scopeSets {
             do {
-                _ = try await tokens.accessToken(for: scopes)
+                _ = try await tokens.accessToken(for: scopes, acceptingBound: true)
             } catch {
                 guard case .signInRequired = error, FirebaseTokenKind(key: scopes) == .providerAccess else {
                     throw error
@@ -73,6 +73,11 @@ extension AccountRuntime {
         tokens.replaceTokens(with: [], because: .signedOut)
         session.signOut()
         persistence?.flush()
+        // The DPoP key goes with the sign-in (whatever `tokenType` says now: an earlier configuration may have made
+        // one); the next sign-in starts with a new key.
+        if let persistence {
+            try? DPoPKeyFile(directory: persistence.store.directory, fileName: persistence.store.fileName).remove()
+        }
         if case .firebase = configuration.account.settings {
             // Revoking a Firebase refresh token takes the Admin SDK (docs/firebase.md §6); a client can only forget it.
             return ["Firebase offers clients no revocation: the refresh token was deleted here."]

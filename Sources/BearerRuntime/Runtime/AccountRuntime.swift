@@ -32,6 +32,8 @@ public struct AccountRuntime: Sendable {
     /// The discovered routes' own token caches: without a state directory, only those of the routes whose authorization
     /// server is the account's.
     package let discovered: DiscoveredRouteTokens
+    /// The account's DPoP binding (RFC 9449) when its `tokenType` is not `bearer`: the key beside the token cache.
+    package let dpop: DPoPBinding?
 
     /// Builds the runtime for `configuration`.
     ///
@@ -77,6 +79,14 @@ public struct AccountRuntime: Sendable {
                 persistence: persistence, lock: RedemptionLock(store: persistence.store), session: session,
                 logger: logger, now: now)
         }
+        // The DPoP key lives beside the token cache, under its name; without one, in memory.
+        let dpop = settings.oauthClient.flatMap { client -> DPoPBinding? in
+            guard client.tokenType != .bearer else { return nil }
+            let keyFile =
+                persistence.map { DPoPKeyFile(directory: $0.store.directory, fileName: $0.store.fileName) }
+                ?? DPoPKeyFile()
+            return DPoPBinding(preference: client.tokenType, keyFile: keyFile, now: now)
+        }
         var provider: IdentityProviderClient?
         /// The account's one client for its identity provider (`shutdown` closes it).
         func providerClient() -> IdentityProviderClient {
@@ -89,7 +99,7 @@ public struct AccountRuntime: Sendable {
         func refreshTokenGrant(_ client: OAuthClient, _ providerClient: IdentityProviderClient) -> RefreshTokenGrant {
             RefreshTokenGrant(
                 name: settings.flow.rawValue, client: client, provider: providerClient, session: session,
-                sharing: sharing, now: now)
+                sharing: sharing, dpop: dpop, now: now)
         }
         var devIssuer: DevIssuer?
         var interactive: (any InteractiveSignIn)?
@@ -105,7 +115,7 @@ public struct AccountRuntime: Sendable {
         case .clientCredentials(let account):
             snapshot.identity = AccountIdentity(name: "application", username: account.client.clientId)
             flow = try ClientCredentialsFlow(
-                account: account, environment: environment, provider: providerClient(), now: now)
+                account: account, environment: environment, provider: providerClient(), dpop: dpop, now: now)
         case .managedIdentity(let account):
             snapshot.identity = account.statusIdentity
             flow = try ManagedIdentityFlow(
@@ -128,13 +138,13 @@ public struct AccountRuntime: Sendable {
             let client = providerClient()
             interactive = DeviceCodeSignIn(
                 client: oauthClient, provider: client, sleep: signInTiming.sleep,
-                uptime: uptime ?? { .seconds(now().timeIntervalSince1970) })
+                uptime: uptime ?? { .seconds(now().timeIntervalSince1970) }, dpop: dpop)
             flow = refreshTokenGrant(oauthClient, client)
         case .browser(let account):
             let client = providerClient()
             interactive = BrowserSignIn(
                 account: account, provider: client, eventLoopGroup: eventLoopGroup,
-                timeout: signInTiming.browserTimeout)
+                timeout: signInTiming.browserTimeout, dpop: dpop)
             flow = refreshTokenGrant(account.client, client)
         case .firebase(let account):
             let firebase = FirebaseClient(
@@ -169,7 +179,7 @@ public struct AccountRuntime: Sendable {
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
-            provider: provider, discovered: discovered)
+            provider: provider, discovered: discovered, dpop: dpop)
     }
 
     /// The same account with another configuration whose `account` section is unchanged (a reload that only
@@ -177,7 +187,8 @@ public struct AccountRuntime: Sendable {
     package func with(configuration: Configuration) -> AccountRuntime {
         AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
-            devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider, discovered: discovered)
+            devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider, discovered: discovered,
+            dpop: dpop)
     }
 
     /// Which runtime this is: a reload that keeps the account makes another value of the same one
@@ -261,7 +272,7 @@ public struct AccountRuntime: Sendable {
     package init(
         configuration: Configuration, flow: any SignInFlow, tokens: TokenCache, session: AccountSession,
         persistence: TokenPersistence?, devIssuer: DevIssuer?, interactive: (any InteractiveSignIn)?, notices: [String],
-        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens
+        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens, dpop: DPoPBinding? = nil
     ) {
         self.configuration = configuration
         self.flow = flow
@@ -273,6 +284,7 @@ public struct AccountRuntime: Sendable {
         self.notices = notices
         self.provider = provider
         self.discovered = discovered
+        self.dpop = dpop
     }
 }
 
@@ -281,4 +293,6 @@ extension AccountRuntime: AccountView {
     public var isSignedIn: Bool { session.isSignedIn }
     public var identity: AccountIdentity? { session.identity }
     public var unsavedChanges: UnsavedChanges? { persistence?.unsavedChanges(of: session) }
+    public var tokenType: TokenTypePreference? { dpop?.preference }
+    public var dpopThumbprint: String? { dpop?.keyFile.thumbprint() }
 }

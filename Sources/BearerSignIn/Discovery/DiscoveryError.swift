@@ -41,6 +41,9 @@ public enum DiscoveryError: Error, Sendable, Equatable {
     case hostNotFound(host: String)
     /// Dynamic client registration (RFC 7591) was refused or answered with no client.
     case registrationRefused(endpoint: String, reason: String)
+    /// The resource accepts only DPoP-bound tokens (RFC 9728 `dpop_bound_access_tokens_required`), which the proxy
+    /// cannot yet present to an upstream.
+    case dpopRequired(resource: String)
 
     /// One line for the person at the terminal or in a problem's `detail`.
     public var explanation: String {
@@ -86,6 +89,10 @@ public enum DiscoveryError: Error, Sendable, Equatable {
         case .registrationRefused(let endpoint, let reason):
             "Dynamic client registration at \(Self.shown(endpoint)) failed (\(Self.shown(reason))); register a "
                 + "client with the authorization server and set \"discovery\": {\"clientId\": \"…\"} on the route."
+        case .dpopRequired(let resource):
+            "The resource \(Self.shown(resource)) accepts only DPoP-bound access tokens "
+                + "(dpop_bound_access_tokens_required, RFC 9728), and bearer-proxy does not yet send DPoP proofs to "
+                + "upstreams; nothing was signed in."
         }
     }
 
@@ -126,7 +133,8 @@ extension DiscoveryError {
         case .upstreamUnreachable, .hostNotFound: true
         case .noMetadata(let tried), .noAuthorizationServerMetadata(_, let tried): tried.contains { $0.transient }
         case .invalidMetadata, .resourceMismatch, .noAuthorizationServer, .issuerMismatch, .pkceUnsupported,
-            .insecureURL, .invalidURL, .zonedAddress, .linkLocalWithoutZone, .privateAddress, .registrationRefused:
+            .insecureURL, .invalidURL, .zonedAddress, .linkLocalWithoutZone, .privateAddress, .registrationRefused,
+            .dpopRequired:
             false
         }
     }

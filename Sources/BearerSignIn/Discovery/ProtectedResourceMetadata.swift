@@ -17,11 +17,14 @@ package struct ProtectedResourceMetadata: Sendable, Equatable, Decodable {
     /// Issuer identifiers of the authorization servers that issue tokens for it.
     package var authorizationServers: [String]?
     package var scopesSupported: [String]?
+    /// Whether the resource accepts only DPoP-bound access tokens (RFC 9728 §2, RFC 9449 §5.2); absent means false.
+    package var dpopBoundAccessTokensRequired: Bool?
 
     package enum CodingKeys: String, CodingKey {
         case resource
         case authorizationServers = "authorization_servers"
         case scopesSupported = "scopes_supported"
+        case dpopBoundAccessTokensRequired = "dpop_bound_access_tokens_required"
     }
 
     /// The metadata in a JSON document, or why it is not usable.

@@ -102,6 +102,10 @@ package struct ResourceDiscovery: Sendable {
         guard let servers = metadata.authorizationServers, !servers.isEmpty else {
             throw .noAuthorizationServer(url: metadataURL)
         }
+        // A sign-in would only yield bearer tokens the resource refuses: the upstream side of DPoP is not built.
+        guard metadata.dpopBoundAccessTokensRequired != true else {
+            throw .dpopRequired(resource: metadata.resource)
+        }
         step(
             "protected-resource metadata used",
             [

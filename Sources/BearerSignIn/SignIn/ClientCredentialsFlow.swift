@@ -28,12 +28,14 @@ package struct ClientCredentialsFlow: SignInFlow {
     package let credential: Credential
     package let provider: IdentityProviderClient
     package let now: @Sendable () -> Date
+    /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`.
+    package let dpop: DPoPBinding?
 
     /// Builds the flow from its configuration, reading the secret or the certificate once (a platform's assertion is
     /// read at each token request instead).
     package init(
         account: ClientCredentialsAccount, environment: [String: String], provider: IdentityProviderClient,
-        now: @escaping @Sendable () -> Date = { Date() }
+        dpop: DPoPBinding? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TokenError) {
         client = account.client
         switch account.credential {
@@ -49,6 +51,7 @@ package struct ClientCredentialsFlow: SignInFlow {
             credential = .federated(try FederatedAssertion(source: source, environment: environment))
         }
         self.provider = provider
+        self.dpop = dpop
         self.now = now
     }
 
@@ -86,7 +89,8 @@ package struct ClientCredentialsFlow: SignInFlow {
         }
         let issued = now()
         do {
-            let response = try await provider.requestToken(at: endpoints.token, form: form, basicCredentials: basic)
+            let response = try await provider.requestToken(
+                at: endpoints.token, form: form, basicCredentials: basic, dpop: dpop?.ifApplies(to: endpoints))
             return response.accessToken(for: request, at: issued)
         } catch {
             throw error.tokenError

@@ -78,33 +78,82 @@ public final class IdentityProviderClient: Sendable {
 
     /// POSTs a form to a token endpoint and decodes the answer.
     ///
-    /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    /// - Parameters:
+    ///   - basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    ///   - dpop: the sign-in's DPoP binding when its token requests carry proofs (RFC 9449 §5).
     package func requestToken(
-        at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+        at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil,
+        dpop: DPoPBinding? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
-        try await requestToken(Self.tokenRequest(url, form: form, basicCredentials: basicCredentials), to: nil)
+        try await requestToken(url, form: form, basicCredentials: basicCredentials, to: nil, dpop: dpop)
     }
 
     /// POSTs a form to a discovered route's token endpoint, connecting to the addresses it was judged on.
     package func requestToken(
-        at endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+        at endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil,
+        dpop: DPoPBinding? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
-        try await requestToken(
-            Self.tokenRequest(endpoint.text, form: form, basicCredentials: basicCredentials), to: endpoint)
+        try await requestToken(endpoint.text, form: form, basicCredentials: basicCredentials, to: endpoint, dpop: dpop)
     }
 
     private func requestToken(
-        _ request: HTTPClientRequest, to endpoint: PinnedURL?
+        _ url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)?,
+        to endpoint: PinnedURL?, dpop: DPoPBinding?
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: Data
+        let key: DPoPKey?
         do {
-            (status, headers, body) = try await send(request, to: endpoint)
+            key = try dpop?.key()
         } catch {
             throw .unreachable(error)
         }
-        return try Self.tokenResponse(status: status, headers: headers, body: body)
+        // RFC 9449 §8: a server that wants a nonce refuses the first proof with `use_dpop_nonce` and a
+        // `DPoP-Nonce`; the request is sent once more with it, and never a third time.
+        var challenged = false
+        while true {
+            var request = Self.tokenRequest(url, form: form, basicCredentials: basicCredentials)
+            if let dpop, let key {
+                request.headers.add(name: "DPoP", value: dpop.proof(key: key, method: "POST", url: url))
+            }
+            let status: Int
+            let headers: HTTPHeaders
+            let body: Data
+            do {
+                (status, headers, body) = try await send(request, to: endpoint)
+            } catch {
+                throw .unreachable(error)
+            }
+            let freshNonce = dpop?.noteNonce(in: headers, from: url) ?? false
+            do {
+                var response = try Self.tokenResponse(status: status, headers: headers, body: body)
+                try Self.bind(&response, to: key)
+                return response
+            } catch .rejected(let failure) where failure.error == "use_dpop_nonce" && key != nil {
+                guard !challenged, freshNonce else {
+                    throw .rejected(
+                        TokenEndpointFailure(
+                            status: failure.status, error: failure.error,
+                            summary: challenged
+                                ? "the authorization server refused the DPoP nonce it had just given; not asking a "
+                                    + "third time"
+                                : "the authorization server asked for a DPoP nonce without giving a new one"))
+                }
+                challenged = true
+            }
+        }
+    }
+
+    /// RFC 9449 §5: a token issued as `token_type` `DPoP` is bound to the key of the request's proof. One issued so
+    /// to a request without a proof could be used by nobody: refused, rather than ever sent as a bearer token.
+    private static func bind(_ response: inout TokenResponse, to key: DPoPKey?) throws(TokenEndpointCallFailure) {
+        guard response.tokenType.lowercased() == "dpop" else { return }
+        guard let key else {
+            throw .rejected(
+                TokenEndpointFailure(
+                    status: 200, error: "unexpected_token_type",
+                    summary: "the authorization server issued a DPoP-bound token to a request without a DPoP proof; "
+                        + "set the account's \"tokenType\" to \"dpop\""))
+        }
+        response.boundKey = key.thumbprint
     }
 
     private static func tokenRequest(

@@ -19,6 +19,9 @@ package struct ProviderEndpoints: Sendable, Hashable {
     package var revocation: String?
     /// Where a browser signs out (OpenID Connect RP-Initiated Logout).
     package var endSession: String?
+    /// The JWS algorithms the server accepts in DPoP proofs (RFC 9449 §5.1); empty when it says nothing — and a
+    /// Microsoft authority says nothing.
+    package var dpopSigningAlgorithms: [String] = []
 
     /// Microsoft identity platform v2.0 paths under an authority (`https://login.microsoftonline.com/{tenant}` or
     /// `https://{tenant}.ciamlogin.com/{tenant}.onmicrosoft.com`).
@@ -40,5 +43,8 @@ package struct ProviderEndpoints: Sendable, Hashable {
         deviceAuthorization = object["device_authorization_endpoint"] as? String
         revocation = object["revocation_endpoint"] as? String
         endSession = object["end_session_endpoint"] as? String
+        dpopSigningAlgorithms = (object["dpop_signing_alg_values_supported"] as? [Any] ?? []).compactMap {
+            $0 as? String
+        }
     }
 }

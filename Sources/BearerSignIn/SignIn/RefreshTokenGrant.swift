@@ -24,19 +24,22 @@ package struct RefreshTokenGrant: SignInFlow {
     package let session: AccountSession
     /// How the refresh token is shared with other processes through the token cache file; nil with `--no-persist`.
     package let sharing: SharedRefreshToken?
+    /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`.
+    package let dpop: DPoPBinding?
     package let now: @Sendable () -> Date
     /// One redemption at a time when the refresh token is this process's alone.
     private let turns = RedemptionTurns()
 
     package init(
         name: String, client: OAuthClient, provider: IdentityProviderClient, session: AccountSession,
-        sharing: SharedRefreshToken?, now: @escaping @Sendable () -> Date
+        sharing: SharedRefreshToken?, dpop: DPoPBinding? = nil, now: @escaping @Sendable () -> Date
     ) {
         self.name = name
         self.client = client
         self.provider = provider
         self.session = session
         self.sharing = sharing
+        self.dpop = dpop
         self.now = now
     }
 
@@ -89,7 +92,8 @@ package struct RefreshTokenGrant: SignInFlow {
         let issued = now()
         let response: TokenResponse
         do {
-            response = try await provider.requestToken(at: endpoints.token, form: form)
+            response = try await provider.requestToken(
+                at: endpoints.token, form: form, dpop: dpop?.ifApplies(to: endpoints))
         } catch {
             throw error.tokenError
         }

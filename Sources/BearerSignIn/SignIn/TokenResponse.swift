@@ -22,6 +22,9 @@ package struct TokenResponse: Sendable {
     /// A rotated refresh token: always store it in place of the old one (RFC 6749 §6).
     package var refreshToken: String?
     package var idToken: String?
+    /// The thumbprint of the DPoP key the token is bound to, when it was issued as `token_type` `DPoP` (RFC 9449
+    /// §5); set by ``IdentityProviderClient``, which sent the proof.
+    package var boundKey: String?
 
     /// Parses the JSON body; nil when it is not a token response. `expires_in` may be a number or a string.
     package init?(json data: Data) {
@@ -65,7 +68,8 @@ package struct TokenResponse: Sendable {
             value: accessToken, scopes: request.scopes,
             grantedScopes: granted.flatMap { $0.isEmpty ? nil : $0 },
             expiresOn: now.addingTimeInterval(expiresIn),
-            refreshOn: refreshIn.map { now.addingTimeInterval(min($0, expiresIn)) }, issuedAt: now)
+            refreshOn: refreshIn.map { now.addingTimeInterval(min($0, expiresIn)) }, issuedAt: now,
+            boundKey: boundKey)
     }
 }
 

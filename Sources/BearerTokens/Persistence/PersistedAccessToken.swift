@@ -30,11 +30,13 @@ public struct PersistedAccessToken: Codable, Sendable, Equatable, CustomStringCo
     /// A hash of the claims challenge the token was obtained with (SPEC §7 `insufficient_claims`), nil otherwise;
     /// a token obtained without the claims does not satisfy that challenge.
     public var claimsHash: String?
+    /// The thumbprint of the DPoP key the token is bound to (RFC 9449 §6); nil for a bearer token.
+    public var boundKey: String?
 
     /// Sorts both scope lists so that equal sets compare and encode equal.
     public init(
         scopes: [String], grantedScopes: [String], value: String, expiresOn: Date, refreshOn: Date,
-        claimsHash: String? = nil
+        claimsHash: String? = nil, boundKey: String? = nil
     ) {
         self.scopes = scopes.sorted()
         self.grantedScopes = grantedScopes.sorted()
@@ -42,17 +44,19 @@ public struct PersistedAccessToken: Codable, Sendable, Equatable, CustomStringCo
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.claimsHash = claimsHash
+        self.boundKey = boundKey
     }
 
     // These are the keys of the token cache file (format version 1): renaming a property must not rename its key.
     package enum CodingKeys: String, CodingKey {
-        case scopes, grantedScopes, value, expiresOn, refreshOn, claimsHash
+        case scopes, grantedScopes, value, expiresOn, refreshOn, claimsHash, boundKey
     }
 
     public var description: String {
         let claims = claimsHash.map { ", claimsHash: \($0)" } ?? ""
+        let bound = boundKey.map { ", boundKey: \($0)" } ?? ""
         return "PersistedAccessToken(scopes: \(scopes), grantedScopes: \(grantedScopes), value: <redacted>, "
-            + "expiresOn: \(expiresOn), refreshOn: \(refreshOn)\(claims))"
+            + "expiresOn: \(expiresOn), refreshOn: \(refreshOn)\(claims)\(bound))"
     }
 
     public var debugDescription: String { description }
@@ -64,6 +68,7 @@ public struct PersistedAccessToken: Codable, Sendable, Equatable, CustomStringCo
             children: [
                 "scopes": scopes, "grantedScopes": grantedScopes, "value": "<redacted>", "expiresOn": expiresOn,
                 "refreshOn": refreshOn, "claimsHash": claimsHash as Any,
+                "boundKey": boundKey as Any,
             ], displayStyle: .struct)
     }
 }

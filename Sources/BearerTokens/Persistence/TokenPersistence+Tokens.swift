@@ -25,7 +25,7 @@ extension TokenPersistence {
     package static func persisted(_ token: AccessToken) -> PersistedAccessToken {
         PersistedAccessToken(
             scopes: token.scopes.scopes, grantedScopes: token.grantedScopes.sorted(), value: token.value,
-            expiresOn: token.expiresOn, refreshOn: token.refreshOn)
+            expiresOn: token.expiresOn, refreshOn: token.refreshOn, boundKey: token.boundKey)
     }
 
     package static func accessToken(_ persisted: PersistedAccessToken) -> AccessToken {
@@ -34,7 +34,8 @@ extension TokenPersistence {
             expiresOn: persisted.expiresOn, refreshOn: persisted.refreshOn,
             // The file keeps no issue time: the refresh point is the half-life unless the provider said otherwise.
             issuedAt: persisted.refreshOn.addingTimeInterval(
-                -persisted.expiresOn.timeIntervalSince(persisted.refreshOn)))
+                -persisted.expiresOn.timeIntervalSince(persisted.refreshOn)),
+            boundKey: persisted.boundKey)
     }
 
     package static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {

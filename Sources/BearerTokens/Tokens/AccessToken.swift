@@ -25,10 +25,11 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
         let expiresOn: Date
         let refreshOn: Date
         let issuedAt: Date
+        let boundKey: String?
 
         init(
             value: String, scopes: ScopeSet, grantedScopes: Set<String>, expiresOn: Date, refreshOn: Date,
-            issuedAt: Date
+            issuedAt: Date, boundKey: String?
         ) {
             self.value = value
             self.authorizationHeader = "Bearer " + value
@@ -37,6 +38,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
             self.expiresOn = expiresOn
             self.refreshOn = refreshOn
             self.issuedAt = issuedAt
+            self.boundKey = boundKey
         }
     }
 
@@ -58,15 +60,18 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// When this process received it (for a token read back from the token cache file: estimated from its
     /// half-life). Its lifetime, `expiresOn - issuedAt`, sets its margin (``margin``).
     public var issuedAt: Date { fields.issuedAt }
+    /// For a token the server issued as `token_type` `DPoP` (RFC 9449 §5): the thumbprint (`jkt`) of the key it is
+    /// bound to, without which it is useless — it must never be sent as a bearer token. Nil for a bearer token.
+    public var boundKey: String? { fields.boundKey }
 
     public init(
         value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,
-        issuedAt: Date
+        issuedAt: Date, boundKey: String? = nil
     ) {
         fields = Fields(
             value: value, scopes: scopes, grantedScopes: Set(grantedScopes ?? scopes.scopes), expiresOn: expiresOn,
             refreshOn: refreshOn ?? issuedAt.addingTimeInterval(expiresOn.timeIntervalSince(issuedAt) / 2),
-            issuedAt: issuedAt)
+            issuedAt: issuedAt, boundKey: boundKey)
     }
 
     /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
@@ -100,7 +105,8 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     }
 
     public var description: String {
-        "AccessToken(<redacted>, scopes: \(scopes), expiresOn: \(expiresOn))"
+        let bound = boundKey.map { ", DPoP-bound to jkt \($0)" } ?? ""
+        return "AccessToken(<redacted>, scopes: \(scopes), expiresOn: \(expiresOn)\(bound))"
     }
 
     public var debugDescription: String { description }

@@ -164,7 +164,9 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         return state.withLock { state in
-            if let own = state.tokens[scopes] {
+            // A DPoP-bound token is never the data plane's to send as it is: ``accessToken(for:claims:resource:stepUp:acceptingBound:)``
+            // refuses it with the reason.
+            if let own = state.tokens[scopes], own.boundKey == nil {
                 let margin = own.margin
                 let wallLimit = own.expiresOn.addingTimeInterval(-margin)
                 let uptimeLimit = state.lifetimes[scopes].map { $0.expiresAt - .seconds(margin) }
@@ -178,7 +180,8 @@ public final class TokenCache: Sendable {
                     return (own, reusable)
                 }
             }
-            return (Self.usable(in: state, for: scopes, at: now, uptime: uptime), nil)
+            let usable = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
+            return (usable?.boundKey == nil ? usable : nil, nil)
         }
     }
 
@@ -224,8 +227,28 @@ public final class TokenCache: Sendable {
     /// satisfies the challenge; with `stepUp`, always the one a new sign-in for wider scopes gives (a discovered
     /// route's, SPEC §6.3). Concurrent callers for the same request share one fetch — one sign-in for a step-up. Only a
     /// ``TokenError`` comes out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
+    ///
+    /// A DPoP-bound token (RFC 9449) comes out only to a caller that says it knows one (`acceptingBound`): every
+    /// other caller sends what it gets as `Authorization: Bearer`, which a bound token must never be, and gets
+    /// ``boundTokenRefusal`` instead — the token stays cached, so the refusal costs no token request.
     public func accessToken(
-        for scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil
+        for scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil,
+        acceptingBound: Bool = false
+    ) async throws(TokenError) -> AccessToken {
+        let token = try await anyAccessToken(for: scopes, claims: claims, resource: resource, stepUp: stepUp)
+        if token.boundKey != nil && !acceptingBound { throw Self.boundTokenRefusal }
+        return token
+    }
+
+    /// Why a DPoP-bound token is not handed to a bearer path: the upstream side of DPoP (`Authorization: DPoP` and
+    /// a proof per request) is not built, and such a token sent as a bearer token would be refused anyway.
+    package static let boundTokenRefusal = TokenError.misconfigured(
+        reason: "the identity provider issued a DPoP-bound token (RFC 9449) for these scopes, and bearer-proxy does "
+            + "not yet send DPoP proofs to upstreams; it never sends a DPoP-bound token as a bearer token. Set the "
+            + "account's \"tokenType\" to \"bearer\" (the default) for the routes to work.")
+
+    private func anyAccessToken(
+        for scopes: ScopeSet, claims: String?, resource: String?, stepUp: StepUpRequest?
     ) async throws(TokenError) -> AccessToken {
         let request = TokenRequest(scopes: scopes, claims: claims, resource: resource, stepUp: stepUp)
         // A step-up asks for what no cached token has, and its failure (a declined sign-in) says nothing of the
@@ -409,7 +432,7 @@ public final class TokenCache: Sendable {
             let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
             return TokenStatus(
                 cached: token != nil, expiresOn: token?.expiresOn, refreshOn: token?.refreshOn,
-                lastError: state.lastRefreshError[scopes].map { "\($0)" })
+                lastError: state.lastRefreshError[scopes].map { "\($0)" }, boundKey: token?.boundKey)
         }
     }
 
@@ -508,12 +531,17 @@ public struct TokenStatus: Sendable, Equatable {
     public var expiresOn: Date?
     public var refreshOn: Date?
     public var lastError: String?
+    /// The thumbprint of the DPoP key the cached token is bound to (RFC 9449); nil for a bearer token.
+    public var boundKey: String?
 
-    package init(cached: Bool, expiresOn: Date? = nil, refreshOn: Date? = nil, lastError: String? = nil) {
+    package init(
+        cached: Bool, expiresOn: Date? = nil, refreshOn: Date? = nil, lastError: String? = nil, boundKey: String? = nil
+    ) {
         self.cached = cached
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.lastError = lastError
+        self.boundKey = boundKey
     }
 }
 

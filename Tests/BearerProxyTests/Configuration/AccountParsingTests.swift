@@ -38,6 +38,20 @@ import Testing
         #expect(settings.flow == .deviceCode)
     }
 
+    @Test(arguments: [("bearer", TokenTypePreference.bearer), ("dpop", .dpop), ("auto", .auto)])
+    func tokenTypeIsRead(_ text: String, _ expected: TokenTypePreference) throws {
+        let settings = try Self.settings(
+            #"{"flow": "device-code", "issuer": "https://id.example.com", "clientId": "cli", "#
+                + #""tokenType": "\#(text)"}"#)
+        #expect(settings.oauthClient?.tokenType == expected)
+    }
+
+    @Test func tokenTypeDefaultsToBearer() throws {
+        let settings = try Self.settings(
+            #"{"flow": "device-code", "issuer": "https://id.example.com", "clientId": "c"}"#)
+        #expect(settings.oauthClient?.tokenType == .bearer)
+    }
+
     @Test func issuerIsKeptExactly() throws {
         let settings = try Self.settings(
             #"{"flow": "device-code", "issuer": "https://id.example.com/", "clientId": "cli"}"#)

@@ -120,6 +120,16 @@ import Testing
             "a parameter name must not be empty"),
         ProblemCase(deviceCode(#""clientCapabilities": "cp1""#), "account.clientCapabilities", "must be an array"),
         ProblemCase(deviceCode(#""clientCapabilities": [""]"#), "account.clientCapabilities[0]", "must not be empty"),
+        ProblemCase(
+            deviceCode(#""tokenType": "jwt""#), "account.tokenType", "must be one of \"bearer\", \"dpop\", \"auto\""),
+        ProblemCase(deviceCode(#""tokenType": true"#), "account.tokenType", "must be a string"),
+        ProblemCase(
+            deviceCode(#""extraParameters": {"dpop_jkt": "x"}"#), "account.extraParameters.dpop_jkt",
+            "is sent by the proxy itself with \"tokenType\": \"dpop\""),
+        ProblemCase(
+            account("native", #"\#(ciamAuthority), \#(clientId), "username": "a@b.c", "tokenType": "dpop""#),
+            "account.tokenType",
+            "not used by the \"native\" flow (only by: device-code, browser, client-credentials, refresh-token)"),
     ]
 
     static let nativeCases: [ProblemCase] = [

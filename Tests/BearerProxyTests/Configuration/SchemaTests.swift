@@ -487,6 +487,7 @@ extension SchemaTests {
         "clientId": [#""00000000-0000-0000-0000-000000000000""#, #""""#],
         "extraParameters": [#"{"resource": "https://api.example.com"}"#, "{}", #"{"": "x"}"#, #"{"a": 1}"#],
         "clientCapabilities": [#"["cp1"]"#, "[]", #"[""]"#, "[1]"],
+        "tokenType": [#""dpop""#, #""auto""#, #""bearer""#, #""DPoP""#, "1"],
         "username": [#""alice@contoso.com""#, #""""#],
         "challenge": [#""otp""#, #""password""#, #""sms""#],
         "passwordEnv": [#""PASSWORD""#, #""hunter 2""#, #""1PASSWORD""#],

@@ -193,6 +193,18 @@ import Testing
                 == .resourceMismatch(resource: "https://evil.example.com/mcp", upstream: Self.upstream))
     }
 
+    /// RFC 9728 §2: a resource that accepts only DPoP-bound tokens is not signed in to while the proxy cannot send
+    /// them upstream; `false` changes nothing.
+    @Test(arguments: [true, false])
+    func aResourceRequiringDPoPIsRefused(required: Bool) async {
+        var transport = Self.valid
+        transport.documents[Self.metadataURL] =
+            #"{"resource": "\#(Self.upstream)", "authorization_servers": ["https://as.example.com"], "#
+            + #""dpop_bound_access_tokens_required": \#(required)}"#
+        let failure = await Self.failure(transport)
+        #expect((failure == .dpopRequired(resource: Self.upstream)) == required)
+    }
+
     @Test func metadataMustNameAnAuthorizationServer() async {
         var transport = Self.valid
         transport.documents[Self.metadataURL] = #"{"resource": "\#(Self.upstream)", "authorization_servers": []}"#
@@ -216,6 +228,7 @@ import Testing
             .resourceMismatch(resource: "r", upstream: "u"), .issuerMismatch(expected: "a", found: "b", url: "c"),
             .pkceUnsupported(issuer: "i"), .insecureURL(role: "token endpoint", url: "http://x"),
             .privateAddress(role: "r", url: "u", address: "10.0.0.1", reach: "private"), .hostNotFound(host: "h"),
+            .dpopRequired(resource: "https://a/\u{1B}[31m"),
         ]
         for error in errors {
             #expect(!error.explanation.contains("\n") && !error.explanation.contains("\u{1B}"))

@@ -6,19 +6,21 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// The keys every OAuth flow shares: `authority` or `issuer`, `clientId`, `extraParameters`,
-    /// `clientCapabilities`.
+    /// `clientCapabilities`, `tokenType`.
     package func readOAuthClient(_ account: ObjectReader, flow: AccountFlow) -> OAuthClient? {
         let endpoint = readEndpoint(account, flow: flow)
         let clientId = account.nonEmptyString("clientId", required: true)
         let reserved = Self.reservedParameters(for: flow)
         let extraParameters = readParameters(account, reserved: reserved)
         let clientCapabilities = account.stringArray("clientCapabilities", allowEmpty: true)
-        guard let endpoint, let clientId else { return nil }
+        let tokenType: TokenTypePreference? = account.contains("tokenType") ? account.choice("tokenType") : .bearer
+        guard let endpoint, let clientId, let tokenType else { return nil }
         return OAuthClient(
             endpoint: endpoint,
             clientId: clientId,
             extraParameters: extraParameters ?? [:],
-            clientCapabilities: clientCapabilities ?? []
+            clientCapabilities: clientCapabilities ?? [],
+            tokenType: tokenType
         )
     }
 
@@ -129,6 +131,7 @@ extension ConfigurationReader {
         var reserved = Dictionary(uniqueKeysWithValues: protocolParameters.map { ($0, "is sent by the proxy itself") })
         reserved["client_id"] = "is sent by the proxy itself; use \"clientId\""
         reserved["scope"] = "is sent by the proxy itself, from the routes' \"scopes\""
+        reserved["dpop_jkt"] = "is sent by the proxy itself with \"tokenType\": \"dpop\""
         if flow == .browser {
             reserved["prompt"] = "use \"prompt\" instead"
             reserved["login_hint"] = "use \"loginHint\" instead"

@@ -19,6 +19,9 @@ package struct BrowserSignIn: InteractiveSignIn {
     package let provider: IdentityProviderClient
     package let eventLoopGroup: any EventLoopGroup
     package let timeout: Duration
+    /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`: the authorization request names
+    /// the key (`dpop_jkt`, §10) and the code is redeemed with a proof.
+    package let dpop: DPoPBinding?
 
     package var needsPerson: Bool { true }
 
@@ -29,6 +32,13 @@ package struct BrowserSignIn: InteractiveSignIn {
         guard let authorizationEndpoint = endpoints.authorization else {
             throw SignInFailure(
                 .misconfigured, "The identity provider has no authorization endpoint; use \"flow\": \"device-code\".")
+        }
+        let dpop = self.dpop?.ifApplies(to: endpoints)
+        let dpopThumbprint: String?
+        do {
+            dpopThumbprint = try dpop?.key().thumbprint
+        } catch {
+            throw SignInFailure(error)
         }
         let proofKey = ProofKey()
         let state = ProofKey.randomToken()
@@ -46,7 +56,7 @@ package struct BrowserSignIn: InteractiveSignIn {
         }
         let url = authorizationURL(
             authorizationEndpoint, redirectURI: listener.redirectURI, scopeSets: scopeSets, proofKey: proofKey,
-            state: state, nonce: nonce)
+            state: state, nonce: nonce, dpopThumbprint: dpopThumbprint)
         await console.presentSignIn(url, heading: "Sign in with your browser at:")
         let callback = try await listener.callback(
             timeoutMessage: "Nobody finished the sign-in in the browser within \(timeout.components.seconds / 60) min; "
@@ -62,14 +72,14 @@ package struct BrowserSignIn: InteractiveSignIn {
             throw SignInFailure(.unavailable, "The browser came back without an authorization code.")
         }
         return try await redeem(
-            code, at: endpoints.token, redirectURI: listener.redirectURI, proofKey: proofKey, nonce: nonce)
+            code, at: endpoints.token, redirectURI: listener.redirectURI, proofKey: proofKey, nonce: nonce, dpop: dpop)
     }
 
     /// The authorization request (RFC 6749 §4.1.1). Its scope spans every route's scope set plus the OpenID
     /// Connect scopes, so one consent covers every API; redemption and refreshes then ask one resource at a time.
     package func authorizationURL(
         _ endpoint: String, redirectURI: String, scopeSets: [ScopeSet], proofKey: ProofKey, state: String,
-        nonce: String
+        nonce: String, dpopThumbprint: String? = nil
     ) -> String {
         var scopes: [String] = []
         for scope in scopeSets.flatMap(\.scopes) + RefreshTokenGrant.userScopes where !scopes.contains(scope) {
@@ -80,6 +90,8 @@ package struct BrowserSignIn: InteractiveSignIn {
             ("response_mode", "query"), ("scope", scopes.joined(separator: " ")), ("state", state),
             ("nonce", nonce), ("code_challenge", proofKey.challenge), ("code_challenge_method", "S256"),
         ]
+        // RFC 9449 §10: the code is bound to the key, so only a redemption with a proof by that key can use it.
+        if let dpopThumbprint { query.append(("dpop_jkt", dpopThumbprint)) }
         if let prompt = account.prompt { query.append(("prompt", prompt.rawValue)) }
         if let loginHint = account.loginHint { query.append(("login_hint", loginHint)) }
         if let domainHint = account.domainHint { query.append(("domain_hint", domainHint)) }
@@ -92,7 +104,8 @@ package struct BrowserSignIn: InteractiveSignIn {
     }
 
     private func redeem(
-        _ code: String, at tokenEndpoint: String, redirectURI: String, proofKey: ProofKey, nonce: String
+        _ code: String, at tokenEndpoint: String, redirectURI: String, proofKey: ProofKey, nonce: String,
+        dpop: DPoPBinding?
     ) async throws(SignInFailure) -> SignedInAccount {
         var form: [(String, String)] = [
             ("client_id", account.client.clientId), ("grant_type", "authorization_code"), ("code", code),
@@ -102,7 +115,7 @@ package struct BrowserSignIn: InteractiveSignIn {
         form += account.client.extraParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let response: TokenResponse
         do {
-            response = try await provider.requestToken(at: tokenEndpoint, form: form)
+            response = try await provider.requestToken(at: tokenEndpoint, form: form, dpop: dpop)
         } catch {
             throw SignInFailure(error.tokenError)
         }
@@ -145,11 +158,14 @@ package struct BrowserSignIn: InteractiveSignIn {
     }
 
     package init(
-        account: BrowserAccount, provider: IdentityProviderClient, eventLoopGroup: any EventLoopGroup, timeout: Duration
+        account: BrowserAccount, provider: IdentityProviderClient, eventLoopGroup: any EventLoopGroup,
+        timeout: Duration,
+        dpop: DPoPBinding? = nil
     ) {
         self.account = account
         self.provider = provider
         self.eventLoopGroup = eventLoopGroup
         self.timeout = timeout
+        self.dpop = dpop
     }
 }

@@ -23,6 +23,9 @@ package struct DeviceCodeSignIn: InteractiveSignIn {
     /// The monotonic clock the code's lifetime is measured on: a wall clock that steps must neither end the wait
     /// early nor stretch it.
     package let uptime: @Sendable () -> Duration
+    /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`: every poll carries a proof, so
+    /// the refresh token issued is bound to the key.
+    package let dpop: DPoPBinding?
 
     package var needsPerson: Bool { true }
 
@@ -57,7 +60,8 @@ package struct DeviceCodeSignIn: InteractiveSignIn {
             ]
             form += client.extraParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             do {
-                let response = try await provider.requestToken(at: endpoints.token, form: form)
+                let response = try await provider.requestToken(
+                    at: endpoints.token, form: form, dpop: dpop?.ifApplies(to: endpoints))
                 return try SignedInAccount(response)
             } catch let failure as TokenEndpointCallFailure {
                 switch failure {
@@ -127,11 +131,13 @@ package struct DeviceCodeSignIn: InteractiveSignIn {
 
     package init(
         client: OAuthClient, provider: IdentityProviderClient,
-        sleep: @escaping @Sendable (Duration) async throws -> Void, uptime: @escaping @Sendable () -> Duration
+        sleep: @escaping @Sendable (Duration) async throws -> Void, uptime: @escaping @Sendable () -> Duration,
+        dpop: DPoPBinding? = nil
     ) {
         self.client = client
         self.provider = provider
         self.sleep = sleep
         self.uptime = uptime
+        self.dpop = dpop
     }
 }

@@ -1,0 +1,93 @@
+import BearerConfiguration
+import BearerHTTP
+import BearerJSON
+import BearerTelemetry
+import BearerTokens
+import NIOHTTP1
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// How one sign-in's token requests prove possession of its DPoP key (RFC 9449): whether they do at all (the
+/// account's `tokenType`, and for `auto` the server's metadata), the key (shared by every process through its
+/// ``DPoPKeyFile``), and the nonces the servers handed out (§8), kept per server and replaced by every answer that
+/// carries a `DPoP-Nonce`.
+package final class DPoPBinding: Sendable {
+    package let preference: TokenTypePreference
+    package let keyFile: DPoPKeyFile
+    private let now: @Sendable () -> Date
+    /// The latest `DPoP-Nonce` of each server, by origin (`scheme://host:port`).
+    private let nonces = Mutex<[String: String]>([:])
+
+    package init(preference: TokenTypePreference, keyFile: DPoPKeyFile, now: @escaping @Sendable () -> Date) {
+        self.preference = preference
+        self.keyFile = keyFile
+        self.now = now
+    }
+
+    /// The algorithm this binding signs with (RFC 7518 §3.4).
+    package static let algorithm = "ES256"
+
+    /// Whether token requests to a server described by `endpoints` carry proofs: always for `dpop`, never for
+    /// `bearer`, and for `auto` when the server lists ``algorithm`` in `dpop_signing_alg_values_supported`.
+    package func applies(to endpoints: ProviderEndpoints) -> Bool {
+        switch preference {
+        case .bearer: false
+        case .dpop: true
+        case .auto: endpoints.dpopSigningAlgorithms.contains(Self.algorithm)
+        }
+    }
+
+    /// This binding when ``applies(to:)`` says so, else nil: what a flow passes with its token requests.
+    package func ifApplies(to endpoints: ProviderEndpoints) -> DPoPBinding? {
+        applies(to: endpoints) ? self : nil
+    }
+
+    /// The key, loaded (or made, the first time) from its file.
+    package func key() throws(TokenError) -> DPoPKey {
+        do {
+            return try keyFile.key()
+        } catch {
+            throw .providerUnavailable(
+                reason: "cannot read or write the DPoP key file: \(error)", retryAfterSeconds: 5)
+        }
+    }
+
+    /// A proof for a `method` request to `url`, with the nonce its server gave last (none if it gave none).
+    package func proof(key: DPoPKey, method: String, url: String) -> String {
+        let nonce = nonces.withLock { $0[Self.origin(of: url)] }
+        return key.proof(method: method, url: url, at: now(), nonce: nonce)
+    }
+
+    /// Keeps the `DPoP-Nonce` of an answer from `url`'s server, when it sent one (RFC 9449 §8.2: the newest wins).
+    /// Returns whether it differs from the one kept before.
+    @discardableResult
+    package func noteNonce(in headers: HTTPHeaders, from url: String) -> Bool {
+        guard let nonce = headers.first(name: "dpop-nonce"), Self.isNonce(nonce) else { return false }
+        return nonces.withLock { nonces in
+            let origin = Self.origin(of: url)
+            defer { nonces[origin] = nonce }
+            return nonces[origin] != nonce
+        }
+    }
+
+    /// RFC 9449 §8.1: `nonce = 1*NQCHAR`, NQCHAR = %x21 / %x23-5B / %x5D-7E.
+    private static func isNonce(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
+    }
+
+    /// `scheme://authority` of `url`: nonces are a server's (RFC 9449 §8), not an endpoint's.
+    package static func origin(of url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        let end = rest.firstIndex { (character: Character) -> Bool in
+            character == "/" || character == "?" || character == "#"
+        }
+        return String(url[..<(end ?? rest.endIndex)]).lowercased()
+    }
+}
