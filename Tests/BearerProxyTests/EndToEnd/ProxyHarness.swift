@@ -29,6 +29,7 @@ struct ProxyHarness {
         peerLookup: PeerUserPolicy.Lookup = .kernel,
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
+        DescriptorLimit.raised
         let configuration = try TestConfigurations.make(
             routes: routes, extra: extra, account: account, environment: environment)
         let proxy = try await RunningProxy.start(
