@@ -15,7 +15,9 @@ import Testing
 
 @Suite("Token engine end to end: a real proxy, a fake identity provider, fake upstreams")
 struct TokenEngineEndToEndTests {
-    @Test("1,000 concurrent requests on a cold cache: exactly one token request per scope set")
+    // 200, not more: each request holds a client and a proxy socket in this one process, and an ordinary account
+    // may check each connection's peer user by reading /proc/net/tcp, which grows with every socket open.
+    @Test("200 concurrent requests on a cold cache: exactly one token request per scope set")
     func singleFlightThroughTheProxy() async throws {
         try await withIdentityProvider { provider in
             try await withUpstream({ _ in .respond(status: 200, text: "ok") }) { upstream in
@@ -29,7 +31,7 @@ struct TokenEngineEndToEndTests {
                     provider.holdTokenResponses()
                     let port = proxy.port
                     let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
-                        for index in 0..<1000 {
+                        for index in 0..<200 {
                             group.addTask {
                                 try await TestClient.send(port: port, uri: index % 2 == 0 ? "/a/x" : "/b/x").status.code
                             }
@@ -42,7 +44,7 @@ struct TokenEngineEndToEndTests {
                         for try await status in group { statuses.append(status) }
                         return statuses
                     }
-                    #expect(statuses.count == 1000)
+                    #expect(statuses.count == 200)
                     #expect(
                         statuses.allSatisfy { $0 == 200 },
                         "statuses: \(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
