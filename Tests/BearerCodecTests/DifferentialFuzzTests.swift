@@ -1,7 +1,8 @@
-import BearerCodec
 import CodecFuzzing
 import Foundation
 import Testing
+
+@testable import BearerCodec
 
 /// Differential fuzzing of the prototype's parser against NIOHTTP1's decoder (issue #15 item 4): every input is
 /// either parsed to the same message by both — start line, fields in order, body, trailers — or refused by ours.

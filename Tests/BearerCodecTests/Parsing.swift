@@ -1,4 +1,4 @@
-import BearerCodec
+@testable import BearerCodec
 
 /// The codec's entry points over arrays, as results.
 extension Array where Element == UInt8 {

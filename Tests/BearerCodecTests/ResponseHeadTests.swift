@@ -1,5 +1,6 @@
-import BearerCodec
 import Testing
+
+@testable import BearerCodec
 
 /// The response side's own rules (#24): where a response's grammar differs from a request's — the request it
 /// answers, 1xx and 101, and what the proxy can re-frame rather than refuse.

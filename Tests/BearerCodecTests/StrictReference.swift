@@ -1,4 +1,4 @@
-import BearerCodec
+@testable import BearerCodec
 
 /// The prototype's parser fed the same pieces: the head re-parsed on every piece until it is complete (as the
 /// proxy does), the body delimited by its framing, chunked bodies through `ChunkedBody` piece by piece.

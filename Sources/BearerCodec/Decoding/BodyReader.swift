@@ -3,7 +3,7 @@ import NIOCore
 /// What both decoders do between a head and its end: find where a Content-Length or chunked body ends, in bytes
 /// that arrive in any pieces, and hand its data on as slices of the bytes read (never copied). Framing bytes are
 /// dropped; the trailer section's bytes go to whoever wants them (``ResponseDecoder``; requests drop them, SPEC §8).
-package struct BodyReader {
+struct BodyReader {
     private enum Framing {
         case length(remaining: Int)
         case chunked(ChunkedBody)
@@ -12,12 +12,12 @@ package struct BodyReader {
     private var framing: Framing
 
     /// A body of `length` bytes (more than 0).
-    package init(length: Int) {
+    init(length: Int) {
         framing = .length(remaining: length)
     }
 
     /// A chunked body (RFC 9112 §7.1).
-    package init(chunked: ChunkedBody) {
+    init(chunked: ChunkedBody) {
         framing = .chunked(chunked)
     }
 

@@ -6,7 +6,7 @@ extension HTTPMethod {
     /// forwards the method token exactly as received or refuses it (RFC 9110 §9.1), so the exchange carries `M-SEARCH`
     /// from the start: the route's `methods`, the access log and the upstream all see the token the client sent. Every
     /// other case's `rawValue` is its token (checked by `MethodTokenTests` against each method llhttp parses).
-    package var asReceived: HTTPMethod {
+    var asReceived: HTTPMethod {
         self == .MSEARCH ? .RAW(value: "M-SEARCH") : self
     }
 }

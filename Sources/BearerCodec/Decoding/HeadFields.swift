@@ -2,7 +2,7 @@ import NIOCore
 
 /// A parsed head's field lines as the `(name, value)` strings NIOHTTP1's parts carry, for the machines above the
 /// decoders that do not yet read the byte ranges themselves.
-package enum HeadFields {
+enum HeadFields {
     /// The field lines between `fieldsStart` and `length` of the head at `buffer`'s reader index, in order, values
     /// without surrounding whitespace. An HTTP/1.1 `Connection` that says only `keep-alive` is left out: it says
     /// nothing the version does not (RFC 9112 §9.3) and names no field, it is hop-by-hop and never forwarded — and

@@ -2,7 +2,7 @@ import NIOCore
 
 /// The bytes a decoder has been given and not read yet: a head in pieces, or a new protocol's first bytes behind an
 /// upgrade. ``RequestDecoder`` and ``ResponseDecoder`` each hold theirs in one, and read ``buffer`` in place.
-package struct HeldBytes {
+struct HeldBytes {
     /// The bytes not read yet; the decoder reads them in place.
     package var buffer: ByteBuffer
     /// Put in ``buffer``'s place once it is read to its end: a buffer kept would keep the channel's receive buffer,
@@ -10,7 +10,7 @@ package struct HeldBytes {
     /// this is touched on every read, and a global's lazy initialisation check costs on each.)
     private let empty = ByteBuffer()
 
-    package init() {
+    init() {
         buffer = empty
     }
 
@@ -27,7 +27,7 @@ package struct HeldBytes {
     /// Called when the decoder needs more bytes: refuses to hold more than `limit`, releases a buffer read to its end,
     /// and compacts one whose read part has grown (so a slow head in many pieces does not grow it without bound).
     /// Throws `ByteToMessageDecoderError.PayloadTooLargeError`, the error NIO's decoders throw for the same.
-    package mutating func settle(limit: Int) throws {
+    mutating func settle(limit: Int) throws {
         if buffer.readableBytes > limit { throw ByteToMessageDecoderError.PayloadTooLargeError() }
         if buffer.readableBytes == 0 {
             buffer = empty

@@ -8,15 +8,15 @@ import NIOCore
 /// last parse (amortised linear), once they reach the size limit (to refuse it), or once the bytes not yet searched
 /// hold the end of a head: LF, then LF or CRLF. Any such end is the head's real end or a malformation the parse
 /// refuses, so a valid head is never delayed, and a malformed one is refused by its end at the latest.
-package struct PendingHead {
+struct PendingHead {
     /// The head's bytes when it was last parsed; 0 before the first parse.
     private var parsedLength = 0
     /// How many of the head's bytes the search for its end has looked at.
     private var searched = 0
 
-    package init() {}
+    init() {}
 
-    package mutating func worthParsing(_ buffer: ByteBuffer, limit: Int) -> Bool {
+    mutating func worthParsing(_ buffer: ByteBuffer, limit: Int) -> Bool {
         let count = buffer.readableBytes
         if parsedLength == 0 || count >= limit || count >= 2 * parsedLength { return true }
         let bytes = buffer.readableBytesUInt8Span

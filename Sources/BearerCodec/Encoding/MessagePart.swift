@@ -13,10 +13,10 @@ package enum MessagePart: Sendable {
 }
 
 /// A part that says how it is written as a ``MessagePart``.
-package protocol MessagePartConvertible: Sendable {
+protocol MessagePartConvertible: Sendable {
     var messagePart: MessagePart { get }
 }
 
 extension MessagePart: MessagePartConvertible {
-    package var messagePart: MessagePart { self }
+    var messagePart: MessagePart { self }
 }

@@ -19,7 +19,7 @@ package struct ChunkedBody: Sendable, Equatable {
     }
 
     /// The longest chunk-size line (extensions included) or trailer section accepted.
-    package static let maximumLineBytes = 4096
+    static let maximumLineBytes = 4096
 
     private enum State: Sendable, Equatable {
         case size(digits: Int, value: Int)

@@ -14,7 +14,7 @@ package struct ConnectionOptions: Sendable, Equatable {
 
     /// Only `keep-alive` was listed: in HTTP/1.1, which keeps connections open anyway, the field says nothing
     /// (RFC 9112 §9.3) and names no field.
-    package var onlyKeepAlive: Bool { keepAlive && !close && !upgrade && named.isEmpty }
+    var onlyKeepAlive: Bool { keepAlive && !close && !upgrade && named.isEmpty }
 
     /// The most options other than the standard ones a message may name; more is refused.
     static let maximumNamed = 8

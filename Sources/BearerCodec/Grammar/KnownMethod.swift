@@ -3,7 +3,7 @@
 /// caches' (M-SEARCH, NOTIFY, SUBSCRIBE, UNSUBSCRIBE, PURGE), LINK/UNLINK, SOURCE and QUERY. h11 and net/http take
 /// any token; llhttp refuses a method it does not know, so the parser refuses it too (501).
 package enum KnownMethod {
-    package static func isKnown(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
+    static func isKnown(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
         switch range.count {
         case 3: equals(bytes, range, "GET") || equals(bytes, range, "PUT") || equals(bytes, range, "ACL")
         case 4:

@@ -18,7 +18,7 @@ package struct ResponseHead: Sendable, Equatable {
 
     /// A `101 Switching Protocols` to a request that asked to upgrade: what follows on the connection is the new
     /// protocol's (RFC 9110 §15.2.2).
-    package var switchesProtocols: Bool { status == 101 }
+    var switchesProtocols: Bool { status == 101 }
 
     /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
     package var keepAlive: Bool {

@@ -16,7 +16,7 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// The flow, derived from `settings` so the two can never disagree.
     public var flow: AccountFlow { settings.flow }
 
-    public init(_ settings: AccountSettings) {
+    init(_ settings: AccountSettings) {
         self.settings = settings
     }
 
@@ -236,7 +236,7 @@ public struct RefreshTokenAccount: Sendable, Hashable {
     /// The name of the environment variable holding the refresh token (checked to be set at load time).
     public var refreshTokenEnv: String
 
-    public init(client: OAuthClient, refreshTokenEnv: String) {
+    init(client: OAuthClient, refreshTokenEnv: String) {
         self.client = client
         self.refreshTokenEnv = refreshTokenEnv
     }
@@ -248,7 +248,7 @@ public struct CommandAccount: Sendable, Hashable {
     public static let defaultTimeout = Duration.seconds(30)
 
     /// The placeholders substituted in each argument.
-    public static let placeholders: Set<String> = ["scopes", "resource"]
+    static let placeholders: Set<String> = ["scopes", "resource"]
 
     /// The argument vector, run without a shell; `{scopes}` and `{resource}` are substituted.
     public var argv: [String]

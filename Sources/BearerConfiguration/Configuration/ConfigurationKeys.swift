@@ -8,10 +8,10 @@ import BearerJSON
 ///
 /// One public place, so the key tables in docs/configuration.md and the JSON Schema in docs/routes.schema.json
 /// can be checked against what the reader really accepts.
-public enum ConfigurationKeys {
+enum ConfigurationKeys {
     /// The document itself. `$schema` is accepted for editors (it points them at docs/routes.schema.json) and
     /// otherwise ignored.
-    public static let topLevel: Set<String> = [
+    static let topLevel: Set<String> = [
         "$schema", "listen", "account", "routes", "tls", "allowedHosts", "allowedOrigins", "allowRemote",
         "requireKey", "allowUsers", "requireHeader",
     ]
@@ -20,7 +20,7 @@ public enum ConfigurationKeys {
     public static func account(for flow: AccountFlow) -> Set<String> { flow.keys }
 
     /// The keys of `account` that at least one flow accepts.
-    public static var accountAnyFlow: Set<String> {
+    static var accountAnyFlow: Set<String> {
         AccountFlow.allCases.reduce(into: []) { keys, flow in keys.formUnion(flow.keys) }
     }
 
@@ -54,7 +54,7 @@ public enum ConfigurationKeys {
 
 extension AccountFlow {
     /// Keys every OAuth flow accepts besides `flow` (SPEC §6.2).
-    package static let oauthKeys: Set<String> = [
+    static let oauthKeys: Set<String> = [
         "authority", "issuer", "clientId", "extraParameters", "clientCapabilities", "tokenType",
     ]
 
@@ -88,7 +88,7 @@ extension AccountFlow {
     }
 
     /// The message for a key this flow does not take: which flows do take it, or a spelling hint.
-    package func unknownKeyMessage(_ key: String) -> String {
+    func unknownKeyMessage(_ key: String) -> String {
         let users = Self.allCases.filter { $0.keys.contains(key) }.map(\.rawValue)
         guard users.isEmpty else {
             return "not used by the \"\(rawValue)\" flow (only by: \(users.joined(separator: ", ")))"

@@ -18,7 +18,7 @@ public struct FirebaseAccount: Sendable, Hashable {
     public var projectId: String
     public var provider: Provider
     /// The Firebase Hosting domain, for sign-in through a hosted page; default none.
-    public var authDomain: String?
+    var authDomain: String?
     /// A Google Cloud Identity Platform tenant (not Microsoft's `tenant`); default none.
     public var gcipTenantId: String?
     /// The Auth emulator, from `emulatorHost` or `FIREBASE_AUTH_EMULATOR_HOST`; loopback only.
@@ -85,7 +85,7 @@ extension FirebaseAccount {
         /// The variable holding the password; when unset (or not given) it is asked for at a hidden prompt.
         public var passwordEnv: String?
 
-        public init(email: String, passwordEnv: String? = nil) {
+        init(email: String, passwordEnv: String? = nil) {
             self.email = email
             self.passwordEnv = passwordEnv
         }
@@ -94,22 +94,22 @@ extension FirebaseAccount {
 
 extension FirebaseAccount {
     /// The `provider` values routes.json accepts.
-    package enum ProviderName: String, Sendable, CaseIterable {
+    enum ProviderName: String, Sendable, CaseIterable {
         case microsoft = "microsoft.com"
         case password
     }
 
     /// `customParameter` names Firebase sets itself and rejects (docs/firebase.md §1).
-    package static let reservedCustomParameters: Set<String> = [
+    static let reservedCustomParameters: Set<String> = [
         "client_id", "redirect_uri", "response_mode", "response_type", "scope", "state",
     ]
 
     /// The keys only one provider uses, for "only used with" messages.
-    package static let microsoftOnlyKeys: Set<String> = [
+    static let microsoftOnlyKeys: Set<String> = [
         "tenant", "prompt", "loginHint", "scopes", "redirectPort", "extraParameters",
     ]
-    package static let passwordOnlyKeys: Set<String> = ["email", "passwordEnv"]
+    static let passwordOnlyKeys: Set<String> = ["email", "passwordEnv"]
 
     /// The environment variable the Firebase tools read for the Auth emulator.
-    package static let emulatorHostVariable = "FIREBASE_AUTH_EMULATOR_HOST"
+    static let emulatorHostVariable = "FIREBASE_AUTH_EMULATOR_HOST"
 }

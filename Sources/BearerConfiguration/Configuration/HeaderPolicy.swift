@@ -28,11 +28,11 @@ package enum HeaderPolicy {
         /// Describes one connection, not the message: never forwarded, either way (RFC 9110 §7.6.1).
         package static let hopByHop = Rules(rawValue: 1 << 0)
         /// The proxy writes the upstream request's own value, or none: the client's is never copied (SPEC §8).
-        package static let setByProxy = Rules(rawValue: 1 << 1)
+        static let setByProxy = Rules(rawValue: 1 << 1)
         /// Dropped from the client's request: spoofable (`Forwarded`), or meant for the proxy alone (its key).
-        package static let droppedFromRequest = Rules(rawValue: 1 << 2)
+        static let droppedFromRequest = Rules(rawValue: 1 << 2)
         /// Dropped from the upstream's response: the proxy writes its own.
-        package static let droppedFromResponse = Rules(rawValue: 1 << 3)
+        static let droppedFromResponse = Rules(rawValue: 1 << 3)
         /// A client's `Connection` may not name it (400): honouring that would remove the field the proxy checked
         /// or wrote, after it checked or wrote it (RFC 9110 §7.6.1 lets a client name any field).
         package static let refusedInConnection = Rules(rawValue: 1 << 4)
@@ -41,7 +41,7 @@ package enum HeaderPolicy {
         package static let refusedWithUnderscore = Rules(rawValue: 1 << 5)
         /// The guard decides on it, so it must come once (400 when repeated): "the last one wins" and "the first
         /// one wins" are both someone's reading.
-        package static let decidedOnce = Rules(rawValue: 1 << 6)
+        static let decidedOnce = Rules(rawValue: 1 << 6)
         /// Asks for another method (`X-HTTP-Method-Override` and kin): held to the route's `methods`.
         package static let methodOverride = Rules(rawValue: 1 << 7)
 
@@ -70,7 +70,7 @@ package enum HeaderPolicy {
         @usableFromInline
         package let rules: Rules
 
-        package init(_ name: StaticString, _ rules: Rules) {
+        init(_ name: StaticString, _ rules: Rules) {
             self.name = name
             self.rules = rules
         }
@@ -114,13 +114,13 @@ package enum HeaderPolicy {
 
     /// Rows that hold for every field whose name starts so.
     @usableFromInline
-    package static let prefixEntries: [Entry] = [
+    static let prefixEntries: [Entry] = [
         Entry("x-forwarded-", [.droppedFromRequest, .refusedWithUnderscore])
     ]
 
     /// ``entries`` by name length: a lookup compares a name only with the few rows of its length.
     @usableFromInline
-    package static let entriesByLength: [[Entry]] = {
+    static let entriesByLength: [[Entry]] = {
         let longest = entries.map(\.name.utf8CodeUnitCount).max() ?? 0
         var table = [[Entry]](repeating: [], count: longest + 1)
         for entry in entries { table[entry.name.utf8CodeUnitCount].append(entry) }

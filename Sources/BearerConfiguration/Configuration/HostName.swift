@@ -53,7 +53,7 @@ package enum HostName {
     }
 
     /// A DNS name (RFC 1123 labels, `_` tolerated for internal hosts) that cannot be mistaken for a number.
-    package static func isValidName(_ text: Substring) -> Bool {
+    static func isValidName(_ text: Substring) -> Bool {
         guard (1...253).contains(text.utf8.count) else { return false }
         let labels = text.split(separator: ".", omittingEmptySubsequences: false)
         for label in labels {

@@ -13,7 +13,7 @@ public enum Listener: Sendable, Hashable, CustomStringConvertible {
     public static let `default` = Listener.tcp(.default)
 
     /// The prefix that marks a Unix-domain socket.
-    package static let unixPrefix = "unix:"
+    static let unixPrefix = "unix:"
 
     /// Why a `listen` value is not one.
     public enum Problem: Error, Equatable, CustomStringConvertible {
@@ -66,7 +66,7 @@ public enum Listener: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The TCP address, if this is one.
-    public var tcpAddress: ListenAddress? {
+    var tcpAddress: ListenAddress? {
         if case .tcp(let address) = self { address } else { nil }
     }
 

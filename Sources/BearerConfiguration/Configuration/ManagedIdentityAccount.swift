@@ -32,11 +32,11 @@ public struct ManagedIdentityAccount: Sendable, Hashable {
     }
 
     /// The variable App Service (and Container Apps, Functions) sets to its endpoint's URL.
-    public static let endpointVariable = "IDENTITY_ENDPOINT"
+    static let endpointVariable = "IDENTITY_ENDPOINT"
     /// The variable holding the per-process secret the App Service endpoint requires in `X-IDENTITY-HEADER`.
     public static let headerVariable = "IDENTITY_HEADER"
     /// The Instance Metadata Service's token endpoint: link-local, answered by the host, never routed.
-    public static let imdsEndpoint = "http://169.254.169.254/metadata/identity/oauth2/token"
+    static let imdsEndpoint = "http://169.254.169.254/metadata/identity/oauth2/token"
 
     public var endpointProtocol: EndpointProtocol
     /// The token endpoint's URL: `endpoint` when given, else `IDENTITY_ENDPOINT` (app-service) or

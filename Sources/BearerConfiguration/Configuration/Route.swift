@@ -24,7 +24,7 @@ public struct Route: Sendable {
     /// Uppercased method tokens; `nil` = every method (other methods get 405).
     public var methods: Set<String>?
     /// Default false: `http` upstreams are refused unless the host is loopback.
-    public var allowInsecureUpstream: Bool
+    var allowInsecureUpstream: Bool
     /// Default false: when true, add `X-Forwarded-For`, `-Proto` and `-Host`.
     public var forwardedHeaders: Bool
     /// The route's own `tls.caFile`, else the global one.
@@ -138,7 +138,7 @@ public struct HeaderRules: Sendable, Hashable {
     ///
     /// The proxy owns these headers: framing (RFC 9112 §6), hop-by-hop headers (RFC 9110 §7.6.1),
     /// `Host` (derived from the upstream), `Authorization` (the injected token) and `X-Request-Id` (the exchange's).
-    package static func reservation(of name: String) -> String? {
+    static func reservation(of name: String) -> String? {
         let rules = HeaderPolicy.rules(of: name)
         switch name.lowercased() {
         case "authorization": return "carries the injected token and cannot be set or removed here"
@@ -161,7 +161,7 @@ public struct HeaderField: Sendable, Hashable {
     /// Free of control characters, so it can never split or smuggle a header.
     public var value: String
 
-    public init(name: String, value: String) {
+    init(name: String, value: String) {
         self.name = name
         self.value = value
     }

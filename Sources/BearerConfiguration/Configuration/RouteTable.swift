@@ -17,7 +17,7 @@ public struct RouteTable: Sendable {
 
     private let entries: [Entry]
 
-    public init(_ routes: [Route]) {
+    init(_ routes: [Route]) {
         self.routes = routes
         // Stable: with equal lengths (only possible for duplicates, which configuration rejects) the first wins.
         let ordered = routes.enumerated().sorted { lhs, rhs in

@@ -7,35 +7,35 @@ package enum URICharacters {
 
     package static func isAlpha(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
 
-    package static func isHexDigit(_ byte: UInt8) -> Bool {
+    static func isHexDigit(_ byte: UInt8) -> Bool {
         isDigit(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 
     /// `unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"` (RFC 3986 §2.3).
-    package static func isUnreserved(_ byte: UInt8) -> Bool {
+    static func isUnreserved(_ byte: UInt8) -> Bool {
         isAlpha(byte) || isDigit(byte) || "-._~".utf8.contains(byte)
     }
 
     /// `sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "="` (RFC 3986 §2.2).
-    package static func isSubDelimiter(_ byte: UInt8) -> Bool { "!$&'()*+,;=".utf8.contains(byte) }
+    static func isSubDelimiter(_ byte: UInt8) -> Bool { "!$&'()*+,;=".utf8.contains(byte) }
 
     /// `pchar` without `pct-encoded`: the bytes a path segment may hold literally (RFC 3986 §3.3).
-    package static func isPathCharacter(_ byte: UInt8) -> Bool {
+    static func isPathCharacter(_ byte: UInt8) -> Bool {
         isUnreserved(byte) || isSubDelimiter(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "@")
     }
 
     /// `tchar`, the characters of a token such as a method or a header name (RFC 9110 §5.6.2).
-    package static func isTokenCharacter(_ byte: UInt8) -> Bool {
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
         isAlpha(byte) || isDigit(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
     }
 
     /// `token = 1*tchar` (RFC 9110 §5.6.2).
-    package static func isToken(_ text: some StringProtocol) -> Bool {
+    static func isToken(_ text: some StringProtocol) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
     }
 
     /// Whether every `%` starts a `%HH` escape (RFC 3986 §2.1).
-    package static func hasValidPercentEncoding(_ text: some StringProtocol) -> Bool {
+    static func hasValidPercentEncoding(_ text: some StringProtocol) -> Bool {
         let bytes = Array(text.utf8)
         var index = 0
         while index < bytes.count {
@@ -52,7 +52,7 @@ package enum URICharacters {
     }
 
     /// The first byte of a path (made of segments and `/`) that may not appear literally, as a printable string.
-    package static func firstInvalidPathCharacter(_ path: some StringProtocol) -> String? {
+    static func firstInvalidPathCharacter(_ path: some StringProtocol) -> String? {
         for scalar in path.unicodeScalars {
             let allowed =
                 scalar.isASCII

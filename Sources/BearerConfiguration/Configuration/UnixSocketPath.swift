@@ -7,15 +7,15 @@ public struct UnixSocketPath: Sendable, Hashable {
 
     /// `unix:` alone: `$XDG_RUNTIME_DIR/bearer-proxy/proxy.sock` — the runtime directory is the user's own (0700,
     /// removed at logout: XDG Base Directory Specification), the place for sockets.
-    package static let defaultName = "bearer-proxy/proxy.sock"
+    static let defaultName = "bearer-proxy/proxy.sock"
 
-    package static func defaultPath(runtimeDirectory: String) -> String {
+    static func defaultPath(runtimeDirectory: String) -> String {
         runtimeDirectory + (runtimeDirectory.hasSuffix("/") ? "" : "/") + defaultName
     }
 
     /// `sun_path` holds 108 bytes on Linux and 104 on macOS, its terminating NUL included (unix(7)); a longer path
     /// fails only at bind time, with an unhelpful error, so it is refused when the file is read.
-    package static var maximumBytes: Int {
+    static var maximumBytes: Int {
         #if os(Linux)
             107
         #else

@@ -8,7 +8,7 @@ import NIOCore
 
 /// One structured line per request (SPEC §10): request id, method, route, path without query values, status,
 /// upstream status, duration and bytes — never a header value, so never a token or a key.
-package enum AccessLog {
+enum AccessLog {
     package static func record(_ exchange: Exchange, status: UInt, logger: Logger) {
         guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [

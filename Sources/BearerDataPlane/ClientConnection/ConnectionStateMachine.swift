@@ -16,7 +16,7 @@ import NIOHTTP1
 /// It holds the exchange in progress and passes its events on; every event returns one ``Action``, which
 /// ``ProxyConnectionHandler`` performs. What the connection knows of its reading — taken, ended after the last
 /// request, a refusal waiting for its turn, stopped — is ``reading``, and nowhere else.
-package struct ConnectionStateMachine {
+struct ConnectionStateMachine {
     package enum State {
         /// Between exchanges: the connection may stay idle until `idleDue`; once bytes of a request head have
         /// arrived, the head must be complete by `headDue`.
@@ -33,7 +33,7 @@ package struct ConnectionStateMachine {
     }
 
     /// How far the client's bytes are still read as requests.
-    package enum Reading: Equatable {
+    enum Reading: Equatable {
         /// Requests are read and taken.
         case open
         /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
@@ -52,19 +52,19 @@ package struct ConnectionStateMachine {
     }
 
     /// The answer to a request that could not be read, and the reason the access log gives for it.
-    package struct Refusal: Equatable {
+    struct Refusal: Equatable {
         package var problem: ProxyError
         package var label: String?
     }
 
     /// Whether the server is shutting down gracefully (finish the exchange in progress, then close).
-    package enum Mode: Equatable {
+    enum Mode: Equatable {
         case serving
         case quiescing
     }
 
     /// What the handler does after an event: every event returns one.
-    package enum Action: Equatable {
+    enum Action: Equatable {
         case none
         /// Perform the exchange's action (``ExchangeStateMachine/Action``).
         case exchange(ExchangeStateMachine.Action)
@@ -84,7 +84,7 @@ package struct ConnectionStateMachine {
     }
 
     /// Why, and when, the client connection closes.
-    package enum Closing: Equatable {
+    enum Closing: Equatable {
         /// Once the last answer is written, lingering (``State/lingering``).
         case afterResponse
         /// Now: idle past its limit (RFC 9112 §9.3: either side may close an idle persistent connection).
@@ -100,7 +100,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The connection's own limits (SPEC §8).
-    package struct Limits {
+    struct Limits {
         package var idle: TimeAmount
         package var requestHead: TimeAmount
         package var bodyStall: TimeAmount

@@ -17,7 +17,7 @@ import NIOCore
 /// (``ProxyConnectionHandler/closeClient(mode:promise:)``).
 ///
 /// The token's clocks: see ``EventLoopState/cachedToken(for:key:in:)``.
-package final class EventBatch {
+final class EventBatch {
     private let eventLoop: any EventLoop
     /// The connections that left a flush for the end, in the order they asked; each asks once a batch (it keeps
     /// its own flag).

@@ -9,7 +9,7 @@ import NIOCore
 /// nest (a write that fails inside a read closes the upstream, whose callback is an event of its own): the time
 /// is the outermost's. An event handles bytes that were already there when it began, so the microseconds it runs
 /// are not the machines' business: every deadline is at least a second away (SPEC §8's timeouts).
-package struct EventClock {
+struct EventClock {
     private var cached: NIODeadline?
     private var depth = 0
 

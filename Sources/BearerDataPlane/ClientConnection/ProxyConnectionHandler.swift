@@ -18,10 +18,10 @@ import NIOHTTP1
 /// Backpressure without locks (data-plane pitfall 7): this is the last handler, so it sees every `read()` and
 /// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
 /// writable); the upstream side withholds its reads while this client is not writable.
-package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = ByteBuffer
-    package typealias OutboundIn = ByteBuffer
-    package typealias OutboundOut = ByteBuffer
+final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let server: ProxyServerCore
     private let loop: EventLoopState
@@ -86,7 +86,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         .init(idle: timeouts.clientIdle, requestHead: timeouts.requestHead, bodyStall: timeouts.bodyStall)
     }
 
-    package func handlerAdded(context: ChannelHandlerContext) {
+    func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         clientAddress = context.channel.remoteAddress?.ipAddress
         clientWritable = context.channel.isWritable
@@ -95,7 +95,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         updateTimer()
     }
 
-    package func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
         // The context holds this handler and this handler held the context: a cycle NIO does not break, which would
         // keep every client connection's handler — and all it held — alive after its connection closed (about 3 KiB per
@@ -113,7 +113,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     // MARK: Client → proxy
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard connection.decodes else { return }
         enterEvent()
         defer { leaveEvent() }
@@ -128,7 +128,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         if case .deliver(let part) = connection.received(part) { dispatch(part) }
     }
 
-    package func channelReadComplete(context: ChannelHandlerContext) {
+    func channelReadComplete(context: ChannelHandlerContext) {
         enterEvent()
         defer { leaveEvent() }
         // The time only matters when the read made no request part (a head begun): read it only then.
@@ -142,12 +142,12 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         if reads.admit(open: wantsRead) { context.read() }
     }
 
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
         clientWritable = context.channel.isWritable
         if clientWritable { upstream?.resumeReads() }
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         // A head still in pieces is parsed once more, so a malformed one is refused for what it is (and counted).
         decodeInbound(seenEOF: true)
         run(connection.clientClosed())
@@ -160,7 +160,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         exchange = nil
     }
 
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         closeClient()
     }
 
@@ -177,7 +177,7 @@ package final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChann
         run(connection.decoderFailed(answer, now: now))
     }
 
-    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             run(connection.quiesce(now: now))
         } else if event is ConnectionLimiter.RoomWanted {
@@ -864,7 +864,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     // MARK: Upstream → client
 
     /// The parts of one read of the upstream's are one event: the time is read once for all of them.
-    package func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) {
+    func upstreamReading(_ upstream: any UpstreamConnection, _ deliver: () -> Void) {
         enterEvent()
         defer { leaveEvent() }
         deliver()
@@ -947,7 +947,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         fetchToken(ticket, claims: claims)
     }
 
-    package func upstreamReadComplete(_ upstream: any UpstreamConnection) {
+    func upstreamReadComplete(_ upstream: any UpstreamConnection) {
         // A response that ended in this read was flushed with its end; only a partial one needs a flush here.
         if clientNeedsFlush {
             clientNeedsFlush = false
@@ -956,11 +956,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
     }
 
-    package func upstreamWritabilityChanged(_ upstream: any UpstreamConnection) {
+    func upstreamWritabilityChanged(_ upstream: any UpstreamConnection) {
         updateReading()
     }
 
-    package func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool) {
+    func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool) {
         guard upstream === self.upstream else { return }
         self.upstream = nil
         // A connection that simply went away is a reset; any other failure (a TLS handshake, an invalid response)
@@ -1105,7 +1105,7 @@ extension ProxyConnectionHandler {
 
     /// A close from elsewhere (the server's, a handler's before this one) sends first what was left for the batch's
     /// end, as this handler's own closes do.
-    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if clientFlushBatched {
             clientFlushBatched = false
             context.flush()

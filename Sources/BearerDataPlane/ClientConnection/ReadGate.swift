@@ -7,7 +7,7 @@ import BearerTokens
 /// Backpressure as NIO does it: a `read()` that arrives while the other side cannot take more is held, not passed
 /// on, and passed on when it can (NIO's glue pattern). The client connection, the upstream connection and each end
 /// of a tunnel hold reads this one way; what "can take more" means is theirs to say.
-package struct ReadGate {
+struct ReadGate {
     /// A `read()` was asked for and not passed on yet.
     private(set) var isHolding = false
 

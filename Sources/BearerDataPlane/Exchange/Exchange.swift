@@ -14,7 +14,7 @@ import NIOHTTP1
 ///
 /// One object a request: the route's side (once a separate `UpstreamLeg`) lives here too, which saved an allocation
 /// and the retains of its references on every proxied request (bench/counts.sh).
-package final class Exchange {
+final class Exchange {
     let id: String
     /// The request line (method, target, version); its fields are ``received``'s.
     package let request: RequestLine
@@ -136,7 +136,7 @@ package final class Exchange {
 }
 
 /// The request body of a local endpoint: counted and hashed as it streams, never kept.
-package final class LocalBody {
+final class LocalBody {
     package private(set) var length = 0
     private var hasher = SHA256()
 

@@ -11,7 +11,7 @@ extension ExchangeStateMachine {
     /// What the handler does after an event: every event returns one, and ``ProxyConnectionHandler/run(_:arrived:)``
     /// performs each of them, none out of place. Results of asynchronous steps come back as events carrying the
     /// step's ``Ticket``; what an event brought (a response head, a body part, trailers) travels in its action.
-    package enum Action: Equatable {
+    enum Action: Equatable {
         case none
         /// Write this body part upstream (flushed when the read completes).
         case forwardBody(ByteBuffer)
@@ -74,7 +74,7 @@ extension ExchangeStateMachine {
     }
 
     /// What follows a complete response.
-    package enum AfterResponse: Equatable {
+    enum AfterResponse: Equatable {
         /// The request had ended too: the exchange is over (``Action/finish(close:)``'s meaning).
         case finished(close: Bool)
         /// The request body still streams: it is read and dropped, and the exchange finishes at its end.
@@ -121,7 +121,7 @@ extension ExchangeStateMachine {
     }
 
     /// What answers a request, decided by the handler's routing step (SPEC §8, §9).
-    package enum Routing: Equatable {
+    enum Routing: Equatable {
         /// One of the proxy's own `/-/` endpoints.
         case local
         /// A route's upstream. `sendsToken` whether the route sends a token (then the body is kept for one

@@ -39,7 +39,7 @@ extension ExchangeStateMachine {
     }
 
     /// How far the client's request has arrived.
-    package enum RequestProgress: Equatable {
+    enum RequestProgress: Equatable {
         /// The body streams; its next byte is due by then (the body-stall limit).
         case streaming(bodyDue: NIODeadline)
         /// The request's `end` arrived (or nothing more is read from this client).
@@ -47,7 +47,7 @@ extension ExchangeStateMachine {
     }
 
     /// How far the upstream's response has come.
-    package enum ResponseProgress: Equatable {
+    enum ResponseProgress: Equatable {
         /// No final head yet; once the request is upstream in full, it is due by `due` (the route's limit).
         case awaitingHead(due: NIODeadline?)
         /// The head went to the client; the body streams.
@@ -58,7 +58,7 @@ extension ExchangeStateMachine {
     /// that does not end within the route's limit, or is larger than ``ExchangeStateMachine/replayLimit``, cannot
     /// wait for its end and is handled as a rejection that cannot be replayed — forwarded as it came, or answered
     /// by the proxy — so an upstream that drips a `401` forever holds nobody.
-    package struct Rejection {
+    struct Rejection {
         package let retry: TokenRetry
         /// The route's limit, running since the request went up in full: the wait for the answer's end is in it.
         let due: NIODeadline?
@@ -74,7 +74,7 @@ extension ExchangeStateMachine {
     }
 
     /// The request while it waits for a token or a connection.
-    package struct Upload: Equatable {
+    struct Upload: Equatable {
         package var progress: RequestProgress
         /// Body parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
         var pending: [ByteBuffer] = []
@@ -86,7 +86,7 @@ extension ExchangeStateMachine {
     }
 
     /// Names one asynchronous step (a token, a connection, a local answer); a result carrying another is stale.
-    package struct Ticket: Hashable {
+    struct Ticket: Hashable {
         let exchange: UInt64
         package let attempt: UInt32
 
@@ -97,7 +97,7 @@ extension ExchangeStateMachine {
     }
 
     /// How a rejected token is replaced before the one replay (SPEC §7).
-    package enum TokenRetry: Equatable {
+    enum TokenRetry: Equatable {
         /// `invalid_token`: drop it and get a new one.
         case refresh
         /// `insufficient_claims`: get one that satisfies this claims request.
@@ -114,20 +114,20 @@ extension ExchangeStateMachine {
     }
 
     /// Whether the client connection stays open after this exchange (RFC 9112 §9.3).
-    package enum Persistence: Equatable {
+    enum Persistence: Equatable {
         case keepAlive
         case close
     }
 
     /// What `Expect: 100-continue` (RFC 9110 §10.1.1) asked for, and whether the upstream's `100` was relayed.
-    package enum Expectation: Equatable {
+    enum Expectation: Equatable {
         case none
         case awaitingContinue
         case continued
     }
 
     /// What the request is, as far as the lifecycle cares.
-    package struct Request {
+    struct Request {
         package var method: HTTPMethod
         /// The client asked to keep the connection (RFC 9112 §9.3).
         var keepAlive: Bool
@@ -149,20 +149,20 @@ extension ExchangeStateMachine {
     }
 
     /// The replays an exchange may make, each at most once.
-    package struct Replays: OptionSet {
+    struct Replays: OptionSet {
         package let rawValue: UInt8
         /// Again on a fresh connection: a pooled one was closed before it answered (SPEC §8).
         static let staleConnection = Replays(rawValue: 1)
         /// Again with a new token after a fixable `401` (SPEC §7).
         static let newToken = Replays(rawValue: 2)
 
-        package init(rawValue: UInt8) {
+        init(rawValue: UInt8) {
             self.rawValue = rawValue
         }
     }
 
     /// The copy of a proxied request's body kept for a replay with a new token.
-    package enum KeptBody: Equatable {
+    enum KeptBody: Equatable {
         /// The route sends no token: nothing to replay.
         case notNeeded
         case kept([ByteBuffer], bytes: Int)

@@ -19,7 +19,7 @@ import NIOHTTP1
 /// returns ``Action/abort`` (counted, and asserted in debug builds) — never a silent hang.
 ///
 /// `docs/architecture.md` has the diagram and the full table.
-package struct ExchangeStateMachine {
+struct ExchangeStateMachine {
     /// Bodies up to this size are kept for a replay; larger ones are streamed only.
     static let replayLimit = 64 * 1024
 

@@ -16,7 +16,7 @@ import NIOHTTP1
 /// | discovered | `401` with a challenge | as a bearer route, and a bare `resource_metadata` challenge refreshes too; not replayed: the proxy answers (`signsInItself`) |
 /// | discovered, own sign-in | `403` `insufficient_scope` naming scopes | step-up scopes: dropped token; replayed after a sign-in with `"stepUp": "auto"`, else the step-up problem |
 /// | discovered | any other final answer | forward; the route's flow hears the token was answered |
-package struct TokenVerdict: Sendable, Equatable {
+struct TokenVerdict: Sendable, Equatable {
     /// The route as far as its token goes.
     package enum Route: Sendable, Equatable {
         /// Sends no token (`none`, `passthrough`).
@@ -28,7 +28,7 @@ package struct TokenVerdict: Sendable, Equatable {
     }
 
     /// What the route's token source hears.
-    package enum TokenEffect: Sendable, Equatable {
+    enum TokenEffect: Sendable, Equatable {
         case none
         /// A discovered route's upstream took the token and asked for nothing more (`status` shows the last answer).
         case answered

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// `HTTPHeaders`, no `String` per field.
 extension Forwarding {
     /// What the proxy adds to a forwarded response's head, besides framing and `Connection`.
-    package struct ResponseAdditions {
+    struct ResponseAdditions {
         var requestID: String
         /// The allowed browser origin the response names (``CORS``), if the request came from one.
         var corsOrigin: String?

@@ -10,9 +10,9 @@ import NIOHTTP1
 /// The pure rewrite of a request on its way up and of a response on its way back (SPEC §8).
 ///
 /// Nothing here touches a socket, so every rule is unit-tested on its own.
-package enum Forwarding {
+enum Forwarding {
     /// How the body of a forwarded message is delimited on the next hop.
-    package enum Framing: Equatable {
+    enum Framing: Equatable {
         case none
         /// A request body of exactly this many bytes.
         case length(Int)

@@ -30,10 +30,10 @@ import NIOCore
 ///   (descriptors used elsewhere) pauses accepting for a second instead of spinning.
 ///
 /// `bearer_proxy_accept_paused_total{reason="connection_limit"|"accept_error"}` counts both; docs/operations.md.
-package final class ConnectionLimiter: ChannelDuplexHandler {
-    package typealias InboundIn = any Channel
-    package typealias InboundOut = any Channel
-    package typealias OutboundIn = Never
+final class ConnectionLimiter: ChannelDuplexHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+    typealias OutboundIn = Never
 
     /// Descriptors kept out of the cap's reach: the token cache file, its lock and its temporary file, the dev
     /// issuer's key, identity-provider connections, the event loops' own descriptors, logging.
@@ -54,7 +54,7 @@ package final class ConnectionLimiter: ChannelDuplexHandler {
     }
 
     /// Sent to every open client connection when the cap is reached: those idle between requests close.
-    package struct RoomWanted: Sendable {
+    struct RoomWanted: Sendable {
 
         init() {}
     }
@@ -71,7 +71,7 @@ package final class ConnectionLimiter: ChannelDuplexHandler {
         self.pausedAtLimit = metrics.acceptPaused(reason: "connection_limit")
     }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let child = unwrapInboundIn(data)
         open += 1
         let key = ObjectIdentifier(child)

@@ -47,7 +47,7 @@ public final class ProxyServer: Service, Sendable {
     }
 
     /// The first TCP listener's address, if the proxy has one.
-    public var localAddress: ListenAddress? { listeners.firstTCPAddress }
+    var localAddress: ListenAddress? { listeners.firstTCPAddress }
 
     /// Requests seen per route label, summed over the event loops (for `/-/status`).
     public func requestCounts() async -> [String: Int] {

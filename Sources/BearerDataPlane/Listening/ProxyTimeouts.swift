@@ -20,13 +20,13 @@ public struct ProxyTimeouts: Sendable, Hashable {
     public var connect: TimeAmount = .seconds(5)
     /// From the last request byte sent upstream to the response head (like Go's `ResponseHeaderTimeout`);
     /// a route's `timeoutSeconds` overrides it. It also bounds the wait for the route's token.
-    public var responseHead: TimeAmount = .seconds(60)
+    var responseHead: TimeAmount = .seconds(60)
     /// How long an idle client keep-alive connection stays open.
     public var clientIdle: TimeAmount = .seconds(60)
     /// How long an idle pooled upstream connection is kept.
-    public var upstreamIdle: TimeAmount = .seconds(30)
+    var upstreamIdle: TimeAmount = .seconds(30)
     /// On shutdown, how long in-flight requests may take to finish before the process exits anyway.
-    public var shutdownGrace: TimeAmount = .seconds(10)
+    var shutdownGrace: TimeAmount = .seconds(10)
 
     public init() {}
 }

@@ -2,7 +2,7 @@
 ///
 /// Built in one pass into the string's own storage: `String(_:radix:)` and a concatenation were 1 % of the proxy's
 /// user time (perf; docs/benchmarks.md). An id of up to 15 bytes is a small string, with no allocation at all.
-package struct RequestIDSequence {
+struct RequestIDSequence {
     private let prefix: [UInt8]
     private var counter: UInt64 = 0
 

@@ -24,7 +24,7 @@ import NIOCore
 /// - A file already at the path is replaced only when it is a socket of this user that nothing answers on (a proxy
 ///   that died without cleaning up). A live one means another proxy is serving there; anything else is not ours.
 /// - At shutdown the file is removed — only if it is still the one this proxy bound.
-package struct UnixSocketFile: Sendable {
+struct UnixSocketFile: Sendable {
     package let path: UnixSocketPath
     /// The file `bind` made, to tell it from one put there later.
     private let identity: FileIdentity

@@ -10,7 +10,7 @@ import NIOCore
 /// `headers.set` and `forwardedHeaders` (docs/configuration.md). ``Forwarding`` applies the list in order after the
 /// client's fields are copied (the route's `headers.remove` applies during the copy) and before the proxy's own
 /// `Authorization` and `X-Request-Id`, which no rule can name (``HeaderRules/refusal(for:)``).
-package enum RouteHeaderRule: Sendable, Equatable {
+enum RouteHeaderRule: Sendable, Equatable {
     /// Set this field, replacing any the client sent.
     case set(name: String, value: String)
     /// `X-Forwarded-For` with the client's address, when known (the route asked for forwarded headers).

@@ -12,7 +12,7 @@ import NIOHTTP1
 /// The proxy answers for its upstreams: preflights never reach an upstream (so never carry a token), and
 /// responses name the calling origin exactly — never `*` — without `Access-Control-Allow-Credentials`, so a
 /// browser does not attach cookies or client certificates.
-package enum CORS {
+enum CORS {
     /// How long a browser may cache a preflight answer.
     static let maxAgeSeconds = 600
 

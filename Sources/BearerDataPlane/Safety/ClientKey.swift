@@ -18,13 +18,13 @@ import Crypto
 public struct ClientKey: Sendable, CustomStringConvertible {
     private let digest: [UInt8]
 
-    public init(_ value: String) {
+    init(_ value: String) {
         digest = Array(SHA256.hash(data: Data(value.utf8)))
     }
 
     /// Whether `candidate` is the key. Both sides are hashed first so the comparison always runs over 32 bytes,
     /// whatever the candidate's length, and the loop never exits early.
-    public func matches(_ candidate: String) -> Bool {
+    func matches(_ candidate: String) -> Bool {
         let other = Array(SHA256.hash(data: Data(candidate.utf8)))
         var difference: UInt8 = 0
         for index in 0..<digest.count { difference |= digest[index] ^ other[index] }

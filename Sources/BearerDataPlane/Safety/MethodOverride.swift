@@ -10,7 +10,7 @@ import NIOHTTP1
 /// `HiddenHttpMethodFilter`, Rails) run a request as the method named in a header or in `_method` instead of the one
 /// on the request line. On a route whose `methods` list forbids a method, an override must not smuggle it in
 /// (CWE-650; SPEC §9).
-package enum MethodOverride {
+enum MethodOverride {
     /// The first method a header or the query's `_method` asks for that `allowed` does not list, uppercased.
     /// `_method` in a form body cannot be seen without reading the body; the query form is what an API client
     /// can send on a GET.

@@ -119,7 +119,7 @@ package final class RequestGuard: Sendable {
     }
 
     /// The header fields the guard looks at, read in one pass without allocating for the common ones.
-    package struct Fields {
+    struct Fields {
         var host: String?
         var origin: String?
         var fetchSite: String?

@@ -9,17 +9,17 @@ import BearerTokens
 /// loopback listener.
 public struct SafetyPolicy: Sendable {
     /// Hostnames a request's `Host` may name besides `localhost`, `127.0.0.1` and `[::1]` (lowercased, no port).
-    public var allowedHosts: Set<String>
+    var allowedHosts: Set<String>
     /// Browser origins (`scheme://host[:port]`, lowercased) that may call the proxy, with CORS.
-    public var allowedOrigins: Set<String>
+    var allowedOrigins: Set<String>
     /// The client key every request must present, when one is required.
     public var clientKey: ClientKey?
     /// Largest request target accepted (longer → 414). RFC 9112 §3 recommends supporting at least 8000 octets.
-    public var maximumURILength = 8 * 1024
+    var maximumURILength = 8 * 1024
     /// Largest header section accepted, in bytes of names and values (larger → 431, RFC 6585 §5).
-    public var maximumHeaderBytes = 32 * 1024
+    var maximumHeaderBytes = 32 * 1024
     /// Most header fields accepted (more → 431).
-    public var maximumHeaderCount = 100
+    var maximumHeaderCount = 100
     /// Who may connect over loopback: the proxy's own user and `allowUsers` (SPEC §9).
     public var peerUsers = PeerUserPolicy()
 

@@ -14,7 +14,7 @@ import NIOExtras
 /// machine's actions. Backpressure both ways: an end reads only while the other can take what it reads
 /// (``ReadGate``). When the tunnel ends, ``finished`` is told once (the access-log line and the metrics, with the
 /// bytes each way).
-package final class Tunnel {
+final class Tunnel {
     package weak var client: TunnelHandler?
     package weak var upstream: TunnelHandler?
     package private(set) var machine: TunnelStateMachine
@@ -91,12 +91,12 @@ package final class Tunnel {
 }
 
 /// One end of a ``Tunnel``: what it reads goes to the other end's connection as it is.
-package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = ByteBuffer
-    package typealias OutboundIn = ByteBuffer
-    package typealias OutboundOut = ByteBuffer
+final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
-    package typealias Side = TunnelStateMachine.Side
+    typealias Side = TunnelStateMachine.Side
 
     let tunnel: Tunnel
     let side: Side
@@ -110,24 +110,24 @@ package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private var partner: TunnelHandler? { tunnel.end(side.other) }
 
-    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         tunnel.received(buffer.readableBytes, from: side)
         partner?.send(buffer)
     }
 
-    package func channelReadComplete(context: ChannelHandlerContext) {
+    func channelReadComplete(context: ChannelHandlerContext) {
         partner?.flush()
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         tunnel.connectionClosed(side)
     }
 
-    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             tunnel.inputClosed(side)
         } else if event is ChannelShouldQuiesceEvent {
@@ -137,11 +137,11 @@ package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         tunnel.closeNow()
     }
 
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { partner?.resumeReading() }
     }
 

@@ -24,8 +24,8 @@ import NIOCore
 ///   exchange boundary to wait for, and WebSocket clients reconnect.
 /// - An event that cannot happen in the state (a byte after the end, a second FIN from one end) closes both and is
 ///   counted (`bearer_proxy_state_errors_total{machine="tunnel"}`), never ignored.
-package struct TunnelStateMachine {
-    package enum Side: Sendable, Equatable, CaseIterable {
+struct TunnelStateMachine {
+    enum Side: Sendable, Equatable, CaseIterable {
         case client
         case upstream
 
@@ -44,7 +44,7 @@ package struct TunnelStateMachine {
     }
 
     /// What ``Tunnel`` must do.
-    package enum Action: Equatable {
+    enum Action: Equatable {
         case none
         /// Stop `side`'s connection's output (shutdown write), keeping its input.
         case finishSending(Side)

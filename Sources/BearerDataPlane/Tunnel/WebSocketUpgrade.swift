@@ -13,8 +13,8 @@ import NIOHTTP1
 /// `Connection: upgrade`: the bytes that follow belong to the new protocol. So such a connection either becomes a
 /// tunnel (WebSocket, answered `101`) or closes after its one exchange; other upgrade tokens (`h2c`, …) are stripped
 /// and the request is proxied as HTTP/1.1 (SPEC §8).
-package enum WebSocketUpgrade {
-    package enum Requested: Equatable {
+enum WebSocketUpgrade {
+    enum Requested: Equatable {
         /// No upgrade: an ordinary request.
         case none
         /// `GET` over HTTP/1.1 with `Upgrade: websocket` and `Connection: upgrade`.

@@ -10,14 +10,14 @@ import NIOSSL
 /// connections with their pipeline — TLS when the origin is `https` (its context always with it: ``UpstreamOrigin``),
 /// NIO's request encoder, the byte watch that the replay rule needs, the codec's ``ResponseDecoder`` and
 /// ``UpstreamHandler``.
-package final class HTTP1Connector: UpstreamConnector {
+final class HTTP1Connector: UpstreamConnector {
     private let pool: UpstreamPool
 
     init(pool: UpstreamPool = UpstreamPool()) {
         self.pool = pool
     }
 
-    package func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)? {
+    func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)? {
         pool.take(origin)
     }
 
@@ -64,11 +64,11 @@ package final class HTTP1Connector: UpstreamConnector {
             }
     }
 
-    package func evictIdle(now: NIODeadline) {
+    func evictIdle(now: NIODeadline) {
         pool.evictIdle(now: now)
     }
 
-    package func closeAll() {
+    func closeAll() {
         pool.closeAll()
     }
 }

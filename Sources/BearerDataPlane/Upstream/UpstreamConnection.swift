@@ -9,7 +9,7 @@ import NIOHTTP1
 /// transport today; another — HTTP/2, say — is a new conformance with its own ``UpstreamConnector``, not edits through
 /// the client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
 /// fails before an answer, whether the request provably reached no application (``UpstreamConnectionOwner``).
-package protocol UpstreamConnection: AnyObject {
+protocol UpstreamConnection: AnyObject {
     /// `owner`'s exchange takes the connection: whether it may (a connection serves one exchange at a time).
     func lease(to owner: any UpstreamConnectionOwner) -> Bool
     /// Whether it can take more request bytes now (backpressure).
@@ -37,7 +37,7 @@ package protocol UpstreamConnection: AnyObject {
 }
 
 /// The receiving side of an exchange's upstream connection; implemented by ``ProxyConnectionHandler``.
-package protocol UpstreamConnectionOwner: AnyObject {
+protocol UpstreamConnectionOwner: AnyObject {
     /// The connection is about to hand over the parts it read from one read of its bytes: `deliver` hands them, each
     /// by ``upstream(_:received:)``. One event for the owner, however many parts (a head and its end), so that it
     /// reads the time once for them (``EventClock``).
@@ -53,7 +53,7 @@ package protocol UpstreamConnectionOwner: AnyObject {
 
 /// Gets upstream connections for exchanges on one event loop: an idle one it kept, or a new one (SPEC §3: on the
 /// client connection's own loop, no hops).
-package protocol UpstreamConnector: AnyObject {
+protocol UpstreamConnector: AnyObject {
     /// An idle connection to `origin` kept from an earlier exchange, if there is one — at once, allocating nothing.
     func pooled(_ origin: UpstreamOrigin) -> (any UpstreamConnection)?
     /// Opens a new connection to `origin` on `eventLoop` (this connector's), within `timeout`; `completion` runs on

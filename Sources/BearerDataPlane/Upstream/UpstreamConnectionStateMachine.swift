@@ -27,7 +27,7 @@ import NIOCore
 /// `releasing` — taken by nobody — until the reads complete with nothing after the answer to the last request.
 ///
 /// ``UpstreamHandler`` performs what this decides; ``UpstreamPool`` keeps the pooled ones.
-package struct UpstreamConnectionStateMachine {
+struct UpstreamConnectionStateMachine {
     package enum State: Equatable {
         /// Connected for an exchange that may have gone by the time it connected.
         case fresh
@@ -42,7 +42,7 @@ package struct UpstreamConnectionStateMachine {
     }
 
     /// What ``UpstreamHandler`` must do.
-    package enum Action: Equatable {
+    enum Action: Equatable {
         case none
         /// Close the connection.
         case close

@@ -13,10 +13,10 @@ import NIOHTTP1
 /// connection and applies backpressure by withholding `read()` while the downstream client cannot keep up. Its life —
 /// leased, pooled, closed, and the facts that decide a replay — is ``UpstreamConnectionStateMachine``'s; this class
 /// holds the I/O handles and performs what the machine decides.
-package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
-    package typealias InboundIn = ByteBuffer
-    package typealias OutboundIn = ByteBuffer
-    package typealias OutboundOut = ByteBuffer
+final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamConnection {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     let origin: UpstreamOrigin
     /// The exchange using this connection (an I/O handle: the machine says whether it is leased). Strong, and let go
@@ -28,7 +28,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Where it waits between exchanges (its connector's, on its loop, which lives as long as the loop). Strong for
     /// the same reason; ``UpstreamPool/closeAll()`` lets go of the idle ones.
     var pool: UpstreamPool?
-    package private(set) var machine = UpstreamConnectionStateMachine()
+    private(set) var machine = UpstreamConnectionStateMachine()
 
     private var context: ChannelHandlerContext?
     private var readsPaused = false
@@ -51,7 +51,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// `owner`'s exchange takes the connection: whether it may (it is new, or was waiting in the pool).
-    package func lease(to owner: any UpstreamConnectionOwner) -> Bool {
+    func lease(to owner: any UpstreamConnectionOwner) -> Bool {
         guard machine.lease() else { return false }
         self.owner = owner
         return true
@@ -101,21 +101,21 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// every request — the pool's checks, each read the client's handler lets through — where asking the channel
     /// cost a retain and a release of it each time (bench/counts.sh).
     private(set) var isActive = false
-    package private(set) var isWritable = false
+    private(set) var isWritable = false
 
-    package func handlerAdded(context: ChannelHandlerContext) {
+    func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         isActive = context.channel.isActive
         isWritable = context.channel.isWritable
     }
 
-    package func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         isActive = false
         isWritable = false
     }
 
-    package func channelActive(context: ChannelHandlerContext) {
+    func channelActive(context: ChannelHandlerContext) {
         isActive = true
         isWritable = context.channel.isWritable
         context.fireChannelActive()
@@ -141,14 +141,14 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     package func flush() { context?.flush() }
 
-    package func close() {
+    func close() {
         machine.close()
         owner = nil
         context?.close(promise: nil)
     }
 
     /// Stops reading from the upstream until ``resumeReads()`` (the client is not draining what we send it).
-    package func pauseReads() { readsPaused = true }
+    func pauseReads() { readsPaused = true }
 
     /// Makes the connection ready for the next exchange as it goes into the pool at `now`, or says it cannot be
     /// (closed, or still leased). Reads resume: a response large enough to pause them toward a slow client may end
@@ -160,7 +160,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         return true
     }
 
-    package func resumeReads() {
+    func resumeReads() {
         guard readsPaused else { return }
         readsPaused = false
         if let context, reads.release(open: true) { context.read() }
@@ -170,7 +170,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         if reads.admit(open: !readsPaused) { context.read() }
     }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Every byte counts, parsed or not: an unparseable answer, half a head or a reset mid-response all mean the
         // upstream may have acted on the request, so it must not be replayed (SPEC §8).
         if machine.responseBytes() == .close { return close() }
@@ -209,19 +209,19 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    package func channelReadComplete(context: ChannelHandlerContext) {
+    func channelReadComplete(context: ChannelHandlerContext) {
         if case .releasing = machine.state {
             perform(machine.readCompleted(overran: decoder.holdsUnreadBytes() || readFilledItsBuffer), error: nil)
         }
         owner?.upstreamReadComplete(self)
     }
 
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
         isWritable = context.channel.isWritable
         owner?.upstreamWritabilityChanged(self)
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         isActive = false
         isWritable = false
         // A body delimited by the close ends here; a response cut short is refused as truncated.
@@ -230,7 +230,7 @@ package final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandl
         perform(machine.closed(), error: nil)
     }
 
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         perform(machine.closed(), error: error)
         context.close(promise: nil)
     }

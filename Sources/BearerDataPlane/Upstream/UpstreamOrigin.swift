@@ -8,7 +8,7 @@ import NIOSSL
 
 /// Where upstream connections go and how they are secured: the key of the connection pool. Two routes of one
 /// configuration with the same host, port and CA file share pooled connections; the path plays no part.
-package struct UpstreamOrigin: Hashable, Sendable {
+struct UpstreamOrigin: Hashable, Sendable {
     let host: String
     let port: Int
     let transport: UpstreamTransport
@@ -31,7 +31,7 @@ package struct UpstreamOrigin: Hashable, Sendable {
 }
 
 /// How connections to an upstream are secured.
-package enum UpstreamTransport: Hashable, Sendable {
+enum UpstreamTransport: Hashable, Sendable {
     case plain
     case tls(UpstreamTLS)
 
@@ -46,7 +46,7 @@ package enum UpstreamTransport: Hashable, Sendable {
 /// The TLS client context for `https` upstreams with one CA file, made once per installed configuration (building
 /// a context parses the trust store). Equal only to itself: a pooled connection verified under one configuration's
 /// trust roots is never handed to an exchange of another.
-package final class UpstreamTLS: Hashable, Sendable {
+final class UpstreamTLS: Hashable, Sendable {
     package let context: NIOSSLContext
 
     init(caFile: String?) throws {

@@ -7,7 +7,7 @@ import NIOCore
 
 /// Idle keep-alive connections to upstreams, one pool per event loop so that a connection is only ever used on the
 /// loop that owns the downstream connection (no locks, no cross-thread hops; SPEC §3).
-package final class UpstreamPool {
+final class UpstreamPool {
     /// One origin's idle connections. A class, so that taking one out is a lookup and a `popLast` in place: the
     /// dictionary's `modify` accessor that `idle[origin]?.popLast()` used allocated a coroutine frame on every
     /// request (bench/counts.sh).

@@ -71,7 +71,7 @@ package enum Authority {
 
     /// ``split(_:)`` as offsets into `bytes`: the host is `0..<hostEnd`, the port `portStart...` (nil when there
     /// is none).
-    package static func splitOffsets(_ bytes: Span<UInt8>) -> (hostEnd: Int, portStart: Int?)? {
+    static func splitOffsets(_ bytes: Span<UInt8>) -> (hostEnd: Int, portStart: Int?)? {
         let count = bytes.count
         if count > 0, bytes[0] == UInt8(ascii: "[") {
             var close = 1

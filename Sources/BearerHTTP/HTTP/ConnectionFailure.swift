@@ -110,7 +110,7 @@ package enum ConnectionFailure: Equatable, Sendable {
     /// `Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at /…/handshake.cc:320`
     /// (`ERR_error_string_n`'s format: `error:code:library:function:reason`). Only upper-case letters, digits and
     /// `_` pass, so nothing else of the entry can reach a message.
-    package static func reasonCode(in entry: String) -> String? {
+    static func reasonCode(in entry: String) -> String? {
         guard let start = entry.firstRange(of: "error:")?.upperBound else { return nil }
         var packed = entry[start...]
         if let end = packed.firstRange(of: " at ")?.lowerBound { packed = packed[..<end] }

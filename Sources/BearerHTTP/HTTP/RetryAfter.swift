@@ -39,9 +39,9 @@ package enum RetryAfter {
         return Int(seconds: delta, rounded: .up, clampedTo: range)
     }
 
-    package static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-    package static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-    package static let monthNames = [
+    static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    static let monthNames = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
 
@@ -49,7 +49,7 @@ package enum RetryAfter {
     /// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`, asctime
     /// `Sun Nov  6 08:49:37 1994`. (The C library's `strptime` would do it, but Swift's Glibc module does not
     /// export it; `timegm` does the calendar.)
-    package static func httpDate(_ text: String, now: Date = Date()) -> Date? {
+    static func httpDate(_ text: String, now: Date = Date()) -> Date? {
         let fields = text.split(separator: " ")
         var day: Substring
         var month: Substring

@@ -12,8 +12,8 @@
 /// (the decoder refused for another reason, such as a number out of range), the caller says only "not valid JSON". It
 /// accepts what the decoder accepts beyond RFC 8259 — a comma before `]` or `}` — so it never blames a document the
 /// decoder reads. Iterative, so no nesting depth can exhaust the stack.
-package enum JSONSyntax {
-    package static func firstError(in data: Data) -> String? {
+enum JSONSyntax {
+    static func firstError(in data: Data) -> String? {
         guard data.contains(where: { !$0.isJSONWhitespace }) else { return "the document is empty" }
         var scanner = Scanner(bytes: Array(data))
         guard let (problem, offset) = scanner.firstError() else { return nil }

@@ -73,7 +73,7 @@ extension JSONValue {
     package struct SyntaxError: Error, Sendable {
         package let message: String
 
-        package init(explaining data: Data) {
+        init(explaining data: Data) {
             // JSONDecoder only says "not valid JSON"; JSONSyntax finds where.
             message = JSONSyntax.firstError(in: data).map { "not valid JSON: " + $0 } ?? "not valid JSON"
         }

@@ -53,7 +53,7 @@ public struct AdminEndpoints: LocalEndpoints {
     }
 
     /// Whether `path` belongs to the proxy rather than to a route.
-    package static func owns(_ path: Substring) -> Bool {
+    static func owns(_ path: Substring) -> Bool {
         LocalEndpointPaths.owns(path)
     }
 
@@ -111,7 +111,7 @@ public struct AdminEndpoints: LocalEndpoints {
 /// `/-/ready` (SPEC §9): the configuration is loaded and, for each route that sends a token, a token can be had
 /// now — from the cache, or from the provider (single-flight and throttled like any other request, so a probe
 /// never hammers it). 503 with the reasons otherwise.
-package enum Readiness {
+enum Readiness {
     package static func check(_ account: any AccountView) async -> LocalResponse {
         var problems: [[String: String]] = []
         for scopes in account.scopeSets {

@@ -16,8 +16,8 @@ import NIOHTTP1
 /// `/-/echo`: a diagnostic upstream that answers with what it received — method, path, query, headers, body length
 /// and SHA-256 — and, in place of the `Authorization` value, the bearer token's decoded claims. The token itself is
 /// never echoed, nor is the client key (SPEC §9: secrets never appear in output).
-package enum Echo {
-    package static func response(to request: LocalRequest) -> LocalResponse {
+enum Echo {
+    static func response(to request: LocalRequest) -> LocalResponse {
         var headers: [[String]] = []
         var authorization: Any = JSONNull()
         for (name, value) in request.head.headers {
@@ -45,7 +45,7 @@ package enum Echo {
     }
 
     /// The scheme and, for a JWT bearer token, its decoded claims (not verified: this is a mirror, not a judge).
-    package static func describe(authorization value: String) -> [String: Any] {
+    static func describe(authorization value: String) -> [String: Any] {
         let scheme = String(value.prefix { $0 != " " })
         guard let token = BearerCredentials.token(in: value) else { return ["scheme": scheme] }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)

@@ -15,12 +15,12 @@ public struct AccessSummary: Sendable, Equatable {
     /// Whether loopback connections from other local users are closed (Linux); false where it cannot be checked.
     public var peerUserCheck: Bool
     /// The uids let in besides the proxy's own.
-    public var allowUsers: [UInt32]
+    var allowUsers: [UInt32]
     /// Whether every request must carry the client key (a non-loopback listener, or `requireKey`): on every
     /// listener, as ``SafetyPolicy`` applies it.
-    public var clientKeyRequired: Bool
+    var clientKeyRequired: Bool
     /// The global `requireHeader`'s name, if any (a route's own shows in its entry).
-    public var requiredHeader: String?
+    var requiredHeader: String?
 
     /// - Parameter peerUserCheck: whether this platform can tell who owns a peer socket (``PeerUserPolicy``, which
     ///   this folder does not see: the composition root asks it).
@@ -33,7 +33,7 @@ public struct AccessSummary: Sendable, Equatable {
     }
 
     /// The JSON object of `/-/status` and `status --json` (`"access"`).
-    package var jsonObject: [String: Any] {
+    var jsonObject: [String: Any] {
         var object: [String: Any] = [
             "listeners": listeners,
             "peerUserCheck": peerUserCheck ? "on" : "unavailable on this platform",

@@ -24,7 +24,7 @@ public struct StatusReport: Sendable {
         /// The DPoP key's thumbprint (`jkt`), when there is a key — never the key.
         public var dpopThumbprint: String?
 
-        package init(
+        init(
             flow: String, signedIn: Bool, identity: AccountIdentity? = nil, tokenType: TokenTypePreference? = nil,
             dpopThumbprint: String? = nil
         ) {
@@ -44,14 +44,14 @@ public struct StatusReport: Sendable {
         /// For the `firebase` flow: which of its tokens the route carries.
         public var kind: FirebaseTokenKind?
         /// The headers a request must carry (`requireHeader`, global and the route's), by name.
-        public var requiredHeaders: [String] = []
+        var requiredHeaders: [String] = []
         /// A discovered route's sign-in (SPEC §6.3).
         public var discovered: DiscoveredRouteState?
     }
 
     public var account: Account
     public var routes: [RouteEntry]
-    public var generatedAt: Date
+    var generatedAt: Date
     /// Requests per route prefix since start, when a running proxy makes the report (`/-/status`).
     public var requestCounts: [String: Int]?
     /// Failed writes of the token cache file not yet made good; nil when the file holds everything.
@@ -188,7 +188,7 @@ public struct StatusReport: Sendable {
 extension StatusReport {
     /// Whole seconds of `interval`, within a century either way: an expiry read from a token file, a JWT's `exp` or
     /// a provider's number cannot reach a trapping conversion here.
-    package static func wholeSeconds(_ interval: TimeInterval) -> Int {
+    static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite else { return 0 }
         return Int(seconds: interval, rounded: .towardZero, clampedTo: -3_153_600_000...3_153_600_000)
     }
@@ -196,7 +196,7 @@ extension StatusReport {
 
 extension StatusReport {
     /// A discovered route's sign-in for `status --json`.
-    package static func jsonObject(_ state: DiscoveredRouteState, at now: Date) -> [String: Any] {
+    static func jsonObject(_ state: DiscoveredRouteState, at now: Date) -> [String: Any] {
         var object: [String: Any] = ["state": state.state.rawValue, "scopes": state.scopes]
         object["authorizationServer"] = state.authorizationServer
         object["clientKind"] = state.clientKind

@@ -127,8 +127,8 @@ extension AccountSettings {
 /// The waits of interactive sign-in: how long the browser flow waits for the redirect, and how the device flow
 /// waits between polls. Tests shorten them; nothing else should.
 public struct SignInTiming: Sendable {
-    public var browserTimeout: Duration
-    public var sleep: @Sendable (Duration) async throws -> Void
+    var browserTimeout: Duration
+    var sleep: @Sendable (Duration) async throws -> Void
 
     public init(
         browserTimeout: Duration = .seconds(300),

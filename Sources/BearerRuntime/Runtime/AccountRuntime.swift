@@ -21,7 +21,7 @@ public struct AccountRuntime: Sendable {
     public let configuration: Configuration
     public let flow: any SignInFlow
     public let tokens: TokenCache
-    public let session: AccountSession
+    let session: AccountSession
     public let persistence: TokenPersistence?
     public let devIssuer: DevIssuer?
     /// How a person signs this account in (`native`, `device-code`, `browser`); nil for flows without a person.
@@ -193,7 +193,7 @@ public struct AccountRuntime: Sendable {
 
     /// Which runtime this is: a reload that keeps the account makes another value of the same one
     /// (``with(configuration:)``), sharing its token cache; one that changes the account makes a new one.
-    package var instance: ObjectIdentifier { ObjectIdentifier(tokens) }
+    var instance: ObjectIdentifier { ObjectIdentifier(tokens) }
 
     /// The distinct scope sets the routes need tokens for.
     public var scopeSets: [ScopeSet] {

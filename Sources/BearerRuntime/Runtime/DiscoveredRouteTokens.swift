@@ -60,7 +60,7 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     /// What a route whose authorization server is the account's own takes from the account.
-    package struct AccountSource: Sendable {
+    struct AccountSource: Sendable {
         /// The account's token cache.
         package var tokens: TokenCache
         /// The account's issuers (``IdentityEndpoint/issuers(tenantID:)``), asked each time.
@@ -68,7 +68,7 @@ package final class DiscoveredRouteTokens: Sendable {
         /// The account's client id, for `status`.
         package var clientID: String
 
-        package init(tokens: TokenCache, issuers: @escaping @Sendable () -> [String], clientID: String) {
+        init(tokens: TokenCache, issuers: @escaping @Sendable () -> [String], clientID: String) {
             self.tokens = tokens
             self.issuers = issuers
             self.clientID = clientID
@@ -89,7 +89,7 @@ package final class DiscoveredRouteTokens: Sendable {
         var settings: DiscoverySettings
     }
 
-    package init(
+    init(
         store: DiscoveredSignInStore?, eventLoopGroup: any EventLoopGroup, environment: [String: String],
         logger: Logger, metrics: ProxyMetrics? = nil, now: @escaping @Sendable () -> Date,
         uptime: (@Sendable () -> Duration)?, account: AccountSource? = nil,
@@ -108,7 +108,7 @@ package final class DiscoveredRouteTokens: Sendable {
 
     /// The cache of each discovered route of `configuration` that has one, by prefix; the data plane answers a
     /// route without one itself (``DiscoveredRouteGate``).
-    package func caches(for configuration: Configuration) -> [String: TokenCache] {
+    func caches(for configuration: Configuration) -> [String: TokenCache] {
         var result: [String: TokenCache] = [:]
         for route in configuration.routes.routes {
             guard case .discover(let settings) = route.auth else { continue }
@@ -131,17 +131,17 @@ package final class DiscoveredRouteTokens: Sendable {
 
     /// What the flow of a route whose authorization server is the account's last found, if it has run.
     /// The refreshed sign-in of `route` that this process holds because its write failed, if it holds one.
-    package func unsavedSignIn(of route: Route) -> UnsavedDiscoveredSignIn.Pending? {
+    func unsavedSignIn(of route: Route) -> UnsavedDiscoveredSignIn.Pending? {
         state.withLock { $0.signInFlows[route.prefix] }?.unsaved.current
     }
 
-    package func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
+    func accountTarget(of route: Route) -> AccountRouteFlow.Target? {
         let flow = state.withLock { $0.accountFlows[route.prefix] }
         return flow?.lastTarget
     }
 
     /// The account's side of such routes, if the account has one.
-    package var accountSource: AccountSource? { account }
+    var accountSource: AccountSource? { account }
 
     private func cache(for route: Route, settings: DiscoverySettings) -> TokenCache? {
         if settings.usesAccount, let account { return accountCache(for: route, settings: settings, account: account) }
@@ -245,12 +245,12 @@ package final class DiscoveredRouteTokens: Sendable {
     }
 
     /// The route's SSRF rule, with the system resolver: what its token and revocation requests are pinned by.
-    package static func addresses(of route: Route, settings: DiscoverySettings) -> AddressPolicy {
+    static func addresses(of route: Route, settings: DiscoverySettings) -> AddressPolicy {
         AddressPolicy(upstream: route.upstream, settings: settings, resolver: SystemHostResolver())
     }
 
     /// The secret of the route's configured client, from its `clientSecretEnv`; nil for a public client.
-    package func clientSecret(_ settings: DiscoverySettings) -> String? {
+    func clientSecret(_ settings: DiscoverySettings) -> String? {
         settings.clientSecretEnv.flatMap { environment[$0] }
     }
 
@@ -258,19 +258,19 @@ package final class DiscoveredRouteTokens: Sendable {
     /// in at its own authorization server, the account's cache for one on the account's — so that a token a `logout`,
     /// a `login` or another process replaced is not sent again. Local reads only; a running `serve` calls it once a
     /// second (``TokenMaintenance``).
-    package func followStoredSignIns() {
+    func followStoredSignIns() {
         let followers = state.withLock { Array($0.followers.values) }
         for follow in followers { follow() }
     }
 
     /// Waits until what the upstreams answered so far is in the files (before `status` reads them).
-    package func flushAnswers() {
+    func flushAnswers() {
         answers.sync {}
     }
 
     /// Ends every wait for a sign-in in progress, at the start of a shutdown: the requests behind them are
     /// answered now, and the drain does not wait for them.
-    package func stopWaiting() {
+    func stopWaiting() {
         closing.give()
     }
 

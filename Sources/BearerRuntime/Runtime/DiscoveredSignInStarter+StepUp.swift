@@ -20,7 +20,7 @@ import BearerTokens
 extension DiscoveredSignInStarter {
     /// Opens the sign-in for `request.scopes` on `route` and waits until it is stored: nil then, else why none was
     /// (for the step-up problem's detail; never a token, code or verifier). Returns at shutdown too.
-    package func stepUp(_ route: Route, _ request: StepUpRequest) async -> String? {
+    func stepUp(_ route: Route, _ request: StepUpRequest) async -> String? {
         let now = now()
         let place = StepUpPlace(route: route.prefix, path: request.path)
         enum Decision {
@@ -64,7 +64,7 @@ extension DiscoveredSignInStarter {
     }
 
     /// Ends every wait for a sign-in, at shutdown: the requests behind them are answered now.
-    package func stopWaiting() {
+    func stopWaiting() {
         let (deciding, waiting) = state.withLock { state in
             state.stopped = true
             defer {

@@ -31,7 +31,7 @@ import Synchronization
 public final class DiscoveredSignInStarter: Service, Sendable {
     /// How long a declined or unfinished sign-in keeps the server (a failed one the route) from opening another one;
     /// and how long a step-up keeps its route and path from opening another, whatever became of it.
-    package static let backOff: TimeInterval = 300
+    static let backOff: TimeInterval = 300
 
     private let stateDirectory: StateDirectory
     private let console: any SignInConsole
@@ -84,7 +84,7 @@ public final class DiscoveredSignInStarter: Service, Sendable {
     /// - Parameters:
     ///   - console: opens the browser (and takes the sign-in's lines, for the log).
     ///   - now: the wall clock, for the back-offs here and the declines in the state directory.
-    package init(
+    init(
         stateDirectory: StateDirectory, console: any SignInConsole, environment: [String: String], logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, timeout: Duration = .seconds(300)
     ) {

@@ -21,11 +21,11 @@ import Synchronization
 /// reads it once per exchange (``GenerationSource``).
 package final class ReloadableState: GenerationSource {
     /// One installed generation: the data plane's view of a configuration and the account whose tokens it serves.
-    package struct Generation: Sendable {
-        package let context: ProxyContext
+    struct Generation: Sendable {
+        let context: ProxyContext
         package let account: AccountRuntime
 
-        package init(context: ProxyContext, account: AccountRuntime) {
+        init(context: ProxyContext, account: AccountRuntime) {
             self.context = context
             self.account = account
         }
@@ -43,15 +43,15 @@ package final class ReloadableState: GenerationSource {
     /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
     package let now: (@Sendable () -> Date)?
     /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
-    package let peerLookup: PeerUserPolicy.Lookup
+    let peerLookup: PeerUserPolicy.Lookup
     /// The sign-ins `serve` opens itself for routes that opt in (`"signIn": "auto"`), the same for every generation;
     /// nil where no browser can be opened.
     package let signInStarter: DiscoveredSignInStarter?
 
     /// How long a replaced generation's exchanges keep its account alive after a reload.
-    package static let retirementLimit: Duration = .seconds(60)
+    static let retirementLimit: Duration = .seconds(60)
 
-    package init(
+    init(
         stateDirectory: StateDirectory?, environment: [String: String], logger: Logger,
         now: (@Sendable () -> Date)?, peerLookup: PeerUserPolicy.Lookup = .kernel,
         signInStarter: DiscoveredSignInStarter? = nil
@@ -74,7 +74,7 @@ package final class ReloadableState: GenerationSource {
     }
 
     /// The generation in force, without counting an exchange against it.
-    package var context: ProxyContext? {
+    var context: ProxyContext? {
         slot.withLock { $0.current?.context }
     }
 
@@ -92,7 +92,7 @@ package final class ReloadableState: GenerationSource {
 
     /// Puts `generation` in force for every exchange from now on; the one it replaces is kept, with its account,
     /// until its last exchange has ended (``releaseRetired()``).
-    package func install(_ generation: Generation) {
+    func install(_ generation: Generation) {
         slot.withLock { installed in
             if let previous = installed.current { installed.retiring.add(previous, at: .now) }
             installed.current = generation
@@ -100,11 +100,11 @@ package final class ReloadableState: GenerationSource {
     }
 
     /// How many replaced generations still have exchanges.
-    package var retiringCount: Int { slot.withLock { $0.retiring.count } }
+    var retiringCount: Int { slot.withLock { $0.retiring.count } }
 
     /// Lets go of the replaced generations that have drained (or outlived ``retirementLimit``) and returns the
     /// accounts nothing holds any longer, for the caller to shut down.
-    package func releaseRetired() -> [AccountRuntime] {
+    func releaseRetired() -> [AccountRuntime] {
         slot.withLock { installed in
             guard let current = installed.current else { return [] }
             return installed.retiring.release(keeping: current.account, at: .now)
@@ -113,7 +113,7 @@ package final class ReloadableState: GenerationSource {
 
     /// Every account still alive — the installed one and those of replaced generations — for shutdown, once the
     /// server has drained.
-    package func releaseAll() -> [AccountRuntime] {
+    func releaseAll() -> [AccountRuntime] {
         slot.withLock { installed in
             guard let current = installed.current else { return [] }
             return [current.account] + installed.retiring.releaseAll(keeping: current.account)

@@ -17,7 +17,7 @@ import BearerTokens
 /// one replaced ten reloads ago — so an exchange's token replay after a 401 always finds its account.
 ///
 /// A value owned by ``ReloadableState``, changed under the same lock as the installed generation.
-package struct RetiringGenerations: Sendable {
+struct RetiringGenerations: Sendable {
     private struct Retiring: Sendable {
         let generation: ReloadableState.Generation
         /// When the generation is let go even with exchanges left (on the monotonic clock).
@@ -29,7 +29,7 @@ package struct RetiringGenerations: Sendable {
     /// How long a replaced generation's exchanges keep its account alive.
     package let limit: Duration
 
-    package init(limit: Duration) {
+    init(limit: Duration) {
         self.limit = limit
     }
 
@@ -37,13 +37,13 @@ package struct RetiringGenerations: Sendable {
     package var count: Int { retiring.count }
 
     /// Takes over `generation`, which a reload has just replaced: it gains no exchange from now on.
-    package mutating func add(_ generation: ReloadableState.Generation, at now: ContinuousClock.Instant) {
+    mutating func add(_ generation: ReloadableState.Generation, at now: ContinuousClock.Instant) {
         retiring.append(Retiring(generation: generation, deadline: now.advanced(by: limit)))
     }
 
     /// Lets go of the generations whose exchanges have all ended or whose limit has passed, and returns the
     /// accounts that neither `installed` nor any generation still kept holds: the caller shuts them down.
-    package mutating func release(keeping installed: AccountRuntime, at now: ContinuousClock.Instant)
+    mutating func release(keeping installed: AccountRuntime, at now: ContinuousClock.Instant)
         -> [AccountRuntime]
     {
         var kept: [Retiring] = []
@@ -61,7 +61,7 @@ package struct RetiringGenerations: Sendable {
 
     /// Lets go of every generation (shutdown, once the server has drained) and returns their accounts other than
     /// `installed`.
-    package mutating func releaseAll(keeping installed: AccountRuntime) -> [AccountRuntime] {
+    mutating func releaseAll(keeping installed: AccountRuntime) -> [AccountRuntime] {
         defer { retiring = [] }
         return Self.distinct(retiring.map(\.generation.account), except: [installed])
     }

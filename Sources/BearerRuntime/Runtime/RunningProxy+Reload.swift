@@ -18,7 +18,7 @@ import UnixSignals
 
 extension RunningProxy {
     /// What a reload did.
-    public enum ReloadOutcome: Sendable, Equatable {
+    enum ReloadOutcome: Sendable, Equatable {
         /// The new configuration is in force for new requests; in-flight ones finish with the old one.
         case applied(accountChanged: Bool)
         /// The new file is invalid (every problem logged); the old configuration keeps serving.
@@ -32,7 +32,7 @@ extension RunningProxy {
     /// It never waits for the old generation's exchanges: they keep it, and its account, for as long as they last
     /// (bounded; ``RetiringGenerations``), while the next reload or a shutdown goes ahead at once (docs/operations.md).
     @discardableResult
-    public func reload(from path: String) async -> ReloadOutcome {
+    func reload(from path: String) async -> ReloadOutcome {
         await releaseRetiredAccounts()
         let state = current
         let logger = state.logger
@@ -89,7 +89,7 @@ extension RunningProxy {
     /// Shuts down the accounts of replaced generations whose exchanges have all ended (or outlived the retirement
     /// limit) and that no other generation uses. The token maintenance calls it once a second; a reload, before
     /// its own work.
-    public func releaseRetiredAccounts() async {
+    func releaseRetiredAccounts() async {
         for account in current.releaseRetired() {
             current.logger.debug("released the account of a replaced configuration")
             await account.shutdown()

@@ -23,7 +23,7 @@ import ServiceLifecycle
 public struct RunningProxy: Sendable {
     public let server: ProxyServer
     public let group: MultiThreadedEventLoopGroup
-    public let metrics: ProxyMetrics
+    let metrics: ProxyMetrics
     /// What a reload needs to build the next configuration's runtime the same way.
     package let current: ReloadableState
 
@@ -32,7 +32,7 @@ public struct RunningProxy: Sendable {
 
     public var tokens: TokenCache { account.tokens }
     /// The embedded issuer, for the `dev` account.
-    public var devIssuer: DevIssuer? { account.devIssuer }
+    var devIssuer: DevIssuer? { account.devIssuer }
 
     /// Binds `listeners` (or the configuration's) and starts serving `configuration`.
     ///
@@ -107,7 +107,7 @@ public struct RunningProxy: Sendable {
     }
 
     /// The generation that serves `configuration` with `account`'s tokens.
-    package static func generation(
+    static func generation(
         _ configuration: Configuration, account: AccountRuntime, policy: SafetyPolicy, server: ProxyServer,
         metrics: ProxyMetrics
     ) throws -> ReloadableState.Generation {
@@ -144,7 +144,7 @@ public struct RunningProxy: Sendable {
     }
 
     /// How many generations that a reload replaced are still kept for their exchanges.
-    package var retiringGenerations: Int { current.retiringCount }
+    var retiringGenerations: Int { current.retiringCount }
 
     package init(
         server: ProxyServer, group: MultiThreadedEventLoopGroup, metrics: ProxyMetrics, current: ReloadableState

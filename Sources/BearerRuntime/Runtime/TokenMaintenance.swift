@@ -15,8 +15,8 @@ import ServiceLifecycle
 public struct TokenMaintenance: Service {
     package let account: @Sendable () -> AccountRuntime
     /// Shuts down the accounts of replaced configurations once their exchanges have ended (a running proxy's).
-    package let releaseRetired: @Sendable () async -> Void
-    package let interval: Duration
+    let releaseRetired: @Sendable () async -> Void
+    let interval: Duration
 
     /// Maintains whatever account `proxy` has at each round (a reload may replace it).
     public init(proxy: RunningProxy, interval: Duration = .seconds(1)) {
@@ -47,7 +47,7 @@ public struct TokenMaintenance: Service {
     }
 
     /// One round of both loops, one after the other (tests drive it).
-    public func tick() async {
+    func tick() async {
         await follow()
         await refresh()
     }

@@ -20,7 +20,7 @@ import Subprocess
 /// How to open a URL in the system browser: `$BROWSER` if set (a command; `%s` stands for the URL, else the URL is
 /// appended), else `open` on macOS, else `xdg-open` when there is a display to show a browser on.
 package struct BrowserCommand: Sendable, Equatable {
-    package var words: [String]
+    var words: [String]
 
     package static func find(environment: [String: String]) -> BrowserCommand? {
         if let browser = environment["BROWSER"]?.trimmingWhitespace(), !browser.isEmpty {
@@ -40,7 +40,7 @@ package struct BrowserCommand: Sendable, Equatable {
         #endif
     }
 
-    package func arguments(for url: String) -> [String] {
+    func arguments(for url: String) -> [String] {
         words.contains("%s") ? words.map { $0 == "%s" ? url : $0 } : words + [url]
     }
 

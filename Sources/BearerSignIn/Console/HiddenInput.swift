@@ -13,12 +13,12 @@ import Synchronization
 
 /// Turns a terminal's echo off while a secret is typed, and back on afterwards — also when the prompt is
 /// cancelled (Ctrl-C), so the person's shell is never left without echo.
-package final class HiddenInput: Sendable {
+final class HiddenInput: Sendable {
     private let descriptor: Int32
     private let saved = Mutex<termios?>(nil)
 
     /// Turns echo off on `descriptor` if it is a terminal (keeping the echo of the final newline).
-    package init(descriptor: Int32) {
+    init(descriptor: Int32) {
         self.descriptor = descriptor
         var settings = termios()
         guard isatty(descriptor) == 1, tcgetattr(descriptor, &settings) == 0 else { return }

@@ -22,10 +22,9 @@ import Synchronization
 /// runs on a Dispatch worker thread (Dispatch adds workers when one blocks). A cancelled task gets its answer (nil)
 /// at once; the thread stays blocked until
 /// the next byte or the end of the process, which for a sign-in prompt comes right after.
-package enum LineReader {
+enum LineReader {
     /// The line without its ending, or nil at end of input or when the task is cancelled.
-    package static func readLine(from descriptor: Int32, onCancel: @escaping @Sendable () -> Void = {}) async -> String?
-    {
+    static func readLine(from descriptor: Int32, onCancel: @escaping @Sendable () -> Void = {}) async -> String? {
         let delivery = Delivery()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in

@@ -31,7 +31,7 @@ public protocol SignInConsole: Sendable {
 extension SignInConsole {
     /// Shows a sign-in URL on a line of its own (so it can be copied), opens it in the browser if there is one,
     /// and says what happens next.
-    package func presentSignIn(_ url: String, heading: String) async {
+    func presentSignIn(_ url: String, heading: String) async {
         show(heading)
         show("")
         show("  " + url)

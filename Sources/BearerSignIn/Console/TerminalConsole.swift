@@ -26,7 +26,7 @@ public final class TerminalConsole: SignInConsole {
     /// Progress state: whether a line of dots is open, and when the last plain progress line was written.
     private let progress = Mutex<(dots: Bool, lastLine: ContinuousClock.Instant?)>((false, nil))
     /// On a pipe or a log, one progress line per this many seconds at most.
-    package static let plainProgressInterval: Duration = .seconds(30)
+    static let plainProgressInterval: Duration = .seconds(30)
 
     public init(input: Int32 = STDIN_FILENO, output: Int32 = STDERR_FILENO, environment: [String: String]) {
         self.input = input

@@ -15,7 +15,7 @@ import BearerTokens
 /// returns them as a ``PinnedURL``, which is what every request is sent to (``PinnedHTTPClient``), so a name that
 /// resolves elsewhere a moment later (DNS rebinding) reaches nothing unjudged.
 package struct AddressPolicy: Sendable {
-    package let allowsInternalAddresses: Bool
+    let allowsInternalAddresses: Bool
     package let resolver: any HostResolver
     /// Where an address reaches: ``IPAddress/reach``. Tests stand one loopback address in for a global one, since
     /// no test may send anything off this machine.
@@ -32,12 +32,12 @@ package struct AddressPolicy: Sendable {
 
     /// `url` resolved once, every address judged: what a request to it connects to.
     /// Throws ``DiscoveryError/privateAddress(role:url:address:reach:)`` when `url` may reach a non-global address.
-    package func pin(_ url: OAuthURL, role: String) async throws(DiscoveryError) -> PinnedURL {
+    func pin(_ url: OAuthURL, role: String) async throws(DiscoveryError) -> PinnedURL {
         try await PinnedURL(url, role: role, policy: self)
     }
 
     /// A URL a server named (an endpoint kept from metadata), parsed as an ``OAuthURL`` and pinned.
-    package func pin(_ text: String, role: String) async throws(DiscoveryError) -> PinnedURL {
+    func pin(_ text: String, role: String) async throws(DiscoveryError) -> PinnedURL {
         try await pin(try OAuthURL(text, role: role), role: role)
     }
 

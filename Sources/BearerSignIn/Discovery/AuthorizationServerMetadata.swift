@@ -12,27 +12,27 @@ import BearerTokens
 
 /// OAuth 2.0 Authorization Server Metadata (RFC 8414 §2; OpenID Connect Discovery §3 uses the same names), the
 /// members a sign-in needs.
-package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
+struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
     package var issuer: String
     package var authorizationEndpoint: String?
     package var tokenEndpoint: String?
     package var registrationEndpoint: String?
     package var revocationEndpoint: String?
-    package var codeChallengeMethodsSupported: [String]?
+    var codeChallengeMethodsSupported: [String]?
     /// How a confidential client authenticates at the token endpoint (RFC 8414 §2; absent means
     /// `client_secret_basic`).
-    package var tokenEndpointAuthMethodsSupported: [String]?
-    package var scopesSupported: [String]?
+    var tokenEndpointAuthMethodsSupported: [String]?
+    var scopesSupported: [String]?
     /// Client ID Metadata Documents (MCP 2025-11-25; draft-ietf-oauth-client-id-metadata-document).
-    package var clientIDMetadataDocumentSupported: Bool?
+    var clientIDMetadataDocumentSupported: Bool?
     /// RFC 9207: the server sends `iss` with the authorization response.
-    package var authorizationResponseIssParameterSupported: Bool?
+    var authorizationResponseIssParameterSupported: Bool?
     /// RFC 9126 §5: where a client pushes its authorization request before the browser is sent.
     package var pushedAuthorizationRequestEndpoint: String?
     /// RFC 9126 §5: the server takes authorization requests only as pushed ones.
-    package var requirePushedAuthorizationRequests: Bool?
+    var requirePushedAuthorizationRequests: Bool?
 
-    package enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey {
         case issuer
         case authorizationEndpoint = "authorization_endpoint"
         case tokenEndpoint = "token_endpoint"
@@ -58,5 +58,5 @@ package struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
 
     /// PKCE with S256 is advertised (RFC 8414 §2 `code_challenge_methods_supported`; the MCP specification
     /// requires a client to refuse a server that does not list it — absent means "no PKCE", RFC 8414 §2).
-    package var supportsS256: Bool { codeChallengeMethodsSupported?.contains("S256") == true }
+    var supportsS256: Bool { codeChallengeMethodsSupported?.contains("S256") == true }
 }

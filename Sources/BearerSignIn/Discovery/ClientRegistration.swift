@@ -13,7 +13,7 @@ public enum ClientRegistration: Sendable, Equatable {
     case dynamic(endpoint: String)
     case unavailable
 
-    package static func choose(
+    static func choose(
         settings: DiscoverySettings, server: AuthorizationServerMetadata, registrationEndpoint: String?
     )
         -> ClientRegistration

@@ -14,17 +14,17 @@ import BearerTokens
 /// client (`token_endpoint_auth_method: none`, RFC 8252 §8.4; `application_type: native`, OIDC Registration §2)
 /// with a loopback redirect (`http://127.0.0.1:PORT/`, RFC 8252 §7.3), asking for the authorization code and
 /// refresh token grants only.
-package struct ClientRegistrationRequest: Sendable, Equatable, Encodable {
-    package var clientName = "bearer-proxy"
-    package var redirectURIs: [String]
-    package var grantTypes = ["authorization_code", "refresh_token"]
-    package var responseTypes = ["code"]
-    package var tokenEndpointAuthMethod = "none"
-    package var applicationType = "native"
+struct ClientRegistrationRequest: Sendable, Equatable, Encodable {
+    var clientName = "bearer-proxy"
+    var redirectURIs: [String]
+    var grantTypes = ["authorization_code", "refresh_token"]
+    var responseTypes = ["code"]
+    var tokenEndpointAuthMethod = "none"
+    var applicationType = "native"
     /// Space-separated (RFC 7591 §2); left out when there is none.
     package var scope: String?
 
-    package enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey {
         case clientName = "client_name"
         case redirectURIs = "redirect_uris"
         case grantTypes = "grant_types"
@@ -35,7 +35,7 @@ package struct ClientRegistrationRequest: Sendable, Equatable, Encodable {
     }
 
     /// - Parameter redirectPort: the port the sign-in's loopback listener uses.
-    package init(redirectPort: Int, scopes: [String]) {
+    init(redirectPort: Int, scopes: [String]) {
         redirectURIs = ["http://127.0.0.1:\(redirectPort)/"]
         scope = scopes.isEmpty ? nil : scopes.joined(separator: " ")
     }

@@ -44,7 +44,7 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
     public var pushedAuthorizationRequestEndpoint: String?
     public var codeChallengeMethods: [String]
     /// The server's `token_endpoint_auth_methods_supported` (RFC 8414 §2), nil when it lists none.
-    public var tokenEndpointAuthMethods: [String]?
+    var tokenEndpointAuthMethods: [String]?
     /// RFC 9207: the server says it sends `iss` with authorization responses (then a sign-in requires it).
     public var issParameterSupported: Bool
     public var scopes: [String]

@@ -24,7 +24,7 @@ public struct DiscoveryClient: DiscoveryTransport {
     /// The whole exchange; a server slower than this is reported, not waited for.
     package static let deadline: TimeAmount = .seconds(15)
     /// A metadata document is a few KiB.
-    package static let maximumBodyBytes = 1 << 20
+    static let maximumBodyBytes = 1 << 20
     /// How long a connection may take, TLS handshake included, before the next address is tried or the request
     /// fails.
     public static let connectTimeout: TimeAmount = .seconds(5)
@@ -32,7 +32,7 @@ public struct DiscoveryClient: DiscoveryTransport {
     /// - Parameters:
     ///   - caFile: trusted beside the system's roots (the route's `tls.caFile`).
     ///   - connect: ``connectTimeout`` unless told (the tests give a loaded machine more).
-    public init(
+    init(
         caFile: String?, eventLoopGroup: any EventLoopGroup, logger: Logger, connect: TimeAmount = connectTimeout
     ) {
         self.init(
@@ -118,7 +118,7 @@ public struct DiscoveryClient: DiscoveryTransport {
     /// Registers a public native client (RFC 7591 §3) at `endpoint` — a registration endpoint that discovery
     /// found and checked (``DiscoveredAuthorization/registrationEndpoint``), never one from elsewhere, pinned again
     /// for this request.
-    package func register(
+    func register(
         _ registration: ClientRegistrationRequest, at endpoint: PinnedURL
     ) async throws(DiscoveryError) -> RegisteredClient {
         var request = HTTPClientRequest(url: endpoint.text)

@@ -109,7 +109,7 @@ public struct MetadataAttempt: Sendable, Equatable, Encodable {
     public var url: String
     public var outcome: String
     /// Whether asking again later may find it: no answer, or a 5xx or 429 (RFC 9110 §15.6, RFC 6585 §4). Not shown.
-    public var transient: Bool
+    var transient: Bool
 
     package init(url: String, outcome: String, transient: Bool = false) {
         self.url = url
@@ -128,7 +128,7 @@ extension DiscoveryError {
     /// metadata URL did not answer, or answered 5xx or 429, or a host did not resolve. Every other failure is the
     /// servers' definitive answer — another resource or issuer, no PKCE, an unsafe URL — and nothing stored may stand
     /// in for it.
-    public var isTransient: Bool {
+    var isTransient: Bool {
         switch self {
         case .upstreamUnreachable, .hostNotFound: true
         case .noMetadata(let tried), .noAuthorizationServerMetadata(_, let tried): tried.contains { $0.transient }
@@ -143,7 +143,7 @@ extension DiscoveryError {
 extension DiscoveryError {
     /// What a token request says when its endpoint could not be pinned: unavailable for now when its host did not
     /// resolve, else refused — nothing was sent.
-    package var tokenError: TokenError {
+    var tokenError: TokenError {
         isTransient
             ? .providerUnavailable(reason: explanation, retryAfterSeconds: 5) : .misconfigured(reason: explanation)
     }

@@ -67,7 +67,7 @@ package struct SystemHostResolver: HostResolver {
 
     /// The zone of a scope id (RFC 4007 §11.2): its interface's name, which `getaddrinfo` reads back when the
     /// connection is made; its number when the interface has none; nil for none (0).
-    package static func zone(_ scopeID: UInt32) -> String? {
+    static func zone(_ scopeID: UInt32) -> String? {
         guard scopeID != 0 else { return nil }
         var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
         guard if_indextoname(scopeID, &name) != nil else { return String(scopeID) }

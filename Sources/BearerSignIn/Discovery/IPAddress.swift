@@ -29,7 +29,7 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address a URL's host names literally, in the one spelling `URLParts` accepts (dotted quad without
     /// leading zeros, or an IPv6 literal); nil for a DNS name. Other IPv4 spellings (`2130706433`, `0x7f.1`,
     /// `0177.0.0.1`, `127.1`) are not host names either: `URLParts` refuses them before this is asked.
-    package init?(literal host: String) {
+    init?(literal host: String) {
         if let octets = HostName.ipv4Octets(host[...]) {
             self = .v4(octets)
         } else if let groups = HostName.ipv6Groups(host[...]) {
@@ -48,7 +48,7 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// An IPv6 link-local unicast address (fe80::/10, RFC 4291 §2.5.6) with no zone: no connection can be made to
     /// it, since nothing says which interface's link it is on.
-    package var isLinkLocalWithoutZone: Bool {
+    var isLinkLocalWithoutZone: Bool {
         guard case .v6(let groups, zone: nil) = self else { return false }
         return (0xFE80...0xFEBF).contains(groups[0])
     }

@@ -13,7 +13,7 @@ package struct OAuthURL: Sendable, Hashable {
     package let parts: URLParts
 
     /// - Parameter role: what the URL is, for the message ("token endpoint").
-    package init(_ text: String, role: String) throws(DiscoveryError) {
+    init(_ text: String, role: String) throws(DiscoveryError) {
         if let address = Self.zonedAddress(in: text) { throw .zonedAddress(role: role, url: text, address: address) }
         guard let parts = try? URLParts(parsing: text), parts.userinfo == nil, parts.fragment == nil,
             parts.scheme == "https" || parts.scheme == "http"
@@ -27,7 +27,7 @@ package struct OAuthURL: Sendable, Hashable {
     /// `fe80::1%eth0`; nil for any other host. Such a URL is refused whatever the route allows: a browser does not
     /// open it (the WHATWG URL standard has no zones), `Host` may not carry the zone (RFC 6874 §4), and what it
     /// reaches is a link on one interface of this machine.
-    package static func zonedAddress(in text: String) -> String? {
+    static func zonedAddress(in text: String) -> String? {
         guard let start = text.firstRange(of: "://")?.upperBound else { return nil }
         let authority = text[start...].prefix { !"/?#".contains($0) }
         guard let open = authority.firstIndex(of: "["), let close = authority.lastIndex(of: "]"), open < close,
@@ -41,7 +41,7 @@ package struct OAuthURL: Sendable, Hashable {
 
     /// `scheme://authority` as written, for URLs built from this one (the text up to its path; a query is
     /// refused where this is used).
-    package var originText: String {
+    var originText: String {
         var rest = Substring(text)
         if let query = parts.query { rest = rest.dropLast(query.utf8.count + 1) }
         return String(rest.dropLast(parts.path.utf8.count))

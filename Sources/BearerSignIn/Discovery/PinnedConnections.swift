@@ -49,7 +49,7 @@ package final class PinnedConnections: Sendable {
     /// open; a body `read` leaves unread ends the request, and its connection, when the response is let go. The
     /// addresses are tried in order, the next only when a connection could not be made (refused, unreachable, or
     /// not in time), so the request was never sent; one deadline covers them all.
-    package func execute<Value>(
+    func execute<Value>(
         _ request: HTTPClientRequest, to url: PinnedURL, timeout: TimeAmount, logger: Logger,
         read: (HTTPClientResponse) async throws -> Value
     ) async throws -> Value {
@@ -96,7 +96,7 @@ package final class PinnedConnections: Sendable {
     }
 
     /// How many clients this operation has made, for the tests.
-    package var clientCount: Int {
+    var clientCount: Int {
         state.withLock { state in
             guard case .open(let clients) = state else { return 0 }
             return clients.count

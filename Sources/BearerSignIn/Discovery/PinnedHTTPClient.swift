@@ -35,14 +35,14 @@ package struct PinnedHTTPClient: Sendable {
     package let configuration: HTTPClient.Configuration
     package let eventLoopGroup: any EventLoopGroup
 
-    package init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
+    init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
     }
 
     /// Runs `body` — one operation — with clients for its requests that it shares, shut down before this returns
     /// whatever `body` does: nothing outlives the operation.
-    package func withConnections<T, Failure: Error>(
+    func withConnections<T, Failure: Error>(
         _ body: (PinnedConnections) async throws(Failure) -> T
     ) async throws(Failure) -> T {
         let connections = PinnedConnections(configuration: configuration, eventLoopGroup: eventLoopGroup)
@@ -58,7 +58,7 @@ package struct PinnedHTTPClient: Sendable {
 
     /// A request that is an operation of its own: ``PinnedConnections/execute(_:to:timeout:logger:read:)`` over a
     /// client shut down before this returns, so no connection is kept.
-    package func execute<Value>(
+    func execute<Value>(
         _ request: HTTPClientRequest, to url: PinnedURL, timeout: TimeAmount, logger: Logger,
         read: (HTTPClientResponse) async throws -> Value
     ) async throws -> Value {
@@ -71,7 +71,7 @@ package struct PinnedHTTPClient: Sendable {
     /// `DeconstructedURL` does — which the override must name exactly, or the client would resolve it after all;
     /// nil for a literal address, which it connects to as it is. A host read otherwise than ``URLParts`` read it
     /// (another port, another host) is refused: the address judged would not be the one reached.
-    package static func overrideKey(for url: PinnedURL) throws -> String? {
+    static func overrideKey(for url: PinnedURL) throws -> String? {
         guard let parsed = URL(string: url.text), var host = parsed.host, !host.isEmpty else {
             throw HTTPClientError.invalidURL
         }
@@ -84,7 +84,7 @@ package struct PinnedHTTPClient: Sendable {
     }
 
     /// A failure to connect at all: nothing was sent, so the next address may be tried (a token request included).
-    package static func neverConnected(_ error: any Error) -> Bool {
+    static func neverConnected(_ error: any Error) -> Bool {
         switch error {
         case let error as HTTPClientError: error == .connectTimeout
         case let error as IOError: [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)

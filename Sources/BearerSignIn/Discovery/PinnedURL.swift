@@ -25,7 +25,7 @@ package struct PinnedURL: Sendable, Hashable {
     /// ``DiscoveryError/privateAddress(role:url:address:reach:)`` when one of them may not be reached (a name is
     /// judged by all its addresses, since the connection may use any of them), ``DiscoveryError/hostNotFound(host:)``
     /// when it resolves to nothing.
-    package init(_ url: OAuthURL, role: String, policy: AddressPolicy) async throws(DiscoveryError) {
+    init(_ url: OAuthURL, role: String, policy: AddressPolicy) async throws(DiscoveryError) {
         let host = url.parts.host
         func refuse(_ address: String, _ reach: IPAddress.Reach) -> DiscoveryError {
             .privateAddress(role: role, url: url.text, address: address, reach: reach.rawValue)
@@ -56,7 +56,7 @@ package struct PinnedURL: Sendable, Hashable {
     /// The route's own upstream, resolved once and not judged: the upstream is the owner's choice, not a server's
     /// (the data plane forwards to it alike). A name that does not resolve leaves the upstream unreachable, in the
     /// words AsyncHTTPClient's failure had.
-    package init(upstream: Upstream, resolver: any HostResolver) async throws(DiscoveryError) {
+    init(upstream: Upstream, resolver: any HostResolver) async throws(DiscoveryError) {
         guard let parts = try? URLParts(parsing: upstream.url) else {
             throw .invalidURL(role: "upstream", url: upstream.url)
         }

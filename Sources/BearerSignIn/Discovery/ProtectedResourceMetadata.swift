@@ -15,12 +15,12 @@ package struct ProtectedResourceMetadata: Sendable, Equatable, Decodable {
     /// The resource identifier: what tokens for it are requested for (RFC 8707 `resource`).
     package var resource: String
     /// Issuer identifiers of the authorization servers that issue tokens for it.
-    package var authorizationServers: [String]?
-    package var scopesSupported: [String]?
+    var authorizationServers: [String]?
+    var scopesSupported: [String]?
     /// Whether the resource accepts only DPoP-bound access tokens (RFC 9728 §2, RFC 9449 §5.2); absent means false.
-    package var dpopBoundAccessTokensRequired: Bool?
+    var dpopBoundAccessTokensRequired: Bool?
 
-    package enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey {
         case resource
         case authorizationServers = "authorization_servers"
         case scopesSupported = "scopes_supported"
@@ -52,7 +52,7 @@ package struct ProtectedResourceMetadata: Sendable, Equatable, Decodable {
         return upstream.basePath == path || upstream.basePath.hasPrefix(path + "/")
     }
 
-    package init(resource: String, authorizationServers: [String]? = nil, scopesSupported: [String]? = nil) {
+    init(resource: String, authorizationServers: [String]? = nil, scopesSupported: [String]? = nil) {
         self.resource = resource
         self.authorizationServers = authorizationServers
         self.scopesSupported = scopesSupported

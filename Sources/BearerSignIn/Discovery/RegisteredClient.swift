@@ -12,12 +12,12 @@ import BearerTokens
 
 /// What dynamic registration returned (RFC 7591 §3.2.1): the client id, and a secret if the server insisted on
 /// one despite `token_endpoint_auth_method: none`. Never printed with its secret.
-public struct RegisteredClient: Sendable, Equatable, CustomStringConvertible {
+struct RegisteredClient: Sendable, Equatable, CustomStringConvertible {
     public var clientID: String
     /// Stored with the registration for the token requests; `description` never shows it.
     package var clientSecret: String?
     /// `client_secret_expires_at` (seconds since 1970; 0 = never), when a secret was issued.
-    public var secretExpiresAt: Int?
+    var secretExpiresAt: Int?
 
     public var description: String {
         "RegisteredClient(\(clientID)\(clientSecret == nil ? "" : ", secret: <redacted>"))"
@@ -65,7 +65,7 @@ public struct RegisteredClient: Sendable, Equatable, CustomStringConvertible {
         throw .registrationRefused(endpoint: endpoint, reason: "HTTP \(status)")
     }
 
-    package init(clientID: String, clientSecret: String? = nil, secretExpiresAt: Int? = nil) {
+    init(clientID: String, clientSecret: String? = nil, secretExpiresAt: Int? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.secretExpiresAt = secretExpiresAt

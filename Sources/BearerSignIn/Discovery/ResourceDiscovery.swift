@@ -23,7 +23,7 @@ import NIOPosix
 package struct ResourceDiscovery: Sendable {
     package let upstream: Upstream
     package let settings: DiscoverySettings
-    package let transport: any DiscoveryTransport
+    let transport: any DiscoveryTransport
     package let addresses: AddressPolicy
     package let logger: Logger
 
@@ -210,7 +210,7 @@ package struct ResourceDiscovery: Sendable {
     }
 
     /// The scopes to ask for first: the challenge's `scope`, else the metadata's `scopes_supported`, else none.
-    package static func initialScopes(
+    static func initialScopes(
         challenge: BearerChallenge?, metadata: ProtectedResourceMetadata
     ) -> ([String], DiscoveredAuthorization.ScopeSource) {
         if let scope = challenge?.scope {
@@ -234,7 +234,7 @@ package struct ProtectedResourceFinding: Sendable, Equatable {
     package var scopeSource: DiscoveredAuthorization.ScopeSource
 
     /// The metadata's `authorization_servers`, never empty.
-    package var authorizationServers: [String] { metadata.authorizationServers ?? [] }
+    var authorizationServers: [String] { metadata.authorizationServers ?? [] }
 }
 
 extension DiscoveredAuthorization {

@@ -6,7 +6,7 @@ import BearerTokens
 
 /// Where metadata lives when nobody says: the well-known URLs, in the order the MCP authorization specification
 /// tries them.
-package enum WellKnownURL {
+enum WellKnownURL {
     /// RFC 9728 §3.1: the path-form URL (the well-known segment inserted between the upstream's origin and its
     /// path), then the root-form one; for an upstream without a path only the root form.
     package static func protectedResource(for upstream: Upstream) -> [String] {

@@ -72,8 +72,8 @@ package enum FirebaseCallFailure: Error {
 /// prefixed with the real host name (`http://127.0.0.1:9099/identitytoolkit.googleapis.com/v1/…`), or the same
 /// layout under `apiBaseURL`.
 package struct FirebaseEndpoints: Sendable, Equatable {
-    package let identityToolkit: String
-    package let secureToken: String
+    let identityToolkit: String
+    let secureToken: String
 
     package init(emulator: ListenAddress?, base apiBaseURL: String? = nil) {
         let base = emulator.map { "http://\($0)/" } ?? apiBaseURL.map { $0 + "/" } ?? "https://"

@@ -16,9 +16,9 @@ package struct FirebaseFailure: Error, Sendable, Equatable {
     package var status: Int
     package var code: String
     package var detail: String?
-    package var retryAfter: Int?
+    var retryAfter: Int?
 
-    package init(status: Int, json data: Data, retryAfter: Int?) {
+    init(status: Int, json data: Data, retryAfter: Int?) {
         let object = JSONObject.dictionary(data)
         let error = object?["error"] as? [String: Any]
         let message = (error?["message"] as? String) ?? "HTTP_\(status)"
@@ -34,12 +34,12 @@ package struct FirebaseFailure: Error, Sendable, Equatable {
     }
 
     /// Whether waiting may help (throttling, an outage).
-    package var isTransient: Bool {
+    var isTransient: Bool {
         status == 429 || status >= 500 || code == "TOO_MANY_ATTEMPTS_TRY_LATER"
     }
 
     /// What the token engine makes of a refresh failure: sign in again, or wait.
-    package var tokenError: TokenError {
+    var tokenError: TokenError {
         if isTransient {
             return .providerUnavailable(reason: "Firebase: \(code)", retryAfterSeconds: retryAfter ?? 5)
         }
@@ -56,7 +56,7 @@ package struct FirebaseFailure: Error, Sendable, Equatable {
     }
 
     /// What a person reads when a sign-in fails (one line, what to do).
-    package func signInFailure(email: String?) -> SignInFailure {
+    func signInFailure(email: String?) -> SignInFailure {
         if isTransient {
             return SignInFailure(.unavailable, "Firebase is throttling or unavailable (\(code)); try again later.")
         }

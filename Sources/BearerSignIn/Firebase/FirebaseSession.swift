@@ -12,19 +12,19 @@ import BearerTokens
 
 /// What a Firebase sign-in answered (`signInWithIdp`'s VerifyAssertionResponse or `signInWithPassword`'s
 /// VerifyPasswordResponse — docs/firebase.md §1): the Firebase tokens, and for Microsoft the provider's tokens.
-package struct FirebaseSession: Sendable {
-    package var localId: String
+struct FirebaseSession: Sendable {
+    var localId: String
     package var email: String?
     package var displayName: String?
-    package var idToken: String
+    var idToken: String
     package var refreshToken: String
-    package var expiresIn: TimeInterval
-    package var microsoftAccessToken: String?
-    package var microsoftExpiresIn: TimeInterval?
-    package var microsoftIDToken: String?
+    var expiresIn: TimeInterval
+    var microsoftAccessToken: String?
+    var microsoftExpiresIn: TimeInterval?
+    var microsoftIDToken: String?
 
     /// Decodes a successful answer; nil when it carries no Firebase tokens.
-    package init?(_ object: [String: Any]) {
+    init?(_ object: [String: Any]) {
         guard let localId = object["localId"] as? String, let idToken = object["idToken"] as? String,
             let refreshToken = object["refreshToken"] as? String
         else { return nil }

@@ -17,11 +17,11 @@ import _CryptoExtras
 package struct ClientCertificate: Sendable {
     private let key: _RSA.Signing.PrivateKey
     /// `x5t#S256`: base64url of the SHA-256 of the certificate's DER (RFC 7515 §4.1.8).
-    package let sha256Thumbprint: String
+    let sha256Thumbprint: String
     /// `x5t`: base64url of the SHA-1 of the DER (RFC 7515 §4.1.7), for the legacy RS256 form.
-    package let sha1Thumbprint: String
+    let sha1Thumbprint: String
 
-    package init(certFile: String, keyFile: String) throws(TokenError) {
+    init(certFile: String, keyFile: String) throws(TokenError) {
         guard let certificatePEM = try? String(contentsOfFile: certFile, encoding: .utf8),
             let der = Self.firstDERBlock(in: certificatePEM, label: "CERTIFICATE")
         else { throw .misconfigured(reason: "\(certFile) holds no PEM certificate") }
@@ -35,7 +35,7 @@ package struct ClientCertificate: Sendable {
 
     /// A client assertion for `clientID` at `tokenEndpoint`: `aud` is the token endpoint, `iss` = `sub` = the
     /// client id, a new `jti`, valid for ten minutes (as MSAL makes them — protocols.md §5).
-    package func assertion(
+    func assertion(
         clientID: String, tokenEndpoint: String, algorithm: ClientCredentialsAccount.AssertionAlgorithm, now: Date
     ) throws(TokenError) -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
@@ -64,7 +64,7 @@ package struct ClientCertificate: Sendable {
     }
 
     /// The DER bytes of the first `-----BEGIN label-----` block (RFC 7468).
-    package static func firstDERBlock(in pem: String, label: String) -> Data? {
+    static func firstDERBlock(in pem: String, label: String) -> Data? {
         guard let begin = pem.firstRange(of: "-----BEGIN \(label)-----"),
             let end = pem[begin.upperBound...].firstRange(of: "-----END \(label)-----")
         else { return nil }

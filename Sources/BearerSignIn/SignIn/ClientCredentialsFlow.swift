@@ -21,7 +21,7 @@ package struct ClientCredentialsFlow: SignInFlow {
     }
 
     /// `client_assertion_type` for a JWT (RFC 7523 §2.2).
-    package static let jwtBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    static let jwtBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
     package let name = "client-credentials"
     package let client: OAuthClient

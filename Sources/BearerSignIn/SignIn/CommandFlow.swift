@@ -24,7 +24,7 @@ package struct CommandFlow: SignInFlow {
     package let account: CommandAccount
     package let now: @Sendable () -> Date
     /// A token whose lifetime the program does not say is used for this long (then asked for again).
-    package static let assumedLifetime: TimeInterval = 10 * 60
+    static let assumedLifetime: TimeInterval = 10 * 60
 
     package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
         let arguments = account.argv.map { argument in
@@ -88,7 +88,7 @@ package struct CommandFlow: SignInFlow {
 
     /// `az`'s "2026-11-22 07:00:00.000000" (the fraction optional), in the machine's time zone as the C library
     /// knows it (`TZ`, else /etc/localtime) — the zone `az` printed it in.
-    package static func localTime(_ text: String) -> Date? {
+    static func localTime(_ text: String) -> Date? {
         let halves = text.split(separator: " ", omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
         let clock = halves[1].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)

@@ -20,9 +20,9 @@ import Subprocess
 /// Runs programs through swift-subprocess (posix_spawn), never Foundation's `Process`: on Linux its `run()` reads
 /// past the end of a `readdir` buffer while listing `/proc/self/fd` and crashes now and then
 /// (swiftlang/swift-corelibs-foundation#5472, Swift 6.3.1) — seen here as a rare SIGSEGV in the test suite.
-package enum CommandRunner {
+enum CommandRunner {
     /// The most output kept from a program (a token is a few KiB).
-    package static let outputLimit = 1 << 20
+    static let outputLimit = 1 << 20
 
     package struct Output: Sendable {
         package var status: Int32

@@ -22,17 +22,17 @@ public struct DevIssuer: SignInFlow {
     /// The issuer URL, `http://HOST:PORT/-`: its discovery document is under the proxy's own `/-/` endpoints.
     public let issuer: String
     /// The key id: the RFC 7638 JWK thumbprint of the public key.
-    public let keyID: String
+    let keyID: String
     /// Who the dev account is; derived from the key so it stays the same across restarts.
     public let identity: DevIdentity
     /// How long minted tokens live.
-    public let lifetime: TimeInterval
+    let lifetime: TimeInterval
 
     private let key: P256.Signing.PrivateKey
     private let now: @Sendable () -> Date
 
     /// The file in the state directory that keeps the signing key (PEM, mode 0600).
-    public static let keyFileName = "dev-issuer-key.pem"
+    static let keyFileName = "dev-issuer-key.pem"
 
     public init(
         issuer: String, key: P256.Signing.PrivateKey, lifetime: TimeInterval = 3600,
@@ -95,7 +95,7 @@ public struct DevIssuer: SignInFlow {
     }
 
     /// Mints a signed token for `scopes` now.
-    public func mint(for scopes: ScopeSet) -> AccessToken {
+    func mint(for scopes: ScopeSet) -> AccessToken {
         let issuedAt = now()
         let seconds = Int(issuedAt.timeIntervalSince1970)
         let expiry = seconds + Int(lifetime)
@@ -170,7 +170,7 @@ public struct DevIdentity: Sendable, Hashable {
     /// A fixed tenant id that cannot collide with a real Entra tenant's.
     public static let tenantID = "00000000-0000-0000-0000-00000000d3v0".replacing("v", with: "e")
 
-    public let subject: String
+    let subject: String
     public let objectID: String
 
     package init(thumbprint: SHA256.Digest) {

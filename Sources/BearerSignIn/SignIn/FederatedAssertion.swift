@@ -19,15 +19,15 @@ import BearerTokens
 /// from.
 package struct FederatedAssertion: Sendable {
     /// How long a failure to obtain the assertion blocks the next attempt: the platform usually fixes it soon.
-    package static let retryAfterSeconds = 5
+    static let retryAfterSeconds = 5
     /// The largest assertion read (a projected token is about 1 KiB).
-    package static let sizeLimit = 64 * 1024
+    static let sizeLimit = 64 * 1024
 
-    package let source: ClientCredentialsAccount.AssertionSource
+    let source: ClientCredentialsAccount.AssertionSource
     /// `tokenEnv`'s value, taken from the environment at start-up (a process's environment does not change).
     private let fixedValue: String?
 
-    package init(source: ClientCredentialsAccount.AssertionSource, environment: [String: String]) throws(TokenError) {
+    init(source: ClientCredentialsAccount.AssertionSource, environment: [String: String]) throws(TokenError) {
         self.source = source
         if case .tokenEnv(let variable) = source {
             guard let value = environment[variable], !value.isEmpty else {
@@ -40,7 +40,7 @@ package struct FederatedAssertion: Sendable {
     }
 
     /// Where the assertion comes from, as messages name it; never its content.
-    package var origin: String {
+    var origin: String {
         switch source {
         case .file(let file): "the client assertion file \(file)"
         case .fileEnv(let variable, let file): "the client assertion file \(file) (named by \(variable))"

@@ -12,7 +12,7 @@ import BearerTokens
 
 /// Reads who signed in from an id token's claims (OpenID Connect Core §2) — for display only, so the token is
 /// not verified: it came straight from the token endpoint over TLS.
-package enum IDToken {
+enum IDToken {
     package static func identity(from idToken: String) -> AccountIdentity? {
         guard let claims = claims(of: idToken) else { return nil }
         return AccountIdentity(
@@ -23,7 +23,7 @@ package enum IDToken {
     }
 
     /// A string claim of the token, or nil.
-    package static func claim(_ name: String, in idToken: String) -> String? {
+    static func claim(_ name: String, in idToken: String) -> String? {
         claims(of: idToken)?[name] as? String
     }
 

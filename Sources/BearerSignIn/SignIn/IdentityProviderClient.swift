@@ -32,7 +32,7 @@ public final class IdentityProviderClient: Sendable {
     /// The whole exchange, connect included; a provider slower than this is reported unavailable.
     package static let deadline: TimeAmount = .seconds(30)
     /// Token endpoint answers larger than this are refused (a real one is a few KiB).
-    package static let maximumResponseBytes = 1 << 20
+    static let maximumResponseBytes = 1 << 20
 
     /// - Parameters:
     ///   - caFile: the configuration's global `tls.caFile`, trusted beside the system's roots (an identity
@@ -81,7 +81,7 @@ public final class IdentityProviderClient: Sendable {
     /// - Parameters:
     ///   - basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
     ///   - dpop: the sign-in's DPoP binding when its token requests carry proofs (RFC 9449 §5).
-    package func requestToken(
+    func requestToken(
         at url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil,
         dpop: DPoPBinding? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
@@ -89,7 +89,7 @@ public final class IdentityProviderClient: Sendable {
     }
 
     /// POSTs a form to a discovered route's token endpoint, connecting to the addresses it was judged on.
-    package func requestToken(
+    func requestToken(
         at endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil,
         dpop: DPoPBinding? = nil
     ) async throws(TokenEndpointCallFailure) -> TokenResponse {
@@ -173,7 +173,7 @@ public final class IdentityProviderClient: Sendable {
     }
 
     /// A token endpoint answer decoded: the token response, or the failure it describes.
-    package static func tokenResponse(
+    static func tokenResponse(
         status: Int, headers: HTTPHeaders, body: Data
     ) throws(TokenEndpointCallFailure) -> TokenResponse {
         if status == 200, let response = TokenResponse(json: body) { return response }
@@ -266,11 +266,11 @@ public final class IdentityProviderClient: Sendable {
 }
 
 /// Why a token endpoint call produced no token: the provider could not be reached, or it answered with an error.
-package enum TokenEndpointCallFailure: Error {
+enum TokenEndpointCallFailure: Error {
     case unreachable(TokenError)
     case rejected(TokenEndpointFailure)
 
-    package var tokenError: TokenError {
+    var tokenError: TokenError {
         switch self {
         case .unreachable(let error): error
         case .rejected(let failure): failure.tokenError
@@ -287,8 +287,8 @@ extension Data {
 /// The `claims` parameter of a token request (OpenID Connect Core §5.5): the resource server's challenge merged
 /// with the client's declared capabilities (`xms_cc`, e.g. `cp1` for continuous access evaluation — protocols.md
 /// §9), as MSAL merges them.
-package enum ClaimsRequest {
-    package static func merged(challenge: String?, capabilities: [String]) -> String? {
+enum ClaimsRequest {
+    static func merged(challenge: String?, capabilities: [String]) -> String? {
         var root = challenge.flatMap { JSONObject.dictionary(Data($0.utf8)) } ?? [:]
         if challenge != nil && root.isEmpty, let challenge { return challenge }  // not JSON: pass as received
         if !capabilities.isEmpty {

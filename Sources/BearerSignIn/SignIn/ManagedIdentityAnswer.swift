@@ -16,16 +16,16 @@ import NIOHTTP1
 /// Both protocols answer `access_token`, `token_type`, `resource` and `expires_on` (seconds since the epoch, a
 /// number or a decimal string); the Instance Metadata Service adds `expires_in` (and sometimes `refresh_in`).
 /// Errors are IMDS's OAuth shape (`error`, `error_description`) or App Service's (`statusCode`, `message`).
-package struct ManagedIdentityAnswer: Sendable {
+struct ManagedIdentityAnswer: Sendable {
     /// How long an endpoint that failed without a `Retry-After` blocks the next attempt.
-    package static let retryAfterSeconds = 5
+    static let retryAfterSeconds = 5
 
     /// The endpoint's URL (no query), as messages name it.
     package let endpoint: String
     /// Whether the token is for a user-assigned identity, for the hint of a refusal.
-    package let userAssigned: Bool
+    let userAssigned: Bool
 
-    package init(endpoint: String, userAssigned: Bool) {
+    init(endpoint: String, userAssigned: Bool) {
         self.endpoint = endpoint
         self.userAssigned = userAssigned
     }

@@ -21,11 +21,11 @@ import NIOHTTP1
 /// guard). There is no refresh token: a token is requested again when it is due.
 package struct ManagedIdentityFlow: SignInFlow {
     /// The App Service protocol's version (App Service, Functions, Container Apps).
-    package static let appServiceAPIVersion = "2019-08-01"
+    static let appServiceAPIVersion = "2019-08-01"
     /// The Instance Metadata Service's version that Azure's SDKs use.
-    package static let imdsAPIVersion = "2018-02-01"
+    static let imdsAPIVersion = "2018-02-01"
     /// The header that carries `IDENTITY_HEADER` (App Service).
-    package static let identityHeaderName = "X-IDENTITY-HEADER"
+    static let identityHeaderName = "X-IDENTITY-HEADER"
 
     package let name = "managed-identity"
     package let account: ManagedIdentityAccount

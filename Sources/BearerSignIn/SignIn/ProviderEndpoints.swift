@@ -14,18 +14,18 @@ import BearerTokens
 package struct ProviderEndpoints: Sendable, Hashable {
     package var token: String
     package var authorization: String?
-    package var deviceAuthorization: String?
+    var deviceAuthorization: String?
     /// Token revocation (RFC 7009), when the provider offers it (Microsoft's identity platform does not).
     package var revocation: String?
     /// Where a browser signs out (OpenID Connect RP-Initiated Logout).
     package var endSession: String?
     /// The JWS algorithms the server accepts in DPoP proofs (RFC 9449 §5.1); empty when it says nothing — and a
     /// Microsoft authority says nothing.
-    package var dpopSigningAlgorithms: [String] = []
+    var dpopSigningAlgorithms: [String] = []
 
     /// Microsoft identity platform v2.0 paths under an authority (`https://login.microsoftonline.com/{tenant}` or
     /// `https://{tenant}.ciamlogin.com/{tenant}.onmicrosoft.com`).
-    package init(microsoftAuthority authority: String) {
+    init(microsoftAuthority authority: String) {
         let base = authority.hasSuffix("/") ? String(authority.dropLast()) : authority
         token = base + "/oauth2/v2.0/token"
         authorization = base + "/oauth2/v2.0/authorize"
@@ -34,7 +34,7 @@ package struct ProviderEndpoints: Sendable, Hashable {
     }
 
     /// The endpoints named by a discovery document (OpenID Connect Discovery 1.0 §3).
-    package init?(discovery data: Data) {
+    init?(discovery data: Data) {
         guard let object = JSONObject.dictionary(data),
             let token = object["token_endpoint"] as? String
         else { return nil }

@@ -16,7 +16,7 @@ import BearerTokens
 package struct RefreshTokenGrant: SignInFlow {
     /// The scopes MSAL adds to every user request: an id token (`openid`, `profile`) and a refresh token
     /// (`offline_access`).
-    package static let userScopes = ["openid", "profile", "offline_access"]
+    static let userScopes = ["openid", "profile", "offline_access"]
 
     package let name: String
     package let client: OAuthClient

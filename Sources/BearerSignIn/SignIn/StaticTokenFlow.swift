@@ -33,7 +33,7 @@ package struct StaticTokenFlow: SignInFlow {
 }
 
 /// The `exp` claim of a token that happens to be a JWT (RFC 7519 §4.1.4), else nil.
-package enum JWTExpiry {
+enum JWTExpiry {
     package static func expiry(of token: String) -> Date? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let payload = Base64URL.decode(segments[1]),

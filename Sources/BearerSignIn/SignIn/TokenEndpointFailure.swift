@@ -13,18 +13,18 @@ import BearerTokens
 /// An error answer from a token endpoint (RFC 6749 §5.2 plus Microsoft's `error_codes`, `suberror`, `claims`), and
 /// what the proxy should do about it — branching on `error` and the codes, never on the description
 /// (protocols.md §2).
-package struct TokenEndpointFailure: Error, Sendable, Equatable {
+struct TokenEndpointFailure: Error, Sendable, Equatable {
     package var status: Int
     package var error: String
     /// The first sentence of `error_description` (Microsoft's start with `AADSTSnnnn:`); never a secret.
     package var summary: String?
     package var codes: [Int]
-    package var suberror: String?
-    package var retryAfter: Int?
+    var suberror: String?
+    var retryAfter: Int?
     /// Native authentication's errors may carry a newer continuation token to continue the same sign-in with.
-    package var continuationToken: String?
+    var continuationToken: String?
 
-    package init(status: Int, json data: Data, retryAfter: Int?) {
+    init(status: Int, json data: Data, retryAfter: Int?) {
         let object = JSONObject.dictionary(data) ?? [:]
         self.status = status
         error = object["error"] as? String ?? "http_\(status)"
@@ -35,7 +35,7 @@ package struct TokenEndpointFailure: Error, Sendable, Equatable {
         continuationToken = object["continuation_token"] as? String
     }
 
-    package init(status: Int, error: String, summary: String? = nil, codes: [Int] = [], retryAfter: Int? = nil) {
+    init(status: Int, error: String, summary: String? = nil, codes: [Int] = [], retryAfter: Int? = nil) {
         self.status = status
         self.error = error
         self.summary = summary
@@ -50,7 +50,7 @@ package struct TokenEndpointFailure: Error, Sendable, Equatable {
     }
 
     /// The action for this answer (protocols.md §2 table).
-    package var tokenError: TokenError {
+    var tokenError: TokenError {
         if status == 429 {
             return .providerUnavailable(reason: "throttled: \(reason)", retryAfterSeconds: retryAfter ?? 60)
         }

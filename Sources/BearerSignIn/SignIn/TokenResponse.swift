@@ -14,20 +14,20 @@ import BearerTokens
 package struct TokenResponse: Sendable {
     package var accessToken: String
     package var tokenType: String
-    package var expiresIn: TimeInterval
+    var expiresIn: TimeInterval
     /// Microsoft's undocumented early-refresh hint; MSAL refreshes at `now + refresh_in` when it is present.
-    package var refreshIn: TimeInterval?
+    var refreshIn: TimeInterval?
     /// The granted scopes, as the provider spells them.
     package var scope: [String]?
     /// A rotated refresh token: always store it in place of the old one (RFC 6749 §6).
     package var refreshToken: String?
-    package var idToken: String?
+    var idToken: String?
     /// The thumbprint of the DPoP key the token is bound to, when it was issued as `token_type` `DPoP` (RFC 9449
     /// §5); set by ``IdentityProviderClient``, which sent the proof.
     package var boundKey: String?
 
     /// Parses the JSON body; nil when it is not a token response. `expires_in` may be a number or a string.
-    package init?(json data: Data) {
+    init?(json data: Data) {
         guard let object = JSONObject.dictionary(data),
             let accessToken = object["access_token"] as? String, !accessToken.isEmpty
         else { return nil }
@@ -41,7 +41,7 @@ package struct TokenResponse: Sendable {
     }
 
     /// The longest lifetime a provider's number is taken at: ten years. Longer (or `inf`) is read as this.
-    package static let maximumSeconds: TimeInterval = 10 * 365 * 86_400
+    static let maximumSeconds: TimeInterval = 10 * 365 * 86_400
 
     /// A number of seconds from a provider's JSON (`expires_in`, `refresh_in`, `interval`): a JSON number or a
     /// decimal string, finite, clamped to 0…`maximum` (``maximumSeconds`` for a duration) — so that no later date
@@ -76,7 +76,7 @@ package struct TokenResponse: Sendable {
 extension SignedInAccount {
     /// The account in a token response, or a failure when the provider sent no refresh token (`offline_access`
     /// not granted): without one, no token for another scope set could ever be had.
-    package init(_ response: TokenResponse) throws(SignInFailure) {
+    init(_ response: TokenResponse) throws(SignInFailure) {
         guard let refreshToken = response.refreshToken, !refreshToken.isEmpty else {
             throw SignInFailure(
                 .misconfigured,

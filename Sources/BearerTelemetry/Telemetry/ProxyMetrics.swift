@@ -26,13 +26,13 @@ import Synchronization
 /// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
 public final class ProxyMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    package let factory: PrometheusMetricsFactory
+    let factory: PrometheusMetricsFactory
     package let activeConnections: Metrics.Meter
     package let tokenCacheHits: Metrics.Counter
     package let tokenCacheMisses: Metrics.Counter
-    package let tokenCacheWriteFailures: Metrics.Counter
-    package let tokenCacheUnsavedGauge: Metrics.Gauge
-    package let discoveredSignInsUnsavedGauge: Metrics.Gauge
+    let tokenCacheWriteFailures: Metrics.Counter
+    let tokenCacheUnsavedGauge: Metrics.Gauge
+    let discoveredSignInsUnsavedGauge: Metrics.Gauge
     /// How many discovered routes' refreshed sign-ins memory holds because their write failed.
     private let discoveredSignInsUnsaved = Atomic<Int>(0)
 

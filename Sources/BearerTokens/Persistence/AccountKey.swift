@@ -42,7 +42,7 @@ public enum AccountKey {
 
     /// FNV-1a over `bytes` with the 128-bit offset basis and prime of the FNV specification
     /// (draft-eastlake-fnv, "FNV-1a", 128 bits).
-    package static func fnv1a128(_ bytes: [UInt8]) -> UInt128 {
+    static func fnv1a128(_ bytes: [UInt8]) -> UInt128 {
         let prime: UInt128 = 0x0000_0000_0100_0000_0000_0000_0000_013B
         var hash: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
         for byte in bytes { hash = (hash ^ UInt128(byte)) &* prime }
@@ -51,7 +51,7 @@ public enum AccountKey {
 
     /// An unambiguous encoding of the fields: each is `-` when absent, else its UTF-8 length, `:` and its bytes;
     /// so no choice of field values can make two different tuples hash the same input.
-    package static func canonicalBytes(_ fields: [String?]) -> [UInt8] {
+    static func canonicalBytes(_ fields: [String?]) -> [UInt8] {
         var bytes: [UInt8] = Array("bearer-proxy account v1\n".utf8)
         for field in fields {
             if let field {

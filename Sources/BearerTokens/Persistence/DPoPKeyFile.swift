@@ -19,7 +19,7 @@ package final class DPoPKeyFile: Sendable {
     package struct Stored: Codable, Equatable, Sendable, CustomStringConvertible, CustomReflectable {
         package var version: Int
         /// base64url of the 32-byte P-256 private scalar.
-        package var privateKey: String
+        var privateKey: String
         package var thumbprint: String
 
         package var description: String { "DPoPKeyFile.Stored(<redacted>, jkt: \(thumbprint))" }

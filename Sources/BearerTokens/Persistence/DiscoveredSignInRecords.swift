@@ -119,10 +119,10 @@ extension PersistedDiscoveredSignIn {
 
 /// Which sign-in each discovered route's upstream uses, written by `login ROUTE`: the data plane finds its route's
 /// tokens through it without discovering again.
-package struct PersistedDiscoveredRoutes: Sendable, Equatable, Codable {
+struct PersistedDiscoveredRoutes: Sendable, Equatable, Codable {
     package var routes: [String: DiscoveredSignInKey] = [:]
 
-    package init(routes: [String: DiscoveredSignInKey] = [:]) {
+    init(routes: [String: DiscoveredSignInKey] = [:]) {
         self.routes = routes
     }
 }

@@ -93,7 +93,7 @@ public struct DiscoveredSignInStore: Sendable {
     }
 
     /// `discovered-signin-<h>.json`, the file of the sign-in under `key`.
-    package func signInFileName(_ key: DiscoveredSignInKey) -> String {
+    func signInFileName(_ key: DiscoveredSignInKey) -> String {
         "discovered-signin-\(Self.hash([key.issuer, key.clientID, key.resource])).json"
     }
 

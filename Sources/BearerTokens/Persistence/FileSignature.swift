@@ -20,11 +20,10 @@ public struct FileSignature: Sendable, Hashable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
-    public var modificationSeconds: Int64
-    public var modificationNanoseconds: Int64
+    var modificationSeconds: Int64
+    var modificationNanoseconds: Int64
 
-    public init(device: UInt64, inode: UInt64, size: Int64, modificationSeconds: Int64, modificationNanoseconds: Int64)
-    {
+    init(device: UInt64, inode: UInt64, size: Int64, modificationSeconds: Int64, modificationNanoseconds: Int64) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -34,7 +33,7 @@ public struct FileSignature: Sendable, Hashable {
 
     /// The signature of the file at `path` (following symbolic links), or nil when it does not exist or cannot be
     /// examined.
-    public init?(path: String) {
+    init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         #if canImport(Darwin)

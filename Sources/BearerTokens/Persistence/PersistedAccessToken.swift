@@ -29,7 +29,7 @@ public struct PersistedAccessToken: Codable, Sendable, Equatable, CustomStringCo
     public var refreshOn: Date
     /// A hash of the claims challenge the token was obtained with (SPEC §7 `insufficient_claims`), nil otherwise;
     /// a token obtained without the claims does not satisfy that challenge.
-    public var claimsHash: String?
+    var claimsHash: String?
     /// The thumbprint of the DPoP key the token is bound to (RFC 9449 §6); nil for a bearer token.
     public var boundKey: String?
 

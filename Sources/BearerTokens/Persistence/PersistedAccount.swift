@@ -26,7 +26,7 @@ public struct PersistedAccount: Codable, Sendable, Equatable, CustomStringConver
     /// older builds write. It is what tells a process holding a refresh token it could not write which token is newer —
     /// the file's or its own — where "different" cannot (see ``SessionAdoption``). An optional key: older builds ignore
     /// it and still read the file, so the format stays version 1.
-    public var refreshTokenGeneration: Int?
+    var refreshTokenGeneration: Int?
     /// One entry per scope set.
     public var accessTokens: [PersistedAccessToken]
     /// When the account was last written.

@@ -7,12 +7,12 @@
 /// A sign-in that `serve` opened with one authorization server and that was declined or not finished (SPEC §6.3): until
 /// ``until``, no `serve` on this machine opens another one with that server, for any route. Kept in the state
 /// directory, so a second `serve` — and the next one started — sees it too. Only the issuer and a time: nothing secret.
-package struct PersistedDeclinedSignIn: Sendable, Equatable, Codable {
+struct PersistedDeclinedSignIn: Sendable, Equatable, Codable {
     package var issuer: String
     /// Wall-clock time, as written by whoever noted the decline.
     package var until: Date
 
-    package init(issuer: String, until: Date) {
+    init(issuer: String, until: Date) {
         self.issuer = issuer
         self.until = until
     }

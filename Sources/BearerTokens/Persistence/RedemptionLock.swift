@@ -32,8 +32,8 @@ public struct RedemptionLock: Sendable {
     /// always waited for; a holder stuck longer (a stopped process) is gone around.
     public static let maximumWait: Duration = .seconds(40)
     /// The first pause between tries; it doubles up to ``longestPause``.
-    package static let firstPause: Duration = .milliseconds(2)
-    package static let longestPause: Duration = .milliseconds(50)
+    static let firstPause: Duration = .milliseconds(2)
+    static let longestPause: Duration = .milliseconds(50)
 
     public init(store: TokenStore) {
         self.init(directory: store.directory, fileName: store.fileName)

@@ -13,7 +13,7 @@ import BearerTelemetry
 /// account out for good (`AADSTS70000 … already redeemed`). Memory's token then stays authoritative until its write
 /// succeeds, and a file token replaces it only when the file is provably newer: its ``PersistedAccount/refreshTokenGeneration``
 /// is at least memory's (a `login`, or another process, wrote after our failed write).
-package enum SessionAdoption: Sendable, Equatable {
+enum SessionAdoption: Sendable, Equatable {
     /// The file holds exactly memory's account: nothing to take over, and memory's is saved.
     case same
     /// The file's account replaces memory's: another process rotated the token, someone signed in or out elsewhere.
@@ -69,7 +69,7 @@ package enum StoredSession: Sendable, Equatable {
     /// says nothing about who is signed in, and memory's account is written to a fresh file.
     case setAside
 
-    package init(_ account: PersistedAccount?) {
+    init(_ account: PersistedAccount?) {
         guard let account else {
             self = .noFile
             return

@@ -108,9 +108,9 @@ public struct StateDirectory: Sendable, Hashable {
     /// How long ``withLock(_:)`` waits for another process's write: far longer than one write takes (a read, an
     /// fsync and a rename, milliseconds), so an honest writer is always waited for; a writer stopped inside its
     /// write, or a disk that hangs, is not waited for forever.
-    public static let maximumLockWait: Duration = .seconds(10)
+    static let maximumLockWait: Duration = .seconds(10)
     /// How long a wait goes on before it is logged, so that the ordinary moment of contention says nothing.
-    package static let lockWaitNotice: Duration = .seconds(1)
+    static let lockWaitNotice: Duration = .seconds(1)
 
     /// Runs `body` holding an exclusive advisory lock on the directory's lock file, so two processes never
     /// interleave their read-modify-write cycles. The lock is tried without blocking, with growing pauses, for at
@@ -171,7 +171,7 @@ public struct StateDirectory: Sendable, Hashable {
     }
 
     /// Whether `name` is one of ``writeUnlocked(_:to:)``'s temporary files: `.<name>.<pid>.tmp`.
-    package static func isTemporaryFileName(_ name: String) -> Bool {
+    static func isTemporaryFileName(_ name: String) -> Bool {
         guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
         let stem = name.dropLast(".tmp".count)
         guard let dot = stem.lastIndex(of: ".") else { return false }

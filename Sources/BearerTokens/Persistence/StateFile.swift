@@ -19,7 +19,7 @@ import BearerTelemetry
 /// written atomically at 0600 in the 0700 directory, every change a read-modify-write under the directory's lock,
 /// and a file that does not decode renamed aside (`<name>.corrupt-<time>`) rather than deleted or trusted. The
 /// discovered routes' registrations, sign-ins and route index (SPEC §6.3) use it.
-package struct StateFile<Value: Codable & Equatable & Sendable>: Sendable {
+struct StateFile<Value: Codable & Equatable & Sendable>: Sendable {
     package let directory: StateDirectory
     /// A plain file name (no `/`).
     package let name: String

@@ -34,9 +34,9 @@ import BearerTelemetry
 ///
 /// Absent optionals are omitted. Keys this version does not know are ignored when reading; a change that an older
 /// build must not silently drop on its next rewrite gets a new `version`, which older builds set aside instead.
-package enum TokenFile {
+enum TokenFile {
     /// The version this build writes and the newest it reads.
-    package static let currentVersion = 1
+    static let currentVersion = 1
 
     /// `account` as it reads back from the file: dates rounded to the millisecond, scope lists sorted.
     package static func normalized(_ account: PersistedAccount) -> PersistedAccount {
@@ -52,7 +52,7 @@ package enum TokenFile {
     }
 
     /// What the bytes of a token cache file hold.
-    package enum Contents: Equatable {
+    enum Contents: Equatable {
         case account(PersistedAccount)
         /// Unusable; `reason` says why in words that never quote the file's contents (they may hold secrets).
         case unusable(reason: String)

@@ -15,13 +15,13 @@ import BearerTelemetry
 /// Dates are kept to the millisecond. Both directions go through an integer count of milliseconds, so a date read
 /// back is bit-for-bit the ``quantized(_:)`` date that was written — which lets ``TokenStore/update(_:)`` return
 /// exactly what a later ``TokenStore/load()`` will see.
-package enum TokenFileDate {
+enum TokenFileDate {
     /// The range written: 0001-01-01 to 9999-12-31, as milliseconds since 1970. `Date.distantFuture` (year 4001)
     /// fits; anything further is clamped rather than trapping in the integer conversion.
-    package static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+    static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
 
     /// `date` rounded to the nearest millisecond, as the file stores it.
-    package static func quantized(_ date: Date) -> Date {
+    static func quantized(_ date: Date) -> Date {
         makeDate(milliseconds: milliseconds(date))
     }
 

@@ -16,7 +16,7 @@ extension TokenPersistence {
     /// The account in the file now (nil when there is none or it cannot be used: an unusable file is set aside and
     /// reported, as at start-up), and what it says for ``SessionAdoption`` — where a file that could not be read
     /// at all is not mistaken for a sign-out.
-    package func storedAccount() async -> (account: PersistedAccount?, session: StoredSession) {
+    func storedAccount() async -> (account: PersistedAccount?, session: StoredSession) {
         await onQueue { [self] in
             do {
                 switch try store.load() {
@@ -41,7 +41,7 @@ extension TokenPersistence {
     /// from now on (rotated or not) and the identity — and the new access token. The next process to take the lock
     /// must find them, or it would redeem a refresh token the provider has already retired. If the write fails the
     /// session stays unsaved, and authoritative, until the retry writes it.
-    package func recordRedemption(of session: AccountSession, token: AccessToken) async {
+    func recordRedemption(of session: AccountSession, token: AccessToken) async {
         let flowName = flowName
         await onQueue { [self] in
             commit(
@@ -57,7 +57,7 @@ extension TokenPersistence {
         }
     }
 
-    package func onQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    func onQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: work()) }
         }

@@ -22,7 +22,7 @@ extension TokenPersistence {
         if account.accessTokens[index].expiresOn <= persisted.expiresOn { account.accessTokens[index] = persisted }
     }
 
-    package static func persisted(_ token: AccessToken) -> PersistedAccessToken {
+    static func persisted(_ token: AccessToken) -> PersistedAccessToken {
         PersistedAccessToken(
             scopes: token.scopes.scopes, grantedScopes: token.grantedScopes.sorted(), value: token.value,
             expiresOn: token.expiresOn, refreshOn: token.refreshOn, boundKey: token.boundKey)

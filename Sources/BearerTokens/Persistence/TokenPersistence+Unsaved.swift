@@ -98,7 +98,7 @@ extension TokenPersistence {
     }
 
     /// Records a failed write: counted, logged, and retried after the back-off.
-    package func failedToWrite(_ error: any Error, session: AccountSession?, retry: Bool = false) {
+    func failedToWrite(_ error: any Error, session: AccountSession?, retry: Bool = false) {
         let now = uptime()
         let first = unsaved.withLock { unsaved -> Bool in
             guard unsaved != nil else {

@@ -41,7 +41,7 @@ public final class TokenPersistence: Sendable {
     }
 
     /// One edit of the file's account; setting it to nil deletes the file.
-    package typealias Change = @Sendable (inout PersistedAccount?) -> Void
+    typealias Change = @Sendable (inout PersistedAccount?) -> Void
 
     /// What ``load()`` found.
     public struct Loaded: Sendable {
@@ -156,7 +156,7 @@ public final class TokenPersistence: Sendable {
     /// Whether ``inOneWrite(_:)`` is holding back a change of the account itself — a `login` between its sign-in
     /// and its write: the new refresh token is then this process's alone, and the file still holds the previous
     /// account. (A `login` that signs nobody in, as for the `refresh-token` flow, holds only tokens back.)
-    package var isHoldingSession: Bool { held.withLock { $0?.session != nil } }
+    var isHoldingSession: Bool { held.withLock { $0?.session != nil } }
 
     /// Waits until every write asked for so far has been tried (before a CLI command exits).
     public func flush() {
@@ -165,7 +165,7 @@ public final class TokenPersistence: Sendable {
 
     /// Notes the file's signature after a write of this process, when `before` — its signature just before the
     /// write — is the one last seen: only then does the file hold nothing this process has not taken over.
-    package func recordOwnWrite(ifUnchangedSince before: FileSignature?) {
+    func recordOwnWrite(ifUnchangedSince before: FileSignature?) {
         let after = store.signature()
         lastSeen.withLock { seen in
             if seen == before { seen = after }
@@ -248,7 +248,7 @@ public final class TokenPersistence: Sendable {
 
     /// On the writes' queue: applies `changes`, then puts `session` as it is now, in one locked read-modify-write.
     /// A failure leaves the session unsaved and is recorded for the retry, `status` and the metrics.
-    package func commit(_ changes: [Change], session: AccountSession?) {
+    func commit(_ changes: [Change], session: AccountSession?) {
         let flowName = flowName
         var written: (snapshot: AccountSession.Snapshot, generation: Int)?
         do {

@@ -19,7 +19,7 @@ import BearerTelemetry
 /// after writers that died.
 extension TokenStore {
     /// The file's contents, or nil when there is no file.
-    package func readContents() throws(StateError) -> TokenFile.Contents? {
+    func readContents() throws(StateError) -> TokenFile.Contents? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
@@ -56,7 +56,7 @@ extension TokenStore {
 
     /// Renames the unusable file to `<file>.corrupt-<UTC time>` (never over an existing file) and reports it.
     /// The caller holds the lock.
-    package func setAside(reason: String) throws(StateError) -> TokenStoreLoad {
+    func setAside(reason: String) throws(StateError) -> TokenStoreLoad {
         let now: String = Date().formatted(.iso8601)
         let stamp = now.filter { $0 != "-" && $0 != ":" }
         var target = path + ".corrupt-" + stamp
@@ -75,7 +75,7 @@ extension TokenStore {
     }
 
     /// Writes `account` atomically. The caller holds the lock.
-    package func writeFile(_ account: PersistedAccount) throws(StateError) {
+    func writeFile(_ account: PersistedAccount) throws(StateError) {
         let data: Data
         do {
             data = try TokenFile.encode(account)
@@ -86,7 +86,7 @@ extension TokenStore {
     }
 
     /// Deletes the file if there is one. The caller holds the lock.
-    package func deleteFile() throws(StateError) {
+    func deleteFile() throws(StateError) {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw .cannotWrite(path: path, reason: Self.lastError())
         }
@@ -108,7 +108,7 @@ extension TokenStore {
     }
 
     /// Makes the directory 0700 if it exists with another mode (see TokenStore for why it is not refused).
-    package func tightenDirectoryMode() throws(StateError) {
+    func tightenDirectoryMode() throws(StateError) {
         var info = stat()
         guard stat(directory.path, &info) == 0, info.st_mode & 0o777 != 0o700 else { return }
         guard chmod(directory.path, 0o700) == 0 else {

@@ -15,7 +15,7 @@ public struct UnsavedChanges: Sendable, Equatable {
     /// When the first of these writes failed, on the wall clock — for people to read.
     public var since: Date
     /// The same moment on the monotonic clock, for durations (a wall clock that steps must not distort them).
-    package var sinceUptime: Duration
+    var sinceUptime: Duration
     /// Writes that failed since then, the retries included.
     public var failedWrites: Int
     /// Why the last one failed: the path and the system's reason (`No space left on device`), never a token.
@@ -29,13 +29,13 @@ public struct UnsavedChanges: Sendable, Equatable {
     package var nextAttempt: Duration
     /// Retries that failed in a row: they alone lengthen the wait (every request's token write failing too must not
     /// push the retry half a minute away).
-    package var failedRetries = 0
+    var failedRetries = 0
 
     /// The first retry comes this long after a failure; each failed retry doubles the wait up to
     /// ``longestRetryDelay``. A full disk or a read-only directory is seldom fixed within a second, and a write
     /// every second would fill the log; half a minute keeps the sign-in at risk only briefly once it is fixed.
-    package static let firstRetryDelay: Duration = .seconds(1)
-    package static let longestRetryDelay: Duration = .seconds(30)
+    static let firstRetryDelay: Duration = .seconds(1)
+    static let longestRetryDelay: Duration = .seconds(30)
 
     /// The state after a first failure at `uptime`.
     package init(firstFailure error: String, at uptime: Duration, on date: Date) {

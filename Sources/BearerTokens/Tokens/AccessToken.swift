@@ -76,7 +76,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
 
     /// SPEC §7: a token with less than five minutes left is not used, so that it cannot expire while a request
     /// that carries it is still on its way (envoy #45749 is the bug this margin avoids).
-    public static let minimumRemainingLifetime: TimeInterval = 5 * 60
+    static let minimumRemainingLifetime: TimeInterval = 5 * 60
 
     /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
     /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would

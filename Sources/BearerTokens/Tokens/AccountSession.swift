@@ -42,7 +42,7 @@ public final class AccountSession: Sendable {
         package var generation: Int
         package var durability: Durability
 
-        package init(snapshot: Snapshot, generation: Int, durability: Durability) {
+        init(snapshot: Snapshot, generation: Int, durability: Durability) {
             self.snapshot = snapshot
             self.generation = generation
             self.durability = durability
@@ -111,7 +111,7 @@ public final class AccountSession: Sendable {
     /// rotation made here meanwhile is never overwritten by a file read before it — and returns the decision.
     /// The file's account is taken over without being written back.
     @discardableResult
-    package func reconcile(with file: StoredSession) -> SessionAdoption {
+    func reconcile(with file: StoredSession) -> SessionAdoption {
         state.withLock { state -> SessionAdoption in
             let decision = SessionAdoption.decide(memory: state, file: file)
             switch (decision, file) {

@@ -83,7 +83,7 @@ package struct DPoPKey: Sendable, CustomStringConvertible, CustomDebugStringConv
     }
 
     /// `url` without its query and fragment (RFC 9449 §4.2 `htu`; RFC 3986 §6.2.2 normalisation is the server's).
-    package static func targetURI(_ url: String) -> String {
+    static func targetURI(_ url: String) -> String {
         guard let end = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
         return String(url[..<end])
     }

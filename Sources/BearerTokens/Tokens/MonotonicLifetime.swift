@@ -16,14 +16,14 @@ import BearerTelemetry
 /// steps back an hour would otherwise keep an expired token in use, and skip its refresh, for an hour. A token is
 /// sent only while both clocks say it has life left; it is due for refresh when either says so. A clock stepped
 /// forward costs one early refresh (the new token's times are in the new wall time), never a storm.
-package struct MonotonicLifetime: Sendable, Equatable {
+struct MonotonicLifetime: Sendable, Equatable {
     /// When the token expires, on the cache's monotonic clock.
-    package let expiresAt: Duration
+    let expiresAt: Duration
     /// When the token is due for refresh, on the cache's monotonic clock.
-    package let refreshAt: Duration
+    let refreshAt: Duration
 
     /// `token`'s times as seen at wall time `now`, monotonic time `uptime`.
-    package init(_ token: AccessToken, now: Date, uptime: Duration) {
+    init(_ token: AccessToken, now: Date, uptime: Duration) {
         expiresAt = uptime + Self.duration(token.expiresOn.timeIntervalSince(now))
         refreshAt = uptime + Self.duration(token.refreshOn.timeIntervalSince(now))
     }

@@ -108,8 +108,8 @@ public final class TokenCache: Sendable {
     }()
 
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
-    package static let baseBackoff: TimeInterval = 2
-    package static let maximumBackoff: TimeInterval = 60
+    static let baseBackoff: TimeInterval = 2
+    static let maximumBackoff: TimeInterval = 60
     private let throttlesSignInRequired: Bool
 
     /// - Parameters:
@@ -213,7 +213,7 @@ public final class TokenCache: Sendable {
     /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
     /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
     /// interval (docs/tokens.md). Measured on the monotonic clock.
-    public static let minimumFetchInterval: TimeInterval = 10
+    static let minimumFetchInterval: TimeInterval = 10
 
     /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
     /// ``minimumFetchInterval``; nil once it is not (or when this process did not fetch it).
@@ -242,7 +242,7 @@ public final class TokenCache: Sendable {
 
     /// Why a DPoP-bound token is not handed to a bearer path: the upstream side of DPoP (`Authorization: DPoP` and
     /// a proof per request) is not built, and such a token sent as a bearer token would be refused anyway.
-    package static let boundTokenRefusal = TokenError.misconfigured(
+    static let boundTokenRefusal = TokenError.misconfigured(
         reason: "the identity provider issued a DPoP-bound token (RFC 9449) for these scopes, and bearer-proxy does "
             + "not yet send DPoP proofs to upstreams; it never sends a DPoP-bound token as a bearer token. Set the "
             + "account's \"tokenType\" to \"bearer\" (the default) for the routes to work.")
@@ -486,7 +486,7 @@ public final class TokenCache: Sendable {
 
     /// How long a failure blocks new requests for the same scope set: the provider's `Retry-After` when it sent
     /// one, else an exponential backoff (2 s, 4 s, … 60 s).
-    package static func backoff(for error: TokenError, failures: Int) -> TimeInterval {
+    static func backoff(for error: TokenError, failures: Int) -> TimeInterval {
         let exponential = min(
             baseBackoff * Double(sign: .plus, exponent: max(0, failures - 1), significand: 1), maximumBackoff)
         if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }

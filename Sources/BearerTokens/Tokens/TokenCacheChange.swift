@@ -56,7 +56,7 @@ public enum TokenReplacement: Sendable, Equatable {
     case changedElsewhere(sameCredential: Bool)
 
     /// The tokens came from the file, so there is nothing to write back.
-    package var cameFromFile: Bool {
+    var cameFromFile: Bool {
         switch self {
         case .signedIn, .signedOut: false
         case .restored, .changedElsewhere: true

@@ -1,11 +1,4 @@
 import AsyncHTTPClient
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
 import Crypto
 import Foundation
 import NIOCore
@@ -13,7 +6,14 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
 @testable import BearerTokens
 
 /// Each rule RFC 9449 §4.3 gives a server, with a proof that breaks it: the fake refuses it over a real socket, so a

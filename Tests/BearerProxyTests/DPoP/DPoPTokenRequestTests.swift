@@ -1,18 +1,18 @@
 import AsyncHTTPClient
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
 @testable import BearerTokens
 
 /// DPoP at the authorization server (RFC 9449 §5, §8), on real sockets: the account's flows, built from routes.json

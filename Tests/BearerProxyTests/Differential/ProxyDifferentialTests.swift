@@ -1,16 +1,16 @@
-import BearerCodec
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// The data plane (its request codec, `RequestDecoder`, and `RequestGuard`) as a fourth party against the three
 /// references, through the real proxy on real sockets (issue #24 conditions 2 and 3): the client's stream in

@@ -1,15 +1,15 @@
-import BearerCodec
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// Today's data plane relaying upstream responses, on real sockets (issue #24 conditions 2 and 3, the response
 /// side): what the client receives is framed alike by the three references and is the upstream's response less

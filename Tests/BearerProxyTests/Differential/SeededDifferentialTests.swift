@@ -1,15 +1,15 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// Seeded mutations of the corpus through the three references (issue #24 condition 2): the tallies by family are
 /// the knowledge; the run must finish with a verdict from every reference for every input. Scaled by

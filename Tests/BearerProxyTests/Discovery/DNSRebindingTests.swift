@@ -1,18 +1,18 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// DNS rebinding against discovery and a discovered route's sign-in (#25), on real sockets: a name answers a
 /// global address when it is checked and 127.0.0.1 afterwards. Every request must connect to the addresses its

@@ -1,16 +1,16 @@
 import AsyncHTTPClient
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOPosix
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// Discovery over real sockets (#25): a fake protected resource and authorization server on 127.0.0.1:0, fetched
 /// with AsyncHTTPClient exactly as `bearer-proxy discover` fetches them.

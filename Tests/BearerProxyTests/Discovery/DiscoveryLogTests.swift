@@ -1,6 +1,7 @@
-import BearerConfiguration
-import BearerSignIn
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
 
 /// "One log line per discovery step" (#25 item 8), on real sockets: each step of a discovery is one `info` line
 /// naming the route and the URL or issuer it used, in order — and a whole sign-in's log, discovery included,

@@ -1,6 +1,7 @@
-import BearerConfiguration
-import BearerSignIn
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
 
 /// A hostile 401 naming this machine by a literal address (#25 item 1, the SSRF rule), on real sockets: a remote
 /// upstream (`mcp.rebind.test`, which the test's policy counts as global) whose challenge's `resource_metadata`, or

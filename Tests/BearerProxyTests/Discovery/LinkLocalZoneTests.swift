@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerSignIn
 import NIOCore
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
 
 #if canImport(Glibc)
     import Glibc

@@ -1,10 +1,11 @@
 import AsyncHTTPClient
-import BearerConfiguration
-import BearerSignIn
 import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
 
 /// The clients one operation's pinned requests share (#25, ``PinnedConnections``), on real sockets with TLS
 /// (``RebindingWorld``): a client per host and judged address, made once per operation, shut down at its end —

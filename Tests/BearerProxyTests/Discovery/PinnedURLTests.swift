@@ -1,9 +1,10 @@
 import AsyncHTTPClient
-import BearerConfiguration
-import BearerHTTP
-import BearerSignIn
 import NIOCore
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerHTTP
+@testable import BearerSignIn
 
 #if canImport(Glibc)
     import Glibc

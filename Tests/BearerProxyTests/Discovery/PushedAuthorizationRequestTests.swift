@@ -1,8 +1,9 @@
-import BearerConfiguration
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
+@testable import BearerTokens
 
 /// `login ROUTE` at an authorization server that offers pushed authorization requests (RFC 9126), over real sockets:
 /// the request is pushed first and the browser carries only `client_id` and `request_uri`; a push refused with

@@ -1,15 +1,15 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// `bearer-proxy discover ROUTE`, run as a user runs it, against a fake resource and authorization server (#25).
 @Suite("Command line: discover")

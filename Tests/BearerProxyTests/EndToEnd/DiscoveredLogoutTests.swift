@@ -1,6 +1,7 @@
-import BearerConfiguration
-import BearerTokens
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// `bearer-proxy logout ROUTE` at an authorization server that offers no revocation (#25 item 8: "revocation when
 /// offered; keep or forget the registration"), through the real binary: signed out here, with a message that says

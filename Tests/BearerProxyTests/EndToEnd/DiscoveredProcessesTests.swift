@@ -1,8 +1,9 @@
-import BearerConfiguration
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
+@testable import BearerTokens
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// A discovered route whose tokens the upstream or the authorization server refused is `needs-sign-in` in every
 /// view of every process — the `serve` that met the refusal (its `401` and `/-/status`), a second `serve`, and

@@ -1,9 +1,10 @@
-import BearerConfiguration
-import BearerRuntime
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTokens
 
 /// `"signIn": "auto"` opens a sign-in once per authorization server per machine (#25 items 2 and 6): after one that
 /// `serve` opened there was declined, no `serve` — this one for another route, another one sharing the state

@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// A command that changes a discovered route's sign-in — `logout ROUTE`, `logout ROUTE --forget-registration`, a
 /// `login ROUTE` that replaces the sign-in — reaches a `serve` that is already running, on real processes and

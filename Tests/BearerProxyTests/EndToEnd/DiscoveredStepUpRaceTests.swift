@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// A step-up `login ROUTE --scopes` and a refresh of the narrower grant that a running `serve` has in flight, on real
 /// processes: whichever lands first, the file, `status` and the next tokens keep the login's wider sign-in and its

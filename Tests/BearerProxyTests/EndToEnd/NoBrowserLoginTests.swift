@@ -1,8 +1,9 @@
-import BearerConfiguration
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
+@testable import BearerTokens
 
 /// `bearer-proxy login ROUTE --no-browser` as a person at a terminal runs it (#25 item 8: "a no-browser mode that
 /// prints the URL and accepts the pasted redirect"): the real binary on a pseudo terminal prints the authorization

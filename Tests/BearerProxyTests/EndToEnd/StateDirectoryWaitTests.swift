@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 #if canImport(Glibc)
     import Glibc

@@ -1,15 +1,15 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #26 item 2 as users run it: `serve` with `"listen": "unix:"` makes `$XDG_RUNTIME_DIR/bearer-proxy/proxy.sock`,
 /// `curl --unix-socket` gets a token-bearing answer through it, and SIGTERM removes the file.

@@ -1,8 +1,8 @@
-import BearerTelemetry
 import NIOEmbedded
 import Testing
 
 @testable import BearerDataPlane
+@testable import BearerTelemetry
 
 /// The per-loop metric handles remember the route and the series used last (#24 session 18): requests that
 /// alternate between routes, methods and status classes must still each count in their own series.

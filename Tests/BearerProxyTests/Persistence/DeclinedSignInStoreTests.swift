@@ -1,7 +1,8 @@
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerSignIn
+@testable import BearerTokens
 
 /// The decline `serve` notes per authorization server in the state directory (#25 item 2), under the cache's rules:
 /// 0600, nothing but the issuer and a time, a corrupt file set aside and counted as none, and a time too far ahead —

@@ -1,17 +1,17 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import StateStress
 import Synchronization
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// Two writers in one process: the directory lock is flock(2) on a descriptor each `withLock` opens for itself,
 /// and flock locks belong to the open file description, so two threads of one process exclude each other just as

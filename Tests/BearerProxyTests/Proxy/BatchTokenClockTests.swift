@@ -1,11 +1,11 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import NIOEmbedded
 import Synchronization
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerTokens
 
 /// The token an event loop reuses is checked against both clocks once a batch of events (``EventBatch``), not once a
 /// request — and against the cache's changes on every request. Here the batch is an `EmbeddedEventLoop`'s, ended by

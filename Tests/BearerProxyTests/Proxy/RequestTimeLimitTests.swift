@@ -1,17 +1,17 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// The request-head and body-stall limits (SPEC §8), on an `EmbeddedChannel` with NIO's real request decoder and
 /// a clock the test moves: a client trickling bytes is cut off exactly at the limit, and one that is merely idle

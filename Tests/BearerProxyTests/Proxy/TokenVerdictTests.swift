@@ -1,7 +1,7 @@
-import BearerConfiguration
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
 
 /// What an upstream's answer says of the token a route sent (SPEC §7), decided by ``TokenVerdict`` alone: one row per

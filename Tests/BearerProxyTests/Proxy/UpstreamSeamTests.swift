@@ -1,18 +1,18 @@
-import BearerCodec
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #23 item 5: the client connection's handler talks to its upstream only through ``UpstreamConnector`` and
 /// ``UpstreamConnection``. Here a transport that is no NIO pipeline at all — an in-memory one, as an HTTP/2 stream

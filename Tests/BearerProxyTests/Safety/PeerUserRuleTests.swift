@@ -1,10 +1,10 @@
-import BearerConfiguration
-import BearerRuntime
 import Foundation
 import NIOCore
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerRuntime
 
 /// The owner-only rule checked from seats the suite's own account cannot reach by connecting: the request the
 /// proxy sends the kernel, byte by byte (every connection the suite makes has both ends owned by one user, so a

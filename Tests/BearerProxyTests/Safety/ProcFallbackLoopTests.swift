@@ -1,11 +1,11 @@
-import BearerConfiguration
-import BearerRuntime
 import Foundation
 import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerRuntime
 
 /// Where netlink is unavailable the peer user check reads `/proc/net/tcp`, a file that lists every socket of the
 /// host: with a busy host's table that takes milliseconds per new connection. It must never hold the event loop:

@@ -1,10 +1,10 @@
-import BearerConfiguration
-import BearerRuntime
 import Foundation
 import NIOCore
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerRuntime
 
 /// What the peer user check's `/proc/net/tcp` fallback costs where netlink is unavailable, on one event loop: a burst
 /// of new connections looked up in a busy host's table (20,000 sockets), and meanwhile the latency of an open

@@ -1,18 +1,18 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #26 item 2: a Unix-domain socket listener, 0600 in a directory only its owner can change, beside TCP listeners;
 /// a stale socket file is replaced, a live one or a file that is not a socket is not; the file goes at shutdown; the

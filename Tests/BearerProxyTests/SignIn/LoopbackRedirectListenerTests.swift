@@ -1,7 +1,8 @@
-import BearerSignIn
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BearerSignIn
 
 /// The sign-in's redirect listener listens on loopback only (RFC 8252 §7.3, §8.3): on any other interface, any
 /// machine that reaches it could hand the sign-in an authorization code, or read one (#25 item 4).

@@ -1,7 +1,7 @@
-import BearerCodec
 import NIOCore
 import NIOHTTP1
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 extension ClientRequest {

@@ -1,6 +1,6 @@
-import BearerCodec
 import NIOCore
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// A ``MessageFramer`` as a handler, for the tests that write parts into an `EmbeddedChannel` and read the bytes: the

@@ -1,6 +1,6 @@
-import BearerCodec
 import NIOCore
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// What a fake upstream connection was asked to send, in order (the product's ``UpstreamHandler`` frames these as

@@ -1,8 +1,9 @@
-import BearerConfiguration
-import BearerSignIn
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
+@testable import BearerTokens
 
 /// A `command` token source runs its program while the same process starts others: `serve`'s other routes' commands,
 /// and — in the suite — tests' own children. swift-subprocess forks under its own lock and reads the exec-status pipe

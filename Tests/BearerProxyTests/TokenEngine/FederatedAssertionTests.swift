@@ -1,17 +1,17 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Logging
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// `client-credentials` with `clientAssertion`: a JWT the platform issues (a Kubernetes service-account token)
 /// presented as the client assertion. The fake provider checks it as Entra checks a federated identity credential:

@@ -1,16 +1,16 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import Subprocess
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// SPEC §7 "Several processes, one account" with real `bearer-proxy` processes on one state directory, against a
 /// provider that rotates refresh tokens with no reuse grace and revokes the whole family on reuse (issue 13: every

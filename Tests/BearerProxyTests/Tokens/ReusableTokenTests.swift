@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// The data plane sends a token it read from the cache again without asking the cache (`TokenCache.ReusableToken`,
 /// kept per event loop) only while the cache would answer the same: every change that decides a token's use —

@@ -1,7 +1,7 @@
-import BearerCodec
 import NIOCore
 import Testing
 
+@testable import BearerCodec
 @testable import bench_floor_proxy
 
 /// The prototype's own rewrite (``RequestRewrite``), byte for byte.

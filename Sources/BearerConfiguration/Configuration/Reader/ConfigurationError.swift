@@ -9,7 +9,7 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     /// The problems in the order they were found (document order, object keys sorted).
     public var problems: [ConfigurationProblem]
 
-    public init(problems: [ConfigurationProblem]) {
+    init(problems: [ConfigurationProblem]) {
         self.problems = problems
     }
 
@@ -28,7 +28,7 @@ public struct ConfigurationProblem: Sendable, Equatable, CustomStringConvertible
     /// What is wrong and, where possible, how to fix it.
     public var message: String
 
-    public init(path: String, message: String) {
+    init(path: String, message: String) {
         self.path = path
         self.message = message
     }
@@ -50,5 +50,5 @@ package final class ProblemCollector {
         problems.append(ConfigurationProblem(path: path.description, message: message))
     }
 
-    package init() {}
+    init() {}
 }

@@ -3,7 +3,7 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// `account`: the flow, then that flow's keys. Also fills in what the routes need to know.
-    package func readAccount(_ root: ObjectReader, context: inout RouteContext) -> AccountConfiguration? {
+    func readAccount(_ root: ObjectReader, context: inout RouteContext) -> AccountConfiguration? {
         guard let account = root.object("account", required: true) else { return nil }
         guard account.contains("flow") else {
             let flows = AccountFlow.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -173,7 +173,7 @@ extension ConfigurationReader {
     }
 
     /// The names inside `{name}` (letters, digits and `_` only, so JSON or JMESPath braces are left alone).
-    package static func placeholders(in argument: String) -> [String] {
+    static func placeholders(in argument: String) -> [String] {
         var names: [String] = []
         var rest = Substring(argument)
         while let open = rest.firstIndex(of: "{") {

@@ -5,20 +5,20 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// The values of a route's `auth`.
-    package enum AuthKind: String, CaseIterable {
+    enum AuthKind: String, CaseIterable {
         case bearer
         case none
         case discover
     }
 
     /// The values of a route's `token` (firebase flow only).
-    package enum TokenKind: String, CaseIterable {
+    enum TokenKind: String, CaseIterable {
         case firebaseID = "firebase-id"
         case providerAccess = "provider-access"
     }
 
     /// `auth`, `token` and `scopes` together: which of them apply depends on the account's flow.
-    package func readAuth(_ route: ObjectReader, context: RouteContext) -> RouteAuth? {
+    func readAuth(_ route: ObjectReader, context: RouteContext) -> RouteAuth? {
         guard let kind: AuthKind = route.contains("auth") ? route.choice("auth") : .bearer else {
             _ = readScopes(route, "scopes", rejectOpenIDConnect: true)
             return nil
@@ -135,7 +135,7 @@ extension ConfigurationReader {
     ///
     /// With `rejectOpenIDConnect`, `openid`, `profile`, `offline_access` and `email` are refused: sign-in adds
     /// them, and listing them would only make otherwise equal scope sets differ.
-    package func readScopes(_ object: ObjectReader, _ key: String, rejectOpenIDConnect: Bool) -> ScopeSet? {
+    func readScopes(_ object: ObjectReader, _ key: String, rejectOpenIDConnect: Bool) -> ScopeSet? {
         guard let elements = object.array(key) else { return nil }
         guard !elements.isEmpty else {
             object.report(key, "must list at least one scope")

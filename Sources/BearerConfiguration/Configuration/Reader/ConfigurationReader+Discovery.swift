@@ -7,12 +7,12 @@ extension ConfigurationReader {
     /// The account flows whose sign-in a route with `"authorizationServer": "account"` can use: an OAuth client of
     /// the account's own authorization server, with a refresh token good for any of its resources (or, for
     /// `client-credentials`, the app's own credentials).
-    package static let accountAuthorizationServerFlows: [AccountFlow] = [
+    static let accountAuthorizationServerFlows: [AccountFlow] = [
         .native, .deviceCode, .browser, .refreshToken, .clientCredentials,
     ]
 
     /// `discovery`: optional; every key optional. `flow` is the account's (nil when the account is invalid).
-    package func readDiscovery(_ route: ObjectReader, flow: AccountFlow? = nil) -> DiscoverySettings? {
+    func readDiscovery(_ route: ObjectReader, flow: AccountFlow? = nil) -> DiscoverySettings? {
         guard route.contains("discovery") else { return DiscoverySettings() }
         guard let discovery = route.object("discovery") else { return nil }
         discovery.rejectUnknownKeys(allowed: ConfigurationKeys.discovery)
@@ -96,7 +96,7 @@ extension ConfigurationReader {
 
     /// A Client ID Metadata Document URL is an https URL with a path and no fragment (the client_id it becomes is
     /// compared as a string, so it must be exactly what the server fetches).
-    package static func clientMetadataDocumentProblem(_ text: String) -> String? {
+    static func clientMetadataDocumentProblem(_ text: String) -> String? {
         let problem = "must be an https URL with a path, such as \"https://app.example.com/client.json\""
         guard let parts = try? URLParts(parsing: text), parts.scheme == "https", parts.userinfo == nil,
             parts.fragment == nil, parts.path.count > 1

@@ -12,7 +12,7 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// `[A-Za-z_][A-Za-z0-9_]*`, the portable shell variable name (POSIX.1-2017 §8.1).
-    package static func isVariableName(_ text: String) -> Bool {
+    static func isVariableName(_ text: String) -> Bool {
         guard let first = text.utf8.first, !URICharacters.isDigit(first) else { return false }
         return text.utf8.allSatisfy { URICharacters.isAlpha($0) || URICharacters.isDigit($0) || $0 == 0x5F }
     }
@@ -22,7 +22,7 @@ extension ConfigurationReader {
     /// With `mustBeSet`, the variable must also be set and non-empty now, so a missing secret is found by
     /// `check` rather than at the first request. Messages name the variable and never show a value: a value
     /// pasted by mistake into the key could itself be the secret.
-    package func readVariableName(_ object: ObjectReader, _ key: String, required: Bool, mustBeSet: Bool) -> String? {
+    func readVariableName(_ object: ObjectReader, _ key: String, required: Bool, mustBeSet: Bool) -> String? {
         guard let name = object.string(key, required: required) else { return nil }
         guard Self.isVariableName(name) else {
             object.report(
@@ -37,7 +37,7 @@ extension ConfigurationReader {
     }
 
     /// Records a problem unless `name` is set to a non-empty value.
-    package func requireVariable(_ name: String, at path: JSONPath) {
+    func requireVariable(_ name: String, at path: JSONPath) {
         switch environment[name] {
         case nil: problems.report(path, "environment variable \(name) is not set")
         case let value? where value.isEmpty: problems.report(path, "environment variable \(name) is empty")
@@ -48,14 +48,14 @@ extension ConfigurationReader {
 
 extension ConfigurationReader {
     /// Reads a key naming a file that must exist and be readable; returns its absolute path.
-    package func readFile(_ object: ObjectReader, _ key: String, required: Bool = false) -> String? {
+    func readFile(_ object: ObjectReader, _ key: String, required: Bool = false) -> String? {
         guard let name = object.nonEmptyString(key, required: required) else { return nil }
         return existingFile(name, at: object.path(key))
     }
 
     /// The absolute path of `name` (relative to routes.json's directory) when it is a readable file, else nil with
     /// a problem at `path`; `variable` is the environment variable that named it, if one did.
-    package func existingFile(_ name: String, at path: JSONPath, namedBy variable: String? = nil) -> String? {
+    func existingFile(_ name: String, at path: JSONPath, namedBy variable: String? = nil) -> String? {
         let base = URL(fileURLWithPath: baseDirectory, isDirectory: true)
         let resolved = URL(fileURLWithPath: name, relativeTo: base).standardizedFileURL.path
         var shown = name == resolved ? "\"\(name)\"" : "\"\(name)\" (\(resolved))"
@@ -76,7 +76,7 @@ extension ConfigurationReader {
     }
 
     /// Reads routes.json itself, with a problem at `$` when that is impossible.
-    package static func readDocument(at path: String) -> Result<Data, ConfigurationError> {
+    static func readDocument(at path: String) -> Result<Data, ConfigurationError> {
         func failure(_ message: String) -> Result<Data, ConfigurationError> {
             .failure(ConfigurationError(problems: [ConfigurationProblem(path: "$", message: message)]))
         }

@@ -3,7 +3,7 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// The `firebase` flow (docs/firebase.md §6).
-    package func readFirebase(_ account: ObjectReader, context: inout RouteContext) -> FirebaseAccount? {
+    func readFirebase(_ account: ObjectReader, context: inout RouteContext) -> FirebaseAccount? {
         let apiKeyEnv = readVariableName(account, "apiKeyEnv", required: true, mustBeSet: true)
         let projectId = readProjectId(account)
         let providerName: FirebaseAccount.ProviderName? =
@@ -119,7 +119,7 @@ extension ConfigurationReader {
     }
 
     /// `local@domain` with something on both sides and no spaces: enough to catch a value in the wrong key.
-    package static func looksLikeEmail(_ text: String) -> Bool {
+    static func looksLikeEmail(_ text: String) -> Bool {
         guard let at = text.lastIndex(of: "@") else { return false }
         return at != text.startIndex && text.index(after: at) != text.endIndex
             && !text.unicodeScalars.contains { $0.properties.isWhitespace }

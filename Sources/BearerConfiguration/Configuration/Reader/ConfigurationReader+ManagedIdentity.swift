@@ -11,7 +11,7 @@ extension ConfigurationReader {
     /// `IDENTITY_ENDPOINT`, or the instance metadata address), and at most one of `clientId`, `objectId`,
     /// `resourceId`. The App Service protocol's variables must be set now, so `check` finds a missing one; the
     /// header's value is never read here, let alone shown.
-    package func readManagedIdentity(_ account: ObjectReader) -> ManagedIdentityAccount? {
+    func readManagedIdentity(_ account: ObjectReader) -> ManagedIdentityAccount? {
         typealias Account = ManagedIdentityAccount
         let identity = readManagedIdentityChoice(account)
         let endpointProtocol: Account.EndpointProtocol?

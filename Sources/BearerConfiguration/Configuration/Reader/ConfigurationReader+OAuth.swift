@@ -7,7 +7,7 @@ import BearerJSON
 extension ConfigurationReader {
     /// The keys every OAuth flow shares: `authority` or `issuer`, `clientId`, `extraParameters`,
     /// `clientCapabilities`, `tokenType`.
-    package func readOAuthClient(_ account: ObjectReader, flow: AccountFlow) -> OAuthClient? {
+    func readOAuthClient(_ account: ObjectReader, flow: AccountFlow) -> OAuthClient? {
         let endpoint = readEndpoint(account, flow: flow)
         let clientId = account.nonEmptyString("clientId", required: true)
         let reserved = Self.reservedParameters(for: flow)
@@ -88,7 +88,7 @@ extension ConfigurationReader {
     }
 
     /// An https URL (http only on loopback) with no user info, query or fragment.
-    package func secureURL(_ object: ObjectReader, _ key: String, _ text: String, example: String) -> URLParts? {
+    func secureURL(_ object: ObjectReader, _ key: String, _ text: String, example: String) -> URLParts? {
         guard let url = try? URLParts(parsing: text), url.userinfo == nil, url.query == nil, url.fragment == nil,
             url.scheme == "https" || url.scheme == "http"
         else {
@@ -103,7 +103,7 @@ extension ConfigurationReader {
     }
 
     /// `extraParameters`: string to string; names the proxy sends itself are refused with the reason.
-    package func readParameters(_ account: ObjectReader, reserved: [String: String]) -> [String: String]? {
+    func readParameters(_ account: ObjectReader, reserved: [String: String]) -> [String: String]? {
         guard let parameters = account.object("extraParameters") else { return nil }
         var result: [String: String] = [:]
         for name in parameters.keys {
@@ -122,7 +122,7 @@ extension ConfigurationReader {
     }
 
     /// Parameters an OAuth flow sends itself, with what to do instead.
-    package static func reservedParameters(for flow: AccountFlow) -> [String: String] {
+    static func reservedParameters(for flow: AccountFlow) -> [String: String] {
         let protocolParameters = [
             "client_assertion", "client_assertion_type", "client_secret", "code", "code_challenge",
             "code_challenge_method", "code_verifier", "device_code", "grant_type", "nonce", "password",
@@ -153,7 +153,7 @@ extension ConfigurationReader {
         return NativeAccount(client: client, username: username, challenge: challenge, passwordEnv: passwordEnv)
     }
 
-    package func readBrowser(_ account: ObjectReader) -> BrowserAccount? {
+    func readBrowser(_ account: ObjectReader) -> BrowserAccount? {
         let client = readOAuthClient(account, flow: .browser)
         let prompt: SignInPrompt? = account.choice("prompt")
         let loginHint = account.nonEmptyString("loginHint")
@@ -172,9 +172,9 @@ extension ConfigurationReader {
 
 /// Microsoft authority URLs: `https://login.microsoftonline.com/{tenant}` (and the sovereign clouds), or
 /// `https://{tenant}.ciamlogin.com/{tenant}` for External ID. Loopback hosts stand in for test identity providers.
-package enum MicrosoftAuthority {
+enum MicrosoftAuthority {
     /// Login hosts of the public and sovereign clouds.
-    package static let loginHosts: Set<String> = [
+    static let loginHosts: Set<String> = [
         "login.microsoftonline.com", "login.microsoftonline.us", "login.chinacloudapi.cn",
         "login.partner.microsoftonline.cn",
     ]
@@ -187,7 +187,7 @@ package enum MicrosoftAuthority {
     }
 
     /// Tenants are `common`, `organizations`, `consumers`, a GUID, or a domain such as `contoso.onmicrosoft.com`.
-    package static func isTenant(_ text: some StringProtocol) -> Bool {
+    static func isTenant(_ text: some StringProtocol) -> Bool {
         let tenant = Substring(text)
         if ["common", "organizations", "consumers"].contains(tenant.lowercased()) { return true }
         if isGUID(tenant) { return true }
@@ -195,7 +195,7 @@ package enum MicrosoftAuthority {
     }
 
     /// `8-4-4-4-12` hexadecimal digits.
-    package static func isGUID(_ text: Substring) -> Bool {
+    static func isGUID(_ text: Substring) -> Bool {
         let groups = text.split(separator: "-", omittingEmptySubsequences: false)
         return groups.map(\.utf8.count) == [8, 4, 4, 4, 12]
             && groups.allSatisfy { $0.utf8.allSatisfy(URICharacters.isHexDigit) }

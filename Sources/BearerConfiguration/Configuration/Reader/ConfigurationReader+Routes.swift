@@ -5,7 +5,7 @@ import BearerJSON
 
 extension ConfigurationReader {
     /// `routes`: a non-empty array of routes with unique prefixes.
-    package func readRoutes(_ root: ObjectReader, context: RouteContext) -> [Route]? {
+    func readRoutes(_ root: ObjectReader, context: RouteContext) -> [Route]? {
         guard let elements = root.array("routes", required: true) else { return nil }
         guard !elements.isEmpty else {
             root.report("routes", "must list at least one route")
@@ -123,7 +123,7 @@ extension ConfigurationReader {
 
 extension ConfigurationReader {
     /// `headers: {"set": {name: value}, "remove": [name]}`.
-    package func readHeaders(_ headers: ObjectReader) -> HeaderRules? {
+    func readHeaders(_ headers: ObjectReader) -> HeaderRules? {
         headers.rejectUnknownKeys(allowed: ConfigurationKeys.headers)
         var fields: [HeaderField] = []
         var setNames: [String: String] = [:]
@@ -156,7 +156,7 @@ extension ConfigurationReader {
     }
 
     /// `requireHeader`: `{"name": …, "value": …}`, the value optional; the name a header the proxy does not manage.
-    package func readRequiredHeader(_ object: ObjectReader) -> RequiredHeader? {
+    func readRequiredHeader(_ object: ObjectReader) -> RequiredHeader? {
         object.rejectUnknownKeys(allowed: ConfigurationKeys.requireHeader)
         guard let name = object.nonEmptyString("name", required: true),
             isAllowedHeaderName(name, at: object.path("name"))
@@ -185,7 +185,7 @@ extension ConfigurationReader {
 
     /// Control characters could end the header early and inject others (RFC 9110 §5.5); edges must be trimmed.
     /// The value itself is never repeated: it may be a credential.
-    package static func headerValueProblem(_ value: String) -> String? {
+    static func headerValueProblem(_ value: String) -> String? {
         if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
             return "must not contain control characters such as CR, LF or NUL"
         }
@@ -199,7 +199,7 @@ extension ConfigurationReader {
 }
 
 /// The rules for a route's `prefix`: a literal path that request paths are matched against byte for byte.
-package enum RoutePrefix {
+enum RoutePrefix {
     /// Why `prefix` cannot be a route prefix, or `nil` if it can.
     package static func problem(with prefix: String) -> String? {
         guard prefix.hasPrefix("/") else { return "must start with \"/\"" }

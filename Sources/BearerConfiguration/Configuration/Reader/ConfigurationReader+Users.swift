@@ -8,7 +8,7 @@ import BearerJSON
 extension ConfigurationReader {
     /// `allowUsers`: users of this machine who may connect over loopback besides the proxy's own (SPEC §9), each a user
     /// name (resolved here, once) or a uid.
-    package func readAllowUsers(_ root: ObjectReader) -> [UInt32]? {
+    func readAllowUsers(_ root: ObjectReader) -> [UInt32]? {
         guard let elements = root.array("allowUsers") else { return nil }
         var uids: [UInt32] = []
         for (index, element) in elements.enumerated() {
@@ -30,7 +30,7 @@ extension ConfigurationReader {
     }
 
     /// The uid of the user `name`, from the system's user database.
-    package static func userID(named name: String) -> UInt32? {
+    static func userID(named name: String) -> UInt32? {
         #if canImport(Glibc)
             var entry = passwd()
             var found: UnsafeMutablePointer<passwd>?

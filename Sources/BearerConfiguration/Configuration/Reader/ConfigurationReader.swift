@@ -14,7 +14,7 @@ package struct ConfigurationReader {
     /// Consulted only to check that variables named by `…Env` keys are set; values are never copied or shown.
     package let environment: [String: String]
     /// Where relative file names resolve.
-    package let baseDirectory: String
+    let baseDirectory: String
 
     package func read(_ document: JSONValue) -> Configuration? {
         guard let root = ObjectReader(document, at: .root, problems: problems) else { return nil }
@@ -85,7 +85,7 @@ package struct ConfigurationReader {
     }
 
     /// `{"caFile": …}`, globally or on a route.
-    package func readTLS(_ tls: ObjectReader) -> TLSSettings? {
+    func readTLS(_ tls: ObjectReader) -> TLSSettings? {
         tls.rejectUnknownKeys(allowed: ConfigurationKeys.tls)
         return TLSSettings(caFile: readFile(tls, "caFile"))
     }
@@ -101,21 +101,21 @@ package struct ConfigurationReader {
 ///
 /// Fields stay `nil` when that part of the account is missing or invalid; flow-specific route checks are then
 /// skipped rather than guessed.
-package struct RouteContext {
+struct RouteContext {
     package var flow: AccountFlow?
     /// For the firebase flow: the sign-in provider.
-    package var firebaseProvider: FirebaseAccount.ProviderName?
+    var firebaseProvider: FirebaseAccount.ProviderName?
     /// For the firebase flow with Microsoft: the account's scopes, which `provider-access` routes draw from.
-    package var firebaseScopes: ScopeSet?
+    var firebaseScopes: ScopeSet?
     /// Inherited by routes without their own `tls`.
-    package var globalTLS = TLSSettings()
+    var globalTLS = TLSSettings()
     /// The global `requireHeader`, which every route checks besides its own.
     package var requiredHeader: RequiredHeader?
 }
 
 extension ConfigurationReader {
     /// `allowedHosts`: exact host names or IP addresses accepted in `Host` (any port), lowercased, IPv6 unbracketed.
-    package func readAllowedHosts(_ root: ObjectReader) -> [String]? {
+    func readAllowedHosts(_ root: ObjectReader) -> [String]? {
         guard let elements = root.stringElements("allowedHosts", allowEmpty: true) else { return nil }
         var hosts: [String] = []
         for (text, path) in elements {
@@ -135,7 +135,7 @@ extension ConfigurationReader {
     }
 
     /// `allowedOrigins`: browser origins allowed to call the proxy, normalized to `scheme://host[:port]`.
-    package func readAllowedOrigins(_ root: ObjectReader) -> [String]? {
+    func readAllowedOrigins(_ root: ObjectReader) -> [String]? {
         guard let elements = root.stringElements("allowedOrigins", allowEmpty: true) else { return nil }
         var origins: [String] = []
         for (text, path) in elements {

@@ -11,7 +11,7 @@ package struct ObjectReader {
     private let members: [String: JSONValue]
 
     /// Reads `value` as an object, or records "must be an object" and returns `nil`.
-    package init?(_ value: JSONValue, at path: JSONPath, problems: ProblemCollector) {
+    init?(_ value: JSONValue, at path: JSONPath, problems: ProblemCollector) {
         guard case .object(let members) = value else {
             problems.report(path, "must be an object")
             return nil
@@ -41,7 +41,7 @@ package struct ObjectReader {
     ///
     /// `explain` may give a better message for keys that are valid elsewhere (another flow's keys);
     /// otherwise the message suggests the closest allowed key.
-    package func rejectUnknownKeys(allowed: Set<String>, explain: (String) -> String? = { _ in nil }) {
+    func rejectUnknownKeys(allowed: Set<String>, explain: (String) -> String? = { _ in nil }) {
         for key in keys where !allowed.contains(key) {
             report(key, explain(key) ?? "unknown key" + SpellingSuggestion.hint(for: key, among: allowed))
         }
@@ -55,7 +55,7 @@ extension ObjectReader {
     }
 
     /// A string that must not be empty (names, identifiers, hints).
-    package func nonEmptyString(_ key: String, required: Bool = false) -> String? {
+    func nonEmptyString(_ key: String, required: Bool = false) -> String? {
         guard let text = string(key, required: required) else { return nil }
         guard !text.isEmpty else {
             report(key, "must not be empty")
@@ -64,7 +64,7 @@ extension ObjectReader {
         return text
     }
 
-    package func bool(_ key: String) -> Bool? {
+    func bool(_ key: String) -> Bool? {
         guard let value = value(key) else { return nil }
         guard case .bool(let flag) = value else {
             report(key, "must be true or false")
@@ -99,7 +99,7 @@ extension ObjectReader {
 
     /// The non-empty strings of an array, each with its path; bad elements are reported at their own index
     /// and left out. `nil` when the key is absent, not an array, or an empty array that `allowEmpty` forbids.
-    package func stringElements(_ key: String, required: Bool = false, allowEmpty: Bool = false) -> [(
+    func stringElements(_ key: String, required: Bool = false, allowEmpty: Bool = false) -> [(
         value: String, path: JSONPath
     )]? {
         guard let elements = array(key, required: required) else { return nil }
@@ -121,7 +121,7 @@ extension ObjectReader {
     }
 
     /// The non-empty strings of an array (see `stringElements`).
-    package func stringArray(_ key: String, required: Bool = false, allowEmpty: Bool = false) -> [String]? {
+    func stringArray(_ key: String, required: Bool = false, allowEmpty: Bool = false) -> [String]? {
         stringElements(key, required: required, allowEmpty: allowEmpty)?.map(\.value)
     }
 

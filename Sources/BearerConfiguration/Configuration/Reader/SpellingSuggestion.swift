@@ -2,11 +2,11 @@ import BearerHTTP
 import BearerJSON
 
 /// Finds the known name a misspelt one was probably meant to be, for "did you mean" hints.
-package enum SpellingSuggestion {
+enum SpellingSuggestion {
     /// The candidate `word` was probably meant to be (ignoring case): the closest by edit distance if that is
     /// close enough to be a typo, else the shortest that starts with `word` ("ca" → "caFile",
     /// "microsoft" → "microsoft.com").
-    package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
+    static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         let lowered = word.lowercased()
         let typed = Array(lowered.unicodeScalars)
         let sorted = candidates.sorted()
@@ -30,7 +30,7 @@ package enum SpellingSuggestion {
     }
 
     /// Levenshtein distance with adjacent transpositions counted as one edit ("optimal string alignment").
-    package static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previousRow = [Int](repeating: 0, count: b.count + 1)

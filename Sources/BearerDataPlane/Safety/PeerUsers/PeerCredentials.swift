@@ -11,7 +11,7 @@ import NIOCore
 
 /// Who is at the other end of a Unix-domain socket connection: the kernel records the peer's credentials when it
 /// connects, and `SO_PEERCRED` reads them (unix(7)) — no lookup, no race with the peer's exit.
-package enum PeerCredentials {
+enum PeerCredentials {
     /// Why the peer's uid is not known.
     package struct Failure: Error, CustomStringConvertible {
         package let description: String

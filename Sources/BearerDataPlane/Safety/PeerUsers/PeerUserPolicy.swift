@@ -153,7 +153,7 @@ public struct PeerUserPolicy: Sendable, Equatable {
     }
 
     /// Why no owner was found.
-    package enum LookupFailure: Error, Equatable, Sendable {
+    enum LookupFailure: Error, Equatable, Sendable {
         /// The kernel holds no socket for the peer: it is on another machine.
         case notLocal
         case other(String)

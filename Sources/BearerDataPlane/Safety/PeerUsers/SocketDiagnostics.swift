@@ -13,7 +13,7 @@ import BearerTokens
     ///
     /// The request and reply are laid out by hand (the structures are fixed kernel ABI: `nlmsghdr`,
     /// `inet_diag_req_v2`, `inet_diag_msg` in `<linux/inet_diag.h>`), since Swift does not import them.
-    package enum SocketDiagnostics {
+    enum SocketDiagnostics {
         /// Why no answer came.
         package enum Failure: Error, Equatable {
             /// The kernel has no such interface here (not Linux, or netlink sock_diag unavailable): use /proc.

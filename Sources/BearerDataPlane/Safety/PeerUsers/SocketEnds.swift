@@ -7,7 +7,7 @@ import BearerTokens
 /// The two ends of a loopback TCP connection as the proxy accepted it, in the form the kernel's socket tables use:
 /// the peer's socket is the one whose local end is `peer` and whose remote end is `local`.
 package struct SocketEnds: Sendable, Equatable {
-    package enum Family: Sendable, Equatable {
+    enum Family: Sendable, Equatable {
         case inet
         case inet6
     }

@@ -30,7 +30,7 @@ package final class DPoPBinding: Sendable {
     }
 
     /// The algorithm this binding signs with (RFC 7518 §3.4).
-    package static let algorithm = "ES256"
+    static let algorithm = "ES256"
 
     /// Whether token requests to a server described by `endpoints` carry proofs: always for `dpop`, never for
     /// `bearer`, and for `auto` when the server lists ``algorithm`` in `dpop_signing_alg_values_supported`.
@@ -43,7 +43,7 @@ package final class DPoPBinding: Sendable {
     }
 
     /// This binding when ``applies(to:)`` says so, else nil: what a flow passes with its token requests.
-    package func ifApplies(to endpoints: ProviderEndpoints) -> DPoPBinding? {
+    func ifApplies(to endpoints: ProviderEndpoints) -> DPoPBinding? {
         applies(to: endpoints) ? self : nil
     }
 
@@ -66,7 +66,7 @@ package final class DPoPBinding: Sendable {
     /// Keeps the `DPoP-Nonce` of an answer from `url`'s server, when it sent one (RFC 9449 §8.2: the newest wins).
     /// Returns whether it differs from the one kept before.
     @discardableResult
-    package func noteNonce(in headers: HTTPHeaders, from url: String) -> Bool {
+    func noteNonce(in headers: HTTPHeaders, from url: String) -> Bool {
         guard let nonce = headers.first(name: "dpop-nonce"), Self.isNonce(nonce) else { return false }
         return nonces.withLock { nonces in
             let origin = Self.origin(of: url)
@@ -82,7 +82,7 @@ package final class DPoPBinding: Sendable {
     }
 
     /// `scheme://authority` of `url`: nonces are a server's (RFC 9449 §8), not an endpoint's.
-    package static func origin(of url: String) -> String {
+    static func origin(of url: String) -> String {
         guard let schemeEnd = url.firstRange(of: "://") else { return url }
         let rest = url[schemeEnd.upperBound...]
         let end = rest.firstIndex { (character: Character) -> Bool in

@@ -48,7 +48,7 @@ package final class AccountRouteFlow: SignInFlow {
     package let logger: Logger
     package let now: @Sendable () -> Date
     /// The token last handed out, and whether the upstream refused it.
-    package let served = DiscoveredRouteFlow.ServedToken()
+    let served = DiscoveredRouteFlow.ServedToken()
     /// The last discovery that found the account's issuer, and when; kept until the upstream refuses a token, then
     /// asked again at most once per ``RouteRediscovery/interval``.
     private let known = Mutex<(at: Date, target: Target)?>(nil)
@@ -90,7 +90,7 @@ package final class AccountRouteFlow: SignInFlow {
 
     /// What the last discovery found, or a new discovery's: the first time, and after the upstream refused a token
     /// (bounded). A discovery that fails for now leaves the last one standing.
-    package func currentTarget() async throws(TokenError) -> Target {
+    func currentTarget() async throws(TokenError) -> Target {
         let now = now()
         let last = known.withLock { $0 }
         let refused = served.lastWasRejected

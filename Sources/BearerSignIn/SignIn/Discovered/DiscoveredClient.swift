@@ -16,14 +16,14 @@ package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, C
     }
 
     /// Where a client with a secret puts it in a token request (RFC 6749 §2.3.1; RFC 8414 §2 names the methods).
-    package enum Authentication: String, Sendable, Equatable {
+    enum Authentication: String, Sendable, Equatable {
         /// HTTP Basic: what every server must accept, and RFC 8414's default when the metadata lists no method.
         case basic = "client_secret_basic"
         /// `client_id` and `client_secret` in the form, for a server that lists only this method.
         case post = "client_secret_post"
 
         /// The method for a server whose metadata lists `supported` (`token_endpoint_auth_methods_supported`).
-        package init(supported: [String]?) {
+        init(supported: [String]?) {
             let methods = supported ?? []
             self = !methods.contains(Self.basic.rawValue) && methods.contains(Self.post.rawValue) ? .post : .basic
         }
@@ -33,7 +33,7 @@ package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, C
     package var secret: String?
     package var kind: Kind
     /// How `secret` is sent, when there is one.
-    package var authentication: Authentication
+    var authentication: Authentication
 
     package var description: String { "\(kind.rawValue) client \(id)\(secret == nil ? "" : " (secret: <redacted>)")" }
 
@@ -47,19 +47,19 @@ package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, C
     }
 
     /// HTTP Basic credentials (RFC 6749 §2.3.1) when the client has a secret sent that way.
-    package var basicCredentials: (id: String, secret: String)? {
+    var basicCredentials: (id: String, secret: String)? {
         guard authentication == .basic else { return nil }
         return secret.map { (id, $0) }
     }
 
     /// What identifies the client in the form: `client_id` for a public client (RFC 6749 §3.2.1), with
     /// `client_secret` for `client_secret_post`; nothing for Basic.
-    package var formParameters: [(String, String)] {
+    var formParameters: [(String, String)] {
         guard let secret else { return [("client_id", id)] }
         return authentication == .post ? [("client_id", id), ("client_secret", secret)] : []
     }
 
-    package init(id: String, secret: String? = nil, kind: Kind, authentication: Authentication = .basic) {
+    init(id: String, secret: String? = nil, kind: Kind, authentication: Authentication = .basic) {
         self.id = id
         self.secret = secret
         self.kind = kind

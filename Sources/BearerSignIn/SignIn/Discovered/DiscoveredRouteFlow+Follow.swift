@@ -44,7 +44,7 @@ extension DiscoveredRouteFlow {
     /// The access token the state directory holds for this route, as the cache keeps it under `scopes` — or the one
     /// of a rotation this process holds unsaved, while the file still holds the refresh token it came from; nil when
     /// the route has no sign-in there, the sign-in has no access token, or the upstream refused that token here.
-    package func storedToken(scopes: ScopeSet) throws(StateError) -> AccessToken? {
+    func storedToken(scopes: ScopeSet) throws(StateError) -> AccessToken? {
         guard let key = try store.routeKey(upstream: upstream) else {
             unsaved.resolveAll()
             return nil
@@ -60,7 +60,7 @@ extension DiscoveredRouteFlow {
     /// with `force`), over the refresh token it came from only: a `login` or `logout` since stands, and what was
     /// held is dropped. Returns whether nothing is left unsaved.
     @discardableResult
-    package func retryUnsaved(force: Bool = false) -> Bool {
+    func retryUnsaved(force: Bool = false) -> Bool {
         guard let held = unsaved.due(at: .now, force: force) else { return unsaved.current == nil }
         do {
             let written = try store.replaceSignIn(

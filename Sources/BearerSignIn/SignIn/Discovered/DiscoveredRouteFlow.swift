@@ -52,15 +52,15 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package final class ServedToken: Sendable {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
 
-        package func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
+        func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
         /// Whether the upstream refused the last token handed out.
-        package var lastWasRejected: Bool { value.withLock { $0.token != nil && $0.rejected } }
+        var lastWasRejected: Bool { value.withLock { $0.token != nil && $0.rejected } }
         package func set(_ token: String) { value.withLock { $0 = (token, false) } }
         package func reject(_ token: String) {
             value.withLock { if $0.token == token { $0.rejected = true } }
         }
 
-        package init() {}
+        init() {}
     }
 
     package var name: String { "discover" }

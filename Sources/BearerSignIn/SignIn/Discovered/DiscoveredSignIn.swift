@@ -48,7 +48,7 @@ public struct DiscoveredSignIn: Sendable {
     package let found: DiscoveredAuthorization
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
-    package let registrar: DiscoveryClient
+    let registrar: DiscoveryClient
     /// The route's SSRF rule: the registration and token endpoints are pinned by it for each request.
     package let addresses: AddressPolicy
     package let eventLoopGroup: any EventLoopGroup
@@ -201,7 +201,7 @@ public struct DiscoveredSignIn: Sendable {
         }
     }
 
-    package enum AttemptFailure: Error {
+    enum AttemptFailure: Error {
         case staleRegistration
         case failed(SignInFailure)
 
@@ -369,7 +369,7 @@ public struct DiscoveredSignIn: Sendable {
 
     /// The authorization request's parameters (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3) and `resource`
     /// (RFC 8707 §2.1).
-    package func authorizationParameters(
+    func authorizationParameters(
         client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String
     ) -> [(String, String)] {
         var query: [(String, String)] = [

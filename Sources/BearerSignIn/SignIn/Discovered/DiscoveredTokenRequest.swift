@@ -15,7 +15,7 @@ import BearerTokens
 /// audience and none can be replayed at another resource.
 package enum DiscoveredTokenRequest {
     /// Redeems an authorization code with the PKCE verifier (RFC 7636 §4.5).
-    package static func authorizationCode(
+    static func authorizationCode(
         _ code: String, verifier: String, redirectURI: String, resource: String, client: DiscoveredClient
     ) -> [(String, String)] {
         [

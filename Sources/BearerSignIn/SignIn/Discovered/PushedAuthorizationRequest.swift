@@ -18,9 +18,9 @@ import NIOHTTP1
 /// Why a discovered route's sign-in pushes whenever the server offers it: a server that no longer knows the client
 /// says so to the push at once (`invalid_client`, §2.3) — the sign-in registers again without a browser — whereas at
 /// the authorization endpoint it shows the person an error page and, rightly (RFC 6749 §4.1.2.1), never redirects.
-package enum PushedAuthorizationRequest {
+enum PushedAuthorizationRequest {
     /// Why a push handed back no `request_uri`.
-    package enum Refusal: Error {
+    enum Refusal: Error {
         /// The server answered with an OAuth error (§2.3): `invalid_client`, `invalid_request`, …
         case rejected(TokenEndpointFailure)
         /// No answer, or one that is not a pushed request's.
@@ -37,7 +37,7 @@ package enum PushedAuthorizationRequest {
 
     /// Pushes `parameters` to `endpoint` (already judged by the route's address policy) and returns the
     /// `request_uri` (§2.2: `201` with `request_uri` and `expires_in`).
-    package static func push(
+    static func push(
         _ parameters: [(String, String)], to endpoint: PinnedURL, client: DiscoveredClient,
         provider: IdentityProviderClient
     ) async throws(Refusal) -> String {
@@ -80,7 +80,7 @@ package enum PushedAuthorizationRequest {
 
     /// The address the browser is sent to (§4): the authorization endpoint with `client_id` and `request_uri` only —
     /// everything else the server already holds.
-    package static func authorizationURL(endpoint: String, clientID: String, requestURI: String) -> String {
+    static func authorizationURL(endpoint: String, clientID: String, requestURI: String) -> String {
         endpoint + (endpoint.contains("?") ? "&" : "?")
             + FormEncoding.encode([("client_id", clientID), ("request_uri", requestURI)])
     }

@@ -18,7 +18,7 @@ import Synchronization
 /// outcome stands, so a storm of 401s is never a storm of metadata requests.
 package final class RouteRediscovery: Sendable {
     /// What the discovery says about the stored sign-in.
-    package enum Verdict: Sendable, Equatable {
+    enum Verdict: Sendable, Equatable {
         /// The same authorization server and resource: its fresh endpoints are used.
         case confirmed(DiscoveredAuthorization)
         /// The upstream now names another authorization server (or resource): the stored sign-in is not used.
@@ -54,7 +54,7 @@ package final class RouteRediscovery: Sendable {
 
     /// The verdict on the sign-in under `key`, discovering again unless the last discovery is younger than
     /// ``interval``. The caller asks once at a time per route (the route's token cache fetches one token at a time).
-    package func verdict(on key: DiscoveredSignInKey, at now: Date) async -> Verdict {
+    func verdict(on key: DiscoveredSignInKey, at now: Date) async -> Verdict {
         let recent = last.withLock { last -> Result<DiscoveredAuthorization, DiscoveryError>? in
             guard let last, now >= last.at, now.timeIntervalSince(last.at) < Self.interval else { return nil }
             return last.outcome

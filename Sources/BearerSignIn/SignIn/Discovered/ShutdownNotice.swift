@@ -21,7 +21,7 @@ package final class ShutdownNotice: Sendable {
     package init() {}
 
     /// Whether the notice has been given.
-    package var isGiven: Bool { state.withLock { $0.given } }
+    var isGiven: Bool { state.withLock { $0.given } }
 
     /// Gives the notice: every wait returns.
     package func give() {

@@ -33,7 +33,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
         /// Writes that failed, the first included.
         package var failures: Int
         /// When the next write may be tried.
-        package var nextAttempt: ContinuousClock.Instant
+        var nextAttempt: ContinuousClock.Instant
         /// The descriptor holding the shared lock, if it could be taken.
         fileprivate var hold: Int32?
     }
@@ -109,7 +109,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// The write of what is held failed again with `error`: the next waits longer (1 s, 2 s, … 30 s).
-    package func failedAgain(_ error: String, at now: ContinuousClock.Instant) {
+    func failedAgain(_ error: String, at now: ContinuousClock.Instant) {
         pending.withLock { pending in
             guard var held = pending else { return }
             held.failures += 1
@@ -120,7 +120,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// Forgets what is held under `key` — written, refused, or replaced in the file by a newer sign-in.
-    package func resolve(_ key: DiscoveredSignInKey) {
+    func resolve(_ key: DiscoveredSignInKey) {
         let released = pending.withLock { pending -> Int32?? in
             guard let held = pending, held.key == key else { return nil }
             pending = nil
@@ -130,7 +130,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// Forgets whatever is held (the route has no sign-in any more).
-    package func resolveAll() {
+    func resolveAll() {
         let released = pending.withLock { pending -> Int32?? in
             guard let held = pending else { return nil }
             pending = nil
@@ -140,7 +140,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// Forgets what is held if it is still `record` (a retry that wrote it; a newer one kept meanwhile stays).
-    package func resolve(_ record: PersistedDiscoveredSignIn) {
+    func resolve(_ record: PersistedDiscoveredSignIn) {
         let released = pending.withLock { pending -> Int32?? in
             guard let held = pending, held.record == record else { return nil }
             pending = nil
@@ -150,7 +150,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// The wait after `failures` failed writes: as the account's (``UnsavedChanges/retryDelay(afterFailures:)``).
-    package static func retryDelay(afterFailures failures: Int) -> Duration {
+    static func retryDelay(afterFailures failures: Int) -> Duration {
         UnsavedChanges.retryDelay(afterFailures: failures)
     }
 

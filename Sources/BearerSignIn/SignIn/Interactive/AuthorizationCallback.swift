@@ -11,13 +11,13 @@ import BearerTokens
 #endif
 
 /// The query of the request the browser makes to the loopback redirect URI (RFC 6749 §4.1.2): a code, or an error.
-package struct AuthorizationCallback: Sendable, Equatable {
+struct AuthorizationCallback: Sendable, Equatable {
     /// The request target as the browser sent it (path and query).
     package var target: String
-    package var parameters: [String: String]
+    var parameters: [String: String]
 
     /// Parses the query of a request target (`/?code=…&state=…`); repeated names keep the first value.
-    package init(target: String) {
+    init(target: String) {
         self.target = target
         var parameters: [String: String] = [:]
         if let query = target.split(separator: "?", maxSplits: 1).dropFirst().first {
@@ -33,8 +33,8 @@ package struct AuthorizationCallback: Sendable, Equatable {
     package var code: String? { parameters["code"] }
     package var state: String? { parameters["state"] }
     package var error: String? { parameters["error"] }
-    package var errorDescription: String? { parameters["error_description"] }
+    var errorDescription: String? { parameters["error_description"] }
 
     /// Whether this looks like the provider's answer at all (a browser also asks for `/favicon.ico`).
-    package var isAnswer: Bool { code != nil || error != nil }
+    var isAnswer: Bool { code != nil || error != nil }
 }

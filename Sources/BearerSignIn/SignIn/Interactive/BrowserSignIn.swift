@@ -77,7 +77,7 @@ package struct BrowserSignIn: InteractiveSignIn {
 
     /// The authorization request (RFC 6749 §4.1.1). Its scope spans every route's scope set plus the OpenID
     /// Connect scopes, so one consent covers every API; redemption and refreshes then ask one resource at a time.
-    package func authorizationURL(
+    func authorizationURL(
         _ endpoint: String, redirectURI: String, scopeSets: [ScopeSet], proofKey: ProofKey, state: String,
         nonce: String, dpopThumbprint: String? = nil
     ) -> String {

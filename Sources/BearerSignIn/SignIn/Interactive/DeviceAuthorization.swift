@@ -11,18 +11,18 @@ import BearerTokens
 #endif
 
 /// A device authorization response (RFC 8628 §3.2; Entra's adds `message` — protocols.md §3).
-package struct DeviceAuthorization: Sendable, Equatable {
+struct DeviceAuthorization: Sendable, Equatable {
     package var deviceCode: String
-    package var userCode: String
-    package var verificationURI: String
+    var userCode: String
+    var verificationURI: String
     /// The provider's own instructions (localized by Entra); shown as-is when present.
     package var message: String?
-    package var expiresIn: Int
+    var expiresIn: Int
     /// Seconds between polls; RFC 8628 §3.2 says 5 when absent.
     package var interval: Int
 
     /// Decodes the JSON; nil when a required member is missing. Google spells the URI `verification_url`.
-    package init?(json data: Data) {
+    init?(json data: Data) {
         guard let object = JSONObject.dictionary(data),
             let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
             let uri = (object["verification_uri"] as? String) ?? (object["verification_url"] as? String)
@@ -40,7 +40,7 @@ package struct DeviceAuthorization: Sendable, Equatable {
     }
 
     /// What the person has to do, in one line.
-    package var instructions: String {
+    var instructions: String {
         message ?? "To sign in, use a web browser to open the page \(verificationURI) and enter the code \(userCode)."
     }
 }

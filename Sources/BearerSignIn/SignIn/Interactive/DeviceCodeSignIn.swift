@@ -14,7 +14,7 @@ import NIOHTTP1
 /// The device authorization grant (RFC 8628; protocols.md §3): show a code, let the person enter it on another
 /// device, poll the token endpoint until they have.
 package struct DeviceCodeSignIn: InteractiveSignIn {
-    package static let grantType = "urn:ietf:params:oauth:grant-type:device_code"
+    static let grantType = "urn:ietf:params:oauth:grant-type:device_code"
 
     package let client: OAuthClient
     package let provider: IdentityProviderClient

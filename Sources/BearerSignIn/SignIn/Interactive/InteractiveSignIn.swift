@@ -31,7 +31,7 @@ public struct SignInOptions: Sendable {
 
 extension IdentityProviderClient {
     /// The provider's endpoints, for a sign-in: a failure to find them is the sign-in's failure.
-    package func signInEndpoints(for endpoint: IdentityEndpoint) async throws(SignInFailure) -> ProviderEndpoints {
+    func signInEndpoints(for endpoint: IdentityEndpoint) async throws(SignInFailure) -> ProviderEndpoints {
         do {
             return try await endpoints(for: endpoint)
         } catch {

@@ -17,7 +17,7 @@ import Synchronization
 /// The loopback redirect URI of a native app (RFC 8252 §7.3): a small HTTP server on 127.0.0.1 that waits for the
 /// browser to come back with the authorization response, answers it with a page the person can close, and hands
 /// the response to the sign-in. It never listens on another interface.
-package final class LoopbackRedirectListener: Sendable {
+final class LoopbackRedirectListener: Sendable {
     /// Why no authorization response arrived.
     package enum Failure: Error, Equatable {
         case timedOut
@@ -76,15 +76,15 @@ package final class LoopbackRedirectListener: Sendable {
 
     /// The addresses it listens on: loopback ones only (RFC 8252 §8.3: a redirect listener on another interface
     /// would take an authorization code from any machine that can reach it).
-    package var listeningAddresses: [SocketAddress] { channels.compactMap(\.localAddress) }
+    var listeningAddresses: [SocketAddress] { channels.compactMap(\.localAddress) }
 
     /// `http://127.0.0.1:PORT/`, for `redirect_uri`.
-    package var redirectURI: String { "http://127.0.0.1:\(port)/" }
+    var redirectURI: String { "http://127.0.0.1:\(port)/" }
 
     /// Waits for the authorization response, then stops listening, whatever the outcome. A timeout is
     /// ``SignInFailure/Kind/timedOut`` with `timeoutMessage`; a cancelled task (Ctrl-C) stops waiting at once and is
     /// ``SignInFailure/cancelled``.
-    package func callback(timeoutMessage: String) async throws(SignInFailure) -> AuthorizationCallback {
+    func callback(timeoutMessage: String) async throws(SignInFailure) -> AuthorizationCallback {
         let result: Result<AuthorizationCallback, any Error>
         do {
             result = .success(
@@ -105,14 +105,14 @@ package final class LoopbackRedirectListener: Sendable {
     }
 
     /// Stops listening.
-    package func close() async {
+    func close() async {
         outcome.finish(.failure(Failure.cancelled))
         for channel in channels { try? await channel.close() }
     }
 
     /// The one result of the wait, set once by whichever comes first: the browser, the timeout, a cancellation.
     package final class Outcome: Sendable {
-        package let promise: EventLoopPromise<AuthorizationCallback>
+        let promise: EventLoopPromise<AuthorizationCallback>
         private let finished = Atomic<Bool>(false)
 
         package init(promise: EventLoopPromise<AuthorizationCallback>) {

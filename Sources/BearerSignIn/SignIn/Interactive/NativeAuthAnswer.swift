@@ -11,7 +11,7 @@ import BearerTokens
 #endif
 
 /// A successful answer of native authentication's `initiate` or `challenge` endpoint (protocols.md §1.1).
-package enum NativeAuthAnswer: Sendable, Equatable {
+enum NativeAuthAnswer: Sendable, Equatable {
     /// Go on with this continuation token (`initiate`).
     case proceed(continuationToken: String)
     /// The server asks for the password.
@@ -22,7 +22,7 @@ package enum NativeAuthAnswer: Sendable, Equatable {
     case redirect(reason: String?)
 
     /// Decodes a 200 answer; nil when it is none of the documented shapes.
-    package init?(json data: Data) {
+    init?(json data: Data) {
         guard let object = JSONObject.dictionary(data) else { return nil }
         let token = object["continuation_token"] as? String
         switch object["challenge_type"] as? String {

@@ -6,7 +6,7 @@ import BearerTokens
 
 /// What to tell a person when native authentication fails: one line per documented error, saying what to do
 /// (protocols.md §1.2). Branches on `error`, `suberror` and the AADSTS codes, never on the description.
-package struct NativeAuthMessages: Sendable {
+struct NativeAuthMessages: Sendable {
     package let username: String
     package let clientId: String
 

@@ -16,7 +16,7 @@ import NIOHTTP1
 /// tutorial's `signIn(username:password:)` sends.
 package struct NativeSignIn: InteractiveSignIn {
     /// Wrong one-time passcodes accepted before giving up.
-    package static let codeAttempts = 3
+    static let codeAttempts = 3
 
     package let account: NativeAccount
     package let provider: IdentityProviderClient
@@ -27,7 +27,7 @@ package struct NativeSignIn: InteractiveSignIn {
     }
 
     /// `password redirect` or `oob redirect`: the method configured, and the browser fallback the API requires.
-    package var challengeTypes: String {
+    var challengeTypes: String {
         account.challenge == .password ? "password redirect" : "oob redirect"
     }
 

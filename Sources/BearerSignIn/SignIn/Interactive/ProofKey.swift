@@ -13,12 +13,12 @@ import Crypto
 
 /// Proof Key for Code Exchange (RFC 7636): the verifier stays here, its SHA-256 goes with the authorization
 /// request, and only the holder of the verifier can redeem the code.
-package struct ProofKey: Sendable {
+struct ProofKey: Sendable {
     /// 43 characters of `[A-Za-z0-9-_]` (32 random bytes, base64url): RFC 7636 §4.1 asks for 43–128 from the
     /// unreserved set and at least 256 bits of entropy.
     package let verifier: String
 
-    package init(verifier: String = ProofKey.randomToken()) {
+    init(verifier: String = ProofKey.randomToken()) {
         self.verifier = verifier
     }
 
@@ -28,7 +28,7 @@ package struct ProofKey: Sendable {
     }
 
     /// 32 random bytes, base64url: for the verifier, `state` and `nonce`.
-    package static func randomToken() -> String {
+    static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }

@@ -6,8 +6,8 @@ import BearerTokens
 
 /// The page the browser shows after coming back to the loopback listener: it tells the person whether the
 /// sign-in worked and that they can close the tab. Never shows the code.
-package enum RedirectPage {
-    package static func html(for callback: AuthorizationCallback, expectedState: String) -> String {
+enum RedirectPage {
+    static func html(for callback: AuthorizationCallback, expectedState: String) -> String {
         let heading: String
         let detail: String
         if callback.state != expectedState {
@@ -31,7 +31,7 @@ package enum RedirectPage {
             """
     }
 
-    package static func escape(_ text: String) -> String {
+    static func escape(_ text: String) -> String {
         var escaped = ""
         for character in text {
             switch character {

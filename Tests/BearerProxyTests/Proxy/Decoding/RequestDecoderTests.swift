@@ -1,12 +1,12 @@
-import BearerCodec
-import BearerHTTP
 import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
+@testable import BearerHTTP
 
 /// The data plane's request decoder on its own (#24): what it delivers for the bytes a client sends, in any pieces.
 /// Its strictness is the codec's (BearerCodecTests) and the three references' (the Differential suites); these are

@@ -1,9 +1,9 @@
-import BearerCodec
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// The data plane's response decoder on its own (#24): what it delivers for the bytes an upstream sends, in any

@@ -1,10 +1,10 @@
-import BearerCodec
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// The client's response writer on its own (#24 condition 5): heads go out as written, bodies as they are or as

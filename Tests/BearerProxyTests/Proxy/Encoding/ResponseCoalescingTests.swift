@@ -1,9 +1,9 @@
-import BearerCodec
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// A response head and the small body that follows it in the same read of the upstream's go to the client as one

@@ -1,7 +1,7 @@
-import BearerCodec
 import NIOCore
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
 
 /// The buffer a connection writes its heads into, reused between messages (#24 session 17): reuse must never reach

@@ -1,10 +1,10 @@
-import BearerCodec
-import BearerHTTP
 import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
 @testable import BearerDataPlane
+@testable import BearerHTTP
 
 /// The client connection's machine: docs/architecture.md's table of its transitions is the machine's
 /// own, found by trying every event in every state reachable from a new connection (``TransitionTable``). The

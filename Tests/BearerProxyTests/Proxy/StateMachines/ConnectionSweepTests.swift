@@ -1,17 +1,17 @@
-import BearerCodec
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #23 item 3 for the client connection's machine: every sequence, to depth 6, of what a client's byte stream can
 /// make the parser deliver (heads, body parts, ends, a malformed message, the close) and of what the proxy does

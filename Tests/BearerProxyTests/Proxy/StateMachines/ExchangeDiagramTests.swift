@@ -1,17 +1,17 @@
-import BearerCodec
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #23 item 7: docs/architecture.md's transition table of one exchange is the machine's own, found by trying every
 /// event in every state reachable from the start of a POST to a route that sends a token and of a WebSocket

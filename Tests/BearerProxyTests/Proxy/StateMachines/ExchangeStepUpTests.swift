@@ -1,16 +1,16 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// `"stepUp": "auto"` in the exchange (#25 item 5): a `403` `insufficient_scope` is replayed once with the token of
 /// a new sign-in, like a `401` `invalid_token` with a refreshed one; whatever stops that replay answers the step-up

@@ -1,15 +1,15 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOCore
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// #23 item 2: the WebSocket tunnel's life as a machine — pure, so each rule is one test, and a sweep of every event
 /// sequence up to depth 6 checks the invariants from every state it reaches.

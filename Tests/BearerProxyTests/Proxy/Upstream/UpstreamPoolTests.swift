@@ -1,9 +1,9 @@
-import BearerCodec
-import BearerConfiguration
 import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BearerCodec
+@testable import BearerConfiguration
 @testable import BearerDataPlane
 
 /// The loop's pool of idle upstream connections, on its own: a connection is only ever handed out for the origin

@@ -1,17 +1,17 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// `Expect: 100-continue` cannot hold a connection open (#21 item 3). A client that sends the head and never the
 /// body used to keep its socket — and an upstream connection — for as long as it liked: the body-stall limit did

@@ -1,16 +1,16 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import NIOHTTP1
 import Testing
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// Request smuggling through the proxy (SPEC §8, "Framing is the proxy's"): the upstream — framing bytes the way a
 /// real HTTP/1.1 server does — must find exactly one request per client request, and nothing a client sends may

@@ -1,9 +1,10 @@
-import BearerConfiguration
-import BearerRuntime
-import BearerTokens
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BearerConfiguration
+@testable import BearerRuntime
+@testable import BearerTokens
 
 /// Each event loop sends its last route's token again without the token cache's lock while the cache would give the
 /// same one (`EventLoopState.cachedToken`, `TokenCache.ReusableToken`). These attack that reuse on real sockets at

@@ -1,6 +1,7 @@
-import BearerConfiguration
-import BearerTokens
 import Foundation
+
+@testable import BearerConfiguration
+@testable import BearerTokens
 
 /// What the `bearer-proxy` processes of a discovered-route test share, in a temporary directory removed afterwards:
 /// a routes.json with the one discovered route `/mcp` to a ``FakeAuthorizationServer``'s resource, and a state

@@ -1,11 +1,3 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -13,7 +5,15 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// A protected resource and its own authorization server on one origin, 127.0.0.1:0, for the sign-in and data-plane
 /// tests of discovered routes (#25): `/mcp` asks for a token (RFC 9728 challenge), the metadata of both

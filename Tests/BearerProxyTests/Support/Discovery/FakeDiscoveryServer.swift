@@ -1,14 +1,14 @@
-import BearerConfiguration
-import BearerHTTP
-import BearerJSON
-import BearerOperations
-import BearerRuntime
-import BearerSignIn
-import BearerTelemetry
-import BearerTokens
 import NIOHTTP1
 
+@testable import BearerConfiguration
 @testable import BearerDataPlane
+@testable import BearerHTTP
+@testable import BearerJSON
+@testable import BearerOperations
+@testable import BearerRuntime
+@testable import BearerSignIn
+@testable import BearerTelemetry
+@testable import BearerTokens
 
 /// One page a fake protected resource or authorization server serves; `{origin}` in its headers and body becomes
 /// `http://127.0.0.1:PORT` of the server answering, `{other}` the origin given to ``FakeDiscoveryServer/pages(_:other:)``.

@@ -1,5 +1,6 @@
-import BearerSignIn
 import Synchronization
+
+@testable import BearerSignIn
 
 /// The DNS-rebinding attacker's resolver (#25): a name's first question gets `first`, every later one `then`, and
 /// every question is counted — so a test can tell how often a name was resolved, and which answer was used.

@@ -1,7 +1,8 @@
-import BearerConfiguration
-import BearerSignIn
 import Foundation
 import NIOSSL
+
+@testable import BearerConfiguration
+@testable import BearerSignIn
 
 /// Two TLS servers on one port, both presenting a certificate for `*.rebind.test` (`Fixtures/rebinding/`): `server`
 /// on 127.0.0.2, which the tests' policy counts as a global address — no test may send anything off this machine —
