@@ -8,7 +8,7 @@ enum HeadFields {
     /// nothing the version does not (RFC 9112 §9.3) and names no field, it is hop-by-hop and never forwarded — and
     /// left in, NIO's `isKeepAlive` would work the keep-alive state out of it on every call (an array of its values
     /// each time; NIO's own decoder hands that state over through an initializer we cannot use).
-    package static func strings(
+    static func strings(
         in buffer: ByteBuffer, fieldsStart: Int, length: Int, minorVersion: UInt8, connection: ConnectionOptions
     ) -> [(String, String)] {
         let start = buffer.readerIndex

@@ -42,7 +42,7 @@ package struct RequestDecoder {
     /// parsed, and refused, once it reaches its limit, and bodies are handed on as they come; only the bytes behind
     /// an upgrade request are held, until the upstream answers — and a WebSocket client sends nothing before the
     /// `101` (RFC 6455 §4.1), so 64 KiB past a whole head is room enough.
-    package static func bufferLimit(_ limits: HeadLimits) -> Int {
+    static func bufferLimit(_ limits: HeadLimits) -> Int {
         limits.headBytes + 64 * 1024
     }
 

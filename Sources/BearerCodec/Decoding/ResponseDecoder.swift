@@ -58,7 +58,7 @@ package struct ResponseDecoder {
 
     /// The most bytes the decoder holds: a head in progress (refused at ``limits``), and the new protocol's first
     /// bytes behind a `101` until the tunnel takes them.
-    package static let bufferLimit = limits.headBytes + 64 * 1024
+    static let bufferLimit = limits.headBytes + 64 * 1024
 
     private var requests = CircularBuffer<Request>(initialCapacity: 2)
     private var state = State.head

@@ -112,7 +112,7 @@ package enum FieldName {
     /// The byte with the ASCII case folded to lower.
     @inlinable
     @inline(__always)
-    package static func fold(_ byte: UInt8) -> UInt8 {
+    static func fold(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

@@ -17,7 +17,7 @@ package struct HeadBytes: ~Copyable {
     /// Bytes written so far.
     @inlinable package var count: Int { written }
     /// A piece did not fit: what was written is incomplete and must be thrown away.
-    @inlinable package var overflowed: Bool { failed }
+    @inlinable var overflowed: Bool { failed }
 
     @inlinable init(room: UnsafeMutableRawBufferPointer) {
         self.room = room

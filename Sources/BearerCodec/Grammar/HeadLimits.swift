@@ -4,7 +4,7 @@ package struct HeadLimits: Sendable, Equatable {
     /// Bytes of the whole head, request or status line and the empty line included. Default 32 KiB.
     package var headBytes = 32 * 1024
     /// Bytes of the request-target. Default 8 KiB.
-    package var targetBytes = 8 * 1024
+    var targetBytes = 8 * 1024
     /// Field lines. Default 100.
     package var fields = 100
 

@@ -59,7 +59,7 @@ extension AccountFlow {
     ]
 
     /// The keys of `account` this flow accepts, `flow` included.
-    package var keys: Set<String> {
+    var keys: Set<String> {
         let specific: Set<String> =
             switch self {
             case .dev: []

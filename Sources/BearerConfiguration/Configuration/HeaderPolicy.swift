@@ -64,7 +64,7 @@ package enum HeaderPolicy {
 
     /// A field (lowercase name) and its rules.
     @usableFromInline
-    package struct Entry: Sendable {
+    struct Entry: Sendable {
         @usableFromInline
         package let name: StaticString
         @usableFromInline
@@ -78,7 +78,7 @@ package enum HeaderPolicy {
 
     /// The table. Every row is also refused with `_`: a field the proxy treats specially must not have a second
     /// spelling that it does not.
-    package static let entries: [Entry] = [
+    static let entries: [Entry] = [
         // RFC 9110 §7.6.1 (Connection), RFC 9112 §6.1 (Transfer-Encoding), RFC 9110 §10.1.4 (TE), RFC 2068 §19.7.1
         // (Keep-Alive), RFC 9110 §11.7.1–2 (Proxy-Authenticate, Proxy-Authorization), §7.8 (Upgrade), §6.6.2
         // (Trailer), and the non-standard Proxy-Connection: Go's httputil.ReverseProxy list "as of RFC 7230".

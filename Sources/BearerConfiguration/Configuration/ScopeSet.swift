@@ -53,7 +53,7 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Everything after the last `/`, or the whole scope when it has none.
-    package static func permission(of scope: String) -> String {
+    static func permission(of scope: String) -> String {
         guard let slash = scope.lastIndex(of: "/") else { return scope }
         return String(scope[scope.index(after: slash)...])
     }

@@ -53,7 +53,7 @@ struct ConnectionStateMachine {
 
     /// The answer to a request that could not be read, and the reason the access log gives for it.
     struct Refusal: Equatable {
-        package var problem: ProxyError
+        var problem: ProxyError
         package var label: String?
     }
 
@@ -101,7 +101,7 @@ struct ConnectionStateMachine {
 
     /// The connection's own limits (SPEC §8).
     struct Limits {
-        package var idle: TimeAmount
+        var idle: TimeAmount
         package var requestHead: TimeAmount
         package var bodyStall: TimeAmount
 

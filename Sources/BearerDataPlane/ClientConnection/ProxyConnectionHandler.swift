@@ -137,7 +137,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         updateTimer()
     }
 
-    package func read(context: ChannelHandlerContext) {
+    func read(context: ChannelHandlerContext) {
         if connection.isLingering { return context.read() }
         if reads.admit(open: wantsRead) { context.read() }
     }

@@ -6,7 +6,7 @@ import BearerTokens
 
 extension LocalResponse {
     /// The RFC 9457 problem details document for `error`.
-    package static func problem(_ error: ProxyError, requestID: String) -> LocalResponse {
+    static func problem(_ error: ProxyError, requestID: String) -> LocalResponse {
         var response = json(
             [
                 "type": error.type, "title": error.title, "status": Int(error.status.code), "detail": error.detail,

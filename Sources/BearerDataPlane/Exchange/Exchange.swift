@@ -51,7 +51,7 @@ final class Exchange {
     var responseWritten: EventLoopFuture<Void>?
 
     // For the access log and the metrics.
-    package let started: NIODeadline
+    let started: NIODeadline
     /// The route's prefix; `-` for the proxy's own endpoints, `none` when nothing matched.
     var routeLabel = "none"
     package var status: UInt = 0
@@ -137,7 +137,7 @@ final class Exchange {
 
 /// The request body of a local endpoint: counted and hashed as it streams, never kept.
 final class LocalBody {
-    package private(set) var length = 0
+    private(set) var length = 0
     private var hasher = SHA256()
 
     package func append(_ buffer: ByteBuffer) {

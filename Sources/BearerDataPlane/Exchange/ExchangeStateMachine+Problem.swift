@@ -8,7 +8,7 @@ import NIOCore
 extension ExchangeStateMachine.Failure {
     /// The problem the client gets for this failure (SPEC §8; each problem's status is in ``ProxyError``).
     /// `binding` is the exchange's route, when it got that far; `bodyStall` the connection's body-stall limit.
-    package func problem(binding: RouteBinding?, bodyStall: TimeAmount) -> ProxyError {
+    func problem(binding: RouteBinding?, bodyStall: TimeAmount) -> ProxyError {
         let display = binding?.origin.display ?? "-"
         let seconds = (binding?.responseTimeout.nanoseconds ?? 0) / 1_000_000_000
         switch self {

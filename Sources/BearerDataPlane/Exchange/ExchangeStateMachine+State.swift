@@ -59,7 +59,7 @@ extension ExchangeStateMachine {
     /// wait for its end and is handled as a rejection that cannot be replayed — forwarded as it came, or answered
     /// by the proxy — so an upstream that drips a `401` forever holds nobody.
     struct Rejection {
-        package let retry: TokenRetry
+        let retry: TokenRetry
         /// The route's limit, running since the request went up in full: the wait for the answer's end is in it.
         let due: NIODeadline?
         package let head: UpstreamResponse
@@ -70,12 +70,12 @@ extension ExchangeStateMachine {
         let signsInItself: Bool
         /// The body read so far, and its size.
         package var body: [ByteBuffer] = []
-        package var bytes = 0
+        var bytes = 0
     }
 
     /// The request while it waits for a token or a connection.
     struct Upload: Equatable {
-        package var progress: RequestProgress
+        var progress: RequestProgress
         /// Body parts that arrived before the connection was ready (at most one read's worth: reads stop meanwhile).
         var pending: [ByteBuffer] = []
 
@@ -88,7 +88,7 @@ extension ExchangeStateMachine {
     /// Names one asynchronous step (a token, a connection, a local answer); a result carrying another is stale.
     struct Ticket: Hashable {
         let exchange: UInt64
-        package let attempt: UInt32
+        let attempt: UInt32
 
         init(exchange: UInt64, attempt: UInt32) {
             self.exchange = exchange

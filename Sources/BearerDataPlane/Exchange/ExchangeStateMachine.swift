@@ -29,7 +29,7 @@ struct ExchangeStateMachine {
     package private(set) var state: State
     package private(set) var persistence: Persistence
     private(set) var expectation: Expectation
-    package private(set) var kept = KeptBody.notNeeded
+    private(set) var kept = KeptBody.notNeeded
     private(set) var replays: Replays = []
     /// The scopes of the step-up the one replay waits for (SPEC §6.3): if its token does not come, the answer is the
     /// step-up problem, as it would have been without the opt-in.
@@ -38,7 +38,7 @@ struct ExchangeStateMachine {
     private(set) var bodySent = false
     /// The route's limit for the token and for the response head (known once routed).
     private(set) var routeLimit = TimeAmount.seconds(30)
-    package private(set) var attempt: UInt32 = 0
+    private(set) var attempt: UInt32 = 0
     /// Events that could not happen in the state they arrived in.
     private(set) var illegalEvents = 0
     /// Whether an illegal event also stops a debug build (the product); the sweep tests feed illegal events on

@@ -37,7 +37,7 @@ struct TokenVerdict: Sendable, Equatable {
     }
 
     /// A replay with another token that could fix the answer; nil: none.
-    package var retry: ExchangeStateMachine.TokenRetry?
+    var retry: ExchangeStateMachine.TokenRetry?
     /// The scopes a discovered route's sign-in needs after a `403` `insufficient_scope`.
     package var stepUp: [String]?
     /// A discovered route's `401` with a challenge: answered by the proxy, never forwarded.

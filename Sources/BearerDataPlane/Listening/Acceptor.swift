@@ -40,10 +40,10 @@ package struct Acceptor: Sendable {
     }
 
     package let group: MultiThreadedEventLoopGroup
-    package let core: ProxyServerCore
+    let core: ProxyServerCore
     let stateByLoop: [ObjectIdentifier: NIOLoopBound<EventLoopState>]
     let peerCheck: PeerUserCheck
-    package let maximumConnections: Int
+    let maximumConnections: Int
 
     package func bind(_ listener: Listener) async throws -> Bound {
         let quiescing = ServerQuiescingHelper(group: group)

@@ -88,7 +88,7 @@ final class ConnectionLimiter: ChannelDuplexHandler {
         context.fireChannelRead(data)
     }
 
-    package func read(context: ChannelHandlerContext) {
+    func read(context: ChannelHandlerContext) {
         guard open < maximum else {
             if !readPending {
                 pausedAtLimit.increment()

@@ -15,7 +15,7 @@ import NIOPosix
 /// refused since the last line: another user looping on connect must not be able to fill the owner's disk with log
 /// lines.
 package struct PeerUserCheck: Sendable {
-    package let generations: any GenerationSource
+    let generations: any GenerationSource
     package let logger: Logger
     let refusedUser: Metrics.Counter
     let refusedUnknown: Metrics.Counter

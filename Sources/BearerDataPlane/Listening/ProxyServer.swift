@@ -155,7 +155,7 @@ public final class ProxyServer: Service, Sendable {
 
 /// What every connection handler shares: where the generation in force is found, the logger, metrics and limits.
 package struct ProxyServerCore: Sendable {
-    package let installed: any GenerationSource
+    let installed: any GenerationSource
     package let logger: Logger
     package let metrics: ProxyMetrics
     /// The client side's limits (idle, request head, body stall) apply to every connection.

@@ -17,7 +17,7 @@ public struct ProxyTimeouts: Sendable, Hashable {
     /// the body while the proxy holds it back for that upstream: `504`, or the connection closed.
     public var bodyStall: TimeAmount = .seconds(60)
     /// Establishing a TCP (and TLS) connection to an upstream; a refused connect fails at once regardless.
-    public var connect: TimeAmount = .seconds(5)
+    var connect: TimeAmount = .seconds(5)
     /// From the last request byte sent upstream to the response head (like Go's `ResponseHeaderTimeout`);
     /// a route's `timeoutSeconds` overrides it. It also bounds the wait for the route's token.
     var responseHead: TimeAmount = .seconds(60)

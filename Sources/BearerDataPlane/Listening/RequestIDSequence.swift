@@ -17,7 +17,7 @@ struct RequestIDSequence {
     }
 
     /// `prefix` followed by `counter` in lower-case hex, without leading zeros.
-    package static func format(prefix: [UInt8], counter: UInt64) -> String {
+    static func format(prefix: [UInt8], counter: UInt64) -> String {
         let digits = max(1, (UInt64.bitWidth - counter.leadingZeroBitCount + 3) / 4)
         let length = prefix.count + digits
         return String(unsafeUninitializedCapacity: length) { buffer in

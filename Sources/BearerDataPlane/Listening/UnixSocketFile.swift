@@ -84,7 +84,7 @@ struct UnixSocketFile: Sendable {
     }
 
     /// Restricts the socket file that `bind` created to its owner and records which file it is.
-    package static func bound(_ path: UnixSocketPath) throws(Failure) -> UnixSocketFile {
+    static func bound(_ path: UnixSocketPath) throws(Failure) -> UnixSocketFile {
         // bind(2) made the file with the process's umask; the directory (0700, or writable by the owner only)
         // keeps others out of the moment before this, and the peer check refuses them anyway.
         guard chmod(path.path, 0o600) == 0 else { throw .system(path.path, call: "chmod", errno: errno) }

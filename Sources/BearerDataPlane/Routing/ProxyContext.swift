@@ -17,7 +17,7 @@ package final class ProxyContext: Sendable {
     package let configuration: Configuration
     package let tokens: TokenCache
     /// The `/-/` endpoints (``AdminEndpoints``, passed in by `Runtime/`).
-    package let admin: any LocalEndpoints
+    let admin: any LocalEndpoints
     package let requestGuard: RequestGuard
     package let timeouts: ProxyTimeouts
     /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding

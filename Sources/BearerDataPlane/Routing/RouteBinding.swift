@@ -9,7 +9,7 @@ import NIOCore
 /// A route as the data plane uses it on every request, built once per configuration: one reference for a request
 /// to hold instead of a copy of the route's dozen fields, and what every request would otherwise work out again
 /// (its upstream origin with its TLS context, its response timeout, the key of its token).
-package final class RouteBinding: Sendable {
+final class RouteBinding: Sendable {
     package let route: Route
     let origin: UpstreamOrigin
     let responseTimeout: TimeAmount

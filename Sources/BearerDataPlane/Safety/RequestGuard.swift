@@ -130,7 +130,7 @@ package final class RequestGuard: Sendable {
         /// Reads the fields where they lie in the head's bytes: a string is built only for a field the guard
         /// keeps (Host, Origin, …) or refuses (a name that imitates a protected one). Filled in place: returned,
         /// the struct was copied out, a retain and a release of each of its strings (bench/counts.sh).
-        package mutating func read(_ request: ClientRequest, policy: SafetyPolicy) throws(ProxyError) {
+        mutating func read(_ request: ClientRequest, policy: SafetyPolicy) throws(ProxyError) {
             var bytes = 0
             let span = request.bytes.readableBytesUInt8Span
             var lines = FieldLines(fieldsStart: request.parsed.fieldsStart, length: request.parsed.length)
@@ -245,7 +245,7 @@ package final class RequestGuard: Sendable {
         return (authority, path)
     }
 
-    package static func describe(_ rejection: RequestTarget.Rejection) -> String {
+    static func describe(_ rejection: RequestTarget.Rejection) -> String {
         switch rejection {
         case .notOriginForm: "The request target must be a path starting with \"/\"."
         case .dotSegment: "The path contains a \".\" or \"..\" segment (possibly percent-encoded); it is refused."

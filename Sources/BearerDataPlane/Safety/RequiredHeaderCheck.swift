@@ -9,7 +9,7 @@ import NIOHTTP1
 /// A route's ``RequiredHeader`` as the data plane checks it on every request (SPEC §9), built once per configuration:
 /// the value, when one is required, held as a ``ClientKey`` — compared in constant time, whatever the length of what a
 /// client sends.
-package struct RequiredHeaderCheck: Sendable {
+struct RequiredHeaderCheck: Sendable {
     package let name: String
     /// ``name`` lowercased, as the request's field names are compared with it.
     private let lowercasedName: String

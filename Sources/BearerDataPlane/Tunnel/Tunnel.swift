@@ -17,7 +17,7 @@ import NIOExtras
 final class Tunnel {
     package weak var client: TunnelHandler?
     package weak var upstream: TunnelHandler?
-    package private(set) var machine: TunnelStateMachine
+    private(set) var machine: TunnelStateMachine
     private var timer: Scheduled<Void>?
     private let loop: any EventLoop
     private var finished: ((Tunnel) -> Void)?
@@ -145,7 +145,7 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if context.channel.isWritable { partner?.resumeReading() }
     }
 
-    package func read(context: ChannelHandlerContext) {
+    func read(context: ChannelHandlerContext) {
         if reads.admit(open: partner?.isWritable ?? false) { context.read() }
     }
 

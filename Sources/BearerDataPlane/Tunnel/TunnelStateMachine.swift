@@ -29,7 +29,7 @@ struct TunnelStateMachine {
         case client
         case upstream
 
-        package var other: Side { self == .client ? .upstream : .client }
+        var other: Side { self == .client ? .upstream : .client }
     }
 
     package enum State: Equatable {

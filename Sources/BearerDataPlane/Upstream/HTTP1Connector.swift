@@ -21,7 +21,7 @@ final class HTTP1Connector: UpstreamConnector {
         pool.take(origin)
     }
 
-    package func connect(
+    func connect(
         _ origin: UpstreamOrigin, timeout: TimeAmount, on eventLoop: any EventLoop,
         completion: @escaping (Result<any UpstreamConnection, any Error>) -> Void
     ) {

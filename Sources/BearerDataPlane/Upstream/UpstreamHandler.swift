@@ -121,7 +121,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         context.fireChannelActive()
     }
 
-    package func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
+    func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         guard let context else { return }
         decoder.requestSent(head)
         framer.write(.head(head.bytes, chunked: head.chunked), from: context, promise: nil)
@@ -134,7 +134,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         framer.write(.body(body), from: context, promise: nil)
     }
 
-    package func end() {
+    func end() {
         guard let context else { return }
         framer.write(.end(trailers: nil), from: context, promise: nil)
     }
@@ -166,7 +166,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         if let context, reads.release(open: true) { context.read() }
     }
 
-    package func read(context: ChannelHandlerContext) {
+    func read(context: ChannelHandlerContext) {
         if reads.admit(open: !readsPaused) { context.read() }
     }
 

@@ -35,7 +35,7 @@ enum UpstreamTransport: Hashable, Sendable {
     case plain
     case tls(UpstreamTLS)
 
-    package var scheme: String {
+    var scheme: String {
         switch self {
         case .plain: "http"
         case .tls: "https"

@@ -24,7 +24,7 @@ final class UpstreamPool {
     let maximumIdlePerOrigin: Int
     /// Idle connections older than this are closed by ``evictIdle(now:)``, well before common upstream keep-alive
     /// timeouts (nginx 75 s), to make the stale-connection race rare.
-    package let idleTimeout: TimeAmount
+    let idleTimeout: TimeAmount
 
     init(maximumIdlePerOrigin: Int = 128, idleTimeout: TimeAmount = .seconds(30)) {
         self.maximumIdlePerOrigin = maximumIdlePerOrigin

@@ -22,7 +22,7 @@ import BearerJSON
 package enum RetryAfter {
     /// The waits the proxy honours, in seconds: at least 1 (never "now", which would make a retry loop), at most
     /// an hour (a provider is asked again then; a longer outage just answers again).
-    package static let range = 1...3600
+    static let range = 1...3600
 
     /// The seconds `value` asks to wait, clamped to ``range``, measuring an HTTP-date from `now`; nil when `value`
     /// is absent or not a `Retry-After` value (`-5`, `1e9`, `soon`).

@@ -53,7 +53,7 @@ package struct JSONNull: Sendable, Hashable {
 
 extension JSONValue {
     /// The value as an untyped tree for ``JSONObject``.
-    package var untyped: Any {
+    var untyped: Any {
         switch self {
         case .null: JSONNull()
         case .bool(let value): value

@@ -28,7 +28,7 @@ public struct AdminEndpoints: LocalEndpoints {
     package let metrics: ProxyMetrics?
     package let requestCounts: (@Sendable () async -> [String: Int])?
     /// The listener and the checks in force, for `/-/status`.
-    package let access: AccessSummary?
+    let access: AccessSummary?
 
     /// Endpoints for a running proxy: its account (for `status` and `ready`), its metrics, and how to count its
     /// requests per route (from every event loop).
@@ -112,7 +112,7 @@ public struct AdminEndpoints: LocalEndpoints {
 /// now — from the cache, or from the provider (single-flight and throttled like any other request, so a probe
 /// never hammers it). 503 with the reasons otherwise.
 enum Readiness {
-    package static func check(_ account: any AccountView) async -> LocalResponse {
+    static func check(_ account: any AccountView) async -> LocalResponse {
         var problems: [[String: String]] = []
         for scopes in account.scopeSets {
             do {

@@ -13,7 +13,7 @@ public struct AccessSummary: Sendable, Equatable {
     /// `status`).
     public var listeners: [String]
     /// Whether loopback connections from other local users are closed (Linux); false where it cannot be checked.
-    public var peerUserCheck: Bool
+    var peerUserCheck: Bool
     /// The uids let in besides the proxy's own.
     var allowUsers: [UInt32]
     /// Whether every request must carry the client key (a non-loopback listener, or `requireKey`): on every

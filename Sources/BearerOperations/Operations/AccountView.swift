@@ -32,7 +32,7 @@ public protocol AccountView: Sendable {
 }
 
 extension AccountView {
-    public func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
+    func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
     public var tokenType: TokenTypePreference? { nil }
-    public var dpopThumbprint: String? { nil }
+    var dpopThumbprint: String? { nil }
 }

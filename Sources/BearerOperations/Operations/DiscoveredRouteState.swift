@@ -24,8 +24,8 @@ public struct DiscoveredRouteState: Sendable, Equatable {
         case error
     }
 
-    public var state: State
-    public var authorizationServer: String?
+    var state: State
+    var authorizationServer: String?
     public var clientKind: String?
     public var clientID: String?
     public var scopes: [String]
@@ -33,7 +33,7 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     public var stepUpScopes: [String]
     public var expiresOn: Date?
     /// Why it needs a sign-in, or what went wrong.
-    public var detail: String?
+    var detail: String?
     /// Set while a process holds the sign-in's newest refresh token in memory only, its write having failed (a full
     /// disk): the file still shows the one the authorization server has retired.
     public var unsaved: Unsaved?
@@ -47,11 +47,11 @@ public struct DiscoveredRouteState: Sendable, Equatable {
             case anotherProcess = "another-process"
         }
 
-        public var heldBy: Holder
+        var heldBy: Holder
         /// Writes that failed so far, when this process holds it.
-        public var failedWrites: Int?
+        var failedWrites: Int?
         /// Why the last write failed (a path and the system's reason, never a token), when this process holds it.
-        public var lastWriteError: String?
+        var lastWriteError: String?
 
         public init(heldBy: Holder, failedWrites: Int? = nil, lastWriteError: String? = nil) {
             self.heldBy = heldBy

@@ -22,7 +22,7 @@ public struct StatusReport: Sendable {
         /// `tokenType` when it is not `bearer`; nil for bearer tokens.
         public var tokenType: TokenTypePreference?
         /// The DPoP key's thumbprint (`jkt`), when there is a key — never the key.
-        public var dpopThumbprint: String?
+        var dpopThumbprint: String?
 
         init(
             flow: String, signedIn: Bool, identity: AccountIdentity? = nil, tokenType: TokenTypePreference? = nil,
@@ -57,7 +57,7 @@ public struct StatusReport: Sendable {
     /// Failed writes of the token cache file not yet made good; nil when the file holds everything.
     public var unsaved: UnsavedChanges?
     /// Who may use the proxy: the listener and the checks in force (SPEC §9).
-    public var access: AccessSummary?
+    var access: AccessSummary?
 
     public init(
         account runtime: any AccountView, requestCounts: [String: Int]? = nil, access: AccessSummary? = nil,

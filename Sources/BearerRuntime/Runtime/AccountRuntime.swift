@@ -28,7 +28,7 @@ public struct AccountRuntime: Sendable {
     public let interactive: (any InteractiveSignIn)?
     /// Things the user should hear about from start-up (a corrupt token cache that was set aside).
     public let notices: [String]
-    package let provider: IdentityProviderClient?
+    let provider: IdentityProviderClient?
     /// The discovered routes' own token caches: without a state directory, only those of the routes whose authorization
     /// server is the account's.
     package let discovered: DiscoveredRouteTokens
@@ -184,7 +184,7 @@ public struct AccountRuntime: Sendable {
 
     /// The same account with another configuration whose `account` section is unchanged (a reload that only
     /// changed routes): the signed-in session and cached tokens carry over.
-    package func with(configuration: Configuration) -> AccountRuntime {
+    func with(configuration: Configuration) -> AccountRuntime {
         AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider, discovered: discovered,
@@ -228,7 +228,7 @@ public struct AccountRuntime: Sendable {
 
     /// The token cache file's name part for this account: what identifies it in `routes.json` — and for `dev`, the
     /// issuer URL, since its tokens carry it as `iss` (a proxy on another port must not reuse them).
-    package static func accountKey(for settings: AccountSettings, devIssuerURL: String) -> String {
+    static func accountKey(for settings: AccountSettings, devIssuerURL: String) -> String {
         func endpoint(_ client: OAuthClient) -> String {
             switch client.endpoint {
             case .authority(let value), .issuer(let value): value

@@ -119,7 +119,7 @@ package final class DiscoveredRouteTokens: Sendable {
 
     /// The HTTP client of the token requests of a route whose `tls.caFile` (its own, else the global one) is
     /// `caFile`, made once per file.
-    package func provider(caFile: String?) -> IdentityProviderClient {
+    func provider(caFile: String?) -> IdentityProviderClient {
         state.withLock { state in
             let provider =
                 state.providers[caFile ?? ""]

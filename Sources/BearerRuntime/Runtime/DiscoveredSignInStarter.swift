@@ -102,7 +102,7 @@ public final class DiscoveredSignInStarter: Service, Sendable {
     /// Asks for a sign-in for `route`; what the `401` adds for the person at the machine. Waits, when it starts
     /// one, until discovery has found the route's authorization server (bounded by discovery's deadlines and by
     /// shutdown): a server whose last sign-in here was declined gets no tab, and the answer says so.
-    package func request(_ route: Route) async -> String {
+    func request(_ route: Route) async -> String {
         let now = now()
         enum Decision {
             case start

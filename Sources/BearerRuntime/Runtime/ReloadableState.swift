@@ -37,11 +37,11 @@ package final class ReloadableState: GenerationSource {
     }
 
     private let slot: Mutex<Installed>
-    package let stateDirectory: StateDirectory?
+    let stateDirectory: StateDirectory?
     package let environment: [String: String]
-    package let logger: Logger
+    let logger: Logger
     /// The wall clock a test injected, or nil for the system's (``AccountRuntime/make``).
-    package let now: (@Sendable () -> Date)?
+    let now: (@Sendable () -> Date)?
     /// How the owner of a loopback peer's socket is found (``PeerUserPolicy``), the same for every generation.
     let peerLookup: PeerUserPolicy.Lookup
     /// The sign-ins `serve` opens itself for routes that opt in (`"signIn": "auto"`), the same for every generation;

@@ -27,7 +27,7 @@ struct RetiringGenerations: Sendable {
     private var retiring: [Retiring] = []
 
     /// How long a replaced generation's exchanges keep its account alive.
-    package let limit: Duration
+    let limit: Duration
 
     init(limit: Duration) {
         self.limit = limit

@@ -99,7 +99,7 @@ extension RunningProxy {
 
 /// Reloads `routes.json` on every SIGHUP, as a `Service` next to the proxy (SPEC §10).
 public struct ConfigurationReloader: Service {
-    package let proxy: RunningProxy
+    let proxy: RunningProxy
     package let path: String
 
     public init(proxy: RunningProxy, path: String) {

@@ -25,7 +25,7 @@ public struct RunningProxy: Sendable {
     public let group: MultiThreadedEventLoopGroup
     let metrics: ProxyMetrics
     /// What a reload needs to build the next configuration's runtime the same way.
-    package let current: ReloadableState
+    let current: ReloadableState
 
     /// The account in force: its flow, token cache, session and token cache file.
     public var account: AccountRuntime { current.account }

@@ -54,7 +54,7 @@ public struct TokenMaintenance: Service {
 
     /// Release what replaced configurations no longer need, pick up another process's sign-in or sign-out (the
     /// account's file, and the discovered routes' sign-ins), and retry a write that failed.
-    package func follow() async {
+    func follow() async {
         await releaseRetired()
         let account = self.account()
         account.persistence?.reloadIfChanged(tokens: account.tokens, session: account.session)
@@ -63,7 +63,7 @@ public struct TokenMaintenance: Service {
     }
 
     /// Refresh what is due.
-    package func refresh() async {
+    func refresh() async {
         await account().tokens.refreshDueTokens()
     }
 

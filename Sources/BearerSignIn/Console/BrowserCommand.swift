@@ -47,7 +47,7 @@ package struct BrowserCommand: Sendable, Equatable {
     /// Starts the browser on `url` and returns without waiting for it, its output discarded: through
     /// `sh -c '… &'`, so a program that runs on (a browser) belongs to no one here, and as a background job of a
     /// non-interactive shell it ignores the Ctrl-C meant for us. Returns whether the shell started it.
-    package func open(_ url: String) async -> Bool {
+    func open(_ url: String) async -> Bool {
         let script = "\"$@\" </dev/null >/dev/null 2>&1 &"
         do {
             let result = try await Subprocess.run(

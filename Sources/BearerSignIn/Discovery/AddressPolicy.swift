@@ -16,10 +16,10 @@ import BearerTokens
 /// resolves elsewhere a moment later (DNS rebinding) reaches nothing unjudged.
 package struct AddressPolicy: Sendable {
     let allowsInternalAddresses: Bool
-    package let resolver: any HostResolver
+    let resolver: any HostResolver
     /// Where an address reaches: ``IPAddress/reach``. Tests stand one loopback address in for a global one, since
     /// no test may send anything off this machine.
-    package let reach: @Sendable (IPAddress) -> IPAddress.Reach
+    let reach: @Sendable (IPAddress) -> IPAddress.Reach
 
     package init(
         upstream: Upstream, settings: DiscoverySettings, resolver: any HostResolver,

@@ -22,7 +22,7 @@ struct ClientRegistrationRequest: Sendable, Equatable, Encodable {
     var tokenEndpointAuthMethod = "none"
     var applicationType = "native"
     /// Space-separated (RFC 7591 §2); left out when there is none.
-    package var scope: String?
+    var scope: String?
 
     enum CodingKeys: String, CodingKey {
         case clientName = "client_name"

@@ -26,7 +26,7 @@ extension DiscoveredAuthorization {
     }
 
     /// What `signIn` stored, as discovery would have found it; nil for a sign-in stored without its metadata.
-    package static func stored(
+    static func stored(
         _ signIn: PersistedDiscoveredSignIn, settings: DiscoverySettings
     ) -> DiscoveredAuthorization? {
         guard let authorization = signIn.authorizationEndpoint, let methods = signIn.codeChallengeMethods,
@@ -60,7 +60,7 @@ extension DiscoveredAuthorization {
 
 extension PersistedDiscoveredSignIn {
     /// Keeps the metadata of `found` — discovery's, fresh — with the sign-in.
-    package mutating func keep(_ found: DiscoveredAuthorization) {
+    mutating func keep(_ found: DiscoveredAuthorization) {
         tokenEndpoint = found.tokenEndpoint
         revocationEndpoint = found.revocationEndpoint
         authorizationEndpoint = found.authorizationEndpoint

@@ -16,10 +16,10 @@ import NIOSSL
 /// ``with(caFile:eventLoopGroup:logger:connect:_:)`` (one discovery), else over a client of its own
 /// (``PinnedHTTPClient``).
 public struct DiscoveryClient: DiscoveryTransport {
-    package let http: PinnedHTTPClient
+    let http: PinnedHTTPClient
     /// The clients this client's requests share, for as long as the operation that made it runs; nil: each request
     /// has one of its own.
-    package let connections: PinnedConnections?
+    let connections: PinnedConnections?
     package let logger: Logger
     /// The whole exchange; a server slower than this is reported, not waited for.
     package static let deadline: TimeAmount = .seconds(15)

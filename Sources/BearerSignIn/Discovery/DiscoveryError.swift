@@ -97,7 +97,7 @@ public enum DiscoveryError: Error, Sendable, Equatable {
     }
 
     /// A value from a server, quoted: printable ASCII only, at most 200 characters.
-    package static func shown(_ value: String) -> String {
+    static func shown(_ value: String) -> String {
         let cleaned = String(
             value.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
         return "\"" + (cleaned.count > 200 ? String(cleaned.prefix(200)) + "…" : cleaned) + "\""

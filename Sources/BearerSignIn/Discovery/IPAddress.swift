@@ -39,7 +39,7 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    package var reach: Reach {
+    var reach: Reach {
         switch self {
         case .v4(let octets): Self.reach(ipv4: octets)
         case .v6(let groups, _): Self.reach(ipv6: groups)

@@ -10,7 +10,7 @@ import BearerTokens
 package struct OAuthURL: Sendable, Hashable {
     /// Exactly as the server wrote it: issuers are compared byte for byte (RFC 8414 §3.3).
     package let text: String
-    package let parts: URLParts
+    let parts: URLParts
 
     /// - Parameter role: what the URL is, for the message ("token endpoint").
     init(_ text: String, role: String) throws(DiscoveryError) {

@@ -31,7 +31,7 @@ import NIOPosix
 ///
 /// Everything else is the configuration given (``DiscoveryClient/configuration(caFile:read:connect:)``): redirects
 /// never followed, no retried connect, no decompression, its timeouts.
-package struct PinnedHTTPClient: Sendable {
+struct PinnedHTTPClient: Sendable {
     package let configuration: HTTPClient.Configuration
     package let eventLoopGroup: any EventLoopGroup
 

@@ -13,13 +13,13 @@ import BearerTokens
 package struct PinnedURL: Sendable, Hashable {
     /// Exactly as written.
     package let text: String
-    package let parts: URLParts
+    let parts: URLParts
     /// What the host resolved to, in the resolver's order (the connection tries them in turn); never empty. For a
     /// literal host, that address alone.
     package let addresses: [IPAddress]
 
     /// The port the connection goes to: the URL's, else the scheme's.
-    package var port: Int { parts.port ?? (parts.scheme == "https" ? 443 : 80) }
+    var port: Int { parts.port ?? (parts.scheme == "https" ? 443 : 80) }
 
     /// `url` with its host resolved once and every address judged by `policy`: throws
     /// ``DiscoveryError/privateAddress(role:url:address:reach:)`` when one of them may not be reached (a name is

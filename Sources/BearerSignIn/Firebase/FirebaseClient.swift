@@ -18,16 +18,16 @@ import NIOHTTP1
 package struct FirebaseClient: Sendable {
     package let provider: IdentityProviderClient
     package let endpoints: FirebaseEndpoints
-    package let apiKey: String
+    let apiKey: String
 
     /// POSTs JSON to an `accounts:` method; the JSON object answered, or the failure.
-    package func accounts(_ method: String, _ body: [String: Any]) async throws(FirebaseCallFailure) -> [String: Any] {
+    func accounts(_ method: String, _ body: [String: Any]) async throws(FirebaseCallFailure) -> [String: Any] {
         let data = JSONObject.data(body) ?? Data()
         return try await post(endpoints.accounts(method), body: data, contentType: "application/json")
     }
 
     /// The refresh grant at securetoken, form-encoded as Firebase's REST reference documents it.
-    package func refresh(_ refreshToken: String) async throws(FirebaseCallFailure) -> [String: Any] {
+    func refresh(_ refreshToken: String) async throws(FirebaseCallFailure) -> [String: Any] {
         let form = FormEncoding.encode([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
         return try await post(
             endpoints.secureToken, body: Data(form.utf8), contentType: "application/x-www-form-urlencoded")
@@ -63,7 +63,7 @@ package struct FirebaseClient: Sendable {
 }
 
 /// Why a Firebase call produced no answer: unreachable, or an error answer.
-package enum FirebaseCallFailure: Error {
+enum FirebaseCallFailure: Error {
     case unreachable(TokenError)
     case rejected(FirebaseFailure)
 }
@@ -82,5 +82,5 @@ package struct FirebaseEndpoints: Sendable, Equatable {
     }
 
     /// `accounts:createAuthUri`, `accounts:signInWithIdp`, `accounts:signInWithPassword`.
-    package func accounts(_ method: String) -> String { identityToolkit + method }
+    func accounts(_ method: String) -> String { identityToolkit + method }
 }

@@ -12,9 +12,9 @@ import BearerTokens
 
 /// An error answer of Firebase Auth: `{"error":{"code":400,"message":"EMAIL_NOT_FOUND",…}}`, where the message
 /// may read `CODE : detail` (docs/firebase.md §4). Branches on the code, never on the detail.
-package struct FirebaseFailure: Error, Sendable, Equatable {
+struct FirebaseFailure: Error, Sendable, Equatable {
     package var status: Int
-    package var code: String
+    var code: String
     package var detail: String?
     var retryAfter: Int?
 

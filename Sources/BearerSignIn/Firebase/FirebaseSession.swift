@@ -14,7 +14,7 @@ import BearerTokens
 /// VerifyPasswordResponse — docs/firebase.md §1): the Firebase tokens, and for Microsoft the provider's tokens.
 struct FirebaseSession: Sendable {
     var localId: String
-    package var email: String?
+    var email: String?
     package var displayName: String?
     var idToken: String
     package var refreshToken: String

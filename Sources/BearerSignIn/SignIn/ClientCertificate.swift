@@ -14,7 +14,7 @@ import _CryptoExtras
 
 /// A certificate and its private key, for signed client assertions (RFC 7523 §2.2; Microsoft's "certificate
 /// credentials"). Loaded once at start-up; the key never leaves this type.
-package struct ClientCertificate: Sendable {
+struct ClientCertificate: Sendable {
     private let key: _RSA.Signing.PrivateKey
     /// `x5t#S256`: base64url of the SHA-256 of the certificate's DER (RFC 7515 §4.1.8).
     let sha256Thumbprint: String

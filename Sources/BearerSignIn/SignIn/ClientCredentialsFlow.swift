@@ -14,7 +14,7 @@ import BearerTokens
 /// platform issues (RFC 6749 §4.4; RFC 7523 §2.2; protocols.md §5). Each scope set is one `{resource}/.default`
 /// request; there is no refresh token, so a token is simply requested again when it is due.
 package struct ClientCredentialsFlow: SignInFlow {
-    package enum Credential: Sendable {
+    enum Credential: Sendable {
         case secret(String, method: ClientCredentialsAccount.SecretMethod)
         case certificate(ClientCertificate, algorithm: ClientCredentialsAccount.AssertionAlgorithm)
         case federated(FederatedAssertion)
@@ -25,7 +25,7 @@ package struct ClientCredentialsFlow: SignInFlow {
 
     package let name = "client-credentials"
     package let client: OAuthClient
-    package let credential: Credential
+    let credential: Credential
     package let provider: IdentityProviderClient
     package let now: @Sendable () -> Date
     /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`.

@@ -26,8 +26,8 @@ enum CommandRunner {
 
     package struct Output: Sendable {
         package var status: Int32
-        package var stdout: String
-        package var stderr: String
+        var stdout: String
+        var stderr: String
 
         package init(status: Int32, stdout: String, stderr: String) {
             self.status = status
@@ -42,7 +42,7 @@ enum CommandRunner {
     }
 
     /// The executable for `name`: a path as given, else looked up on `PATH`.
-    package static func executable(_ name: String) -> Executable {
+    static func executable(_ name: String) -> Executable {
         name.contains("/") ? .path(FilePath(name)) : .name(name)
     }
 

@@ -17,7 +17,7 @@ import BearerTokens
 /// it expires), and token requests are rare — one per scope set and token lifetime — so reading it each time is
 /// simpler than watching it and never stale. Its content appears in no message: errors name only where it came
 /// from.
-package struct FederatedAssertion: Sendable {
+struct FederatedAssertion: Sendable {
     /// How long a failure to obtain the assertion blocks the next attempt: the platform usually fixes it soon.
     static let retryAfterSeconds = 5
     /// The largest assertion read (a projected token is about 1 KiB).

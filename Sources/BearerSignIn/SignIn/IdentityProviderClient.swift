@@ -23,10 +23,10 @@ import Synchronization
 /// be re-sent elsewhere), connection establishment is not retried for seconds (a provider that refuses
 /// connections is reported at once — data-plane pitfall 10), and every request has a deadline.
 public final class IdentityProviderClient: Sendable {
-    package let http: HTTPClient
+    let http: HTTPClient
     /// The same configuration for requests to a ``PinnedURL`` (a discovered route's authorization server, SPEC §6.3):
     /// each connects to its judged addresses only.
-    package let pinned: PinnedHTTPClient
+    let pinned: PinnedHTTPClient
     private let logger: Logger
     private let discovered = Mutex<[String: ProviderEndpoints]>([:])
     /// The whole exchange, connect included; a provider slower than this is reported unavailable.
@@ -209,7 +209,7 @@ public final class IdentityProviderClient: Sendable {
 
     /// GETs `url` with `headers` and returns the raw answer, for token endpoints that are not OAuth's (a managed
     /// identity endpoint takes its parameters in the query and answers its own JSON).
-    package func get(_ url: String, headers: HTTPHeaders) async throws(TokenError) -> (
+    func get(_ url: String, headers: HTTPHeaders) async throws(TokenError) -> (
         status: Int, headers: HTTPHeaders, body: Data
     ) {
         var request = HTTPClientRequest(url: url)
@@ -217,7 +217,7 @@ public final class IdentityProviderClient: Sendable {
         return try await send(request, to: nil)
     }
 
-    package func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
+    func send(_ request: HTTPClientRequest) async throws(TokenError) -> (Int, HTTPHeaders, Data) {
         try await send(request, to: nil)
     }
 

@@ -13,7 +13,7 @@ import BearerTokens
 /// The endpoints of an identity provider that the flows use.
 package struct ProviderEndpoints: Sendable, Hashable {
     package var token: String
-    package var authorization: String?
+    var authorization: String?
     var deviceAuthorization: String?
     /// Token revocation (RFC 7009), when the provider offers it (Microsoft's identity platform does not).
     package var revocation: String?

@@ -23,7 +23,7 @@ package struct RefreshTokenGrant: SignInFlow {
     package let provider: IdentityProviderClient
     package let session: AccountSession
     /// How the refresh token is shared with other processes through the token cache file; nil with `--no-persist`.
-    package let sharing: SharedRefreshToken?
+    let sharing: SharedRefreshToken?
     /// The account's DPoP binding (RFC 9449), when its `tokenType` is not `bearer`.
     package let dpop: DPoPBinding?
     package let now: @Sendable () -> Date

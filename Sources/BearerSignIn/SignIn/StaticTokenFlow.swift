@@ -34,7 +34,7 @@ package struct StaticTokenFlow: SignInFlow {
 
 /// The `exp` claim of a token that happens to be a JWT (RFC 7519 §4.1.4), else nil.
 enum JWTExpiry {
-    package static func expiry(of token: String) -> Date? {
+    static func expiry(of token: String) -> Date? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let payload = Base64URL.decode(segments[1]),
             let claims = JSONObject.dictionary(payload),

@@ -17,8 +17,8 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
     package var status: Int
     package var error: String
     /// The first sentence of `error_description` (Microsoft's start with `AADSTSnnnn:`); never a secret.
-    package var summary: String?
-    package var codes: [Int]
+    var summary: String?
+    var codes: [Int]
     var suberror: String?
     var retryAfter: Int?
     /// Native authentication's errors may carry a newer continuation token to continue the same sign-in with.

@@ -18,7 +18,7 @@ package struct TokenResponse: Sendable {
     /// Microsoft's undocumented early-refresh hint; MSAL refreshes at `now + refresh_in` when it is present.
     var refreshIn: TimeInterval?
     /// The granted scopes, as the provider spells them.
-    package var scope: [String]?
+    var scope: [String]?
     /// A rotated refresh token: always store it in place of the old one (RFC 6749 §6).
     package var refreshToken: String?
     var idToken: String?

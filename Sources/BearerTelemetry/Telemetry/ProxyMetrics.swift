@@ -25,7 +25,7 @@ import Synchronization
 /// Labels are bounded: routes are the configured prefixes (`-` for the proxy's own endpoints, `none` for
 /// unrouted requests), methods outside RFC 9110's set become `OTHER`. No label ever carries a token or a path.
 public final class ProxyMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+    let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
     package let activeConnections: Metrics.Meter
     package let tokenCacheHits: Metrics.Counter

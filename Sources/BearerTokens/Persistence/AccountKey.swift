@@ -64,7 +64,7 @@ public enum AccountKey {
         return bytes
     }
 
-    package static func hex(_ value: UInt128) -> String {
+    static func hex(_ value: UInt128) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 32 - digits.count) + digits
     }

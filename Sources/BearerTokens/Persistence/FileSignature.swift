@@ -17,8 +17,8 @@ import BearerTelemetry
 /// rewrite reused the just-freed inode number, kept the exact size and landed in the same kernel clock tick (a few
 /// milliseconds) — a poller that misses such a change sees the next one.
 public struct FileSignature: Sendable, Hashable {
-    public var device: UInt64
-    public var inode: UInt64
+    var device: UInt64
+    var inode: UInt64
     public var size: Int64
     var modificationSeconds: Int64
     var modificationNanoseconds: Int64

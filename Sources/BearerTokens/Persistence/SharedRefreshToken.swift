@@ -20,7 +20,7 @@ import Logging
 /// (`--no-persist` processes have no file and no share in this: they are on their own.)
 package struct SharedRefreshToken: Sendable {
     package let persistence: TokenPersistence
-    package let lock: RedemptionLock
+    let lock: RedemptionLock
     package let session: AccountSession
     package let logger: Logger
     package let now: @Sendable () -> Date

@@ -39,7 +39,7 @@ enum TokenFile {
     static let currentVersion = 1
 
     /// `account` as it reads back from the file: dates rounded to the millisecond, scope lists sorted.
-    package static func normalized(_ account: PersistedAccount) -> PersistedAccount {
+    static func normalized(_ account: PersistedAccount) -> PersistedAccount {
         var account = account
         account.updatedAt = TokenFileDate.quantized(account.updatedAt)
         for index in account.accessTokens.indices {

@@ -38,7 +38,7 @@ enum TokenFileDate {
     }
 
     /// The date `text` names, or nil when it is not an ISO 8601 UTC date (with or without fractional seconds).
-    package static func date(from text: String) -> Date? {
+    static func date(from text: String) -> Date? {
         let parsed =
             (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
             ?? (try? Date.ISO8601FormatStyle().parse(text))

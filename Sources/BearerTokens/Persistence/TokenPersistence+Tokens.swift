@@ -13,7 +13,7 @@ import BearerTelemetry
 extension TokenPersistence {
     /// Puts `token` in place of the file's token for its scope set — unless that one lasts longer (another process
     /// stored it after this token was obtained).
-    package static func merge(_ token: AccessToken, into account: inout PersistedAccount) {
+    static func merge(_ token: AccessToken, into account: inout PersistedAccount) {
         let persisted = persisted(token)
         guard let index = account.accessTokens.firstIndex(where: { $0.scopes == persisted.scopes }) else {
             account.accessTokens.append(persisted)
@@ -38,14 +38,14 @@ extension TokenPersistence {
             boundKey: persisted.boundKey)
     }
 
-    package static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
+    static func snapshot(of account: PersistedAccount) -> AccountSession.Snapshot {
         AccountSession.Snapshot(refreshToken: account.refreshToken, identity: account.identity)
     }
 
     /// Puts memory's session into the file's account (an empty one — a sign-out — deletes the file) and returns
     /// the refresh-token generation written: one above the file's when the token differs from the file's, never
     /// below memory's (which already counts its own change), so the file's generation only grows.
-    package static func put(_ record: AccountSession.Record, into stored: inout PersistedAccount?, flowName: String)
+    static func put(_ record: AccountSession.Record, into stored: inout PersistedAccount?, flowName: String)
         -> Int
     {
         guard record.snapshot != AccountSession.Snapshot() else {

@@ -118,7 +118,7 @@ extension TokenPersistence {
 
     /// Records a write that succeeded. `everything`: it wrote all memory holds (a retry), so nothing is unsaved any
     /// more; otherwise it shows the file can be written again, and the retry is brought forward to the next round.
-    package func wrote(everything: Bool) {
+    func wrote(everything: Bool) {
         let now = uptime()
         let recovered = unsaved.withLock { unsaved -> Bool in
             guard unsaved != nil else { return false }

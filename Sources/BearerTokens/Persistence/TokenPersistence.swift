@@ -21,12 +21,12 @@ import Synchronization
 /// unsaved, and ``saveUnsavedChanges(tokens:session:force:)`` writes it again until it lands (docs/operations.md).
 public final class TokenPersistence: Sendable {
     public let store: TokenStore
-    package let flowName: String
+    let flowName: String
     package let logger: Logger
     package let metrics: ProxyMetrics?
     /// The monotonic clock the retries' back-off runs on.
     package let uptime: @Sendable () -> Duration
-    package let queue = DispatchQueue(label: "bearer-proxy.token-file")
+    let queue = DispatchQueue(label: "bearer-proxy.token-file")
     /// The file's signature after our last read or write; a different one means someone else wrote.
     private let lastSeen = Mutex<FileSignature?>(nil)
     /// Changes held back while ``inOneWrite(_:)`` runs; nil when writes go straight to the queue.

@@ -21,7 +21,7 @@ public final class TokenStore: Sendable {
     /// The state directory the file lives in.
     public let directory: StateDirectory
     /// The account's key (see ``AccountKey``).
-    public let accountKey: String
+    let accountKey: String
     /// `tokens-<accountKey>.json`.
     package let fileName: String
 

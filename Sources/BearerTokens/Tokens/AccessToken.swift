@@ -81,7 +81,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// How much life a token must have left to be sent: five minutes (SPEC §7), or a quarter of its lifetime when
     /// that is shorter — Keycloak's default 300 s tokens would otherwise never be usable, and every request would
     /// cost a token request (docs/tokens.md).
-    public var margin: TimeInterval {
+    var margin: TimeInterval {
         let lifetime = expiresOn.timeIntervalSince(issuedAt)
         guard lifetime.isFinite, lifetime > 0 else { return 0 }
         return min(Self.minimumRemainingLifetime, lifetime / 4)
@@ -100,7 +100,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     }
 
     /// Whether this token may serve a request for `requested` (every requested scope was granted).
-    public func covers(_ requested: ScopeSet) -> Bool {
+    func covers(_ requested: ScopeSet) -> Bool {
         requested.scopes.allSatisfy { grantedScopes.contains($0) }
     }
 

@@ -36,11 +36,11 @@ public final class AccountSession: Sendable {
 
     /// The account with what the file knows of it.
     package struct Record: Sendable, Equatable {
-        package var snapshot: Snapshot
+        var snapshot: Snapshot
         /// The ``PersistedAccount/refreshTokenGeneration`` the refresh token has (saved) or will be written with
         /// (unsaved): one more than the one it replaced.
         package var generation: Int
-        package var durability: Durability
+        var durability: Durability
 
         init(snapshot: Snapshot, generation: Int, durability: Durability) {
             self.snapshot = snapshot
@@ -59,7 +59,7 @@ public final class AccountSession: Sendable {
         self.onChange = onChange
     }
 
-    public var snapshot: Snapshot { state.withLock { $0.snapshot } }
+    var snapshot: Snapshot { state.withLock { $0.snapshot } }
     package var record: Record { state.withLock { $0 } }
     public var identity: AccountIdentity? { snapshot.identity }
     package var refreshToken: String? { snapshot.refreshToken }
@@ -76,7 +76,7 @@ public final class AccountSession: Sendable {
     /// ``update(refreshToken:identity:)`` without asking for a write: for a redemption under the ``RedemptionLock``,
     /// which writes the outcome itself before it lets go. Returns whether anything changed.
     @discardableResult
-    package func rotated(refreshToken: String?, identity: AccountIdentity?) -> Bool {
+    func rotated(refreshToken: String?, identity: AccountIdentity?) -> Bool {
         state.withLock { state -> Bool in
             var next = state.snapshot
             if let refreshToken { next.refreshToken = refreshToken }

@@ -29,7 +29,7 @@ struct MonotonicLifetime: Sendable, Equatable {
     }
 
     /// Seconds of life left at monotonic time `uptime` (negative once expired).
-    package func remaining(at uptime: Duration) -> TimeInterval {
+    func remaining(at uptime: Duration) -> TimeInterval {
         (expiresAt - uptime) / .seconds(1)
     }
 

@@ -138,7 +138,7 @@ public final class TokenCache: Sendable {
     }
 
     /// The flow's name, for logs and `status`.
-    public var flowName: String { flow.name }
+    var flowName: String { flow.name }
 
     /// A usable cached token for `scopes`, without waiting: the token for exactly that set, else one whose granted
     /// scopes include all of them (MSAL's subset rule).

@@ -140,7 +140,7 @@ extension ConfigurationReader {
         return reserved
     }
 
-    package func readNative(_ account: ObjectReader) -> NativeAccount? {
+    func readNative(_ account: ObjectReader) -> NativeAccount? {
         let client = readOAuthClient(account, flow: .native)
         let username = account.nonEmptyString("username", required: true)
         let challenge: NativeAccount.Challenge? =

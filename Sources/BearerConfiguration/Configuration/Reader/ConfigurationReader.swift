@@ -110,7 +110,7 @@ struct RouteContext {
     /// Inherited by routes without their own `tls`.
     var globalTLS = TLSSettings()
     /// The global `requireHeader`, which every route checks besides its own.
-    package var requiredHeader: RequiredHeader?
+    var requiredHeader: RequiredHeader?
 }
 
 extension ConfigurationReader {

@@ -11,7 +11,7 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     private var components: [Component] = []
 
     /// The document itself, printed as `$`.
-    package static let root = JSONPath()
+    static let root = JSONPath()
 
     package func key(_ name: String) -> JSONPath {
         var copy = self

@@ -5,7 +5,7 @@ import BearerJSON
 ///
 /// Getters return `nil` both when a key is absent and when its value is invalid; in the second case the
 /// problem is already recorded, so callers only decide what absence means.
-package struct ObjectReader {
+struct ObjectReader {
     package let path: JSONPath
     package let problems: ProblemCollector
     private let members: [String: JSONValue]
@@ -22,7 +22,7 @@ package struct ObjectReader {
     }
 
     /// The keys present, sorted so that problems come out in the same order every time.
-    package var keys: [String] { members.keys.sorted() }
+    var keys: [String] { members.keys.sorted() }
 
     package func contains(_ key: String) -> Bool { members[key] != nil }
 
@@ -92,7 +92,7 @@ extension ObjectReader {
         return elements
     }
 
-    package func object(_ key: String, required: Bool = false) -> ObjectReader? {
+    func object(_ key: String, required: Bool = false) -> ObjectReader? {
         guard let value = value(key, required: required) else { return nil }
         return ObjectReader(value, at: path(key), problems: problems)
     }
@@ -142,7 +142,7 @@ extension ObjectReader {
     }
 
     /// One of a closed set of string values, with a suggestion when the value looks like a typo.
-    package func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, required: Bool = false) -> Choice?
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, required: Bool = false) -> Choice?
     where Choice.RawValue == String {
         guard let text = string(key, required: required) else { return nil }
         if let choice = Choice(rawValue: text) { return choice }

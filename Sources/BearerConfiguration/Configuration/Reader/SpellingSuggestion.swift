@@ -25,7 +25,7 @@ enum SpellingSuggestion {
     }
 
     /// ` (did you mean "scopes"?)`, or an empty string when nothing is close.
-    package static func hint(for word: String, among candidates: some Sequence<String>) -> String {
+    static func hint(for word: String, among candidates: some Sequence<String>) -> String {
         closest(to: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
     }
 

@@ -30,7 +30,7 @@ enum PeerCredentials {
     }
 
     /// The uid of `channel`'s peer; a failed future never happens: failures are values.
-    package static func uid(of channel: any Channel) -> EventLoopFuture<Result<UInt32, Failure>> {
+    static func uid(of channel: any Channel) -> EventLoopFuture<Result<UInt32, Failure>> {
         #if os(Linux)
             guard let provider = channel as? any SocketOptionProvider else {
                 return channel.eventLoop.makeSucceededFuture(.failure(Failure(description: "not a socket")))

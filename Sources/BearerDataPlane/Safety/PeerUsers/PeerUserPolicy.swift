@@ -24,7 +24,7 @@ import NIOCore
 /// and the client key guards it (SPEC §9).
 public struct PeerUserPolicy: Sendable, Equatable {
     /// The uids that may connect: the proxy's own, and `allowUsers`.
-    package let allowed: Set<UInt32>
+    let allowed: Set<UInt32>
 
     /// How the owner of a peer socket is found; tests put a failing or fixed one in.
     public enum Lookup: Sendable, Equatable {

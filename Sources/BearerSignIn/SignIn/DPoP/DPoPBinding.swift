@@ -34,7 +34,7 @@ package final class DPoPBinding: Sendable {
 
     /// Whether token requests to a server described by `endpoints` carry proofs: always for `dpop`, never for
     /// `bearer`, and for `auto` when the server lists ``algorithm`` in `dpop_signing_alg_values_supported`.
-    package func applies(to endpoints: ProviderEndpoints) -> Bool {
+    func applies(to endpoints: ProviderEndpoints) -> Bool {
         switch preference {
         case .bearer: false
         case .dpop: true

@@ -40,7 +40,7 @@ package final class AccountRouteFlow: SignInFlow {
 
     package let route: String
     /// The account's token cache.
-    package let accountTokens: TokenCache
+    let accountTokens: TokenCache
     /// The issuers the account's authorization server answers to, asked each time (a sign-in tells the tenant).
     package let accountIssuers: @Sendable () -> [String]
     /// Steps 1 and 2 of discovery for the route.

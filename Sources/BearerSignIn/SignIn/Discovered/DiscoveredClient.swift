@@ -7,8 +7,8 @@ import BearerTokens
 /// The client a discovered route's token requests speak as (SPEC §6.3): one configured on the route (with a secret from
 /// the environment when the server registered it as confidential), the route's Client ID Metadata Document, or one
 /// registered dynamically with this authorization server. Its secret is never printed.
-package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
-    package enum Kind: String, Sendable {
+struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
+    enum Kind: String, Sendable {
         case configured
         /// The route's Client ID Metadata Document: its https URL is the `client_id`, a public client.
         case metadataDocument = "metadata-document"
@@ -30,14 +30,14 @@ package struct DiscoveredClient: Sendable, Equatable, CustomStringConvertible, C
     }
 
     package var id: String
-    package var secret: String?
+    var secret: String?
     package var kind: Kind
     /// How `secret` is sent, when there is one.
     var authentication: Authentication
 
     package var description: String { "\(kind.rawValue) client \(id)\(secret == nil ? "" : " (secret: <redacted>)")" }
 
-    package var customMirror: Mirror {
+    var customMirror: Mirror {
         Mirror(
             self,
             children: [

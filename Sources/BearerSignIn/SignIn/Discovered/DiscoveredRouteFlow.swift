@@ -27,17 +27,17 @@ package struct DiscoveredRouteFlow: SignInFlow {
     /// judged on at sign-in may resolve elsewhere by now.
     package let addresses: AddressPolicy
     /// Discovery again on a refused token; nil: the stored metadata is used as it is.
-    package let rediscovery: RouteRediscovery?
+    let rediscovery: RouteRediscovery?
     /// The secret of the route's configured client (from its `clientSecretEnv`); nil for a public client.
     package let clientSecret: String?
     package let logger: Logger
     package let now: @Sendable () -> Date
     /// Given when the proxy shuts down: a wait for a sign-in in progress ends then; nil: never.
-    package let closing: ShutdownNotice?
+    let closing: ShutdownNotice?
     /// For a route with `"signIn": "auto"`: asks `serve` to open the sign-in in the browser, and says what the
     /// person at the machine should do — once discovery has told whether a tab opens; nil: only `login ROUTE` signs in.
     /// Asked with no lock held.
-    package let startSignIn: (@Sendable () async -> String)?
+    let startSignIn: (@Sendable () async -> String)?
     /// For a route with `"stepUp": "auto"`: asks `serve` to open the sign-in for a step-up's wider scopes and waits
     /// until it is stored — nil — or says why it was not; nil: only `login ROUTE --scopes` steps up.
     package let stepUp: (@Sendable (StepUpRequest) async -> String?)?
@@ -55,7 +55,7 @@ package struct DiscoveredRouteFlow: SignInFlow {
         func wasRejected(_ token: String) -> Bool { value.withLock { $0.token == token && $0.rejected } }
         /// Whether the upstream refused the last token handed out.
         var lastWasRejected: Bool { value.withLock { $0.token != nil && $0.rejected } }
-        package func set(_ token: String) { value.withLock { $0 = (token, false) } }
+        func set(_ token: String) { value.withLock { $0 = (token, false) } }
         package func reject(_ token: String) {
             value.withLock { if $0.token == token { $0.rejected = true } }
         }

@@ -45,7 +45,7 @@ public struct DiscoveredSignIn: Sendable {
 
     package let route: Route
     package let settings: DiscoverySettings
-    package let found: DiscoveredAuthorization
+    let found: DiscoveredAuthorization
     package let store: DiscoveredSignInStore
     package let provider: IdentityProviderClient
     let registrar: DiscoveryClient

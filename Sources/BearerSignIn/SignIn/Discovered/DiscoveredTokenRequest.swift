@@ -25,7 +25,7 @@ package enum DiscoveredTokenRequest {
     }
 
     /// Redeems the refresh token. No `scope`: a refresh never widens what was granted (RFC 6749 §6).
-    package static func refresh(_ refreshToken: String, resource: String, client: DiscoveredClient) -> [(
+    static func refresh(_ refreshToken: String, resource: String, client: DiscoveredClient) -> [(
         String, String
     )] {
         [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("resource", resource)]

@@ -30,7 +30,7 @@ enum PushedAuthorizationRequest {
     /// The form of the push: the authorization request's `parameters` (which name the `client_id`, RFC 9126 §2.1)
     /// and, for `client_secret_post`, the secret; `client_secret_basic` goes in the header instead
     /// (``DiscoveredClient/basicCredentials``).
-    package static func form(_ parameters: [(String, String)], client: DiscoveredClient) -> [(String, String)] {
+    static func form(_ parameters: [(String, String)], client: DiscoveredClient) -> [(String, String)] {
         guard client.authentication == .post, let secret = client.secret else { return parameters }
         return parameters + [("client_secret", secret)]
     }

@@ -34,7 +34,7 @@ package final class ShutdownNotice: Sendable {
     }
 
     /// Returns when the notice is given — at once if it has been — or when the task is cancelled.
-    package func wait() async {
+    func wait() async {
         let id = state.withLock { state in
             state.next += 1
             return state.next

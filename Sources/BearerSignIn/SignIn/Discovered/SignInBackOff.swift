@@ -13,7 +13,7 @@ import BearerTokens
 /// sees it too; a person's `login ROUTE` is never held back by it, and any sign-in there that succeeds forgets it.
 package struct SignInBackOff: Sendable {
     package let store: DiscoveredSignInStore
-    package let length: TimeInterval
+    let length: TimeInterval
     /// Wall clock: the file outlives the process, so no monotonic clock would do; ``until(issuer:)`` bounds what a
     /// clock set back can do.
     package let now: @Sendable () -> Date
@@ -31,7 +31,7 @@ package struct SignInBackOff: Sendable {
     }
 
     /// Notes that the sign-in `serve` opened with `issuer` was declined or not finished.
-    package func declined(issuer: String) throws(StateError) {
+    func declined(issuer: String) throws(StateError) {
         try store.noteDeclined(issuer: issuer, until: now().addingTimeInterval(length))
     }
 

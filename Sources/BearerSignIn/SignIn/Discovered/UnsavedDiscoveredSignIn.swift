@@ -50,12 +50,12 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     package var current: Pending? { pending.withLock { $0 } }
 
     /// Whether memory holds an unsaved sign-in under `key`.
-    package func holds(_ key: DiscoveredSignInKey) -> Bool { pending.withLock { $0?.key == key } }
+    func holds(_ key: DiscoveredSignInKey) -> Bool { pending.withLock { $0?.key == key } }
 
     /// The sign-in memory holds under `key` when it is newer than `file` — the file still holds the refresh token
     /// memory's descends from; otherwise (another key, another refresh token in the file, no file: a `login` or
     /// `logout` since) what is held is dropped, and nil.
-    package func newer(than file: PersistedDiscoveredSignIn?, key: DiscoveredSignInKey) -> PersistedDiscoveredSignIn? {
+    func newer(than file: PersistedDiscoveredSignIn?, key: DiscoveredSignInKey) -> PersistedDiscoveredSignIn? {
         let (newer, dropped) = pending.withLock { pending -> (PersistedDiscoveredSignIn?, Int32??) in
             guard let held = pending else { return (nil, nil) }
             if held.key == key, let file, file.refreshToken == held.fileHeld { return (held.record, nil) }
@@ -68,7 +68,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
 
     /// Keeps `record` after its write failed with `error`; returns whether it was the first failure.
     @discardableResult
-    package func keep(
+    func keep(
         _ record: PersistedDiscoveredSignIn, key: DiscoveredSignInKey, fileHeld: String?, error: String,
         holdAt lockPath: String
     ) -> Bool {
@@ -101,7 +101,7 @@ package final class UnsavedDiscoveredSignIn: Sendable {
     }
 
     /// The held sign-in when its next write is due at `now` (or at once with `force`).
-    package func due(at now: ContinuousClock.Instant, force: Bool = false) -> Pending? {
+    func due(at now: ContinuousClock.Instant, force: Bool = false) -> Pending? {
         pending.withLock { pending in
             guard let held = pending, force || held.nextAttempt <= now else { return nil }
             return held

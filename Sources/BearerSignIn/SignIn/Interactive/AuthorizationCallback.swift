@@ -30,7 +30,7 @@ struct AuthorizationCallback: Sendable, Equatable {
         self.parameters = parameters
     }
 
-    package var code: String? { parameters["code"] }
+    var code: String? { parameters["code"] }
     package var state: String? { parameters["state"] }
     package var error: String? { parameters["error"] }
     var errorDescription: String? { parameters["error_description"] }

@@ -22,7 +22,7 @@ public protocol InteractiveSignIn: Sendable {
 public struct SignInOptions: Sendable {
     /// `login --link`: when Firebase says the email already belongs to an account with another sign-in method,
     /// sign in that way and link the Microsoft sign-in to it.
-    public var link: Bool
+    var link: Bool
 
     public init(link: Bool = false) {
         self.link = link

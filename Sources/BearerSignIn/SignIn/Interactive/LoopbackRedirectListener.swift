@@ -24,7 +24,7 @@ final class LoopbackRedirectListener: Sendable {
         case cancelled
     }
 
-    package let port: Int
+    let port: Int
     private let channels: [any Channel]
     private let outcome: Outcome
 

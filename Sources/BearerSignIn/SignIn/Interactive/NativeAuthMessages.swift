@@ -72,7 +72,7 @@ struct NativeAuthMessages: Sendable {
     }
 
     /// The server answered `challenge_type: redirect`: this account cannot sign in through the API.
-    package func redirect(reason: String?) -> SignInFailure {
+    func redirect(reason: String?) -> SignInFailure {
         let why = reason.map { " (\($0))" } ?? ""
         return SignInFailure(
             .misconfigured,

@@ -16,14 +16,14 @@ import Crypto
 struct ProofKey: Sendable {
     /// 43 characters of `[A-Za-z0-9-_]` (32 random bytes, base64url): RFC 7636 §4.1 asks for 43–128 from the
     /// unreserved set and at least 256 bits of entropy.
-    package let verifier: String
+    let verifier: String
 
     init(verifier: String = ProofKey.randomToken()) {
         self.verifier = verifier
     }
 
     /// `code_challenge` for `code_challenge_method=S256`: unpadded base64url of SHA-256 of the verifier (§4.2).
-    package var challenge: String {
+    var challenge: String {
         Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
     }
 
