@@ -20,6 +20,22 @@ let releaseSettings: [SwiftSetting] = [
     .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))
 ]
 
+// The release executable links the Swift runtime statically, with lld, on Linux: what `swift build -c release` and
+// `swift run -c release` give is then the binary the image ships (docker/Dockerfile adds only packed relative
+// relocations, which need glibc 2.36 where the binary runs). Linked dynamically, every retain and release of a
+// request goes through the PLT into libswiftCore.so: 0.69x nginx's req/s against 0.82x for the static build
+// (docs/benchmarks.md). Debug builds, which the tests use, keep the toolchain's defaults.
+//
+// The runtime is chosen when each module is compiled, too: a module built against the static Foundation names the
+// static archives' own dependencies (_FoundationCollections, CoreFoundation…) for the linker, so every target of ours
+// that imports Foundation is compiled so (all but BearerCodec), and every executable that links them links so.
+let executableLinking: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(platforms: [.linux], configuration: .release))
+]
+let staticRuntime: [SwiftSetting] = [
+    .unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))
+]
+
 // The layering of docs/architecture.md as targets: each lists the targets of ours it may import, all of them lower in
 // this list, and the libraries it uses; nothing else can be imported (`swift build
 // --explicit-target-dependency-import-check error` in .ci/run; Tests/BearerProxyTests/Layering/LayeringTests.swift
@@ -118,21 +134,34 @@ let package = Package(
         // AddressSanitizer (bench/floor/sanitize.sh), and no library's decisions leak into its grammar.
         .target(
             name: "BearerCodec", dependencies: dependencies(of: "BearerCodec"), swiftSettings: releaseSettings),
-        .target(name: "BearerJSON", dependencies: dependencies(of: "BearerJSON"), swiftSettings: releaseSettings),
-        .target(name: "BearerHTTP", dependencies: dependencies(of: "BearerHTTP"), swiftSettings: releaseSettings),
         .target(
-            name: "BearerTelemetry", dependencies: dependencies(of: "BearerTelemetry"), swiftSettings: releaseSettings),
+            name: "BearerJSON", dependencies: dependencies(of: "BearerJSON"),
+            swiftSettings: releaseSettings + staticRuntime),
+        .target(
+            name: "BearerHTTP", dependencies: dependencies(of: "BearerHTTP"),
+            swiftSettings: releaseSettings + staticRuntime),
+        .target(
+            name: "BearerTelemetry", dependencies: dependencies(of: "BearerTelemetry"),
+            swiftSettings: releaseSettings + staticRuntime),
         .target(
             name: "BearerConfiguration", dependencies: dependencies(of: "BearerConfiguration"),
-            swiftSettings: releaseSettings),
-        .target(name: "BearerTokens", dependencies: dependencies(of: "BearerTokens"), swiftSettings: releaseSettings),
-        .target(name: "BearerSignIn", dependencies: dependencies(of: "BearerSignIn"), swiftSettings: releaseSettings),
+            swiftSettings: releaseSettings + staticRuntime),
         .target(
-            name: "BearerDataPlane", dependencies: dependencies(of: "BearerDataPlane"), swiftSettings: releaseSettings),
+            name: "BearerTokens", dependencies: dependencies(of: "BearerTokens"),
+            swiftSettings: releaseSettings + staticRuntime),
         .target(
-            name: "BearerOperations", dependencies: dependencies(of: "BearerOperations"), swiftSettings: releaseSettings
+            name: "BearerSignIn", dependencies: dependencies(of: "BearerSignIn"),
+            swiftSettings: releaseSettings + staticRuntime),
+        .target(
+            name: "BearerDataPlane", dependencies: dependencies(of: "BearerDataPlane"),
+            swiftSettings: releaseSettings + staticRuntime),
+        .target(
+            name: "BearerOperations", dependencies: dependencies(of: "BearerOperations"),
+            swiftSettings: releaseSettings + staticRuntime
         ),
-        .target(name: "BearerRuntime", dependencies: dependencies(of: "BearerRuntime"), swiftSettings: releaseSettings),
+        .target(
+            name: "BearerRuntime", dependencies: dependencies(of: "BearerRuntime"),
+            swiftSettings: releaseSettings + staticRuntime),
         .executableTarget(
             name: "bearer-proxy",
             dependencies: ourTargets.map { .target(name: $0) } + [
@@ -143,21 +172,25 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: releaseSettings
+            swiftSettings: releaseSettings + staticRuntime,
+            linkerSettings: executableLinking
         ),
         // Test tools, in no product: the token cache writer and lock holder that the persistence tests run as
         // separate processes.
         .target(
             name: "StateStress",
             dependencies: ourTargets.map { .target(name: $0) },
-            path: "Tests/StateStress"
+            path: "Tests/StateStress",
+            swiftSettings: staticRuntime
         ),
         .executableTarget(
             name: "bearer-proxy-stress",
             dependencies: ourTargets.map { .target(name: $0) } + [
                 "StateStress", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Tests/StressTool"
+            path: "Tests/StressTool",
+            swiftSettings: staticRuntime,
+            linkerSettings: executableLinking
         ),
         // The benchmark's floor (bench/floor, docs/benchmarks.md), in no product: a pass-through proxy on NIOHTTP1's
         // codecs or on BearerCodec, the data plane's own strict HTTP/1.1 codec (SPEC §3), and that codec's differential

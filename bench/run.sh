@@ -16,6 +16,9 @@
 #   BENCH_COLD=1             1,000-connection burst on the first (cold) start; 0 skips it
 #   BENCH_COLD_CONNECTIONS=1000
 #   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
+#   BENCH_BUILD=readme       readme: build as the README says (`swift build -c release`: Package.swift links the
+#                            Swift runtime statically, with lld); image: build as docker/Dockerfile does (the
+#                            same, and packed relative relocations)
 #   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
 #   BENCH_BINARY=path        use this binary (implies no build)
 #   BENCH_PROXY_ARGS="--log-level warning --threads 1"
@@ -54,6 +57,7 @@ COLD_CONNS=${BENCH_COLD_CONNECTIONS:-1000}
 BIG=${BENCH_BIG:-0}
 BIG_MB=${BENCH_BIG_MB:-1024}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
+BUILD=${BENCH_BUILD:-readme}
 BINARY=${BENCH_BINARY:-}
 read -r -a PROXY_ARGS <<<"${BENCH_PROXY_ARGS-"--log-level warning --threads 1"}"
 START_TIMEOUT=${BENCH_START_TIMEOUT:-30}
@@ -357,9 +361,15 @@ if (($(ulimit -Sn) < hard_nofile)); then ulimit -Sn "$hard_nofile" || true; fi
 
 # --- bearer-proxy binary -----------------------------------------------------------------------
 
-# The image's build flags (docker/Dockerfile's build stage; Tests/docker/lint.py checks that they agree), for the
-# floor too: one configuration, so NIO is compiled once and both binaries are linked alike.
+# The image's build flags (docker/Dockerfile's build stage; Tests/docker/lint.py checks that they agree). The floor is
+# built with the same flags as bearer-proxy: one configuration, so NIO is compiled once and both are linked alike.
 RELEASE_FLAGS=(--static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+
+case $BUILD in
+readme) BUILD_FLAGS=() BUILD_NAME="the README's build" ;;
+image) BUILD_FLAGS=("${RELEASE_FLAGS[@]}") BUILD_NAME="the image's build" ;;
+*) die "BENCH_BUILD: expected readme or image, got $BUILD" ;;
+esac
 
 if [[ -n $BINARY ]]; then
     BIN=$BINARY
@@ -368,21 +378,19 @@ elif [[ $SKIP_BUILD == 1 ]]; then
 else
     command -v swift >/dev/null ||
         die "swift not found: install Swift 6, or set BENCH_SKIP_BUILD=1 / BENCH_BINARY=path"
-    # Built as the shipped binary is: the static Swift runtime, linked by lld with packed relative relocations. A
-    # plain `swift build -c release` links the runtime dynamically: the same code, about a MiB more idle RSS.
-    log "building bearer-proxy as the image does (swift build -c release --product bearer-proxy ${RELEASE_FLAGS[*]})"
-    (cd "$REPO_ROOT" && swift build -c release --product bearer-proxy "${RELEASE_FLAGS[@]}") >&2 ||
+    log "building bearer-proxy, $BUILD_NAME (swift build -c release --product bearer-proxy ${BUILD_FLAGS[*]})"
+    (cd "$REPO_ROOT" && swift build -c release --product bearer-proxy "${BUILD_FLAGS[@]}") >&2 ||
         die "swift build failed"
-    BIN="$(cd "$REPO_ROOT" && swift build -c release "${RELEASE_FLAGS[@]}" --show-bin-path)/bearer-proxy"
+    BIN="$(cd "$REPO_ROOT" && swift build -c release "${BUILD_FLAGS[@]}" --show-bin-path)/bearer-proxy"
 fi
 FLOOR_SKIPPED="" # why bench-floor-proxy is not measured (the report says so)
 FLOOR_BIN=$(dirname -- "$BIN")/bench-floor-proxy
 if [[ $FLOOR == 1 ]]; then
     if [[ -z $BINARY && $SKIP_BUILD != 1 ]]; then
         # Same scratch path and configuration as bearer-proxy's build, so NIO is compiled once.
-        log "building bench-floor-proxy (swift build -c release --product bench-floor-proxy ${RELEASE_FLAGS[*]})"
-        if ! (cd "$REPO_ROOT" && swift build -c release --product bench-floor-proxy "${RELEASE_FLAGS[@]}") >&2; then
-            FLOOR_SKIPPED="swift build -c release --product bench-floor-proxy ${RELEASE_FLAGS[*]} failed"
+        log "building bench-floor-proxy (swift build -c release --product bench-floor-proxy ${BUILD_FLAGS[*]})"
+        if ! (cd "$REPO_ROOT" && swift build -c release --product bench-floor-proxy "${BUILD_FLAGS[@]}") >&2; then
+            FLOOR_SKIPPED="swift build -c release --product bench-floor-proxy ${BUILD_FLAGS[*]} failed"
         fi
     fi
     if [[ -z $FLOOR_SKIPPED && ! -x $FLOOR_BIN ]]; then
@@ -960,7 +968,7 @@ fact bp_command "$BIN serve --config <generated>${PROXY_ARGS[*]:+ ${PROXY_ARGS[*
 if [[ -n $BINARY || $SKIP_BUILD == 1 ]]; then
     fact bp_build "as given (not built by this script)"
 else
-    fact bp_build "swift build -c release ${RELEASE_FLAGS[*]} (the image's build)"
+    fact bp_build "swift build -c release${BUILD_FLAGS[*]:+ ${BUILD_FLAGS[*]}} ($BUILD_NAME)"
 fi
 if ldd "$BIN" 2>/dev/null | grep -q libswiftCore; then
     fact bp_linkage "the Swift runtime linked dynamically"
