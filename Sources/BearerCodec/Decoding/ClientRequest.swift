@@ -19,9 +19,20 @@ package struct ClientRequest: Sendable, Equatable {
         self.parsed = parsed
     }
 
-    /// Whether the client may send another request on this connection. An HTTP/1.0 request is always the last:
-    /// h11 reads nothing after one, so a second request would be one a reference refuses (SPEC §3).
-    package var keepAlive: Bool { parsed.minorVersion == 1 && parsed.keepAlive }
+    /// Whether the client may send another request on this connection (RFC 9112 §9.3): an HTTP/1.1 request unless
+    /// it lists `close`; an HTTP/1.0 one if it lists `keep-alive` (a token, in any case) and not `close`, and is not
+    /// in absolute-form. In origin-form the proxy is the client's server (a gateway, RFC 9110 §3.7): the bytes after
+    /// the request are the same client's, and each request is framed on its own, as in HTTP/1.1. A client sends
+    /// absolute-form to a proxy it chose (RFC 9112 §3.2.2), and §9.3 honours HTTP/1.0's keep-alive only where the
+    /// recipient is not a proxy. Whether the answer lets the connection stay is the exchange's to decide: an
+    /// HTTP/1.0 client reads no chunks, so an answer without a length still ends with the connection.
+    package var keepAlive: Bool {
+        guard parsed.keepAlive else { return false }
+        if parsed.minorVersion == 1 { return true }
+        // origin-form starts with `/`, asterisk-form is `*`; absolute-form starts with its scheme (RFC 9112 §3.2).
+        let first = bytes.getInteger(at: bytes.readerIndex + parsed.target.lowerBound, as: UInt8.self)
+        return first == UInt8(ascii: "/") || first == UInt8(ascii: "*")
+    }
 
     /// The value of the field `bytes[range]` (a name or a value the codec validated).
     package func string(_ range: Range<Int>) -> String {

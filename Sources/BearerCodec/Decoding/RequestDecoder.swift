@@ -12,8 +12,9 @@ import NIOHTTP1
 /// dynamic cast and a generic-metadata lookup, and `ByteToMessageHandler`'s bookkeeping more (docs/benchmarks.md).
 ///
 /// Like every HTTP/1.1 server's decoder it reads nothing after the connection's last request: one that does not
-/// keep the connection, or asks to switch protocols. After an upgrade the bytes that follow are held for the
-/// WebSocket tunnel (``takeUndecodedBytes()``, RFC 6455 §4.1); after any other last request they are dropped unread.
+/// keep the connection (``ClientRequest/keepAlive``), or asks to switch protocols. After an upgrade the bytes that
+/// follow are held for the WebSocket tunnel (``takeUndecodedBytes()``, RFC 6455 §4.1); after any other last request
+/// they are dropped unread.
 package struct RequestDecoder {
     private enum State {
         /// Between requests, or inside a head.
@@ -102,7 +103,7 @@ package struct RequestDecoder {
             parsed: head)
         if head.asksToUpgrade {
             lastUpgraded = true
-        } else if !head.keepAlive || head.minorVersion == 0 {
+        } else if !request.keepAlive {
             lastUpgraded = false
         }
         switch head.framing {

@@ -37,9 +37,10 @@ struct ConnectionStateMachine {
         /// Requests are read and taken.
         case open
         /// The connection's last request has arrived — one that does not keep the connection (`Connection: close`,
-        /// HTTP/1.0 without keep-alive, an upgrade), or one refused for its head — so nothing after it is taken: its
-        /// bytes are decoded and dropped, and a malformed message among them is no one's (RFC 9112 §9.6: a client
-        /// that sends `close` sends no further requests; §9.3.2: whatever follows is not a request the server took).
+        /// HTTP/1.0 without keep-alive, an upgrade), one whose answer only the close can end (HTTP/1.0 and no
+        /// length), or one refused for its head — so nothing after it is taken: its bytes are decoded and dropped,
+        /// and a malformed message among them is no one's (RFC 9112 §9.6: a client that sends `close` sends no
+        /// further requests; §9.3.2: whatever follows is not a request the server took).
         case ended
         /// A pipelined request after the one in progress could not be read: it is answered in its own slot, once
         /// every request before it has had its answer (RFC 9112 §9.3.2), and the connection then closes. The

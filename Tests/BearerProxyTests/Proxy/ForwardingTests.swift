@@ -255,6 +255,15 @@ struct ForwardingTests {
         #expect(old.head.version == .http1_0)
         #expect(old.head.headers[canonicalForm: "connection"] == ["close"])
         #expect(!old.head.headers.contains(name: "transfer-encoding"))
+
+        // With a length, an HTTP/1.0 client's connection is kept when the exchange keeps it, and the answer says so.
+        let sized = try UpstreamResponse.parsing("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+        for keepAlive in [true, false] {
+            let answer = try Forwarding.clientResponse(
+                upstream: sized, request: request10, binding: route, requestID: "rid", keepAlive: keepAlive)
+            #expect(answer.framing == .contentLength)
+            #expect(answer.head.headers[canonicalForm: "connection"] == [keepAlive ? "keep-alive" : "close"])
+        }
     }
 
     @Test("the client's head is the upstream's bytes: reason, order and spelling kept; the proxy's lines after them")

@@ -39,6 +39,19 @@ def switches(request):
     return any(name == b"upgrade" for name, _ in request.headers) and b"upgrade" in options
 
 
+def keeps_alive_http10(request):
+    """An HTTP/1.0 request whose Connection options name keep-alive and not close (RFC 9112 §9.3, tokens of a list
+    in any case): llhttp and net/http read the next request after it, as a server that honours HTTP/1.0's keep-alive
+    does. h11 never honours it (it closes after every HTTP/1.0 message), so the harness reads what follows with a
+    new h11 connection: each request is still framed by h11 alone, and persistence is the server's choice, as the
+    upgrade is in switches()."""
+    if request.http_version != b"1.0":
+        return False
+    options = [option.strip(b" \t").lower() for name, value in request.headers if name == b"connection"
+               for option in value.split(b",")]
+    return b"keep-alive" in options and b"close" not in options
+
+
 def pieces(data, splits):
     start = 0
     for split in sorted(splits) + [len(data)]:
@@ -113,6 +126,12 @@ def frame(data, splits, responses):
                     conn.send(h11.EndOfMessage())
                 # A body delimited by the close ended the connection too (h11 still says DONE here).
                 closed = conn.trailing_data[1]
+                if not responses and not closed and keeps_alive_http10(request):
+                    rest = conn.trailing_data[0]
+                    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+                    if rest:  # to h11, no bytes is the end of the input
+                        conn.receive_data(rest)
+                    continue
                 if closed or conn.their_state is h11.MUST_CLOSE or conn.our_state is h11.MUST_CLOSE:
                     return verdict("close")
                 conn.start_next_cycle()

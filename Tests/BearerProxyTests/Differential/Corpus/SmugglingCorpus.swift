@@ -236,7 +236,18 @@ enum SmugglingCorpus {
     static let connections: [CorpusEntry] = [
         CorpusEntry(
             family: "HTTP/1.0", name: "keep-alive then another",
-            text: "GET /api/a HTTP/1.0\r\n\(host)Connection: keep-alive\r\n\r\nGET /api/b HTTP/1.0\r\n\(host)\r\n"),
+            text: "GET /api/a HTTP/1.0\r\n\(host)Connection: keep-alive\r\n\r\nGET /api/b HTTP/1.0\r\n\(host)\r\n",
+            mustAgree: true),
+        CorpusEntry(
+            family: "HTTP/1.0", name: "Keep-Alive in a list, a body, then another",
+            text: "POST /api/a HTTP/1.0\r\n\(host)Connection: x-a, Keep-Alive\r\nContent-Length: 3\r\n\r\nabc" + get,
+            mustAgree: true),
+        CorpusEntry(
+            family: "HTTP/1.0", name: "keep-alive and close, then another",
+            text: "GET /api/a HTTP/1.0\r\n\(host)Connection: keep-alive, close\r\n\r\n" + get),
+        CorpusEntry(
+            family: "HTTP/1.0", name: "keep-alive in absolute-form, then another",
+            text: "GET http://{HOST}/api/a HTTP/1.0\r\n\(host)Connection: keep-alive\r\n\r\n" + get),
         CorpusEntry(
             family: "HTTP/1.0", name: "no keep-alive, then bytes",
             text: "GET /api/a HTTP/1.0\r\n\(host)\r\nGET /api/b HTTP/1.1\r\n\(host)\r\n"),

@@ -121,14 +121,59 @@ struct RequestDecoderTests {
         arguments: [
             "GET /1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             "GET /1 HTTP/1.0\r\n\r\n",
-            "GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            "GET /1 HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n",
+            "GET http://x/1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
         ])
     func lastRequest(first: String) throws {
         let delivered = try Self.decode([first + "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n", "GET /3 HTTP/1.1\r\n\n\n"])
         #expect(delivered.error == nil, "bytes after the last request are no one's: never refused")
-        #expect(delivered.heads.map(\.uri) == ["/1"])
+        #expect(delivered.heads.count == 1)
+        #expect(delivered.heads.first?.uri.hasSuffix("/1") == true)
         #expect(delivered.ends == 1)
         #expect(delivered.requests.first?.keepAlive == false, "the exchange must close after it")
+    }
+
+    @Test(
+        "an HTTP/1.0 request that asks for keep-alive is not the last: what follows is read as requests",
+        arguments: [
+            "GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            "POST /1 HTTP/1.0\r\nConnection: Keep-Alive\r\nContent-Length: 3\r\n\r\nabc",
+            "OPTIONS * HTTP/1.0\r\nConnection: x-trace, KEEP-ALIVE\r\n\r\n",
+        ])
+    func http10KeepAlive(first: String) throws {
+        let delivered = try Self.decode([first + "GET /2 HTTP/1.0\r\n\r\n", "GET /3 HTTP/1.1\r\nHost: x\r\n\r\n"])
+        #expect(delivered.error == nil)
+        #expect(delivered.heads.count == 2, "the second is the last, the third no one's")
+        #expect(delivered.heads.last?.uri == "/2")
+        #expect(delivered.ends == 2)
+        #expect(delivered.requests.map(\.keepAlive) == [true, false])
+    }
+
+    /// Whether a request keeps its connection (RFC 9112 §9.3), for every version, option and form of the target
+    /// that decides it; the options are tokens of a list, in any case.
+    @Test(
+        "a request keeps its connection: HTTP/1.1 unless close; HTTP/1.0 with keep-alive, not close, not to a proxy",
+        arguments: [
+            ("GET /a HTTP/1.1\r\nHost: x\r\n\r\n", true),
+            ("GET /a HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", true),
+            ("GET /a HTTP/1.1\r\nHost: x\r\nConnection: Close\r\n\r\n", false),
+            ("GET http://x/a HTTP/1.1\r\nHost: x\r\n\r\n", true),
+            ("GET /a HTTP/1.0\r\n\r\n", false),
+            ("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
+            ("GET /a HTTP/1.0\r\nConnection: KEEP-ALIVE\r\n\r\n", true),
+            ("GET /a HTTP/1.0\r\nConnection: x-a ,keep-alive\r\n\r\n", true),
+            ("GET /a HTTP/1.0\r\nConnection: x-a\r\nConnection: keep-alive\r\n\r\n", true),
+            ("GET /a HTTP/1.0\r\nConnection: keep-alive-x\r\n\r\n", false),
+            ("GET /a HTTP/1.0\r\nKeep-Alive: timeout=5\r\n\r\n", false),
+            ("GET /a HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", false),
+            ("GET /a HTTP/1.0\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n", false),
+            ("OPTIONS * HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
+            ("GET http://x/a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", false),
+            ("GET HTTP://X/a HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", false),
+        ])
+    func keepsItsConnection(head: String, keepAlive: Bool) throws {
+        let request = try #require(try Self.decode([head]).requests.first)
+        #expect(request.keepAlive == keepAlive, "\(head)")
     }
 
     @Test("an upgrade request is the last; the bytes behind it stay unread, for the tunnel")

@@ -71,16 +71,30 @@ struct PipelineAndRefusalTests {
         }
     }
 
+    /// An upstream answer in chunks: to an HTTP/1.0 client only the close can end it, so even a request that asked
+    /// to keep the connection is its last.
+    static func chunked(_ body: String) -> String {
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n"
+    }
+
     @Test(
         "after a connection's last request, its upstream answer goes to the client and nothing after it is read",
-        arguments: ["Connection: close", "HTTP/1.0"],
+        arguments: ["Connection: close", "HTTP/1.0", "HTTP/1.0 keep-alive, answered in chunks"],
         ["a request", "garbage", "a malformed request", "a folded header"])
     func lastRequestEndsReading(last: String, after: String) async throws {
-        try await RawUpstream.withProxy { proxy, upstream in
+        let inChunks = last.hasSuffix("in chunks")
+        let answer: @Sendable (RawRequest) -> RawUpstream.Answer = { request in
+            let body = "\(request.method) \(request.uri)"
+            return inChunks ? .raw(Self.chunked(body)) : .respond(status: 200, body: body)
+        }
+        try await RawUpstream.withProxy(answer: answer) { proxy, upstream in
+            let host = "Host: 127.0.0.1:\(proxy.port)\r\n"
             let first =
-                last == "HTTP/1.0"
-                ? "GET /api/first HTTP/1.0\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n"
-                : Self.request(proxy.port, "GET", "/api/first", extra: "Connection: close\r\n")
+                switch last {
+                case "Connection: close": Self.request(proxy.port, "GET", "/api/first", extra: "Connection: close\r\n")
+                case "HTTP/1.0": "GET /api/first HTTP/1.0\r\n\(host)\r\n"
+                default: "GET /api/first HTTP/1.0\r\n\(host)Connection: keep-alive\r\n\r\n"
+                }
             let tail =
                 switch after {
                 case "a request": Self.request(proxy.port, "GET", "/api/second")
@@ -92,6 +106,7 @@ struct PipelineAndRefusalTests {
             let responses = try await TestClient.raw(port: proxy.port, text: first + tail, expectedResponses: 2)
             #expect(responses.map(\.status) == [.ok], "\(last) + \(after)")
             #expect(responses.first?.bodyText == "GET /base/first", "\(last) + \(after): not the upstream's answer")
+            #expect(responses.first?.header("connection") == "close", "\(last) + \(after)")
             #expect(upstream.requests.map(\.uri) == ["/base/first"], "\(last) + \(after)")
         }
     }

@@ -18,6 +18,9 @@ final class RawUpstream: TestServer {
         case respond(status: Int, headers: [(String, String)] = [], body: String = "")
         /// These bytes, exactly, on the connection (through TLS when the upstream speaks it) — a hostile upstream.
         case raw(String)
+        /// ``raw(_:)``, then the connection closes once they are written: an answer whose body ends with the close
+        /// (RFC 9112 §6.3 rule 8).
+        case rawThenClose(String)
         /// Closes the connection without a byte.
         case close
         /// Waits until the test calls ``release(with:)``.

@@ -34,10 +34,14 @@ final class RawByteRecorder: ChannelDuplexHandler {
         context.fireChannelRead(data)
     }
 
-    /// Writes `text` as it is from this layer and flushes.
-    func send(_ text: String) {
+    /// Writes `text` as it is from this layer and flushes; with `thenClose`, closes the connection once it is
+    /// written.
+    func send(_ text: String, thenClose: Bool = false) {
         guard let context else { return }
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text)), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text)))
+        guard thenClose else { return }
+        let channel = context.channel
+        written.whenComplete { _ in channel.close(promise: nil) }
     }
 }
 
@@ -98,6 +102,8 @@ final class RawUpstreamHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         case .raw(let text):
             plain.send(text)
+        case .rawThenClose(let text):
+            plain.send(text, thenClose: true)
         case .close:
             context.close(promise: nil)
         case .held:
