@@ -34,16 +34,28 @@ else
 fi
 [[ -x $BIN ]] || die "no binary at $BIN"
 
-# The probes: libc's malloc and the Swift runtime's entry points, wherever this machine has them.
+# shellcheck source=bench/local-servers.sh
+source "$SCRIPT_DIR/local-servers.sh"
+# The probes: libc's malloc and the Swift runtime's entry points, wherever this machine has them. A release build
+# links the runtime statically (Package.swift), so they are in the binary itself; perf places a probe by symbol only
+# through the DWARF it finds, which has no entry for the runtime's functions, so a copy without debug sections runs.
 LIBC=$(ldconfig -p | awk '/libc\.so\.6 .*x86-64|libc\.so\.6 .*aarch64/{print $NF; exit}')
 SWIFT_CORE=$(ldd "$BIN" | awk '/libswiftCore\.so/{print $3}')
-[[ -n $SWIFT_CORE ]] || die "$BIN does not link libswiftCore.so dynamically (a static build): no probe point"
+if [[ -z $SWIFT_CORE ]]; then
+    command -v objcopy >/dev/null || die "objcopy not found (binutils): needed to count a static build"
+    objcopy --strip-debug "$BIN" "$TMP/bearer-proxy" || die "objcopy --strip-debug $BIN failed"
+    BIN=$TMP/bearer-proxy
+    SWIFT_CORE=$BIN
+fi
 EVENTS=()
 add_probe() { # library symbol
+    # An event's name is one in the whole system: drop one left by a count of the other kind of build.
+    perf probe -q -d "*:$2" 2>/dev/null || true
     perf probe -q -x "$1" "$2" 2>/dev/null || true
-    local group
-    group=probe_$(basename "$1" | sed 's/\.so.*//; s/[^A-Za-z0-9_]/_/g')
-    perf probe -l 2>/dev/null | grep -q "$group:$2 " && EVENTS+=("$group:$2") || die "could not probe $2 in $1"
+    local event # perf names the group after the file, as it sees fit
+    event=$(perf probe -l 2>/dev/null | awk -v sym="$2" -v file="$(readlink -f "$1")" \
+        '$1 ~ ":" sym "$" && index($0, " in " file ")") { print $1; exit }')
+    [[ -n $event ]] && EVENTS+=("$event") || die "could not probe $2 in $1"
 }
 add_probe "$SWIFT_CORE" swift_retain
 add_probe "$SWIFT_CORE" swift_release
@@ -51,8 +63,6 @@ add_probe "$SWIFT_CORE" swift_allocObject
 add_probe "$SWIFT_CORE" swift_beginAccess
 add_probe "$LIBC" malloc
 
-# shellcheck source=bench/local-servers.sh
-source "$SCRIPT_DIR/local-servers.sh"
 upstream_nginx_conf "$UP_PORT"
 bench_routes "$TMP/routes.json" "$BP_PORT" "$UP_PORT"
 mkdir -m 0700 "$TMP/state"
