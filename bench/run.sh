@@ -17,8 +17,8 @@
 #   BENCH_COLD_CONNECTIONS=1000
 #   BENCH_BIG=0              1: also stream BENCH_BIG_MB (1024) MiB down and up through bearer-proxy
 #   BENCH_BUILD=readme       readme: build as the README says (`swift build -c release`: Package.swift links the
-#                            Swift runtime statically, with lld); image: build as docker/Dockerfile does (the
-#                            same, and packed relative relocations)
+#                            Swift runtime statically, with lld, and packs relative relocations where glibc has
+#                            them); image: build with docker/Dockerfile's flags as well
 #   BENCH_SKIP_BUILD=0       1: use .build/release/bearer-proxy as it is
 #   BENCH_BINARY=path        use this binary (implies no build)
 #   BENCH_PROXY_ARGS="--log-level warning --threads 1"
