@@ -16,11 +16,12 @@ import Testing
 /// against ``FakeDPoPAuthorizationServer``.
 @Suite struct DPoPCommandLineTests {
     /// routes.json with a `client-credentials` DPoP account and route `/r0`; the environment names its state.
-    static func machine(_ server: FakeDPoPAuthorizationServer) throws -> (config: String, environment: [String: String])
-    {
+    static func machine(_ server: FakeDPoPAuthorizationServer) throws -> (
+        config: String, environment: [String: String]
+    ) {
         let directory = try CommandLineTests.temporaryDirectory()
         let config = directory + "/routes.json"
-        let account = DPoPTokenRequestTests.clientCredentials(server, tokenType: "dpop")
+        let account = DPoPTokenRequestTests.Account.clientCredentials(tokenType: "dpop").json(server)
         try Data(#"{ "account": \#(account), "routes": [\#(DPoPTokenRequestTests.routes())] }"#.utf8)
             .write(to: URL(fileURLWithPath: config))
         let environment = InteractiveCommandLineTests.environment(
@@ -31,10 +32,12 @@ import Testing
     @Test func tokenRefusesToPrintABoundTokenAlone() async throws {
         try await withDPoPAuthorizationServer { server in
             let (config, environment) = try Self.machine(server)
-            let result = try await CommandLineTests.run(["token", "/r0", "--config", config], environment: environment)
+            let result = try await CommandLineTests.run(
+                ["token", "/r0", "--config", config], environment: environment)
             #expect(result.status == 1)
             #expect(result.stdout.isEmpty)
-            #expect(result.stderr.contains("this token is DPoP-bound (RFC 9449): it cannot be used alone"))
+            #expect(
+                result.stderr.contains("this token is DPoP-bound (RFC 9449): it cannot be used alone"))
         }
     }
 
@@ -49,7 +52,8 @@ import Testing
             try #require(lines.count == 2)
             var verifier = DPoPProofVerifier()
             let accepted = try verifier.verify(
-                HTTPHeaders([("DPoP", lines[1])]), method: "GET", uri: "https://api.example.com/orders/7", now: Date(),
+                HTTPHeaders([("DPoP", lines[1])]), method: "GET", uri: "https://api.example.com/orders/7",
+                now: Date(),
                 nonce: nil, accessToken: lines[0]
             ).get()
             let claims = try #require(FakeIdentityJWT.split(lines[0])?.claims)
@@ -61,11 +65,14 @@ import Testing
         try await withDPoPAuthorizationServer { server in
             let (config, environment) = try Self.machine(server)
             let login = try await CommandLineTests.run(
-                ["token", "/r0", "--dpop-proof", "GET", "https://a/x", "--config", config], environment: environment)
+                ["token", "/r0", "--dpop-proof", "GET", "https://a/x", "--config", config],
+                environment: environment)
             #expect(login.status == 0, "\(login.stderr)")
             let thumbprint = try #require(server.requests.first?.accepted?.thumbprint)
-            let text = try await CommandLineTests.run(["status", "--config", config], environment: environment)
-            #expect(text.stdout.contains("token type: dpop (DPoP key jkt \(thumbprint))"), "\(text.stdout)")
+            let text = try await CommandLineTests.run(
+                ["status", "--config", config], environment: environment)
+            #expect(
+                text.stdout.contains("token type: dpop (DPoP key jkt \(thumbprint))"), "\(text.stdout)")
             #expect(text.stdout.contains("token: cached (DPoP-bound)"), "\(text.stdout)")
             let json = try await CommandLineTests.run(
                 ["status", "--json", "--config", config], environment: environment)
@@ -93,7 +100,8 @@ import Testing
                 let routes =
                     #"[{ "prefix": "/r0", "upstream": "\#(upstream.baseURL)", "scopes": ["api://orders/.default"] }]"#
                 try await ProxyHarness.with(
-                    routes: routes, account: DPoPTokenRequestTests.clientCredentials(server, tokenType: "dpop"),
+                    routes: routes,
+                    account: DPoPTokenRequestTests.Account.clientCredentials(tokenType: "dpop").json(server),
                     environment: [DPoPTokenRequestTests.secretVariable: "s3cret"]
                 ) { proxy in
                     for _ in 0..<2 {
@@ -120,8 +128,10 @@ import Testing
                 let routes =
                     #"[{ "prefix": "/r0", "upstream": "\#(upstream.baseURL)", "scopes": ["api://orders/.default"] }]"#
                 let token = try await ProxyHarness.with(
-                    routes: routes, account: DPoPTokenRequestTests.clientCredentials(server, tokenType: "dpop"),
-                    environment: [DPoPTokenRequestTests.secretVariable: "s3cret"], stateDirectory: scratch.state,
+                    routes: routes,
+                    account: DPoPTokenRequestTests.Account.clientCredentials(tokenType: "dpop").json(server),
+                    environment: [DPoPTokenRequestTests.secretVariable: "s3cret"],
+                    stateDirectory: scratch.state,
                     logger: CapturingLogHandler.logger(into: store)
                 ) { proxy in
                     let response = try await TestClient.send(port: proxy.port, uri: "/r0/orders")
