@@ -18,6 +18,30 @@ package enum Base64URL {
             .replacing("=", with: "")
     }
 
+    /// Appends base64url of `bytes`, without padding (RFC 7515 §2), to `out`: one pass and no intermediate copy,
+    /// for what is encoded on every request (a DPoP proof's claims and signature).
+    package static func append(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = second == nil ? nil : iterator.next()
+            let group = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            out.append(alphabet[Int(group >> 18 & 63)])
+            out.append(alphabet[Int(group >> 12 & 63)])
+            if second != nil { out.append(alphabet[Int(group >> 6 & 63)]) }
+            if third != nil { out.append(alphabet[Int(group & 63)]) }
+        }
+    }
+
+    /// The number of characters ``append(_:to:)`` writes for `count` bytes.
+    package static func encodedCount(_ count: Int) -> Int {
+        (count * 4 + 2) / 3
+    }
+
+    /// RFC 4648 §5.
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     package static func decode(_ text: some StringProtocol) -> Data? {
         var base64 = String(text).replacing("-", with: "+").replacing("_", with: "/")
         while base64.count % 4 != 0 { base64.append("=") }

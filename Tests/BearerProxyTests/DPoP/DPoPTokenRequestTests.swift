@@ -75,8 +75,7 @@ import Testing
                 environment[refreshVariable] = server.issueRefreshToken(boundTo: nil)
             }
             let make = {
-                try Self.runtime(
-                    account: account.json(server), state: scratch?.state, environment: environment)
+                try Self.runtime(account: account.json(server), state: scratch?.state, environment: environment)
             }
             let runtime = try make()
             do {
@@ -109,7 +108,7 @@ import Testing
 
     @Test func aClientCredentialsTokenIsBoundToTheKeyKeptBesideTheSignIn() async throws {
         try await Self.withAccount(.clientCredentials(tokenType: "dpop"), persisted: true) { setup in
-            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             let requests = setup.server.requests
             try #require(requests.count == 1)
             let accepted = try #require(requests[0].accepted)
@@ -135,9 +134,8 @@ import Testing
 
     @Test(arguments: [(["ES256"], true), (["RS256", "PS256"], false), ([], false)])
     func autoFollowsTheServersMetadata(algorithms: [String], bound: Bool) async throws {
-        try await Self.withAccount(.clientCredentials(tokenType: "auto"), algorithms: algorithms) {
-            setup in
-            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+        try await Self.withAccount(.clientCredentials(tokenType: "auto"), algorithms: algorithms) { setup in
+            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             #expect((token.boundKey != nil) == bound)
             #expect(setup.server.requests.map(\.hadProof) == [bound])
         }
@@ -145,9 +143,8 @@ import Testing
 
     @Test func theRefreshTokenFlowRedeemsWithProofsAndTheRotatedRefreshTokenIsBound() async throws {
         try await Self.withAccount(.refreshToken, persisted: true) { setup in
-            let first = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
-            let second = try await setup.runtime.tokens.accessToken(
-                for: Self.otherScopes, acceptingBound: true)
+            let first = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
+            let second = try await setup.runtime.tokens.accessToken(for: Self.otherScopes, presentedAs: .auto)
             let thumbprints = setup.server.requests.map { $0.accepted?.thumbprint }
             #expect(setup.server.requests.map(\.status) == [200, 200])
             #expect(Set(thumbprints).count == 1)
@@ -161,10 +158,9 @@ import Testing
     @Test func theDeviceCodeSignInPollsWithProofsSoItsRefreshTokenIsBound() async throws {
         try await Self.withAccount(.deviceCode) { setup in
             _ = try await setup.runtime.signInWithinLimit(console: ScriptedConsole())
-            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             let requests = setup.server.requests
-            #expect(
-                requests.map(\.grant) == ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"])
+            #expect(requests.map(\.grant) == ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"])
             #expect(requests.allSatisfy { $0.status == 200 && $0.accepted?.thumbprint == token.boundKey })
         }
     }
@@ -172,36 +168,33 @@ import Testing
     @Test func aNonceChallengeIsMetOnceAndTheNonceKeptForTheNextRequest() async throws {
         try await Self.withAccount(.clientCredentials(tokenType: "dpop"), nonce: .required) { setup in
             let server = setup.server
-            _ = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            _ = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             #expect(server.requests.map(\.status) == [400, 200])
             #expect(server.requests.map(\.error) == ["use_dpop_nonce", nil])
             #expect(server.requests[1].accepted?.nonce == server.currentNonce)
             // The nonce the last answer carried serves the next request at once.
-            _ = try await setup.runtime.tokens.accessToken(for: Self.otherScopes, acceptingBound: true)
+            _ = try await setup.runtime.tokens.accessToken(for: Self.otherScopes, presentedAs: .auto)
             #expect(server.requests.map(\.status) == [400, 200, 200])
         }
     }
 
     @Test func anOldNonceIsReplacedOnce() async throws {
         try await Self.withAccount(.clientCredentials(tokenType: "dpop"), nonce: .required) { setup in
-            _ = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            _ = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             setup.server.rotateNonce()
-            _ = try await setup.runtime.tokens.accessToken(for: Self.otherScopes, acceptingBound: true)
+            _ = try await setup.runtime.tokens.accessToken(for: Self.otherScopes, presentedAs: .auto)
             #expect(setup.server.requests.map(\.status) == [400, 200, 400, 200])
             #expect(setup.server.requests[2].description == "the nonce is not the current one")
         }
     }
 
     @Test func aServerThatAsksForANewNonceEveryTimeIsNotLoopedOn() async throws {
-        try await Self.withAccount(.clientCredentials(tokenType: "dpop"), nonce: .rotateEveryRequest) {
-            setup in
+        try await Self.withAccount(.clientCredentials(tokenType: "dpop"), nonce: .rotateEveryRequest) { setup in
             let error = await #expect(throws: TokenError.self) {
-                try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+                try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             }
             #expect(setup.server.requests.count == 2)
-            #expect(
-                error?.reason.contains("refused the DPoP nonce it had just given; not asking a third time")
-                    == true)
+            #expect(error?.reason.contains("refused the DPoP nonce it had just given; not asking a third time") == true)
         }
     }
 
@@ -219,7 +212,7 @@ import Testing
                 try await tokens.accessToken(for: Self.scopes)
             }
             #expect(setup.server.requests.count == 1)
-            let bound = try await tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            let bound = try await tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             #expect(bound.boundKey != nil)
         }
     }
@@ -229,11 +222,11 @@ import Testing
         try await Self.withAccount(.refreshToken, persisted: true) { setup in
             let one = setup.runtime
             let two = try setup.another()
-            let first = try await one.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            let first = try await one.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             one.persistence?.flush()
             // The second process redeems the refresh token the first one rotated (its own is retired): only a proof
             // by the same key makes the server accept it.
-            let second = try await two.tokens.accessToken(for: Self.otherScopes, acceptingBound: true)
+            let second = try await two.tokens.accessToken(for: Self.otherScopes, presentedAs: .auto)
             #expect(setup.server.requests.map(\.status) == [200, 200])
             #expect(first.boundKey != nil)
             #expect(second.boundKey == first.boundKey)
@@ -245,7 +238,7 @@ import Testing
 
     @Test func logoutDeletesTheKeySoTheNextSignInHasANewOne() async throws {
         try await Self.withAccount(.refreshToken, persisted: true) { setup in
-            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, acceptingBound: true)
+            let token = try await setup.runtime.tokens.accessToken(for: Self.scopes, presentedAs: .auto)
             let keyFile = try #require(setup.runtime.dpop?.keyFile)
             #expect(keyFile.thumbprint() == token.boundKey)
             _ = await setup.runtime.signOut()
@@ -259,8 +252,7 @@ import Testing
     @Test func theBrowserFlowsAuthorizationRequestNamesTheKey() async throws {
         let provider = IdentityProviderClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ProxyHarness.silentLogger)
-        let account = BrowserAccount(
-            client: OAuthClient(endpoint: .issuer("https://as"), clientId: "cli"))
+        let account = BrowserAccount(client: OAuthClient(endpoint: .issuer("https://as"), clientId: "cli"))
         let signIn = BrowserSignIn(
             account: account, provider: provider, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             timeout: .seconds(1))

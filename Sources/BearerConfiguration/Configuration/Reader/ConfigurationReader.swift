@@ -111,6 +111,8 @@ package struct RouteContext {
     package var globalTLS = TLSSettings()
     /// The global `requireHeader`, which every route checks besides its own.
     package var requiredHeader: RequiredHeader?
+    /// The account's `tokenType` when it is an OAuth flow (nil for any other: its tokens are bearer tokens).
+    package var accountTokenType: TokenTypePreference?
 }
 
 extension ConfigurationReader {
