@@ -173,6 +173,13 @@ let package = Package(
             ],
             path: "bench/floor/Proxy"
         ),
+        // How many DPoP proofs one core signs a second (docs/benchmarks.md, "DPoP").
+        .executableTarget(
+            name: "bench-dpop",
+            dependencies: ["BearerTokens", .product(name: "Crypto", package: "swift-crypto")],
+            path: "bench/dpop",
+            swiftSettings: releaseSettings
+        ),
         // The codec's inputs for fuzzing — a corpus of valid and hostile messages and a seeded mutator — shared by
         // its tests and by the fuzzer that bench/floor/sanitize.sh builds in release mode under AddressSanitizer.
         .target(name: "CodecFuzzing", path: "bench/floor/Fuzzing"),
