@@ -37,7 +37,8 @@ let releaseSettings: [SwiftSetting] = [
     let packedRelocations: [String] = {
         var text = [CChar](repeating: 0, count: 64)  // "glibc 2.36"
         _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
-        let version = String(cString: text).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) }
+        let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let version = name.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) }
         let supported = !(version ?? []).lexicographicallyPrecedes([2, 36])
         return supported ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []
     }()
@@ -221,6 +222,14 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "bench/floor/Proxy"
+        ),
+        // How many DPoP proofs one core signs a second (docs/benchmarks.md, "DPoP").
+        .executableTarget(
+            name: "bench-dpop",
+            dependencies: ["BearerTokens", .product(name: "Crypto", package: "swift-crypto")],
+            path: "bench/dpop",
+            swiftSettings: releaseSettings + staticRuntime,
+            linkerSettings: executableLinking
         ),
         // The codec's inputs for fuzzing — a corpus of valid and hostile messages and a seeded mutator — shared by
         // its tests and by the fuzzer that bench/floor/sanitize.sh builds in release mode under AddressSanitizer.

@@ -11,6 +11,9 @@
 #   AB_CONNECTIONS=50                  wrk connections (-c), one wrk thread
 #   AB_PIN=1                           bearer-proxy on CPU 0, nginx and wrk on CPU 1 (taskset): steadier pairs
 #   AB_WAKEUPS=1                       also count the wakeups each proxy makes a request (perf, sched:sched_wakeup)
+#   AB_ROUTES_A=FILE AB_ROUTES_B=FILE  routes.json for A and B instead of the dev account's /bench route, with
+#                                      @LISTEN@ and @UPSTREAM@ for the ports (bench/dpop-ab.sh: one binary, a bearer
+#                                      route against a DPoP route)
 #
 # Needs nginx, wrk, curl and python3 (perf for AB_WAKEUPS); listens on 127.0.0.1:18191, :18193 and :18194 only.
 set -euo pipefail
@@ -34,16 +37,20 @@ upstream_nginx_conf "$UP_PORT"
 "${pin_load[@]}" nginx -c "$TMP/nginx.conf" -p "$TMP" &
 PIDS+=($!)
 
-start() { # BINARY PORT -> the proxy's PID
+start() { # BINARY PORT [ROUTES_TEMPLATE] -> the proxy's PID
     mkdir -m 0700 -p "$TMP/state$2"
-    bench_routes "$TMP/routes$2.json" "$2" "$UP_PORT"
+    if [[ -n ${3:-} ]]; then
+        sed -e "s/@LISTEN@/$2/g" -e "s/@UPSTREAM@/$UP_PORT/g" "$3" >"$TMP/routes$2.json"
+    else
+        bench_routes "$TMP/routes$2.json" "$2" "$UP_PORT"
+    fi
     XDG_STATE_HOME="$TMP/state$2" "${pin_proxy[@]}" "$1" serve --config "$TMP/routes$2.json" --log-level warning \
         --threads 1 </dev/null >"$TMP/proxy$2.log" 2>&1 &
     echo $!
 }
-PID_A=$(start "$A" 18193)
+PID_A=$(start "$A" 18193 "${AB_ROUTES_A:-}")
 PIDS+=("$PID_A")
-PID_B=$(start "$B" 18194)
+PID_B=$(start "$B" 18194 "${AB_ROUTES_B:-}")
 PIDS+=("$PID_B")
 for port in 18193 18194; do
     for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done

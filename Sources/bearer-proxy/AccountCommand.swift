@@ -261,7 +261,7 @@ struct Token: AsyncParsableCommand {
                 }
                 wanted = routeScopes
             }
-            let token = try await account.tokens.accessToken(for: wanted, acceptingBound: true)
+            let token = try await account.tokens.accessToken(for: wanted, presentedAs: .auto)
             // A refresh token rotated for this token and not saved leaves the file with a retired one: say so now,
             // not at the next command's "signed out".
             try account.requireSaved()

@@ -20,6 +20,20 @@ package struct UpstreamResponse: Sendable, Equatable {
     /// Whether the upstream keeps the connection open after this response (RFC 9112 §9.3).
     package var keepAlive: Bool { head.keepAlive }
 
+    /// The value of the first field named `lowercaseName`, without surrounding whitespace; nil when there is none.
+    /// One pass over the field lines and a string for that value only, for a field read on every response of some
+    /// exchanges (a DPoP route's `DPoP-Nonce`).
+    package func firstValue(of lowercaseName: StaticString) -> String? {
+        var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
+        let span = bytes.readableBytesUInt8Span
+        while let line = lines.next(in: span) {
+            guard FieldName.equals(span, line.field.name, lowercaseName) else { continue }
+            let value = line.field.value
+            return bytes.getString(at: bytes.readerIndex + value.lowerBound, length: value.count)
+        }
+        return nil
+    }
+
     /// The field lines as NIOHTTP1's headers, for the paths that read values.
     package var headers: HTTPHeaders {
         HTTPHeaders(

@@ -77,6 +77,20 @@ public enum AccountSettings: Sendable, Hashable {
     }
 }
 
+extension AccountSettings {
+    /// The OAuth client of the flows that have one.
+    package var oauthClient: OAuthClient? {
+        switch self {
+        case .native(let account): account.client
+        case .deviceCode(let client): client
+        case .browser(let account): account.client
+        case .clientCredentials(let account): account.client
+        case .refreshToken(let account): account.client
+        case .dev, .managedIdentity, .command, .staticToken, .firebase: nil
+        }
+    }
+}
+
 /// The settings every OAuth flow shares: where to sign in and as which client application.
 public struct OAuthClient: Sendable, Hashable {
     public var endpoint: IdentityEndpoint

@@ -33,7 +33,7 @@ enum ConfigurationKeys {
     /// Each element of `routes`.
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
-        "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery",
+        "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery", "tokenType",
     ]
 
     /// A discovered route's `discovery` (SPEC §6.3).

@@ -98,6 +98,9 @@ package enum HeaderPolicy {
         // (CVE-2022-29226: never merged, never kept).
         Entry("host", [.setByProxy, .refusedInConnection, .refusedWithUnderscore]),
         Entry("authorization", [.setByProxy, .refusedInConnection, .refusedWithUnderscore]),
+        // RFC 9449 §7.1: the proof that goes with a DPoP token is the proxy's; a client's would pair with the proxy's
+        // token (or replay a proof it got elsewhere) and is never copied, on any route.
+        Entry("dpop", [.setByProxy, .refusedInConnection, .refusedWithUnderscore]),
         Entry("x-request-id", [.setByProxy, .droppedFromResponse, .refusedInConnection, .refusedWithUnderscore]),
         Entry("x-bearer-proxy-key", [.droppedFromRequest, .refusedInConnection, .refusedWithUnderscore]),
         // RFC 7239: spoofable; added by the proxy only if the route asks (`X-Forwarded-*`, by prefix below).

@@ -32,6 +32,11 @@ public struct Route: Sendable {
     /// Headers a request must carry to use the route (SPEC §9): the global `requireHeader` and the route's own, both
     /// checked. Default none.
     public var requiredHeaders: [RequiredHeader]
+    /// How the route's token is presented (`tokenType`, RFC 9449 §7.1): `auto` (the default) as the authorization
+    /// server issued it — `Authorization: DPoP` with a proof per request for a DPoP-bound token, `Bearer` for any
+    /// other —, `bearer` never with a proof (a DPoP-bound token is refused with a problem), `dpop` only with one (a
+    /// bearer token is refused with a problem).
+    public var tokenType: TokenTypePreference
 
     public init(
         prefix: String,
@@ -44,7 +49,8 @@ public struct Route: Sendable {
         allowInsecureUpstream: Bool = false,
         forwardedHeaders: Bool = false,
         tls: TLSSettings = TLSSettings(),
-        requiredHeaders: [RequiredHeader] = []
+        requiredHeaders: [RequiredHeader] = [],
+        tokenType: TokenTypePreference = .auto
     ) {
         self.prefix = prefix
         self.upstream = upstream
@@ -57,6 +63,7 @@ public struct Route: Sendable {
         self.forwardedHeaders = forwardedHeaders
         self.tls = tls
         self.requiredHeaders = requiredHeaders
+        self.tokenType = tokenType
     }
 }
 

@@ -642,9 +642,11 @@ extension ProxyConnectionHandler {
 
     /// The slow path: no usable cached token. Reads stay paused (there is no upstream) until it is known.
     private func fetchToken(_ ticket: ExchangeStateMachine.Ticket, claims: String?) {
-        guard let exchange, let scopes = exchange.binding?.tokenKey, let tokens = exchange.tokens else { return }
+        guard let exchange, let binding = exchange.binding, let scopes = binding.tokenKey, let tokens = exchange.tokens
+        else { return }
+        let presentation = binding.tokenType
         awaitToken(ticket) { () async throws(TokenError) -> AccessToken in
-            try await tokens.accessToken(for: scopes, claims: claims)
+            try await tokens.accessToken(for: scopes, claims: claims, presentedAs: presentation)
         }
     }
 
@@ -884,9 +886,14 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamStatus = UInt(status.code)
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
+            var proof = TokenVerdict.Proof.none
+            if exchange.sentProof {
+                // RFC 9449 §9: an origin's nonce is refreshed from every answer that carries one.
+                proof = .sent(newNonce: exchange.binding?.proofs?.nonce.note(head) ?? false)
+            }
             let verdict = TokenVerdict.decide(
                 status: status, headers: head.headers, route: exchange.binding?.tokenRoute ?? .noToken,
-                granted: exchange.tokenScopes ?? [])
+                granted: exchange.tokenScopes ?? [], proof: proof)
             // Only an HTTP/1.0 client can need a body delimited by the close: HTTP/1.1 ones get chunks.
             let endsWithConnection =
                 exchange.request.version.minor == 0
@@ -940,6 +947,12 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             claims = nil
         case .claims(let requested):
             claims = requested
+        case .freshProof:
+            // RFC 9449 §9: the same token, with a new proof that carries the nonce the answer gave (kept by then).
+            guard let token = exchange.sentToken else { return }
+            server.logger.debug(
+                "upstream asked for a DPoP nonce; replaying once with it", metadata: ["request-id": "\(exchange.id)"])
+            return awaitToken(ticket) { token }
         }
         server.logger.debug(
             "upstream rejected the token; replaying once with a new one",

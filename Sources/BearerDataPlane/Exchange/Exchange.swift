@@ -40,8 +40,12 @@ final class Exchange {
     /// Whether the request head is rewritten for the upstream (asked before every connect): read here, where the
     /// optional's tag is looked at in place, rather than by copying the head out.
     var isPrepared: Bool { upstreamHead != nil }
-    /// The bearer token sent with the request, to drop exactly that one if the upstream rejects it.
-    package private(set) var token: String?
+    /// The token sent with the request, to drop exactly that one if the upstream rejects it, or to send again with a
+    /// new DPoP proof.
+    package private(set) var sentToken: AccessToken?
+    package var token: String? { sentToken?.value }
+    /// Whether the request carries a DPoP proof (RFC 9449 §7): its answer's `DPoP-Nonce` and `DPoP` challenges count.
+    private(set) var sentProof = false
     /// The scopes that token was granted, for the step-up a `403` `insufficient_scope` asks for: a discovered
     /// route's only (nil for the others, which pass their `403` through — and pay no retain for it per request).
     private(set) var tokenScopes: Set<String>?
@@ -105,14 +109,29 @@ final class Exchange {
         into buffer: inout ReusedHeadBuffer
     ) {
         guard let binding else { return }
-        self.token = token?.value
+        self.sentToken = token
         if binding.discoveredTokens != nil { tokenScopes = token?.grantedScopes ?? [] }
+        // A bearer token costs this one check; a DPoP-bound one a fresh proof for this very request (RFC 9449 §7.1).
+        var proof: [UInt8]?
+        if let token, token.isBound {
+            proof = self.proof(client: client, token: token, binding: binding)
+        }
+        sentProof = proof != nil
         upstreamHead = buffer.writing { out in
             Forwarding.upstreamHead(
                 client: client, binding: binding, remainder: remainder, query: query,
-                authorization: token?.authorizationHeader, requestID: id, clientAddress: clientAddress,
+                authorization: token?.authorizationHeader, proof: proof, requestID: id, clientAddress: clientAddress,
                 webSocket: webSocket, into: &out)
         }
+    }
+
+    /// The proof of possession of `token`'s key for this request, as it goes to `binding`'s upstream. Nil when the
+    /// route presents no DPoP token (its cache hands it none) or the key `token` is bound to is no longer kept —
+    /// another process signed out and in meanwhile: the upstream then refuses the token, and its `401` refreshes it
+    /// (bound to the new key) for one replay.
+    private func proof(client: ClientRequest, token: AccessToken, binding: RouteBinding) -> [UInt8]? {
+        guard let proofs = binding.proofs, let key = tokens?.proofKey(for: token) else { return nil }
+        return proofs.proof(method: client.line.method.rawValue, remainder: remainder, token: token, key: key)
     }
 
     /// Whether its generation has heard that it ended.

@@ -105,6 +105,9 @@ extension ExchangeStateMachine {
         /// A discovered route's `403` `insufficient_scope` with `"stepUp": "auto"` (SPEC §6.3): get the token of a new
         /// sign-in for these scopes.
         case stepUp([String])
+        /// `use_dpop_nonce` from a DPoP route's upstream with a new `DPoP-Nonce` (RFC 9449 §9): the same token with a
+        /// fresh proof that carries the nonce.
+        case freshProof
 
         /// The status of the answers this replay can fix: `403` for a step-up, `401` otherwise (RFC 6750 §3.1).
         var fixes: HTTPResponseStatus {

@@ -11,6 +11,8 @@ import NIOHTTP1
 /// |---|---|---|
 /// | sends no token | any | forward |
 /// | bearer | `401` `invalid_token` | refresh and replay |
+/// | bearer, a DPoP proof sent | `401` `DPoP` `use_dpop_nonce` with a new `DPoP-Nonce` (RFC 9449 §9) | replay with a fresh proof |
+/// | bearer, a DPoP proof sent | `401` `DPoP` `invalid_token` | refresh and replay |
 /// | bearer | `401` `insufficient_claims` with `claims` | replay with a token for those claims |
 /// | bearer | any other (`403 insufficient_scope` included) | forward |
 /// | discovered | `401` with a challenge | as a bearer route, and a bare `resource_metadata` challenge refreshes too; not replayed: the proxy answers (`signsInItself`) |
@@ -36,6 +38,12 @@ struct TokenVerdict: Sendable, Equatable {
         case dropForStepUp([String])
     }
 
+    /// Whether the request carried a DPoP proof (RFC 9449 §7), and whether the answer gave a new nonce for the next.
+    package enum Proof: Sendable, Equatable {
+        case none
+        case sent(newNonce: Bool)
+    }
+
     /// A replay with another token that could fix the answer; nil: none.
     var retry: ExchangeStateMachine.TokenRetry?
     /// The scopes a discovered route's sign-in needs after a `403` `insufficient_scope`.
@@ -49,7 +57,7 @@ struct TokenVerdict: Sendable, Equatable {
     /// sends a token): turning a response's field lines into `HTTPHeaders` costs a string per field.
     static func decide(
         status: HTTPResponseStatus, headers: @autoclosure () -> HTTPHeaders, route: Route,
-        granted: @autoclosure () -> Set<String>
+        granted: @autoclosure () -> Set<String>, proof: Proof = .none
     ) -> TokenVerdict {
         var verdict = TokenVerdict(retry: nil, stepUp: nil, signsInItself: false, tokenEffect: .none)
         guard status.code / 100 != 1 else { return verdict }
@@ -58,7 +66,11 @@ struct TokenVerdict: Sendable, Equatable {
             return verdict
         case .bearer:
             if status == .unauthorized {
-                verdict.retry = tokenRetry(BearerChallenge.all(in: headers()), discovered: false)
+                if case .sent(let newNonce) = proof {
+                    verdict.retry = proofRetry(BearerChallenge.all(in: headers(), scheme: "dpop"), newNonce: newNonce)
+                } else {
+                    verdict.retry = tokenRetry(BearerChallenge.all(in: headers()), discovered: false)
+                }
             }
         case .discovered(let usesAccount, let stepsUp):
             if status == .unauthorized {
@@ -75,6 +87,14 @@ struct TokenVerdict: Sendable, Equatable {
             if verdict.stepUp == nil, verdict.retry == nil { verdict.tokenEffect = .answered }
         }
         return verdict
+    }
+
+    /// Whether the `DPoP` `challenges` of a `401` to a request with a proof can be met by one replay (RFC 9449 §7.1,
+    /// §9): `use_dpop_nonce` with a nonce the answer gave (one it did not give leaves nothing new to send), or what
+    /// a bearer challenge's code would fix.
+    static func proofRetry(_ challenges: [BearerChallenge], newNonce: Bool) -> ExchangeStateMachine.TokenRetry? {
+        if challenges.first?.error == "use_dpop_nonce" { return newNonce ? .freshProof : nil }
+        return tokenRetry(challenges, discovered: false)
     }
 
     /// Whether the `Bearer` `challenges` of a `401` reject the token in a way one replay can fix: `invalid_token`, or

@@ -33,7 +33,8 @@ enum Forwarding {
     /// - Hop-by-hop headers and the headers named in `Connection` are dropped (RFC 9110 §7.6.1); a WebSocket
     ///   handshake gets its own `Connection: upgrade` and `Upgrade: websocket` back (``WebSocketUpgrade``).
     /// - Any client `Authorization` is replaced by `authorization` — `Bearer <token>` (SPEC §8; never merged,
-    ///   never kept: CVE-2022-29226).
+    ///   never kept: CVE-2022-29226), or `DPoP <token>` with `proof` as the `DPoP` field (RFC 9449 §7.1). A client's
+    ///   own `DPoP` is never copied, whatever the route: it would pair the proxy's token with the client's proof.
     /// - `Host` becomes the upstream's (RFC 9110 §7.2), first in the header block.
     /// - Client `Forwarded` / `X-Forwarded-*` are dropped (spoofable), and added only if the route asks.
     /// - The route's `headers.remove` and `headers.set` names are dropped as they are copied; `set` values follow.
@@ -43,7 +44,8 @@ enum Forwarding {
     /// The head is written into `out`, emptied first: the connection's ``ReusedHeadBuffer``.
     static func upstreamHead(
         client: ClientRequest, binding: RouteBinding, remainder: Substring, query: Substring?, authorization: String?,
-        requestID: String, clientAddress: String?, webSocket: Bool = false, into out: inout ByteBuffer
+        proof: [UInt8]? = nil, requestID: String, clientAddress: String?, webSocket: Bool = false,
+        into out: inout ByteBuffer
     ) -> UpstreamRequestHead {
         let parsed = client.parsed
         let bytes = client.bytes.readableBytesUInt8Span
@@ -55,7 +57,7 @@ enum Forwarding {
         // Written in one piece (``HeadBytes``); a route's own rules may need more, which costs a second pass.
         let bound =
             client.bytes.readableBytes + basePath.count + binding.route.upstream.hostHeader.utf8.count
-            + (authorization?.utf8.count ?? 0) + requestID.utf8.count + 192
+            + (authorization?.utf8.count ?? 0) + (proof?.count ?? 0) + requestID.utf8.count + 200
         out.clear()
         out.writeHead(bound: bound) { out in
             out.append(bytes.extracting(parsed.method))
@@ -111,6 +113,11 @@ enum Forwarding {
             if let authorization {
                 out.append("authorization: ")
                 out.append(contentsOf: authorization)
+                out.append("\r\n")
+            }
+            if let proof {
+                out.append("dpop: ")
+                out.append(proof.span)
                 out.append("\r\n")
             }
             out.append("x-request-id: ")

@@ -71,7 +71,7 @@ package final class EventLoopState {
                 return reusedToken.token
             }
         }
-        let found = tokens.cachedToken(forReuse: key)
+        let found = tokens.cachedToken(forReuse: key, presentedAs: binding.tokenType)
         reusedToken = found.reusable
         reusedTokenRoute = found.reusable == nil ? nil : binding
         // The lookup read both clocks and found the token inside its margin by each.

@@ -36,8 +36,17 @@ package final class ProxyContext: Sendable {
         self.requestGuard = RequestGuard(policy: policy)
         self.timeouts = timeouts
         var contexts: [String: UpstreamTLS] = [:]
+        var nonces: [String: UpstreamNonce] = [:]
+        func nonce(_ origin: String) -> UpstreamNonce {
+            if let made = nonces[origin] { return made }
+            let made = UpstreamNonce()
+            nonces[origin] = made
+            return made
+        }
         self.bindings = try configuration.routes.routes.map { route in
-            try RouteBinding(route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix]) { caFile in
+            try RouteBinding(
+                route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix], nonce: nonce
+            ) { caFile in
                 if let made = contexts[caFile ?? ""] { return made }
                 let made = try UpstreamTLS(caFile: caFile)
                 contexts[caFile ?? ""] = made

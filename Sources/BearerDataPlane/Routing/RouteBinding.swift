@@ -43,9 +43,17 @@ final class RouteBinding: Sendable {
     let headerRules: [RouteHeaderRule]
     /// Whether the route removes or replaces any client field (``removedHeaders``, ``replacedHeaders``).
     let editsHeaders: Bool
+    /// How the route presents its token (`tokenType`, RFC 9449 §7.1): which tokens its cache hands it.
+    let tokenType: TokenTypePreference
+    /// What its DPoP proofs need, when it may present a DPoP-bound token: a route of the account's that sends a token
+    /// and whose `tokenType` is not `bearer` (a discovered route's own sign-in asks for bearer tokens).
+    let proofs: UpstreamProofs?
 
+    /// `nonce` gives the nonce of an upstream origin (``UpstreamProofs/origin(of:)``), the same one to every route of
+    /// a generation that goes there.
     init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
+        nonce: (_ origin: String) -> UpstreamNonce = { _ in UpstreamNonce() },
         tls: (_ caFile: String?) throws -> UpstreamTLS
     ) rethrows {
         self.route = route
@@ -75,6 +83,10 @@ final class RouteBinding: Sendable {
             case (true, _, _): .bearer
             }
         editsHeaders = !removedHeaders.isEmpty || !replacedHeaders.isEmpty
+        tokenType = self.discoveredTokens == nil ? route.tokenType : .bearer
+        proofs =
+            sendsToken && tokenType != .bearer
+            ? UpstreamProofs(upstream: route.upstream, nonce: nonce(UpstreamProofs.origin(of: route.upstream))) : nil
     }
 
     /// Whether the client field named `span[name]` is one the route removes or replaces, so it is not copied.

@@ -25,11 +25,12 @@ package struct BearerChallenge: Equatable {
         all(in: headers).first
     }
 
-    /// Every `Bearer` challenge in `headers`, in order, across fields and within each.
-    package static func all(in headers: HTTPHeaders) -> [BearerChallenge] {
+    /// Every `Bearer` challenge in `headers` (or of another `scheme` that takes the same parameters, lowercase:
+    /// `dpop`, RFC 9449 §7.1), in order, across fields and within each.
+    package static func all(in headers: HTTPHeaders, scheme: String = "bearer") -> [BearerChallenge] {
         // Raw values: `canonicalForm` would split on the commas between parameters.
         headers["www-authenticate"].flatMap { field in
-            parse(field).filter { $0.scheme.lowercased() == "bearer" }.map { challenge in
+            parse(field).filter { $0.scheme.lowercased() == scheme }.map { challenge in
                 BearerChallenge(
                     error: challenge.parameters["error"], claims: challenge.parameters["claims"].flatMap(decodeClaims),
                     resourceMetadata: challenge.parameters["resource_metadata"], scope: challenge.parameters["scope"])

@@ -114,9 +114,18 @@ public struct AdminEndpoints: LocalEndpoints {
 enum Readiness {
     static func check(_ account: any AccountView) async -> LocalResponse {
         var problems: [[String: String]] = []
-        for scopes in account.scopeSets {
+        // Each scope set as its routes present it (`tokenType`): a DPoP-bound token is ready for a route that sends
+        // it with a proof, not for one that would send it as a bearer token.
+        var seen: Set<String> = []
+        let wanted = account.configuration.routes.routes.compactMap { route -> (ScopeSet, TokenTypePreference)? in
+            guard let scopes = route.auth.tokenKey,
+                seen.insert(scopes.description + " " + route.tokenType.rawValue).inserted
+            else { return nil }
+            return (scopes, route.tokenType)
+        }
+        for (scopes, presentation) in wanted {
             do {
-                _ = try await account.tokens.accessToken(for: scopes)
+                _ = try await account.tokens.accessToken(for: scopes, presentedAs: presentation)
             } catch {
                 problems.append(["scopes": scopes.description, "reason": "\(error)"])
             }

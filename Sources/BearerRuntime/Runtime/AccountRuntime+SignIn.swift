@@ -43,7 +43,7 @@ extension AccountRuntime {
         var notes: [String] = []
         for scopes in scopeSets {
             do {
-                _ = try await tokens.accessToken(for: scopes, acceptingBound: true)
+                _ = try await tokens.accessToken(for: scopes, presentedAs: .auto)
             } catch {
                 guard case .signInRequired = error, FirebaseTokenKind(key: scopes) == .providerAccess else {
                     throw error
@@ -107,20 +107,6 @@ extension AccountRuntime {
 
     private var isRefreshTokenFlow: Bool {
         configuration.account.flow == .refreshToken
-    }
-}
-
-extension AccountSettings {
-    /// The OAuth client of the flows that have one.
-    package var oauthClient: OAuthClient? {
-        switch self {
-        case .native(let account): account.client
-        case .deviceCode(let client): client
-        case .browser(let account): account.client
-        case .clientCredentials(let account): account.client
-        case .refreshToken(let account): account.client
-        case .dev, .managedIdentity, .command, .staticToken, .firebase: nil
-        }
     }
 }
 

@@ -162,7 +162,8 @@ public struct AccountRuntime: Sendable {
         session.restore(snapshot, generation: loaded.generation, durability: inFile ? .saved : .configured)
         let tokens = TokenCache(
             flow: flow, now: now, uptime: uptime, onChange: saveTokens,
-            observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics))
+            observer: TokenEventRecorder(flow: configuration.account.flow.rawValue, logger: logger, metrics: metrics),
+            proofKeys: dpop?.keyFile)
         tokens.replaceTokens(with: loaded.tokens, because: .restored)
         // A route whose authorization server is the account's own takes its tokens from this cache (SPEC §6.3).
         let accountSource = settings.oauthClient.map { client in

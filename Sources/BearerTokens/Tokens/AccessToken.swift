@@ -26,19 +26,26 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
         let refreshOn: Date
         let issuedAt: Date
         let boundKey: String?
+        /// `boundKey != nil`, asked on every request where a load of the optional string would retain it.
+        let isBound: Bool
+        /// For a bound token: `ath`, base64url(SHA-256(value)) (RFC 9449 §4.2), the same in every proof sent with it.
+        let proofHash: String?
 
         init(
             value: String, scopes: ScopeSet, grantedScopes: Set<String>, expiresOn: Date, refreshOn: Date,
             issuedAt: Date, boundKey: String?
         ) {
             self.value = value
-            self.authorizationHeader = "Bearer " + value
+            // RFC 9449 §7.1: a DPoP-bound token goes with the `DPoP` scheme, never as a bearer token.
+            self.authorizationHeader = (boundKey == nil ? "Bearer " : "DPoP ") + value
             self.scopes = scopes
             self.grantedScopes = grantedScopes
             self.expiresOn = expiresOn
             self.refreshOn = refreshOn
             self.issuedAt = issuedAt
             self.boundKey = boundKey
+            self.isBound = boundKey != nil
+            self.proofHash = boundKey == nil ? nil : DPoPKey.accessTokenHash(value)
         }
     }
 
@@ -46,7 +53,8 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
 
     /// The bearer token itself. Only the data plane's header injection and `bearer-proxy token` read it.
     public var value: String { fields.value }
-    /// `Bearer <value>`, built once per token rather than once per request (a token is ~1 KiB).
+    /// `Bearer <value>`, or `DPoP <value>` for a DPoP-bound token (RFC 9449 §7.1), built once per token rather than
+    /// once per request (a token is ~1 KiB).
     package var authorizationHeader: String { fields.authorizationHeader }
     /// The scope set the token was requested for.
     public var scopes: ScopeSet { fields.scopes }
@@ -63,6 +71,10 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// For a token the server issued as `token_type` `DPoP` (RFC 9449 §5): the thumbprint (`jkt`) of the key it is
     /// bound to, without which it is useless — it must never be sent as a bearer token. Nil for a bearer token.
     public var boundKey: String? { fields.boundKey }
+    /// Whether the token is DPoP-bound (``boundKey`` is set): one load, for the data plane's every request.
+    package var isBound: Bool { fields.isBound }
+    /// For a DPoP-bound token, the `ath` of every proof sent with it (RFC 9449 §4.2): hashed once per token.
+    package var proofHash: String? { fields.proofHash }
 
     public init(
         value: String, scopes: ScopeSet, grantedScopes: [String]? = nil, expiresOn: Date, refreshOn: Date? = nil,

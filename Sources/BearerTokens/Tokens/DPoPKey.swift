@@ -26,7 +26,7 @@ package struct DPoPKey: Sendable, CustomStringConvertible, CustomDebugStringConv
     /// The RFC 7638 thumbprint of ``publicJWK`` (SHA-256, base64url): the `jkt` of `dpop_jkt` and of `cnf`.
     package let thumbprint: String
     /// `base64url(header) + "."`, the same for every proof of this key.
-    private let headerPrefix: String
+    private let headerPrefix: [UInt8]
 
     /// A new random key.
     package init() {
@@ -52,7 +52,7 @@ package struct DPoPKey: Sendable, CustomStringConvertible, CustomDebugStringConv
         thumbprint = Base64URL.encode(Array(SHA256.hash(data: Data(canonical.utf8))))
         // RFC 9449 §4.2: typ, alg and the public key.
         let header = "{\"typ\":\"dpop+jwt\",\"alg\":\"ES256\",\"jwk\":" + canonical + "}"
-        headerPrefix = Base64URL.encode(Data(header.utf8)) + "."
+        headerPrefix = Array((Base64URL.encode(Data(header.utf8)) + ".").utf8)
     }
 
     /// The private scalar, for the key file only.
@@ -67,20 +67,78 @@ package struct DPoPKey: Sendable, CustomStringConvertible, CustomDebugStringConv
     package func proof(
         method: String, url: String, at now: Date, accessToken: String? = nil, nonce: String? = nil
     ) -> String {
-        var claims = "{\"jti\":\"" + Self.uniqueIdentifier() + "\",\"htm\":" + JSONPath.quoted(method)
-        claims += ",\"htu\":" + JSONPath.quoted(Self.targetURI(url))
-        claims += ",\"iat\":" + String(Int64(now.timeIntervalSince1970.rounded(.down)))
-        if let accessToken {
-            claims += ",\"ath\":\"" + Base64URL.encode(Array(SHA256.hash(data: Data(accessToken.utf8)))) + "\""
+        String(
+            decoding: proof(
+                method: method, htu: Self.targetURI(url), iat: Int64(now.timeIntervalSince1970.rounded(.down)),
+                accessTokenHash: accessToken.map(Self.accessTokenHash), nonce: nonce),
+            as: UTF8.self)
+    }
+
+    /// A proof's bytes, for a request to a resource server on every forwarded request (§7): `htu` already without
+    /// query and fragment, `accessTokenHash` the token's `ath` (hashed once per token, ``accessTokenHash(_:)``),
+    /// `nonce` a `DPoP-Nonce` already checked to be NQCHARs (§8.1). The header is this key's, encoded once; what a
+    /// proof costs is its claims' bytes, their base64url, and one signature.
+    package func proof(method: String, htu: String, iat: Int64, accessTokenHash: String?, nonce: String?) -> [UInt8] {
+        var claims: [UInt8] = []
+        claims.reserveCapacity(
+            96 + method.utf8.count + htu.utf8.count + (accessTokenHash?.utf8.count ?? 0) + (nonce?.utf8.count ?? 0))
+        claims.append(contentsOf: #"{"jti":""#.utf8)
+        Self.appendUniqueIdentifier(to: &claims)
+        claims.append(contentsOf: #"","htm":"#.utf8)
+        Self.appendQuoted(method, to: &claims)
+        claims.append(contentsOf: #","htu":"#.utf8)
+        Self.appendQuoted(htu, to: &claims)
+        claims.append(contentsOf: #","iat":"#.utf8)
+        claims.append(contentsOf: String(iat).utf8)
+        if let accessTokenHash {
+            claims.append(contentsOf: #","ath":"#.utf8)
+            Self.appendQuoted(accessTokenHash, to: &claims)
         }
-        if let nonce { claims += ",\"nonce\":" + JSONPath.quoted(nonce) }
-        claims += "}"
-        let signingInput = headerPrefix + Base64URL.encode(Data(claims.utf8))
+        if let nonce {
+            claims.append(contentsOf: #","nonce":"#.utf8)
+            Self.appendQuoted(nonce, to: &claims)
+        }
+        claims.append(UInt8(ascii: "}"))
+        var proof: [UInt8] = []
+        proof.reserveCapacity(headerPrefix.count + Base64URL.encodedCount(claims.count) + 1 + 86)
+        proof.append(contentsOf: headerPrefix)
+        Base64URL.append(claims, to: &proof)
         // RFC 7518 §3.4: the signature is R || S, 32 bytes each — exactly swift-crypto's raw representation. Signing
         // with a valid key over any bytes cannot fail.
-        let signature = try! privateKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        let signature = try! privateKey.signature(for: proof)
+        proof.append(UInt8(ascii: "."))
+        Base64URL.append(signature.rawRepresentation, to: &proof)
+        return proof
     }
+
+    /// `ath` for `accessToken`: base64url(SHA-256 of its ASCII bytes) (RFC 9449 §4.2).
+    package static func accessTokenHash(_ accessToken: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(43)
+        Base64URL.append(SHA256.hash(data: Array(accessToken.utf8)), to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters escaped.
+    private static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            default:
+                out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// `url` without its query and fragment (RFC 9449 §4.2 `htu`; RFC 3986 §6.2.2 normalisation is the server's).
     static func targetURI(_ url: String) -> String {
@@ -88,12 +146,12 @@ package struct DPoPKey: Sendable, CustomStringConvertible, CustomDebugStringConv
         return String(url[..<end])
     }
 
-    /// 16 random bytes, base64url: RFC 9449 §4.2 asks for enough entropy that a `jti` is unique.
-    private static func uniqueIdentifier() -> String {
+    /// 16 random bytes, base64url: RFC 9449 §4.2 asks for enough entropy that a `jti` is unique. Two draws of the
+    /// system's generator, not one a byte.
+    private static func appendUniqueIdentifier(to out: inout [UInt8]) {
         var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
-        return Base64URL.encode(bytes)
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        withUnsafeBytes(of: words) { Base64URL.append($0, to: &out) }
     }
 
     package var description: String { "DPoPKey(<redacted>, jkt: \(thumbprint))" }

@@ -100,6 +100,10 @@ public final class TokenCache: Sendable {
     private let state: Mutex<State>
     private let onChange: (@Sendable (TokenCacheChange) -> Void)?
     private let observer: (any TokenCacheObserver)?
+    /// Where the key of this sign-in's DPoP-bound tokens lives (nil: it asks for bearer tokens only).
+    private let proofKeys: DPoPKeyFile?
+    /// The last key ``proofKey(for:)`` read from ``proofKeys``.
+    private let keptProofKey = Mutex<DPoPKey?>(nil)
     /// Time since an arbitrary start on the system's monotonic clock (`CLOCK_BOOTTIME` on Linux: it counts
     /// suspend, and no one can set it).
     public static let systemUptime: @Sendable () -> Duration = {
@@ -122,13 +126,27 @@ public final class TokenCache: Sendable {
     ///   - throttlesSignInRequired: whether "sign-in required" blocks the next requests like any failure. A flow
     ///     that answers it from local state alone (a discovered route with nothing stored) asks nobody, so there is
     ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request.
-    public init(
+    ///   - proofKeys: the key file of a sign-in that asks for DPoP-bound tokens (RFC 9449), whose key the data plane
+    ///     signs each request's proof with.
+    public convenience init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
         uptime: (@Sendable () -> Duration)? = nil,
         onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
         throttlesSignInRequired: Bool = true
     ) {
+        self.init(
+            flow: flow, now: now, uptime: uptime, onChange: onChange, observer: observer,
+            throttlesSignInRequired: throttlesSignInRequired, proofKeys: nil)
+    }
+
+    package init(
+        flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
+        uptime: (@Sendable () -> Duration)? = nil,
+        onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
+        throttlesSignInRequired: Bool = true, proofKeys: DPoPKeyFile?
+    ) {
         self.throttlesSignInRequired = throttlesSignInRequired
+        self.proofKeys = proofKeys
         self.flow = flow
         self.now = now
         self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
@@ -143,7 +161,7 @@ public final class TokenCache: Sendable {
     /// A usable cached token for `scopes`, without waiting: the token for exactly that set, else one whose granted
     /// scopes include all of them (MSAL's subset rule).
     public func cachedToken(for scopes: ScopeSet) -> AccessToken? {
-        cachedToken(forReuse: scopes).token
+        cachedToken(forReuse: scopes, presentedAs: .bearer).token
     }
 
     /// A token the data plane may send again without asking the cache (``isStillReusable(_:)``): the scope set's own
@@ -159,14 +177,16 @@ public final class TokenCache: Sendable {
     }
 
     /// ``cachedToken(for:)``, and — when that token is the scope set's own and clear of its margin by both clocks —
-    /// the same as a ``ReusableToken``: one lock and one lookup for both.
-    public func cachedToken(forReuse scopes: ScopeSet) -> (token: AccessToken?, reusable: ReusableToken?) {
+    /// the same as a ``ReusableToken``: one lock and one lookup for both. Only a token that can be presented as the
+    /// route asks (`presentedAs`, ``fits(_:presentedAs:)``) comes out: ``accessToken(for:claims:resource:stepUp:presentedAs:)``
+    /// refuses any other with the reason.
+    public func cachedToken(forReuse scopes: ScopeSet, presentedAs presentation: TokenTypePreference = .bearer) -> (
+        token: AccessToken?, reusable: ReusableToken?
+    ) {
         let now = self.now()
         let uptime = self.uptime()
         return state.withLock { state in
-            // A DPoP-bound token is never the data plane's to send as it is: ``accessToken(for:claims:resource:stepUp:acceptingBound:)``
-            // refuses it with the reason.
-            if let own = state.tokens[scopes], own.boundKey == nil {
+            if let own = state.tokens[scopes], Self.fits(own, presentedAs: presentation) {
                 let margin = own.margin
                 let wallLimit = own.expiresOn.addingTimeInterval(-margin)
                 let uptimeLimit = state.lifetimes[scopes].map { $0.expiresAt - .seconds(margin) }
@@ -181,7 +201,7 @@ public final class TokenCache: Sendable {
                 }
             }
             let usable = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
-            return (usable?.boundKey == nil ? usable : nil, nil)
+            return (usable.flatMap { Self.fits($0, presentedAs: presentation) ? $0 : nil }, nil)
         }
     }
 
@@ -228,24 +248,58 @@ public final class TokenCache: Sendable {
     /// route's, SPEC §6.3). Concurrent callers for the same request share one fetch — one sign-in for a step-up. Only a
     /// ``TokenError`` comes out, so a caller maps every failure to its answer (``ProxyError``) with no catch-all.
     ///
-    /// A DPoP-bound token (RFC 9449) comes out only to a caller that says it knows one (`acceptingBound`): every
-    /// other caller sends what it gets as `Authorization: Bearer`, which a bound token must never be, and gets
-    /// ``boundTokenRefusal`` instead — the token stays cached, so the refusal costs no token request.
+    /// The token comes out only to a caller that can present it (`presentedAs`, a route's `tokenType`): a DPoP-bound
+    /// token (RFC 9449) never to one that sends what it gets as `Authorization: Bearer` (`bearer`, every caller
+    /// but the data plane's DPoP-capable routes and `token`), which gets ``boundTokenRefusal``; a bearer token never
+    /// to a route that takes DPoP tokens only (`dpop`: ``bearerTokenRefusal``). The token stays cached, so a
+    /// refusal costs no token request.
     public func accessToken(
         for scopes: ScopeSet, claims: String? = nil, resource: String? = nil, stepUp: StepUpRequest? = nil,
-        acceptingBound: Bool = false
+        presentedAs presentation: TokenTypePreference = .bearer
     ) async throws(TokenError) -> AccessToken {
         let token = try await anyAccessToken(for: scopes, claims: claims, resource: resource, stepUp: stepUp)
-        if token.boundKey != nil && !acceptingBound { throw Self.boundTokenRefusal }
+        guard Self.fits(token, presentedAs: presentation) else {
+            throw token.isBound ? Self.boundTokenRefusal : Self.bearerTokenRefusal
+        }
         return token
     }
 
-    /// Why a DPoP-bound token is not handed to a bearer path: the upstream side of DPoP (`Authorization: DPoP` and
-    /// a proof per request) is not built, and such a token sent as a bearer token would be refused anyway.
-    static let boundTokenRefusal = TokenError.misconfigured(
-        reason: "the identity provider issued a DPoP-bound token (RFC 9449) for these scopes, and bearer-proxy does "
-            + "not yet send DPoP proofs to upstreams; it never sends a DPoP-bound token as a bearer token. Set the "
-            + "account's \"tokenType\" to \"bearer\" (the default) for the routes to work.")
+    /// Whether `token` can be presented as `presentation` asks: a bound token with a proof (`dpop`, `auto`), a bearer
+    /// one without (`bearer`, `auto`).
+    private static func fits(_ token: AccessToken, presentedAs presentation: TokenTypePreference) -> Bool {
+        switch presentation {
+        case .auto: true
+        case .bearer: !token.isBound
+        case .dpop: token.isBound
+        }
+    }
+
+    /// Why a DPoP-bound token is not handed to a bearer path: sent as a bearer token it would be refused (RFC 9449
+    /// §7.2), and it is useless without a proof.
+    package static let boundTokenRefusal = TokenError.misconfigured(
+        reason: "the identity provider issued a DPoP-bound token (RFC 9449) for these scopes, and this route presents "
+            + "tokens as bearer tokens (its \"tokenType\" is \"bearer\"); bearer-proxy never sends a DPoP-bound "
+            + "token as a bearer token. Remove the route's \"tokenType\" (\"auto\" sends the token as it was "
+            + "issued), or set the account's \"tokenType\" to \"bearer\".")
+
+    /// Why a bearer token is not sent on a route that takes DPoP-bound tokens only.
+    package static let bearerTokenRefusal = TokenError.misconfigured(
+        reason: "the identity provider issued a bearer token for these scopes, and this route's \"tokenType\" is "
+            + "\"dpop\": it sends DPoP-bound tokens only (RFC 9449). The authorization server did not bind the "
+            + "token to the proxy's key: check that it supports DPoP, or set the route's \"tokenType\" to "
+            + "\"auto\".")
+
+    /// The key that proves possession of `token` (RFC 9449 §7), when it is DPoP-bound and the key it is bound to
+    /// is this sign-in's: from ``proofKeys``, read once and kept while the tokens are bound to it. Nil for a bearer
+    /// token, for a cache without a key, and for a token bound to a key no longer kept (another process signed out
+    /// and in: the next token is bound to the new key).
+    package func proofKey(for token: AccessToken) -> DPoPKey? {
+        guard let thumbprint = token.boundKey, let proofKeys else { return nil }
+        if let kept = keptProofKey.withLock({ $0 }), kept.thumbprint == thumbprint { return kept }
+        guard let key = try? proofKeys.key(), key.thumbprint == thumbprint else { return nil }
+        keptProofKey.withLock { $0 = key }
+        return key
+    }
 
     private func anyAccessToken(
         for scopes: ScopeSet, claims: String?, resource: String?, stepUp: StepUpRequest?

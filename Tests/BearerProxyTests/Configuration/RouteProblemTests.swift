@@ -287,6 +287,49 @@ import Testing
             "file \"/nonexistent/ca.pem\" does not exist"),
     ]
 
+    /// A device-code account asking for `tokenType` (nil: none said).
+    static func dpopAccount(_ tokenType: String?) -> String {
+        #"{"flow": "device-code", "issuer": "https://as.example.com", "clientId": "cli""#
+            + (tokenType.map { #", "tokenType": "\#($0)""# } ?? "") + "}"
+    }
+
+    static let tokenTypeCases: [ProblemCase] = [
+        ProblemCase(
+            F.routeWith(#""tokenType": "jwt""#), "routes[0].tokenType",
+            "must be one of \"bearer\", \"dpop\", \"auto\""),
+        ProblemCase(
+            F.routeWith(#""tokenType": "dpop""#), "routes[0].tokenType",
+            "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
+                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)"),
+        ProblemCase(
+            F.account(
+                dpopAccount(nil),
+                routes: [
+                    #"{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["s"], "tokenType": "dpop"}"#
+                ]),
+            "routes[0].tokenType",
+            "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
+                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)"),
+        ProblemCase(
+            F.route(#""prefix": "/api", \#(upstream), "auth": "none", "tokenType": "auto""#), "routes[0].tokenType",
+            "not used with \"auth\": \"none\" (no token is sent)"),
+    ]
+
+    @Test(arguments: tokenTypeCases)
+    func reportsTokenTypeProblem(_ problemCase: ProblemCase) {
+        #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)
+    }
+
+    @Test(arguments: [(nil, TokenTypePreference.auto), ("bearer", .bearer), ("dpop", .dpop), ("auto", .auto)])
+    func aRoutesTokenTypeIsRead(_ text: String?, _ expected: TokenTypePreference) throws {
+        let member = text.map { #", "tokenType": "\#($0)""# } ?? ""
+        let route = #"{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["s"]\#(member)}"#
+        for account in ["auto", "dpop"] {
+            let configuration = try F.parse(F.account(Self.dpopAccount(account), routes: [route]))
+            #expect(configuration.routes.routes[0].tokenType == expected)
+        }
+    }
+
     @Test(arguments: prefixCases + upstreamCases)
     func reportsPrefixAndUpstreamProblem(_ problemCase: ProblemCase) {
         #expect(F.problems(problemCase.json, environment: problemCase.environment) == problemCase.expected)

@@ -578,6 +578,7 @@ extension SchemaTests {
             #"["é"]"#,
         ],
         "auth": [#""none""#, #""bearer""#, #""Bearer""#, #""discover""#],
+        "tokenType": [#""auto""#, #""bearer""#, #""dpop""#, #""DPoP""#, "1"],
         "discovery": [
             #"{"clientId": "app", "redirectPort": 8400, "allowPrivateAddresses": true}"#, "{}",
             #"{"clientMetadataDocument": "https://app.example.com/client.json"}"#,

@@ -28,6 +28,7 @@ extension ConfigurationReader {
             case .staticToken: readStaticToken(account).map(AccountSettings.staticToken)
             case .firebase: readFirebase(account, context: &context).map(AccountSettings.firebase)
             }
+        context.accountTokenType = settings?.oauthClient?.tokenType
         return settings.map(AccountConfiguration.init)
     }
 

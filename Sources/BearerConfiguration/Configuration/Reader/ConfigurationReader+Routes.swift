@@ -43,8 +43,9 @@ extension ConfigurationReader {
         let forwardedHeaders = route.bool("forwardedHeaders") ?? false
         let tls = route.object("tls").flatMap(readTLS)
         let requiredHeader = route.object("requireHeader").flatMap(readRequiredHeader)
+        let tokenType = readRouteTokenType(route, auth: auth, context: context)
 
-        guard let prefix, let upstream, let auth else { return nil }
+        guard let prefix, let upstream, let auth, let tokenType else { return nil }
         return Route(
             prefix: prefix,
             upstream: upstream,
@@ -56,8 +57,46 @@ extension ConfigurationReader {
             allowInsecureUpstream: allowInsecureUpstream,
             forwardedHeaders: forwardedHeaders,
             tls: TLSSettings(caFile: tls?.caFile ?? context.globalTLS.caFile),
-            requiredHeaders: [context.requiredHeader, requiredHeader].compactMap { $0 }
+            requiredHeaders: [context.requiredHeader, requiredHeader].compactMap { $0 },
+            tokenType: tokenType
         )
+    }
+
+    /// A route's `tokenType` (RFC 9449 §7.1): `auto` when absent. A route can only ask for what its token can be:
+    /// `dpop` needs an OAuth account whose own `tokenType` lets the authorization server bind its tokens, and a route
+    /// that sends no token, or a Firebase one, has nothing to present either way.
+    private func readRouteTokenType(_ route: ObjectReader, auth: RouteAuth?, context: RouteContext)
+        -> TokenTypePreference?
+    {
+        guard route.contains("tokenType") else { return .auto }
+        guard let tokenType: TokenTypePreference = route.choice("tokenType") else { return nil }
+        switch auth {
+        case .none?:
+            route.report("tokenType", "not used with \"auth\": \"none\" (no token is sent)")
+            return nil
+        case .firebaseID?, .providerAccess?:
+            route.report("tokenType", "not used with the \"firebase\" flow (its tokens are bearer tokens)")
+            return nil
+        case .discover?:
+            if tokenType == .dpop {
+                route.report(
+                    "tokenType",
+                    "\"dpop\" is not offered with \"auth\": \"discover\": a discovered route's own sign-in asks for "
+                        + "bearer tokens")
+                return nil
+            }
+        case .bearer?:
+            if tokenType == .dpop, context.flow != nil, context.accountTokenType ?? .bearer == .bearer {
+                route.report(
+                    "tokenType",
+                    "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
+                        + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)")
+                return nil
+            }
+        case nil:
+            break
+        }
+        return tokenType
     }
 
     private func readPrefix(_ route: ObjectReader, index: Int, prefixes: inout [String: Int]) -> String? {

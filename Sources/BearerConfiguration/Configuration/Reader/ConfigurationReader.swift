@@ -111,6 +111,8 @@ struct RouteContext {
     var globalTLS = TLSSettings()
     /// The global `requireHeader`, which every route checks besides its own.
     var requiredHeader: RequiredHeader?
+    /// The account's `tokenType` when it is an OAuth flow (nil for any other: its tokens are bearer tokens).
+    var accountTokenType: TokenTypePreference?
 }
 
 extension ConfigurationReader {

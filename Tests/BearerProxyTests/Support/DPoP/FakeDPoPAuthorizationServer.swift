@@ -12,15 +12,8 @@ import Synchronization
 /// credentials, device code) and a device authorization endpoint that approves at once. A token issued to a proof
 /// is `token_type` `DPoP` with `cnf.jkt` = the key's thumbprint (§6.1), and its refresh token is bound to the same
 /// key (§5: the proxy is a public client): redeeming it with another key, or without a proof, is `invalid_grant`.
-final class FakeDPoPAuthorizationServer: Sendable {
-    /// When the server demands a nonce (§8).
-    enum NonceRule: Sendable {
-        case never
-        /// Every proof must carry the current nonce (see ``rotateNonce()``).
-        case required
-        /// Every token request is refused with a fresh nonce: a client that follows blindly would loop.
-        case rotateEveryRequest
-    }
+final class FakeDPoPAuthorizationServer: TestServer {
+    typealias NonceRule = FakeDPoPNonces.Rule
 
     /// One token endpoint request, as it was judged.
     struct Recorded: Sendable {
@@ -38,47 +31,23 @@ final class FakeDPoPAuthorizationServer: Sendable {
     final class State: Sendable {
         struct Data {
             var verifier = DPoPProofVerifier()
-            var nonce = "nonce-1"
-            var nonces = 1
+            var nonce = FakeDPoPNonces(prefix: "nonce")
             var recorded: [Recorded] = []
             /// Refresh tokens still valid, with the thumbprint each is bound to (nil: a bearer one).
             var refreshTokens: [String: String?] = [:]
             var issued = 0
             var base = ""
-            var connections: [Int: any Channel] = [:]
-            var nextConnection = 0
-            var shutDown = false
             /// `now`'s offset for proofs' `iat`, so a test can make the server's clock differ.
             var clockSkew: TimeInterval = 0
         }
 
         let data = Mutex(Data())
-
-        func opened(_ channel: any Channel) -> Int? {
-            data.withLock { data in
-                guard !data.shutDown else { return nil }
-                data.nextConnection += 1
-                data.connections[data.nextConnection] = channel
-                return data.nextConnection
-            }
-        }
-
-        func closed(_ id: Int) {
-            _ = data.withLock { $0.connections.removeValue(forKey: id) }
-        }
-
-        func shutDown() -> [any Channel] {
-            data.withLock { data in
-                data.shutDown = true
-                return Array(data.connections.values)
-            }
-        }
     }
 
     private let state: State
-    private let server: FakeHTTPServer
+    private let server: FakeEndpointServer
 
-    private init(state: State, server: FakeHTTPServer) {
+    private init(state: State, server: FakeEndpointServer) {
         self.state = state
         self.server = server
     }
@@ -88,17 +57,13 @@ final class FakeDPoPAuthorizationServer: Sendable {
     {
         let state = State()
         let responder = FakeDPoPResponder(algorithms: algorithms, nonceRule: nonce, state: state)
-        let server = try await FakeHTTPServer.start(opened: state.opened, closed: state.closed) { channel, _ in
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: responder))
-        }
+        let server = try await FakeEndpointServer.start(responder)
         state.data.withLock { $0.base = "http://127.0.0.1:\(server.port)" }
         return FakeDPoPAuthorizationServer(state: state, server: server)
     }
 
     func shutdown() async {
-        await server.shutdown(closing: state.shutDown())
+        await server.shutdown()
     }
 
     /// The issuer (and base URL): `http://127.0.0.1:<port>`.
@@ -106,7 +71,7 @@ final class FakeDPoPAuthorizationServer: Sendable {
     var tokenEndpoint: String { issuer + "/token" }
 
     var requests: [Recorded] { state.data.withLock { $0.recorded } }
-    var currentNonce: String { state.data.withLock { $0.nonce } }
+    var currentNonce: String { state.data.withLock { $0.nonce.current } }
 
     /// A refresh token as if from an earlier sign-in, bound to `thumbprint` (nil: a bearer one).
     func issueRefreshToken(boundTo thumbprint: String?) -> String {
@@ -125,10 +90,7 @@ final class FakeDPoPAuthorizationServer: Sendable {
 
     /// A new current nonce: proofs carrying the old one are refused with `use_dpop_nonce`.
     func rotateNonce() {
-        state.data.withLock { data in
-            data.nonces += 1
-            data.nonce = "nonce-\(data.nonces)"
-        }
+        state.data.withLock { $0.nonce.rotate() }
     }
 
     /// Makes the server's clock run `seconds` ahead of the proxy's.
@@ -138,18 +100,12 @@ final class FakeDPoPAuthorizationServer: Sendable {
 }
 
 /// The fake's answers. Called on the connections' event loops.
-private struct FakeDPoPResponder: FakeHTTPEndpoints {
+private struct FakeDPoPResponder: ImmediateFakeEndpoints {
     let algorithms: [String]
     let nonceRule: FakeDPoPAuthorizationServer.NonceRule
     let state: FakeDPoPAuthorizationServer.State
 
-    var bodyTooLarge: FakeIdentityResponse { .json(status: 413, ["error": "invalid_request"]) }
-
-    func answer(_ request: FakeHTTPRequest, respond: @escaping @Sendable (FakeIdentityResponse) -> Void) {
-        respond(answer(request))
-    }
-
-    private func answer(_ request: FakeHTTPRequest) -> FakeIdentityResponse {
+    func reply(to request: FakeHTTPRequest) -> FakeIdentityResponse {
         let base = state.data.withLock { $0.base }
         switch (request.method, request.path) {
         case (.GET, "/.well-known/openid-configuration"):
@@ -191,12 +147,12 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
             var accepted: DPoPProofVerifier.Accepted?
             if hadProof {
                 if case .rotateEveryRequest = nonceRule {
-                    data.nonces += 1
-                    data.nonce = "nonce-\(data.nonces)"
+                    data.nonce.rotate()
                     return refuse(
-                        400, "use_dpop_nonce", "a new nonce for every request", headers: [("DPoP-Nonce", data.nonce)])
+                        400, "use_dpop_nonce", "a new nonce for every request",
+                        headers: [("DPoP-Nonce", data.nonce.current)])
                 }
-                let demanded: String? = if case .required = nonceRule { data.nonce } else { nil }
+                let demanded: String? = if case .required = nonceRule { data.nonce.current } else { nil }
                 let now = Date().addingTimeInterval(data.clockSkew)
                 switch data.verifier.verify(
                     request.headers, method: request.method.rawValue, uri: uri, now: now, nonce: demanded)
@@ -204,7 +160,7 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
                 case .success(let proof): accepted = proof
                 case .failure(let refusal) where refusal.isNonce:
                     return refuse(
-                        400, "use_dpop_nonce", refusal.description, headers: [("DPoP-Nonce", data.nonce)])
+                        400, "use_dpop_nonce", refusal.description, headers: [("DPoP-Nonce", data.nonce.current)])
                 case .failure(let refusal):
                     return refuse(400, "invalid_dpop_proof", refusal.description)
                 }
@@ -251,7 +207,7 @@ private struct FakeDPoPResponder: FakeHTTPEndpoints {
                     grant: grant, status: 200, error: nil, description: nil, accepted: accepted, hadProof: hadProof,
                     proofs: proofs))
             // §8.2: the server may hand out the next nonce with any answer.
-            let headers: [(String, String)] = nonceRule == .never ? [] : [("DPoP-Nonce", data.nonce)]
+            let headers: [(String, String)] = nonceRule == .never ? [] : [("DPoP-Nonce", data.nonce.current)]
             return .json(body, headers: headers)
         }
     }
@@ -262,13 +218,6 @@ func withDPoPAuthorizationServer<T>(
     algorithms: [String] = ["ES256"], nonce: FakeDPoPAuthorizationServer.NonceRule = .never,
     _ body: (FakeDPoPAuthorizationServer) async throws -> T
 ) async throws -> T {
-    let fake = try await FakeDPoPAuthorizationServer.start(algorithms: algorithms, nonce: nonce)
-    do {
-        let result = try await body(fake)
-        await fake.shutdown()
-        return result
-    } catch {
-        await fake.shutdown()
-        throw error
-    }
+    try await FakeDPoPAuthorizationServer.using(
+        try await FakeDPoPAuthorizationServer.start(algorithms: algorithms, nonce: nonce), body)
 }

@@ -109,7 +109,7 @@ final class FakeAuthorizationServer: Sendable {
         var counter = 0
     }
 
-    private let server: FakeHTTPServer
+    private let server: FakeEndpointServer
     private let state: Shared
     private let scheme: String
 
@@ -118,7 +118,7 @@ final class FakeAuthorizationServer: Sendable {
     /// The protected resource's URL, the route's upstream and the `resource` of every token.
     var resource: String { baseURL + "/mcp" }
 
-    private init(server: FakeHTTPServer, state: Shared, scheme: String) {
+    private init(server: FakeEndpointServer, state: Shared, scheme: String) {
         self.server = server
         self.state = state
         self.scheme = scheme
@@ -128,17 +128,7 @@ final class FakeAuthorizationServer: Sendable {
         let state = Shared(record: Record(settings: settings))
         let sslContext = tls ? try TLSFixtures.serverContext() : nil
         let scheme = tls ? "https" : "http"
-        let server = try await FakeHTTPServer.start(
-            opened: { channel in state.opened(channel) }, closed: { state.closed($0) }
-        ) { channel, _ in
-            if let sslContext {
-                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
-            }
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(
-                FakeHTTPHandler(endpoints: Endpoints(state: state, scheme: scheme)))
-        }
+        let server = try await FakeEndpointServer.start(Endpoints(state: state, scheme: scheme), tls: sslContext)
         return FakeAuthorizationServer(server: server, state: state, scheme: scheme)
     }
 
@@ -200,34 +190,14 @@ final class FakeAuthorizationServer: Sendable {
     func revokeRefreshTokens() { state.record.withLock { $0.refreshTokens = [:] } }
 
     func shutdown() async {
-        let open = state.shutDown()
-        await server.shutdown(closing: open)
+        await server.shutdown()
     }
 
     /// The state the connections share.
     final class Shared: Sendable {
         let record: Mutex<Record>
-        private let open = Mutex<(next: Int, channels: [Int: any Channel], closed: Bool)>((0, [:], false))
 
         init(record: Record) { self.record = Mutex(record) }
-
-        func opened(_ channel: any Channel) -> Int? {
-            open.withLock { open in
-                guard !open.closed else { return nil }
-                open.next += 1
-                open.channels[open.next] = channel
-                return open.next
-            }
-        }
-
-        func closed(_ id: Int) { open.withLock { _ = $0.channels.removeValue(forKey: id) } }
-
-        func shutDown() -> [any Channel] {
-            open.withLock { open in
-                open.closed = true
-                return Array(open.channels.values)
-            }
-        }
     }
 
     struct Endpoints: FakeHTTPEndpoints {

@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// Either way `resource` is required, and an identity that is not assigned to the "resource" — the system-assigned
 /// one when `systemAssigned` is false, or an id not in `userAssigned` — gets 400 as on Azure.
-final class FakeManagedIdentity: Sendable {
+final class FakeManagedIdentity: TestServer {
     enum Kind: Sendable {
         /// With the secret the platform put in `IDENTITY_HEADER`.
         case appService(secret: String)
@@ -53,7 +53,7 @@ final class FakeManagedIdentity: Sendable {
     static let imdsVersion = "2018-02-01"
 
     private let responder: Responder
-    private let server: FakeHTTPServer
+    private let server: FakeEndpointServer
     private var state: State { responder.state }
     var kind: Kind { responder.kind }
 
@@ -62,36 +62,13 @@ final class FakeManagedIdentity: Sendable {
         struct Data {
             var recorded: [Recorded] = []
             var forced: [Forced] = []
-            var connections: [Int: any Channel] = [:]
-            var nextConnection = 0
             var issued = 0
-            var shutDown = false
         }
 
         let data = Mutex(Data())
-
-        func opened(_ channel: any Channel) -> Int? {
-            data.withLock { data in
-                guard !data.shutDown else { return nil }
-                data.nextConnection += 1
-                data.connections[data.nextConnection] = channel
-                return data.nextConnection
-            }
-        }
-
-        func closed(_ id: Int) {
-            _ = data.withLock { $0.connections.removeValue(forKey: id) }
-        }
-
-        func shutDown() -> [any Channel] {
-            data.withLock { data in
-                data.shutDown = true
-                return Array(data.connections.values)
-            }
-        }
     }
 
-    private init(responder: Responder, server: FakeHTTPServer) {
+    private init(responder: Responder, server: FakeEndpointServer) {
         self.responder = responder
         self.server = server
     }
@@ -106,17 +83,13 @@ final class FakeManagedIdentity: Sendable {
         let responder = Responder(
             kind: kind, systemAssigned: systemAssigned, userAssigned: userAssigned, lifetime: lifetime, now: now,
             state: state)
-        let server = try await FakeHTTPServer.start(opened: state.opened, closed: state.closed) { channel, _ in
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(FakeHTTPHandler(endpoints: responder))
-        }
+        let server = try await FakeEndpointServer.start(responder)
         return FakeManagedIdentity(responder: responder, server: server)
     }
 
     /// Stops listening and closes every connection. Idempotent.
     func shutdown() async {
-        await server.shutdown(closing: state.shutDown())
+        await server.shutdown()
     }
 
     /// The port it listens on (127.0.0.1).
@@ -257,14 +230,8 @@ func withManagedIdentity<T>(
     lifetime: TimeInterval = 86_400, now: @escaping @Sendable () -> Date = { Date() },
     _ body: (FakeManagedIdentity) async throws -> T
 ) async throws -> T {
-    let fake = try await FakeManagedIdentity.start(
-        kind, systemAssigned: systemAssigned, userAssigned: userAssigned, lifetime: lifetime, now: now)
-    do {
-        let result = try await body(fake)
-        await fake.shutdown()
-        return result
-    } catch {
-        await fake.shutdown()
-        throw error
-    }
+    try await FakeManagedIdentity.using(
+        try await FakeManagedIdentity.start(
+            kind, systemAssigned: systemAssigned, userAssigned: userAssigned, lifetime: lifetime, now: now),
+        body)
 }
