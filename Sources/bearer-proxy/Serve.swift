@@ -54,6 +54,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: "Seconds in-flight requests may take to finish after SIGTERM or SIGINT (default 10); then it exits.")
+    var shutdownGrace: Double = 10
+
+    @Option(
+        name: .long,
         help: "Client connections served at once; more wait to be accepted (default: half the descriptor limit)."
     )
     var maxConnections: Int?
@@ -64,6 +69,7 @@ struct Serve: AsyncParsableCommand {
         timeouts.requestHead = Self.amount(requestHeadTimeout)
         timeouts.bodyStall = Self.amount(bodyStallTimeout)
         timeouts.clientIdle = Self.amount(idleTimeout)
+        timeouts.shutdownGrace = Self.amount(shutdownGrace)
         return timeouts
     }
 
@@ -77,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         }
         for (option, value) in [
             ("--request-head-timeout", requestHeadTimeout), ("--body-stall-timeout", bodyStallTimeout),
-            ("--idle-timeout", idleTimeout),
+            ("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace),
         ] where !(value > 0 && value <= 86_400) {
             throw ValidationError("\(option): expected seconds greater than 0 and at most 86400, got \(value)")
         }

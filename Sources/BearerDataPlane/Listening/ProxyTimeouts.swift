@@ -26,7 +26,7 @@ public struct ProxyTimeouts: Sendable, Hashable {
     /// How long an idle pooled upstream connection is kept.
     var upstreamIdle: TimeAmount = .seconds(30)
     /// On shutdown, how long in-flight requests may take to finish before the process exits anyway.
-    var shutdownGrace: TimeAmount = .seconds(10)
+    package var shutdownGrace: TimeAmount = .seconds(10)
 
     public init() {}
 }

@@ -88,6 +88,7 @@ struct CommandLineTests {
         "serve's time-limit options take seconds greater than 0: anything else is a usage error naming the option",
         arguments: [
             ["--request-head-timeout", "0"], ["--body-stall-timeout", "-1"], ["--idle-timeout", "90000"],
+            ["--shutdown-grace", "0"],
             ["--request-head-timeout", "soon"],
         ])
     func timeLimitOptions(_ option: [String]) async throws {
@@ -238,7 +239,9 @@ struct CommandLineTests {
                     .appending(#""upstream": "\#(upstream.baseURL)", "scopes": ["api://a/R"] } ] }"#).utf8
             ).write(to: URL(fileURLWithPath: file))
             let (_, output) = try await ChildProcess.withListening(
-                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist"]
+                // The grace is what this test is not about: on a machine busy with the whole suite, SIGTERM, the
+                // refusal seen and 200 bodies relayed can take longer than the default 10 s.
+                ["serve", "--config", file, "--listen", "127.0.0.1:0", "--no-persist", "--shutdown-grace", "120"]
             ) { port, running in
                 #expect(try await Self.waitUntilHealthy(port: port))
                 // The time 200 requests take to reach the upstream is not what this is about: on a machine busy with
