@@ -76,7 +76,8 @@ let layers: [(target: String, imports: [String], libraries: [String])] = [
         "BearerDataPlane",
         ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"],
         [
-            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOSSL", "NIOExtras", "Crypto", "Logging", "Metrics",
+            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOExtras", "Crypto", "Logging",
+            "Metrics",
             "ServiceLifecycle",
         ]
     ),
@@ -104,6 +105,8 @@ let libraries: [String: Target.Dependency] = [
     "NIOCore": .product(name: "NIOCore", package: "swift-nio"),
     "NIOPosix": .product(name: "NIOPosix", package: "swift-nio"),
     "NIOHTTP1": .product(name: "NIOHTTP1", package: "swift-nio"),
+    "NIOHTTP2": .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+    "NIOHPACK": .product(name: "NIOHPACK", package: "swift-nio-http2"),
     "NIOSSL": .product(name: "NIOSSL", package: "swift-nio-ssl"),
     "NIOExtras": .product(name: "NIOExtras", package: "swift-nio-extras"),
     "Logging": .product(name: "Logging", package: "swift-log"),
@@ -136,6 +139,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -275,6 +279,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -64,9 +64,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The time as the event being handled sees it (``now``).
     private var clock = EventClock()
 
-    init(server: ProxyServerCore, loop: EventLoopState) {
+    /// Whether this handler counts its channel in `bearer_proxy_active_connections`: an HTTP/2 stream's does not, its
+    /// connection is counted once (``HTTP2ClientConnection``).
+    private let countsConnection: Bool
+
+    init(server: ProxyServerCore, loop: EventLoopState, countsConnection: Bool = true) {
         self.server = server
         self.loop = loop
+        self.countsConnection = countsConnection
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
     }
 
@@ -90,7 +95,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.context = context
         clientAddress = context.channel.remoteAddress?.ipAddress
         clientWritable = context.channel.isWritable
-        server.metrics.activeConnections.increment()
+        if countsConnection { server.metrics.activeConnections.increment() }
         connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: context.eventLoop.now)
         updateTimer()
     }
@@ -108,7 +113,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
         if case .tunnelled = connection.state { return }
-        server.metrics.activeConnections.decrement()
+        if countsConnection { server.metrics.activeConnections.decrement() }
     }
 
     // MARK: Client → proxy
@@ -1026,7 +1031,7 @@ extension ProxyConnectionHandler {
             let illegal = tunnel.machine.illegalEvents
             if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
             record(exchange, status: 101)
-            server.metrics.activeConnections.decrement()
+            if countsConnection { server.metrics.activeConnections.decrement() }
         }
         connection.tunnel()
         cancelTimer()

@@ -128,11 +128,15 @@ package struct Acceptor: Sendable {
 
     /// The pipeline of an admitted connection.
     private func addHandlers(to channel: any Channel) throws {
-        let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!.value
+        let loopState = stateByLoop[ObjectIdentifier(channel.eventLoop)]!
         let pipeline = channel.pipeline.syncOperations
-        // One handler: it decodes the client's bytes and frames its answers itself (``RequestDecoder``,
-        // ``MessageFramer``; data-plane pitfall 3: framing set explicitly per response).
-        try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loopState))
+        // One handler serves HTTP/1.1: it decodes the client's bytes and frames its answers itself
+        // (``RequestDecoder``, ``MessageFramer``; data-plane pitfall 3: framing set explicitly per response). In front
+        // of it until the first bytes arrive, the detector that hands an HTTP/2 connection to NIOHTTP2 instead.
+        let http1 = ProxyConnectionHandler(server: core, loop: loopState.value)
+        let http2 = HTTP2ClientConnection(core: core, loop: loopState)
+        try pipeline.addHandler(HTTP2PrefaceDetector(http1: http1, http2: http2))
+        try pipeline.addHandler(http1)
     }
 
     package init(

@@ -15,7 +15,9 @@ import Testing
         var boundTo: String?
         var method = "GET"
         var htu: String?
-        var iat = Date()
+        /// When the proof was made; nil: as it is sent. (The arguments are made when the suite is discovered, which
+        /// may be longer before the test runs than the server's window for `iat`.)
+        var iat: Date?
         var withHash = true
         var hashOf: String?
         var nonce: String?
@@ -36,7 +38,7 @@ import Testing
             reused?.proof
             ?? presented.key.proof(
                 method: presented.method, htu: presented.htu ?? server.baseURL + "/base/items",
-                iat: Int64(presented.iat.timeIntervalSince1970),
+                iat: Int64((presented.iat ?? Date()).timeIntervalSince1970),
                 accessTokenHash: presented.withHash ? DPoPKey.accessTokenHash(presented.hashOf ?? token) : nil,
                 nonce: presented.nonce)
         let response = try await TestClient.send(

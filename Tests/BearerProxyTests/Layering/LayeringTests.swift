@@ -25,8 +25,8 @@ import Testing
         (
             "BearerDataPlane",
             [
-                "Listening", "ClientConnection", "Routing", "Exchange", "Upstream", "Tunnel", "Forwarding", "Errors",
-                "Safety",
+                "Listening", "ClientConnection", "HTTP2", "Routing", "Exchange", "Upstream", "Tunnel", "Forwarding",
+                "Errors", "Safety",
             ],
             ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"]
         ),

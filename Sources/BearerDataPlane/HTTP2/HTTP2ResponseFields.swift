@@ -1,0 +1,68 @@
+import BearerCodec
+import NIOCore
+import NIOHPACK
+
+/// The client connection's HTTP/1.1 response head and trailer section as HTTP/2 header sections (RFC 9113 §8.3.2):
+/// `:status` first, names in lowercase, and without the fields that belong to one HTTP/1.1 connection (RFC 9113
+/// §8.2.2) — `Connection` and every field it names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`.
+/// The bytes come from the proxy's own encoder and were read by the strict decoder (``ResponseDecoder``) already.
+enum HTTP2ResponseFields {
+    private static let connectionSpecific: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade",
+    ]
+
+    /// The header section of `response`.
+    static func head(_ response: UpstreamResponse) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(16)
+        headers.add(name: ":status", value: String(response.head.status))
+        append(
+            fieldsOf: response.bytes, fieldsStart: response.head.fieldsStart, length: response.head.length,
+            to: &headers)
+        return headers
+    }
+
+    /// The trailer section `trailers` (field lines, each ending in CRLF).
+    static func trailers(_ trailers: ByteBuffer) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        append(fieldsOf: trailers, fieldsStart: 0, length: trailers.readableBytes + 2, to: &headers)
+        return headers
+    }
+
+    private static func append(
+        fieldsOf bytes: ByteBuffer, fieldsStart: Int, length: Int, to headers: inout HPACKHeaders
+    ) {
+        var fields: [(String, String)] = []
+        var named: Set<String> = []
+        var lines = FieldLines(fieldsStart: fieldsStart, length: length)
+        let span = bytes.readableBytesUInt8Span
+        while let line = lines.next(in: span) {
+            let start = bytes.readerIndex
+            guard
+                let name = bytes.getString(at: start + line.field.name.lowerBound, length: line.field.name.count),
+                let value = bytes.getString(at: start + line.field.value.lowerBound, length: line.field.value.count)
+            else { continue }
+            let lowercased = name.lowercased()
+            if lowercased == "connection" {
+                for option in value.split(separator: ",") {
+                    named.insert(option.trimmingSpaces().lowercased())
+                }
+            }
+            fields.append((lowercased, value))
+        }
+        for (name, value) in fields where !connectionSpecific.contains(name) && !named.contains(name) {
+            headers.add(name: name, value: value)
+        }
+    }
+}
+
+extension Substring {
+    /// Without spaces and tabs at either end (RFC 9110 §5.6.1's optional whitespace around list members).
+    fileprivate func trimmingSpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
