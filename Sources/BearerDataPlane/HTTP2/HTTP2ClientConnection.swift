@@ -49,6 +49,7 @@ struct HTTP2ClientConnection: Sendable {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(http2, position: .after(detector))
         try pipeline.addHandler(management, position: .after(http2))
+        try pipeline.addHandler(HTTP2ConnectionErrors(metrics: core.metrics), position: .after(management))
         let active = core.metrics.activeConnections
         active.increment()
         channel.closeFuture.whenComplete { _ in active.decrement() }
