@@ -42,6 +42,8 @@ extension AccountRuntime {
             return stored
         }
         try store.setRouteKey(nil, upstream: route.upstream.url)
+        // The DPoP key goes with the sign-in: nothing is bound to it any more, and the next sign-in makes a new one.
+        try store.proofKeyFile(key).remove()
         if registration { try store.dropRegistration(issuer: key.issuer) }
         guard let removed, let refreshToken = removed.refreshToken else { return (key.issuer, "nothing to revoke") }
         let secret =
