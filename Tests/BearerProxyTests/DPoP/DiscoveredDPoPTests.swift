@@ -247,6 +247,19 @@ import Testing
         }
     }
 
+    @Test("an auto route at a resource that takes only DPoP-bound tokens proves a key, though its server lists no alg")
+    func resourceRequiresDPoP() async throws {
+        var settings = FakeAuthorizationServer.Settings()
+        settings.dpop.required = true
+        try await DiscoveredSignInTests.withServer(settings) { server, scratch in
+            _ = try await DiscoveredSignInTests.signIn(server, state: scratch.state).get()
+            let (signIn, keyFile, _) = try Self.stored(server, scratch)
+            let thumbprint = try #require(keyFile.storedKey()?.thumbprint)
+            #expect(signIn.proofKeyThumbprint == thumbprint && signIn.tokenType == "DPoP")
+            #expect(server.dpopChecks.first { $0.path == "/token" }?.thumbprint == thumbprint)
+        }
+    }
+
     @Test("a bearer-only server: no proof, no dpop_jkt, no key file, and the upstream gets a bearer token")
     func bearerOnlyServer() async throws {
         try await DiscoveredSignInTests.withServer { server, scratch in
