@@ -90,7 +90,9 @@ extension AccountRuntime {
                 detail: usable
                     ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
                     : stored.refusal ?? "its sign-in has expired",
-                unsaved: unsaved)
+                unsaved: unsaved,
+                // The key its tokens are proved with (RFC 9449), by thumbprint only.
+                dpopKeyThumbprint: usable ? stored.proofKeyThumbprint : nil)
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }

@@ -121,6 +121,14 @@ import Testing
             #expect(server.binding(ofRefreshToken: try #require(after.refreshToken)) == thumbprint)
             #expect(keyFile.storedKey()?.thumbprint == thumbprint)
 
+            // The scheme and the key's thumbprint, never the key.
+            let route = try #require(
+                (try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["routes"]
+                    as? [[String: Any]])
+            let discovered = try #require(route.first?["discovered"] as? [String: Any])
+            #expect(discovered["tokenType"] as? String == "dpop")
+            #expect(discovered["dpopKeyThumbprint"] as? String == thumbprint)
+
             let secrets = [try Self.privateKeyText(keyFile)] + server.dpopProofs + server.issuedTokens
             for text in lines.all + [status] {
                 for secret in secrets { #expect(!text.contains(secret)) }
@@ -236,6 +244,12 @@ import Testing
                     headers, method: "GET", uri: url, now: Date(), nonce: nil, accessToken: lines[0]
                 ).get()
                 #expect(accepted.thumbprint == thumbprint)
+
+                // `status` names the scheme and the key's thumbprint, never the key or a proof.
+                let status = try await files.run(["status"])
+                #expect(status.status == 0 && status.stdout.contains("DPoP key jkt \(thumbprint)"), "\(status.stdout)")
+                let secret = try Self.privateKeyText(keyFile)
+                #expect(!status.stdout.contains(secret) && !server.dpopProofs.contains { status.stdout.contains($0) })
 
                 let logout = try await files.run(["logout", "mcp"])
                 #expect(logout.status == 0, "\(logout.stderr)")
