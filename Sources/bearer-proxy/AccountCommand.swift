@@ -247,13 +247,16 @@ struct Token: AsyncParsableCommand {
                         Terminal.error("error: route \(prefix) has no stored sign-in without the state directory")
                         throw ExitCode(2)
                     }
+                    let token: AccessToken
                     do throws(TokenError) {
-                        return try await tokens.accessToken(for: RouteAuth.discoveredTokenKey).value
+                        token = try await tokens.accessToken(for: RouteAuth.discoveredTokenKey, presentedAs: .auto)
                     } catch {
                         guard case .signInRequired(let reason) = error else { throw error }
                         Terminal.error("error: \(reason)")
                         throw ExitCode(1)
                     }
+                    // A token bound to the route's own sign-in's key (RFC 9449), proved with that key.
+                    return try boundOutput(token) { () throws(TokenError) in tokens.proofKey(for: token) }
                 }
                 guard let routeScopes = match.auth.tokenKey else {
                     Terminal.error("error: route \(prefix) sends no bearer token from this account")
@@ -265,7 +268,7 @@ struct Token: AsyncParsableCommand {
             // A refresh token rotated for this token and not saved leaves the file with a retired one: say so now,
             // not at the next command's "signed out".
             try account.requireSaved()
-            return try boundOutput(token, account: account)
+            return try boundOutput(token) { () throws(TokenError) in try account.dpop?.key() }
         }
         print(token)
     }
@@ -275,23 +278,26 @@ extension Token {
     /// What to print for `token`: a bearer token alone; a DPoP-bound one (RFC 9449) only with `--dpop-proof`, and
     /// then with a proof for that one request on the second line — alone it would be refused by every API, and a
     /// script that sent it as a bearer token would only learn that from a 401.
-    func boundOutput(_ token: AccessToken, account: AccountRuntime) throws -> String {
+    /// - Parameter key: the key `token` is bound to, asked only for a proof (nil: none is kept).
+    func boundOutput(_ token: AccessToken, key: () throws(TokenError) -> DPoPKey?) throws -> String {
         guard token.boundKey != nil else { return token.value }
-        guard dpopProof.count == 2, let binding = account.dpop else {
+        var proofKey: DPoPKey?
+        if dpopProof.count == 2 {
+            do {
+                proofKey = try key()
+            } catch {
+                Terminal.error("error: \(error.reason)")
+                throw ExitCode(1)
+            }
+        }
+        guard let proofKey else {
             Terminal.error(
                 "error: this token is DPoP-bound (RFC 9449): it cannot be used alone as a bearer token. Run with "
                     + "--dpop-proof METHOD URL to print it with a proof for one request, and send both as "
                     + "\"Authorization: DPoP <token>\" and \"DPoP: <proof>\".")
             throw ExitCode(1)
         }
-        let key: DPoPKey
-        do {
-            key = try binding.key()
-        } catch {
-            Terminal.error("error: \(error.reason)")
-            throw ExitCode(1)
-        }
-        let proof = key.proof(
+        let proof = proofKey.proof(
             method: dpopProof[0].uppercased(), url: dpopProof[1], at: Date(), accessToken: token.value)
         return token.value + "\n" + proof
     }

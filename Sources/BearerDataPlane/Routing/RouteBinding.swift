@@ -45,8 +45,8 @@ final class RouteBinding: Sendable {
     let editsHeaders: Bool
     /// How the route presents its token (`tokenType`, RFC 9449 §7.1): which tokens its cache hands it.
     let tokenType: TokenTypePreference
-    /// What its DPoP proofs need, when it may present a DPoP-bound token: a route of the account's that sends a token
-    /// and whose `tokenType` is not `bearer` (a discovered route's own sign-in asks for bearer tokens).
+    /// What its DPoP proofs need, when it may present a DPoP-bound token: a route that sends a token and whose
+    /// `tokenType` is not `bearer` — the account's, or a discovered route with a sign-in (and a DPoP key) of its own.
     let proofs: UpstreamProofs?
 
     /// `nonce` gives the nonce of an upstream origin (``UpstreamProofs/origin(of:)``), the same one to every route of
@@ -83,7 +83,9 @@ final class RouteBinding: Sendable {
             case (true, _, _): .bearer
             }
         editsHeaders = !removedHeaders.isEmpty || !replacedHeaders.isEmpty
-        tokenType = self.discoveredTokens == nil ? route.tokenType : .bearer
+        // A discovered route on the account's own authorization server hands on the account's tokens as bearer
+        // tokens; one with a sign-in of its own presents them as its `tokenType` says, proving its own key.
+        tokenType = self.discoveredTokens == nil || !usesAccount ? route.tokenType : .bearer
         proofs =
             sendsToken && tokenType != .bearer
             ? UpstreamProofs(upstream: route.upstream, nonce: nonce(UpstreamProofs.origin(of: route.upstream))) : nil

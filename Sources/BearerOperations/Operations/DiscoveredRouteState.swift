@@ -32,6 +32,9 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     /// For ``State/needsStepUp``: the scopes to sign in for (what was granted and what the upstream asked for).
     public var stepUpScopes: [String]
     public var expiresOn: Date?
+    /// The RFC 7638 thumbprint (`jkt`) of the sign-in's DPoP key (RFC 9449), when its tokens are bound to one; never
+    /// the key.
+    public var dpopKeyThumbprint: String?
     /// Why it needs a sign-in, or what went wrong.
     var detail: String?
     /// Set while a process holds the sign-in's newest refresh token in memory only, its write having failed (a full
@@ -63,8 +66,9 @@ public struct DiscoveredRouteState: Sendable, Equatable {
     public init(
         state: State, authorizationServer: String? = nil, clientKind: String? = nil, clientID: String? = nil,
         scopes: [String] = [], stepUpScopes: [String] = [], expiresOn: Date? = nil, detail: String? = nil,
-        unsaved: Unsaved? = nil
+        unsaved: Unsaved? = nil, dpopKeyThumbprint: String? = nil
     ) {
+        self.dpopKeyThumbprint = dpopKeyThumbprint
         self.unsaved = unsaved
         self.stepUpScopes = stepUpScopes
         self.state = state

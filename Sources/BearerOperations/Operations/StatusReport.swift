@@ -202,6 +202,10 @@ extension StatusReport {
         object["clientKind"] = state.clientKind
         object["clientId"] = state.clientID
         object["detail"] = state.detail
+        if state.state != .needsSignIn, state.state != .error {
+            object["tokenType"] = state.dpopKeyThumbprint == nil ? "bearer" : "dpop"
+            object["dpopKeyThumbprint"] = state.dpopKeyThumbprint
+        }
         if state.state == .needsStepUp { object["stepUpScopes"] = state.stepUpScopes }
         if let unsaved = state.unsaved {
             var held: [String: Any] = ["heldBy": unsaved.heldBy.rawValue]
@@ -234,6 +238,7 @@ extension StatusReport {
             var line = "discovered: signed-in at \(state.authorizationServer ?? "?")"
             if let kind = state.clientKind { line += ", \(kind) client \(state.clientID ?? "")" }
             line += ", scopes: \(state.scopes.isEmpty ? "(none)" : state.scopes.joined(separator: " "))"
+            if let thumbprint = state.dpopKeyThumbprint { line += ", token type: dpop (DPoP key jkt \(thumbprint))" }
             if let expiresOn = state.expiresOn {
                 let seconds = wholeSeconds(expiresOn.timeIntervalSince(now))
                 line += seconds > 0 ? ", token expires in \(seconds / 60) min" : ", token expired (refreshed when used)"

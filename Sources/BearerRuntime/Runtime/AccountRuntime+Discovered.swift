@@ -42,6 +42,8 @@ extension AccountRuntime {
             return stored
         }
         try store.setRouteKey(nil, upstream: route.upstream.url)
+        // The DPoP key goes with the sign-in: nothing is bound to it any more, and the next sign-in makes a new one.
+        try store.proofKeyFile(key).remove()
         if registration { try store.dropRegistration(issuer: key.issuer) }
         guard let removed, let refreshToken = removed.refreshToken else { return (key.issuer, "nothing to revoke") }
         let secret =
@@ -88,7 +90,9 @@ extension AccountRuntime {
                 detail: usable
                     ? stepUp.isEmpty ? nil : "its upstream's last answer was 403 insufficient_scope"
                     : stored.refusal ?? "its sign-in has expired",
-                unsaved: unsaved)
+                unsaved: unsaved,
+                // The key its tokens are proved with (RFC 9449), by thumbprint only.
+                dpopKeyThumbprint: usable ? stored.proofKeyThumbprint : nil)
         } catch {
             return DiscoveredRouteState(state: .error, detail: "\(error)")
         }

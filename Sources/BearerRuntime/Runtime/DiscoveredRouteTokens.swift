@@ -213,7 +213,9 @@ package final class DiscoveredRouteTokens: Sendable {
                 // One line per token request, as the account's (a sign-in required among them), counted under
                 // the flow `discover`.
                 observer: TokenEventRecorder(flow: "discover", logger: logger, metrics: metrics),
-                throttlesSignInRequired: false)
+                throttlesSignInRequired: false,
+                // The key of the sign-in the route uses now, for the proofs of its DPoP-bound tokens (RFC 9449 §7).
+                proofKeys: DiscoveredRouteProofKeys(store: store, upstream: route.upstream.url))
             return (cache, { flow.follow(cache) }, { flow.finish() })
         }
     }

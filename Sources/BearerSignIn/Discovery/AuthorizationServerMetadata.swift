@@ -31,6 +31,8 @@ struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
     package var pushedAuthorizationRequestEndpoint: String?
     /// RFC 9126 §5: the server takes authorization requests only as pushed ones.
     var requirePushedAuthorizationRequests: Bool?
+    /// RFC 9449 §5.1: the JWS algorithms the server accepts in DPoP proofs; absent: it says nothing of DPoP.
+    var dpopSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -45,6 +47,7 @@ struct AuthorizationServerMetadata: Sendable, Equatable, Decodable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 
     package static func decode(_ body: [UInt8], url: String) throws(DiscoveryError) -> AuthorizationServerMetadata {

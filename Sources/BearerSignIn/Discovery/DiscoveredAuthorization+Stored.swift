@@ -54,7 +54,8 @@ extension DiscoveredAuthorization {
             codeChallengeMethods: methods,
             tokenEndpointAuthMethods: signIn.tokenEndpointAuthMethods,
             issParameterSupported: signIn.issParameterSupported ?? false, scopes: signIn.scopes, scopeSource: .stored,
-            registration: registration)
+            registration: registration, dpopSigningAlgorithms: signIn.dpopSigningAlgorithms ?? [],
+            dpopBoundAccessTokensRequired: signIn.dpopBoundAccessTokensRequired ?? false)
     }
 }
 
@@ -69,5 +70,7 @@ extension PersistedDiscoveredSignIn {
         issParameterSupported = found.issParameterSupported
         tokenEndpointAuthMethods = found.tokenEndpointAuthMethods
         pushedAuthorizationRequestEndpoint = found.pushedAuthorizationRequestEndpoint
+        dpopSigningAlgorithms = found.dpopSigningAlgorithms
+        dpopBoundAccessTokensRequired = found.dpopBoundAccessTokensRequired
     }
 }

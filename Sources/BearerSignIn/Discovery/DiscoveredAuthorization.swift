@@ -50,6 +50,11 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
     public var scopes: [String]
     public var scopeSource: ScopeSource
     public var registration: ClientRegistration
+    /// The server's `dpop_signing_alg_values_supported` (RFC 9449 §5.1), empty when it lists none: with the route's
+    /// `tokenType`, whether the sign-in proves possession of a DPoP key (``DPoPBinding``).
+    public var dpopSigningAlgorithms: [String]
+    /// The protected resource accepts only DPoP-bound tokens (RFC 9728 §2 `dpop_bound_access_tokens_required`).
+    public var dpopBoundAccessTokensRequired: Bool
 
     package init(
         probeStatus: Int, metadataFromChallenge: Bool, resourceMetadataAttempts: [MetadataAttempt], resource: String,
@@ -57,8 +62,11 @@ public struct DiscoveredAuthorization: Sendable, Equatable {
         registrationEndpoint: String? = nil, revocationEndpoint: String? = nil,
         pushedAuthorizationRequestEndpoint: String? = nil, codeChallengeMethods: [String],
         tokenEndpointAuthMethods: [String]? = nil, issParameterSupported: Bool, scopes: [String],
-        scopeSource: ScopeSource, registration: ClientRegistration
+        scopeSource: ScopeSource, registration: ClientRegistration, dpopSigningAlgorithms: [String] = [],
+        dpopBoundAccessTokensRequired: Bool = false
     ) {
+        self.dpopSigningAlgorithms = dpopSigningAlgorithms
+        self.dpopBoundAccessTokensRequired = dpopBoundAccessTokensRequired
         self.probeStatus = probeStatus
         self.metadataFromChallenge = metadataFromChallenge
         self.resourceMetadataAttempts = resourceMetadataAttempts

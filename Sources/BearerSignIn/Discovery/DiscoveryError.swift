@@ -41,8 +41,8 @@ public enum DiscoveryError: Error, Sendable, Equatable {
     case hostNotFound(host: String)
     /// Dynamic client registration (RFC 7591) was refused or answered with no client.
     case registrationRefused(endpoint: String, reason: String)
-    /// The resource accepts only DPoP-bound tokens (RFC 9728 `dpop_bound_access_tokens_required`), which the proxy
-    /// cannot yet present to an upstream.
+    /// The resource accepts only DPoP-bound tokens (RFC 9728 `dpop_bound_access_tokens_required`), and the route's
+    /// `tokenType` is `bearer`: a sign-in would only yield tokens the resource refuses.
     case dpopRequired(resource: String)
 
     /// One line for the person at the terminal or in a problem's `detail`.
@@ -91,8 +91,8 @@ public enum DiscoveryError: Error, Sendable, Equatable {
                 + "client with the authorization server and set \"discovery\": {\"clientId\": \"…\"} on the route."
         case .dpopRequired(let resource):
             "The resource \(Self.shown(resource)) accepts only DPoP-bound access tokens "
-                + "(dpop_bound_access_tokens_required, RFC 9728), and bearer-proxy does not yet send DPoP proofs to "
-                + "upstreams; nothing was signed in."
+                + "(dpop_bound_access_tokens_required, RFC 9728), and the route's \"tokenType\" is \"bearer\": "
+                + "remove it (\"auto\") or set \"dpop\"; nothing was signed in."
         }
     }
 

@@ -102,10 +102,6 @@ package struct ResourceDiscovery: Sendable {
         guard let servers = metadata.authorizationServers, !servers.isEmpty else {
             throw .noAuthorizationServer(url: metadataURL)
         }
-        // A sign-in would only yield bearer tokens the resource refuses: the upstream side of DPoP is not built.
-        guard metadata.dpopBoundAccessTokensRequired != true else {
-            throw .dpopRequired(resource: metadata.resource)
-        }
         step(
             "protected-resource metadata used",
             [
@@ -177,7 +173,8 @@ package struct ResourceDiscovery: Sendable {
             tokenEndpointAuthMethods: server.tokenEndpointAuthMethodsSupported,
             issParameterSupported: server.authorizationResponseIssParameterSupported == true,
             scopes: finding.scopes, scopeSource: finding.scopeSource,
-            registration: registration)
+            registration: registration, dpopSigningAlgorithms: server.dpopSigningAlgValuesSupported ?? [],
+            dpopBoundAccessTokensRequired: metadata.dpopBoundAccessTokensRequired == true)
     }
 
     /// The first URL that answers 200, each checked before it is fetched; every URL tried with its outcome.

@@ -106,39 +106,56 @@ public final class IdentityProviderClient: Sendable {
         } catch {
             throw .unreachable(error)
         }
-        // RFC 9449 §8: a server that wants a nonce refuses the first proof with `use_dpop_nonce` and a
-        // `DPoP-Nonce`; the request is sent once more with it, and never a third time.
+        let answer: ProvedAnswer
+        do {
+            answer = try await post(
+                url, form: form, basicCredentials: basicCredentials, to: endpoint, dpop: dpop, key: key)
+        } catch {
+            throw .unreachable(error)
+        }
+        do {
+            var response = try Self.tokenResponse(status: answer.status, headers: answer.headers, body: answer.body)
+            try Self.bind(&response, to: key)
+            return response
+        } catch .rejected(let failure) where failure.error == "use_dpop_nonce" && key != nil {
+            throw .rejected(
+                TokenEndpointFailure(
+                    status: failure.status, error: failure.error,
+                    summary: answer.challenged
+                        ? "the authorization server refused the DPoP nonce it had just given; not asking a third time"
+                        : "the authorization server asked for a DPoP nonce without giving a new one"))
+        }
+    }
+
+    /// A form POSTed with a DPoP proof (when `dpop` and `key` are given), and the answer; `challenged` when it is the
+    /// answer to the second attempt.
+    private struct ProvedAnswer {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+        var challenged: Bool
+    }
+
+    /// POSTs `form` to `url` — a token endpoint's or a pushed authorization request endpoint's, which answer a proof
+    /// alike (RFC 9449 §5, §10.1) — with a fresh proof each time, keeping every `DPoP-Nonce` the server gives.
+    /// RFC 9449 §8: a server that wants a nonce refuses the first proof with `use_dpop_nonce` and a `DPoP-Nonce`; the
+    /// request is sent once more with it, and never a third time.
+    private func post(
+        _ url: String, form: [(String, String)], basicCredentials: (id: String, secret: String)?,
+        to endpoint: PinnedURL?, dpop: DPoPBinding?, key: DPoPKey?
+    ) async throws(TokenError) -> ProvedAnswer {
         var challenged = false
         while true {
             var request = Self.tokenRequest(url, form: form, basicCredentials: basicCredentials)
             if let dpop, let key {
                 request.headers.add(name: "DPoP", value: dpop.proof(key: key, method: "POST", url: url))
             }
-            let status: Int
-            let headers: HTTPHeaders
-            let body: Data
-            do {
-                (status, headers, body) = try await send(request, to: endpoint)
-            } catch {
-                throw .unreachable(error)
-            }
+            let (status, headers, body) = try await send(request, to: endpoint)
             let freshNonce = dpop?.noteNonce(in: headers, from: url) ?? false
-            do {
-                var response = try Self.tokenResponse(status: status, headers: headers, body: body)
-                try Self.bind(&response, to: key)
-                return response
-            } catch .rejected(let failure) where failure.error == "use_dpop_nonce" && key != nil {
-                guard !challenged, freshNonce else {
-                    throw .rejected(
-                        TokenEndpointFailure(
-                            status: failure.status, error: failure.error,
-                            summary: challenged
-                                ? "the authorization server refused the DPoP nonce it had just given; not asking a "
-                                    + "third time"
-                                : "the authorization server asked for a DPoP nonce without giving a new one"))
-                }
-                challenged = true
-            }
+            guard key != nil, !challenged, freshNonce, status >= 400,
+                TokenEndpointFailure(status: status, json: body, retryAfter: nil).error == "use_dpop_nonce"
+            else { return ProvedAnswer(status: status, headers: headers, body: body, challenged: challenged) }
+            challenged = true
         }
     }
 
@@ -192,10 +209,16 @@ public final class IdentityProviderClient: Sendable {
     /// ``postForm(to:form:)`` to a discovered route's endpoint (revocation, pushed authorization requests),
     /// connecting to the addresses it was judged on.
     /// - Parameter basicCredentials: client id and secret for HTTP Basic (RFC 6749 §2.3.1), when used.
+    /// - Parameter dpop: the sign-in's DPoP binding when its requests there carry proofs (a pushed authorization
+    ///   request, RFC 9449 §10.1); a `use_dpop_nonce` refusal is answered once, as at the token endpoint.
     package func postForm(
-        to endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil
+        to endpoint: PinnedURL, form: [(String, String)], basicCredentials: (id: String, secret: String)? = nil,
+        dpop: DPoPBinding? = nil
     ) async throws(TokenError) -> (status: Int, headers: HTTPHeaders, body: Data) {
-        try await send(Self.tokenRequest(endpoint.text, form: form, basicCredentials: basicCredentials), to: endpoint)
+        let answer = try await post(
+            endpoint.text, form: form, basicCredentials: basicCredentials, to: endpoint, dpop: dpop,
+            key: try dpop?.key())
+        return (answer.status, answer.headers, answer.body)
     }
 
     private static func formRequest(_ url: String, form: [(String, String)]) -> HTTPClientRequest {

@@ -64,6 +64,12 @@ package final class DPoPKeyFile: Sendable {
         }
     }
 
+    /// The stored key, without creating one; nil when there is none (or it does not decode).
+    package func storedKey() -> DPoPKey? {
+        guard let file else { return memory }
+        return (try? file.load()).flatMap(Self.key)
+    }
+
     /// The thumbprint of the stored key, without creating one (for `status`); nil when there is none.
     package func thumbprint() -> String? {
         guard let file else { return memory?.thumbprint }
@@ -80,6 +86,14 @@ package final class DPoPKeyFile: Sendable {
         guard stored.version == 1, let raw = Base64URL.decode(stored.privateKey),
             let key = DPoPKey(rawRepresentation: raw), key.thumbprint == stored.thumbprint
         else { return nil }
+        return key
+    }
+}
+
+extension DPoPKeyFile: DPoPKeySource {
+    /// The key, made the first time (the account's tokens are requested with it before any is bound).
+    package func proofKey(thumbprint: String) -> DPoPKey? {
+        guard let key = try? key(), key.thumbprint == thumbprint else { return nil }
         return key
     }
 }

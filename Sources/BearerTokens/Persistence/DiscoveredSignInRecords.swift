@@ -71,6 +71,17 @@ package struct PersistedDiscoveredSignIn: Sendable, Equatable, Codable {
     package var tokenEndpointAuthMethods: [String]?
     /// RFC 9126 §5: where the authorization request is pushed first; nil where the server offers none.
     package var pushedAuthorizationRequestEndpoint: String?
+    /// The server's `dpop_signing_alg_values_supported` (RFC 9449 §5.1) and the resource's
+    /// `dpop_bound_access_tokens_required` (RFC 9728 §2), for a sign-in made again from the stored metadata.
+    package var dpopSigningAlgorithms: [String]?
+    package var dpopBoundAccessTokensRequired: Bool?
+    /// The RFC 7638 thumbprint (`jkt`) of the DPoP key (RFC 9449) the sign-in's token requests prove possession of —
+    /// the key in `dpop-discovered-signin-<h>.json` beside it, to which its refresh token and DPoP access tokens are
+    /// bound; nil for a sign-in made without proofs. Its refreshes prove the same key, or are not made.
+    package var proofKeyThumbprint: String?
+    /// The stored access token's `token_type` when it is `DPoP` (RFC 9449 §5): bound to ``proofKeyThumbprint``'s
+    /// key, sent with `Authorization: DPoP` and a proof; nil for a bearer token.
+    package var tokenType: String?
     package var scopes: [String]
     package var refreshToken: String?
     package var accessToken: String?
@@ -112,6 +123,7 @@ extension PersistedDiscoveredSignIn {
         accessToken = nil
         expiresOn = nil
         issuedAt = nil
+        tokenType = nil
         stepUpScopes = nil
         self.refusal = refusal
     }

@@ -101,7 +101,7 @@ public final class TokenCache: Sendable {
     private let onChange: (@Sendable (TokenCacheChange) -> Void)?
     private let observer: (any TokenCacheObserver)?
     /// Where the key of this sign-in's DPoP-bound tokens lives (nil: it asks for bearer tokens only).
-    private let proofKeys: DPoPKeyFile?
+    private let proofKeys: (any DPoPKeySource)?
     /// The last key ``proofKey(for:)`` read from ``proofKeys``.
     private let keptProofKey = Mutex<DPoPKey?>(nil)
     /// Time since an arbitrary start on the system's monotonic clock (`CLOCK_BOOTTIME` on Linux: it counts
@@ -126,8 +126,8 @@ public final class TokenCache: Sendable {
     ///   - throttlesSignInRequired: whether "sign-in required" blocks the next requests like any failure. A flow
     ///     that answers it from local state alone (a discovered route with nothing stored) asks nobody, so there is
     ///     nothing to pace, and a sign-in made meanwhile must be used by the very next request.
-    ///   - proofKeys: the key file of a sign-in that asks for DPoP-bound tokens (RFC 9449), whose key the data plane
-    ///     signs each request's proof with.
+    ///   - proofKeys: where the key of a sign-in that asks for DPoP-bound tokens (RFC 9449) is found — the data plane
+    ///     signs each request's proof with it.
     public convenience init(
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
         uptime: (@Sendable () -> Duration)? = nil,
@@ -143,7 +143,7 @@ public final class TokenCache: Sendable {
         flow: any SignInFlow, now: @escaping @Sendable () -> Date = { Date() },
         uptime: (@Sendable () -> Duration)? = nil,
         onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
-        throttlesSignInRequired: Bool = true, proofKeys: DPoPKeyFile?
+        throttlesSignInRequired: Bool = true, proofKeys: (any DPoPKeySource)?
     ) {
         self.throttlesSignInRequired = throttlesSignInRequired
         self.proofKeys = proofKeys
@@ -296,7 +296,7 @@ public final class TokenCache: Sendable {
     package func proofKey(for token: AccessToken) -> DPoPKey? {
         guard let thumbprint = token.boundKey, let proofKeys else { return nil }
         if let kept = keptProofKey.withLock({ $0 }), kept.thumbprint == thumbprint { return kept }
-        guard let key = try? proofKeys.key(), key.thumbprint == thumbprint else { return nil }
+        guard let key = proofKeys.proofKey(thumbprint: thumbprint) else { return nil }
         keptProofKey.withLock { $0 = key }
         return key
     }

@@ -313,7 +313,26 @@ import Testing
         ProblemCase(
             F.route(#""prefix": "/api", \#(upstream), "auth": "none", "tokenType": "auto""#), "routes[0].tokenType",
             "not used with \"auth\": \"none\" (no token is sent)"),
+        ProblemCase(
+            F.account(
+                dpopAccount(nil),
+                routes: [
+                    #"{"prefix": "/mcp", "upstream": "https://mcp.example.com", "auth": "discover", "#
+                        + #""discovery": {"authorizationServer": "account"}, "tokenType": "dpop"}"#
+                ]),
+            "routes[0].tokenType",
+            "\"dpop\" on a route whose authorization server is the account's needs DPoP-bound tokens, and the "
+                + "account asks for bearer tokens: set the account's \"tokenType\" to \"dpop\" or \"auto\""),
     ]
+
+    /// A discovered route with a sign-in of its own proves its own key (RFC 9449): `dpop` whatever the account asks.
+    @Test(arguments: [nil, "bearer", "dpop"])
+    func aDiscoveredRouteTakesDPoP(_ accountTokenType: String?) throws {
+        let route =
+            #"{"prefix": "/mcp", "upstream": "https://mcp.example.com", "auth": "discover", "tokenType": "dpop"}"#
+        let configuration = try F.parse(F.account(Self.dpopAccount(accountTokenType), routes: [route]))
+        #expect(configuration.routes.routes[0].tokenType == .dpop)
+    }
 
     @Test(arguments: tokenTypeCases)
     func reportsTokenTypeProblem(_ problemCase: ProblemCase) {

@@ -193,16 +193,17 @@ import Testing
                 == .resourceMismatch(resource: "https://evil.example.com/mcp", upstream: Self.upstream))
     }
 
-    /// RFC 9728 §2: a resource that accepts only DPoP-bound tokens is not signed in to while the proxy cannot send
-    /// them upstream; `false` changes nothing.
+    /// RFC 9728 §2 and RFC 9449 §5.1: what the metadata says of DPoP is found, for the sign-in to decide on a key
+    /// (`DPoPBinding`); neither refuses discovery.
     @Test(arguments: [true, false])
-    func aResourceRequiringDPoPIsRefused(required: Bool) async {
+    func dpopMetadataIsFound(required: Bool) async throws {
         var transport = Self.valid
         transport.documents[Self.metadataURL] =
             #"{"resource": "\#(Self.upstream)", "authorization_servers": ["https://as.example.com"], "#
             + #""dpop_bound_access_tokens_required": \#(required)}"#
-        let failure = await Self.failure(transport)
-        #expect((failure == .dpopRequired(resource: Self.upstream)) == required)
+        let found = try await Self.discover(transport, settings: DiscoverySettings())
+        #expect(found.dpopBoundAccessTokensRequired == required)
+        #expect(found.dpopSigningAlgorithms.isEmpty)
     }
 
     @Test func metadataMustNameAnAuthorizationServer() async {

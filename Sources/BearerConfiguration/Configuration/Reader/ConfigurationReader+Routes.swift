@@ -77,12 +77,16 @@ extension ConfigurationReader {
         case .firebaseID?, .providerAccess?:
             route.report("tokenType", "not used with the \"firebase\" flow (its tokens are bearer tokens)")
             return nil
-        case .discover?:
-            if tokenType == .dpop {
+        case .discover(let settings)?:
+            // A route on the account's own authorization server presents the account's tokens, as a bearer route
+            // does; one with a sign-in of its own proves its own key (RFC 9449) whatever the account does.
+            if tokenType == .dpop, settings.usesAccount, context.flow != nil,
+                context.accountTokenType ?? .bearer == .bearer
+            {
                 route.report(
                     "tokenType",
-                    "\"dpop\" is not offered with \"auth\": \"discover\": a discovered route's own sign-in asks for "
-                        + "bearer tokens")
+                    "\"dpop\" on a route whose authorization server is the account's needs DPoP-bound tokens, and the "
+                        + "account asks for bearer tokens: set the account's \"tokenType\" to \"dpop\" or \"auto\"")
                 return nil
             }
         case .bearer?:

@@ -32,19 +32,37 @@ package final class DPoPBinding: Sendable {
     /// The algorithm this binding signs with (RFC 7518 §3.4).
     static let algorithm = "ES256"
 
-    /// Whether token requests to a server described by `endpoints` carry proofs: always for `dpop`, never for
-    /// `bearer`, and for `auto` when the server lists ``algorithm`` in `dpop_signing_alg_values_supported`.
-    func applies(to endpoints: ProviderEndpoints) -> Bool {
+    /// Whether a sign-in's token requests carry proofs — the one rule for the account's flows and the discovered
+    /// routes' sign-ins: always for `dpop`, never for `bearer`, and for `auto` when the authorization server lists
+    /// ``algorithm`` in `dpop_signing_alg_values_supported` (RFC 9449 §5.1) or the protected resource accepts only
+    /// DPoP-bound tokens (`dpop_bound_access_tokens_required`, RFC 9728 §2) — a bearer token it would refuse.
+    static func applies(
+        _ preference: TokenTypePreference, signingAlgorithms: [String], resourceRequiresProof: Bool = false
+    ) -> Bool {
         switch preference {
         case .bearer: false
         case .dpop: true
-        case .auto: endpoints.dpopSigningAlgorithms.contains(Self.algorithm)
+        case .auto: resourceRequiresProof || signingAlgorithms.contains(algorithm)
         }
+    }
+
+    /// Whether token requests to a server described by `endpoints` carry proofs (the rule above).
+    func applies(to endpoints: ProviderEndpoints) -> Bool {
+        Self.applies(preference, signingAlgorithms: endpoints.dpopSigningAlgorithms)
     }
 
     /// This binding when ``applies(to:)`` says so, else nil: what a flow passes with its token requests.
     func ifApplies(to endpoints: ProviderEndpoints) -> DPoPBinding? {
         applies(to: endpoints) ? self : nil
+    }
+
+    /// This binding when a discovered route's sign-in with what discovery `found` proves possession of its key
+    /// (``applies(_:signingAlgorithms:resourceRequiresProof:)``), else nil.
+    func ifApplies(to found: DiscoveredAuthorization) -> DPoPBinding? {
+        Self.applies(
+            preference, signingAlgorithms: found.dpopSigningAlgorithms,
+            resourceRequiresProof: found.dpopBoundAccessTokensRequired)
+            ? self : nil
     }
 
     /// The key, loaded (or made, the first time) from its file.

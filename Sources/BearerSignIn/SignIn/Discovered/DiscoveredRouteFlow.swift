@@ -48,6 +48,28 @@ package struct DiscoveredRouteFlow: SignInFlow {
     package let served = ServedToken()
     /// The refreshed sign-in this process could not write, held and used until a write lands (disk full).
     package let unsaved: UnsavedDiscoveredSignIn
+    /// The DPoP bindings of the sign-ins this route refreshed, each with the nonces its server gave (RFC 9449 §8).
+    let proofs = ProofBindings()
+
+    /// One ``DPoPBinding`` per sign-in, kept so that the `DPoP-Nonce` of one refresh goes with the next.
+    final class ProofBindings: Sendable {
+        private let bindings = Mutex<[DiscoveredSignInKey: DPoPBinding]>([:])
+
+        /// The binding of the sign-in under `key`, whose key lives beside it in `store`.
+        func binding(
+            for key: DiscoveredSignInKey, store: DiscoveredSignInStore, now: @escaping @Sendable () -> Date
+        ) -> DPoPBinding {
+            bindings.withLock { bindings in
+                if let known = bindings[key] { return known }
+                // `dpop`: the sign-in was made with proofs, and its refresh token is bound to the key (RFC 9449 §5).
+                let made = DPoPBinding(preference: .dpop, keyFile: store.proofKeyFile(key), now: now)
+                bindings[key] = made
+                return made
+            }
+        }
+
+        init() {}
+    }
 
     package final class ServedToken: Sendable {
         private let value = Mutex<(token: String?, rejected: Bool)>((nil, false))
@@ -234,13 +256,23 @@ package struct DiscoveredRouteFlow: SignInFlow {
             logger.error("\(route): the refresh token was not sent: \(error.explanation)")
             throw error.tokenError
         }
+        // A sign-in made with DPoP proofs refreshes with a proof of the same key: a public client's refresh token is
+        // bound to it (RFC 9449 §5), and a new key would only have it refused.
+        var dpop: DPoPBinding?
+        if let thumbprint = stored.proofKeyThumbprint {
+            let binding = proofs.binding(for: key, store: store, now: now)
+            guard binding.keyFile.storedKey()?.thumbprint == thumbprint else {
+                return .notSignedIn("the DPoP key its tokens are bound to is gone from the state directory")
+            }
+            dpop = binding
+        }
         let issued = now()
         let response: TokenResponse
         do {
             response = try await provider.requestToken(
                 at: tokenEndpoint,
                 form: DiscoveredTokenRequest.refresh(refreshToken, resource: key.resource, client: client),
-                basicCredentials: client.basicCredentials)
+                basicCredentials: client.basicCredentials, dpop: dpop)
         } catch .rejected(let failure) where failure.error == "invalid_grant" {
             unsaved.resolve(key)
             let refusal = "its refresh token was refused (\(failure.reason))"

@@ -219,6 +219,11 @@ public struct DiscoveredSignIn: Sendable {
     private func attempt(
         console: any SignInConsole, noBrowser: Bool, reuseRegistration: Bool
     ) async throws(AttemptFailure) -> Outcome {
+        if found.dpopBoundAccessTokensRequired, route.tokenType == .bearer {
+            // A sign-in would only yield bearer tokens the resource refuses.
+            throw .failed(
+                SignInFailure(.misconfigured, DiscoveryError.dpopRequired(resource: found.resource).explanation))
+        }
         let proofKey = ProofKey()  // fresh per flow, in memory only
         let state = ProofKey.randomToken()
         let listener: LoopbackRedirectListener
@@ -251,11 +256,24 @@ public struct DiscoveredSignIn: Sendable {
             await listener.close()
             throw .failed(error)
         }
+        // The sign-in's DPoP key (RFC 9449), when its requests prove one: the same file every process reads, so the
+        // tokens bound to it work in all of them.
+        let key = DiscoveredSignInKey(issuer: found.issuer, clientID: client.id, resource: found.resource)
+        let dpop = DPoPBinding(preference: route.tokenType, keyFile: store.proofKeyFile(key), now: now)
+            .ifApplies(to: found)
+        let proofThumbprint: String?
+        do {
+            proofThumbprint = try dpop?.key().thumbprint
+        } catch {
+            await listener.close()
+            throw .failed(SignInFailure(error))
+        }
         let parameters = authorizationParameters(
-            client: client, redirectURI: listener.redirectURI, proofKey: proofKey, state: state)
+            client: client, redirectURI: listener.redirectURI, proofKey: proofKey, state: state,
+            dpopThumbprint: proofThumbprint)
         let url: String
         do {
-            url = try await browserURL(parameters, client: client)
+            url = try await browserURL(parameters, client: client, dpop: dpop)
         } catch {
             await listener.close()
             throw error
@@ -294,13 +312,13 @@ public struct DiscoveredSignIn: Sendable {
                 form: DiscoveredTokenRequest.authorizationCode(
                     code, verifier: proofKey.verifier, redirectURI: listener.redirectURI, resource: found.resource,
                     client: client),
-                basicCredentials: client.basicCredentials)
+                basicCredentials: client.basicCredentials, dpop: dpop)
         } catch .rejected(let failure) where failure.error == "invalid_client" && client.kind == .dynamic {
             throw .staleRegistration
         } catch {
             throw .failed(SignInFailure(error.tokenError))
         }
-        return try save(response, client: client, at: issued)
+        return try save(response, client: client, proofThumbprint: proofThumbprint, at: issued)
     }
 
     /// The loopback port of the redirect URI the stored registration with this server was made with, if any.
@@ -367,16 +385,19 @@ public struct DiscoveredSignIn: Sendable {
         return (DiscoveredClient(id: registered.clientID, secret: registered.clientSecret, kind: .dynamic), false)
     }
 
-    /// The authorization request's parameters (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3) and `resource`
-    /// (RFC 8707 §2.1).
+    /// The authorization request's parameters (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3), `resource`
+    /// (RFC 8707 §2.1) and, for a sign-in with a DPoP key, `dpop_jkt`: the server binds the code to that key
+    /// (RFC 9449 §10), so a code taken on its way back is useless to anyone without it.
     func authorizationParameters(
-        client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String
+        client: DiscoveredClient, redirectURI: String, proofKey: ProofKey, state: String,
+        dpopThumbprint: String? = nil
     ) -> [(String, String)] {
         var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", client.id), ("redirect_uri", redirectURI), ("state", state),
             ("code_challenge", proofKey.challenge), ("code_challenge_method", "S256"), ("resource", found.resource),
         ]
         if !found.scopes.isEmpty { query.append(("scope", found.scopes.joined(separator: " "))) }
+        if let dpopThumbprint { query.append(("dpop_jkt", dpopThumbprint)) }
         return query
     }
 
@@ -385,7 +406,7 @@ public struct DiscoveredSignIn: Sendable {
     /// request is in the address (RFC 6749 §4.1.1). A push the server refuses with `invalid_client` for a
     /// registration of this machine's is a stale registration: registered again at once, before any browser.
     private func browserURL(
-        _ parameters: [(String, String)], client: DiscoveredClient
+        _ parameters: [(String, String)], client: DiscoveredClient, dpop: DPoPBinding?
     ) async throws(AttemptFailure) -> String {
         let endpoint = found.authorizationEndpoint
         guard let pushEndpoint = found.pushedAuthorizationRequestEndpoint else {
@@ -401,7 +422,7 @@ public struct DiscoveredSignIn: Sendable {
         let requestURI: String
         do {
             requestURI = try await PushedAuthorizationRequest.push(
-                parameters, to: pinned, client: client, provider: provider)
+                parameters, to: pinned, client: client, provider: provider, dpop: dpop)
         } catch .rejected(let failure) where failure.error == "invalid_client" && client.kind == .dynamic {
             throw .staleRegistration
         } catch {
@@ -479,8 +500,9 @@ public struct DiscoveredSignIn: Sendable {
         }
     }
 
+    /// - Parameter proofThumbprint: the `jkt` of the DPoP key the sign-in's requests proved; nil: none.
     private func save(
-        _ response: TokenResponse, client: DiscoveredClient, at issued: Date
+        _ response: TokenResponse, client: DiscoveredClient, proofThumbprint: String?, at issued: Date
     ) throws(AttemptFailure) -> Outcome {
         let key = DiscoveredSignInKey(issuer: found.issuer, clientID: client.id, resource: found.resource)
         var record = PersistedDiscoveredSignIn(
@@ -490,9 +512,12 @@ public struct DiscoveredSignIn: Sendable {
             record.tokenEndpointAuthMethod = client.authentication.rawValue
         }
         record.keep(found)
+        record.proofKeyThumbprint = proofThumbprint
         DiscoveredTokenRequest.record(response, into: &record, at: issued)
         do {
             try store.updateSignIn(key) { $0 = record }
+            // A key an earlier sign-in under this key proved is no longer any token's.
+            if proofThumbprint == nil { try store.proofKeyFile(key).remove() }
             // The route now uses this sign-in: one of another server, client or resource is no longer found.
             try store.setRouteKey(key, upstream: route.upstream.url)
         } catch {

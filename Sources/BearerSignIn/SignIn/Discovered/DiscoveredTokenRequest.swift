@@ -69,15 +69,21 @@ package enum DiscoveredTokenRequest {
         stored.issuedAt = now
         stored.grantedScopes = response.scope
         stored.refusal = nil
+        // RFC 9449 §5: `DPoP` only when the proof's key was bound (``IdentityProviderClient`` refuses any other).
+        stored.tokenType = response.boundKey == nil ? nil : "DPoP"
         if let rotated = response.refreshToken, !rotated.isEmpty { stored.refreshToken = rotated }
     }
 
     /// The stored access token as the token cache holds it, for `scopes` (the route's cache key).
     package static func accessToken(_ stored: PersistedDiscoveredSignIn, scopes: ScopeSet) -> AccessToken? {
         guard let value = stored.accessToken, let expiresOn = stored.expiresOn else { return nil }
+        // A DPoP-bound token without the key it is bound to is useless, and is never sent as a bearer token.
+        let isBound = stored.tokenType?.lowercased() == "dpop"
+        guard !isBound || stored.proofKeyThumbprint != nil else { return nil }
         // A response without `scope` granted what was asked (RFC 6749 §5.1): the step-up's union starts from it.
         return AccessToken(
             value: value, scopes: scopes, grantedScopes: stored.grantedScopes ?? stored.scopes, expiresOn: expiresOn,
-            issuedAt: stored.issuedAt ?? expiresOn.addingTimeInterval(-3600))
+            issuedAt: stored.issuedAt ?? expiresOn.addingTimeInterval(-3600),
+            boundKey: isBound ? stored.proofKeyThumbprint : nil)
     }
 }

@@ -36,15 +36,17 @@ enum PushedAuthorizationRequest {
     }
 
     /// Pushes `parameters` to `endpoint` (already judged by the route's address policy) and returns the
-    /// `request_uri` (§2.2: `201` with `request_uri` and `expires_in`).
+    /// `request_uri` (§2.2: `201` with `request_uri` and `expires_in`). With `dpop`, the push carries a proof of the
+    /// sign-in's key, to which the server binds the authorization code (RFC 9449 §10.1).
     static func push(
         _ parameters: [(String, String)], to endpoint: PinnedURL, client: DiscoveredClient,
-        provider: IdentityProviderClient
+        provider: IdentityProviderClient, dpop: DPoPBinding? = nil
     ) async throws(Refusal) -> String {
         let answer: (status: Int, headers: HTTPHeaders, body: Data)
         do {
             answer = try await provider.postForm(
-                to: endpoint, form: form(parameters, client: client), basicCredentials: client.basicCredentials)
+                to: endpoint, form: form(parameters, client: client), basicCredentials: client.basicCredentials,
+                dpop: dpop)
         } catch {
             throw .failed(SignInFailure(error))
         }

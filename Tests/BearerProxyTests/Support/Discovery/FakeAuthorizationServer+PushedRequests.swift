@@ -25,11 +25,13 @@ extension FakeAuthorizationServer {
 }
 
 extension FakeAuthorizationServer.Endpoints {
-    func pushRequest(_ request: FakeHTTPRequest) -> FakeIdentityResponse {
+    func pushRequest(_ request: FakeHTTPRequest, origin: String) -> FakeIdentityResponse {
         let form = request.form
         let basic = Self.basic(request)
         return state.record.withLock { record in
             record.pushed.forms.append(form)
+            let proof = Self.checkProof(request, origin: origin, in: &record)
+            if case .refused(let answer) = proof { return answer }
             record.pushed.authentications.append(
                 basic != nil ? "client_secret_basic" : form["client_secret"] != nil ? "client_secret_post" : "none")
             guard let client = basic?.id ?? form["client_id"] else {
@@ -57,8 +59,16 @@ extension FakeAuthorizationServer.Endpoints {
             var parameters = form
             parameters["client_secret"] = nil
             parameters["client_id"] = client
+            if let thumbprint = proof.thumbprint {
+                // RFC 9449 §10.1: the push's proof binds the code as `dpop_jkt` would, and both must agree.
+                if let jkt = form["dpop_jkt"], jkt != thumbprint {
+                    return .json(status: 400, ["error": "invalid_dpop_proof", "error_description": "dpop_jkt differs"])
+                }
+                parameters["dpop_jkt"] = thumbprint
+            }
             record.pushed.waiting[requestURI] = parameters
-            return .json(status: 201, ["request_uri": requestURI, "expires_in": 60])
+            return .json(
+                status: 201, ["request_uri": requestURI, "expires_in": 60], headers: Self.nonceHeaders(record))
         }
     }
 

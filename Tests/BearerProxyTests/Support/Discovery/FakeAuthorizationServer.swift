@@ -81,6 +81,8 @@ final class FakeAuthorizationServer: Sendable {
         var offersPushedRequests = false
         var requiresPushedRequests = false
         var pushRefusal: PushRefusal?
+        /// DPoP (RFC 9449); see `+DPoP`.
+        var dpop = DPoPSettings()
     }
 
     struct Record: Sendable {
@@ -106,11 +108,12 @@ final class FakeAuthorizationServer: Sendable {
         /// The refresh-token grants held (``Settings/holdsRefreshes``): each answers its request when called.
         var held: [@Sendable () -> Void] = []
         var pushed = PushedRequests()
+        var dpop = DPoPRecord()
         var counter = 0
     }
 
     private let server: FakeEndpointServer
-    private let state: Shared
+    let state: Shared
     private let scheme: String
 
     var port: Int { server.port }
@@ -227,10 +230,12 @@ final class FakeAuthorizationServer: Sendable {
                     return record.settings
                 }
                 if let status = settings.metadataStatus { return .json(status: status, ["error": "unavailable"]) }
-                return .json([
+                var document: [String: Any] = [
                     "resource": settings.metadataResource ?? origin + "/mcp",
                     "authorization_servers": [settings.authorizationServer ?? origin],
-                ])
+                ]
+                if settings.dpop.required { document["dpop_bound_access_tokens_required"] = true }
+                return .json(document)
             case "/.well-known/oauth-authorization-server":
                 let settings = state.record.withLock { $0.settings }
                 var document: [String: Any] = [
@@ -244,13 +249,16 @@ final class FakeAuthorizationServer: Sendable {
                 if !settings.metadataDocuments.isEmpty { document["client_id_metadata_document_supported"] = true }
                 if settings.offersPushedRequests { document["pushed_authorization_request_endpoint"] = origin + "/par" }
                 if settings.requiresPushedRequests { document["require_pushed_authorization_requests"] = true }
+                if let algorithms = settings.dpop.algorithms {
+                    document["dpop_signing_alg_values_supported"] = algorithms
+                }
                 return .json(document)
             case "/authorize":
                 return authorize(request.query, origin: origin)
             case "/token":
                 return token(request, origin: origin)
             case "/par":
-                return pushRequest(request)
+                return pushRequest(request, origin: origin)
             case "/revoke":
                 state.record.withLock { $0.settings.onRevocation }?()
                 return state.record.withLock { record in
@@ -282,9 +290,8 @@ final class FakeAuthorizationServer: Sendable {
                 guard request.path == "/mcp" || request.path.hasPrefix("/mcp/") else {
                     return .json(status: 404, ["error": "not_found"])
                 }
-                let bearer = request.headers.first(name: "authorization").flatMap {
-                    $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
-                }
+                let (bearer, refusal) = state.record.withLock { Self.presentedToken(request, origin: origin, in: &$0) }
+                if let refusal { return refusal }
                 let (audience, refuses, scopes, settings) = state.record.withLock { record in
                     if let bearer { record.bearers.append(bearer) }
                     return (
@@ -330,6 +337,8 @@ final class FakeAuthorizationServer: Sendable {
                     let granted = (query["scope"] ?? "").split(separator: " ").map(String.init)
                         .filter { !record.settings.withheldScopes.contains($0) }
                     record.codes[code] = (client, redirect, challenge, resource, granted.joined(separator: " "))
+                    // RFC 9449 §10: the code is redeemed only with a proof of this key.
+                    if let jkt = query["dpop_jkt"] { record.dpop.codes[code] = jkt }
                     parameters.append(("code", code))
                 }
                 let state = query["state"] ?? ""
@@ -359,6 +368,9 @@ final class FakeAuthorizationServer: Sendable {
             let basic = Self.basic(request)
             return state.record.withLock { record in
                 record.tokenForms.append(form)
+                let proof = Self.checkProof(request, origin: origin, in: &record)
+                if case .refused(let answer) = proof { return answer }
+                let thumbprint = proof.thumbprint
                 let method =
                     basic != nil ? "client_secret_basic" : form["client_secret"] != nil ? "client_secret_post" : "none"
                 record.tokenAuthentications.append(method)
@@ -373,6 +385,10 @@ final class FakeAuthorizationServer: Sendable {
                 let scope: String
                 switch form["grant_type"] {
                 case "authorization_code":
+                    if let code = form["code"], let bound = record.dpop.codes[code], bound != thumbprint {
+                        return .json(
+                            status: 400, ["error": "invalid_grant", "error_description": "bound to another key"])
+                    }
                     guard let code = form["code"], let issued = record.codes.removeValue(forKey: code),
                         issued.client == client, issued.redirect == form["redirect_uri"],
                         let verifier = form["code_verifier"],
@@ -382,6 +398,12 @@ final class FakeAuthorizationServer: Sendable {
                     resource = issued.resource
                     scope = issued.scope
                 case "refresh_token":
+                    // RFC 9449 §5: a public client's refresh token is bound to the key it was issued to.
+                    if let old = form["refresh_token"], let bound = record.dpop.refreshTokens[old], bound != thumbprint
+                    {
+                        return .json(
+                            status: 400, ["error": "invalid_grant", "error_description": "bound to another key"])
+                    }
                     guard let old = form["refresh_token"], let issued = record.refreshTokens.removeValue(forKey: old),
                         issued.client == client, issued.resource == form["resource"]
                     else { return .json(status: 400, ["error": "invalid_grant"]) }
@@ -391,18 +413,25 @@ final class FakeAuthorizationServer: Sendable {
                     return .json(status: 400, ["error": "unsupported_grant_type"])
                 }
                 record.counter += 1
-                let access = "at-\(record.counter)-\(UUID().uuidString)"
+                var access = "at-\(record.counter)-\(UUID().uuidString)"
                 let refresh = "rt-\(record.counter)-\(UUID().uuidString)"
+                if let thumbprint {
+                    // RFC 9449 §6.1: the binding, in the token itself.
+                    access = FakeIdentityJWT.mint(claims: ["jti": access, "cnf": ["jkt": thumbprint]])
+                    record.dpop.accessTokens[access] = thumbprint
+                    record.dpop.refreshTokens[refresh] = thumbprint
+                }
                 record.accessTokens[access] = resource
                 record.issued += [access, refresh]
                 record.accessScopes[access] = Set(scope.split(separator: " ").map(String.init))
                 record.refreshTokens[refresh] = (client, resource, scope)
                 var response: [String: Any] = [
-                    "access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,
+                    "access_token": access, "token_type": thumbprint == nil ? "Bearer" : "DPoP", "expires_in": 3600,
+                    "refresh_token": refresh,
                 ]
                 if !record.settings.issuesRefreshTokens { response["refresh_token"] = nil }
                 if !scope.isEmpty { response["scope"] = scope }
-                return .json(response)
+                return .json(response, headers: Self.nonceHeaders(record))
             }
         }
     }
