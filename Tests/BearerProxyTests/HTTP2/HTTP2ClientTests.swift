@@ -175,6 +175,78 @@ struct HTTP2ClientTests {
         }
     }
 
+    @Test("a graceful shutdown: the stream in flight completes after the listener has closed")
+    func drain() async throws {
+        let (events, feed) = AsyncStream<String>.makeStream()
+        try await ProxyHarness.with(upstream: { _ in .events(events) }) { proxy, upstream in
+            let client = try await HTTP2TestClient.connect(port: proxy.port)
+            async let response = client.send(HTTP2TestClient.request("GET", "/api/stream"))
+            try await upstream.waitForRequests(1)
+            async let drained: Void = proxy.proxy.server.shutdown()
+            // The listener closes first: once a new connection is refused, the drain has begun.
+            var refused = false
+            for _ in 0..<200 where !refused {
+                if let probe = try? await TestConnection.open(port: proxy.port, timeout: .seconds(1)) {
+                    await probe.close()
+                    try await Task.sleep(for: .milliseconds(20))
+                } else {
+                    refused = true
+                }
+            }
+            #expect(refused, "the listener never closed")
+            feed.yield("data: still here\n\n")
+            feed.finish()
+            let answer = try await response
+            await drained
+            await client.close()
+            #expect(answer.status == 200)
+            #expect(answer.reset == nil)
+            #expect(answer.bodyText.contains("still here"), "\(answer.bodyText)")
+        }
+    }
+
+    /// A tool from nghttp2-client, which CI installs; missing elsewhere, the test is skipped.
+    static func tool(_ name: String) throws -> String {
+        let path = "/usr/bin/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("\(path) is missing (CI installs nghttp2-client: see .ci/run)")
+            }
+            try Test.cancel("\(path) is missing (nghttp2-client)")
+        }
+        return path
+    }
+
+    @Test("nghttp (prior knowledge) gets the answer, its status and headers, over HTTP/2")
+    func nghttp() async throws {
+        let nghttp = try Self.tool("nghttp")
+        try await ProxyHarness.with(upstream: { _ in .respond(status: 200, body: Array("from upstream".utf8)) }) {
+            proxy, upstream in
+            let result = try await ChildProcess.run(nghttp, ["-v", "http://127.0.0.1:\(proxy.port)/api/ng"])
+            #expect(result.status == 0, "nghttp: \(result.stderr)")
+            #expect(result.stdout.contains("from upstream"), "\(result.stdout)")
+            #expect(result.stdout.contains(":status: 200"), "\(result.stdout)")
+            #expect(result.stdout.contains("x-request-id:"))
+            #expect(upstream.requests.first?.head.headers["authorization"].first?.hasPrefix("Bearer ") == true)
+        }
+    }
+
+    @Test("h2load: 2,000 requests on 4 connections, 20 streams each at once — every one succeeds")
+    func h2load() async throws {
+        let h2load = try Self.tool("h2load")
+        try await ProxyHarness.with(upstream: { _ in .respond(status: 200, body: Array("ok".utf8)) }) {
+            proxy, upstream in
+            let result = try await ChildProcess.run(
+                h2load, ["-n", "2000", "-c", "4", "-m", "20", "http://127.0.0.1:\(proxy.port)/api/load"])
+            #expect(result.status == 0, "h2load: \(result.stderr)")
+            #expect(
+                result.stdout.contains("2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored"),
+                "\(result.stdout)")
+            #expect(result.stdout.contains("status codes: 2000 2xx"), "\(result.stdout)")
+            #expect(upstream.requests.count == 2000)
+        }
+    }
+
     @Test("HTTP/1.1 on the same listener is untouched, even a request that begins like the preface")
     func http1Beside() async throws {
         try await ProxyHarness.with(upstream: { _ in .respond(status: 200, body: Array("h1".utf8)) }) {

@@ -95,6 +95,26 @@ struct UnixSocketListenerTests {
         #expect(!Self.exists(socket.path), "the socket file outlived the proxy")
     }
 
+    @Test("HTTP/2 through the socket: curl --unix-socket --http2-prior-knowledge gets the route's token")
+    func http2ThroughTheSocket() async throws {
+        let base = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let socket = try UnixSocketPath(base + "/proxy.sock")
+        try await withUpstream({ _ in .echo }) { upstream in
+            try await Self.withProxy(listeners: [.unix(socket)], upstream: upstream) { _ in
+                let curl = try await ChildProcess.run(
+                    "/usr/bin/curl",
+                    [
+                        "-s", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", "--http2-prior-knowledge",
+                        "--unix-socket", socket.path, "http://localhost/api/h2",
+                    ])
+                #expect(curl.stdout == "2 200", "curl: \(curl.stdout) \(curl.stderr)")
+                let claims = try jwtClaims(upstream.requests.last?.head.headers["authorization"].first)
+                #expect(claims["aud"] as? String == "api://a")
+            }
+        }
+    }
+
     @Test("/-/status lists every listener")
     func statusListsTheListeners() async throws {
         let base = try Self.directory()
