@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# HTTP/2 clients against bearer-proxy and nginx as the same reverse proxy (`listen … http2`, prior knowledge), both in
+# front of one local nginx upstream over HTTP/1.1, loaded by h2load: for each proxy, rounds of
+#   h1     HTTP/1.1, 50 connections, one request at a time on each (h2load --h1: the same load generator)
+#   h2     HTTP/2, 50 connections, one stream at a time on each
+#   h2x100 HTTP/2, 1 connection, 100 streams at once
+# and prints each run's req/s and CPU a request (user + system of the proxy and its workers, from /proc/PID/stat),
+# then the medians. One loop for bearer-proxy (--threads 1), one worker for nginx.
+#
+#   bash bench/h2.sh BINARY
+#   H2_ROUNDS=3 H2_REQUESTS=100000
+#
+# Needs nginx, h2load (nghttp2-client), curl; listens on 127.0.0.1:18291, :18293, :18294 and :18295 only.
+set -euo pipefail
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+BINARY=${1:?usage: bench/h2.sh BINARY}
+ROUNDS=${H2_ROUNDS:-3}
+REQUESTS=${H2_REQUESTS:-100000}
+UP_PORT=18291 BP_PORT=18293 NG_PORT=18294 NG2_PORT=18295
+die() { echo "h2.sh: $*" >&2; exit 1; }
+for tool in nginx h2load curl; do command -v "$tool" >/dev/null || die "$tool not found"; done
+[[ -x $BINARY ]] || die "no binary at $BINARY"
+
+# shellcheck source=bench/local-servers.sh
+source "$SCRIPT_DIR/local-servers.sh"
+upstream_nginx_conf "$UP_PORT"
+nginx -c "$TMP/nginx.conf" -p "$TMP" &
+PIDS+=($!)
+
+mkdir -m 0700 -p "$TMP/state"
+bench_routes "$TMP/routes.json" "$BP_PORT" "$UP_PORT"
+XDG_STATE_HOME="$TMP/state" "$BINARY" serve --config "$TMP/routes.json" --log-level warning --threads 1 \
+    </dev/null >"$TMP/proxy.log" 2>&1 &
+BP_PID=$!
+PIDS+=("$BP_PID")
+
+# nginx as the same reverse proxy, a bearer header added, upstream keep-alive: HTTP/1.1 on one port, HTTP/2 (prior
+# knowledge) on another (before 1.25.1 a cleartext `http2` listener speaks nothing else).
+mkdir -p "$TMP/ng"
+cat >"$TMP/ng/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $TMP/ng/nginx.pid;
+error_log $TMP/ng/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    http2_max_concurrent_streams 128;
+    upstream up { server 127.0.0.1:$UP_PORT; keepalive 64; }
+    server {
+        listen 127.0.0.1:$NG_PORT;
+        listen 127.0.0.1:$NG2_PORT http2;
+        location /bench/ {
+            proxy_pass http://up/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl";
+        }
+    }
+}
+CONF
+nginx -c "$TMP/ng/nginx.conf" -p "$TMP/ng" &
+NG_PID=$!
+PIDS+=("$NG_PID")
+
+for port in $BP_PORT $NG_PORT; do
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done
+done
+for port in $BP_PORT $NG2_PORT; do
+    curl -sf --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port/bench/x" \
+        || die "the proxy on $port does not answer over HTTP/2: $(cat "$TMP/proxy.log" "$TMP/ng/error.log" 2>/dev/null)"
+done
+
+ticks() { # PID -> utime+stime of PID and its direct children (nginx's worker)
+    local total=0 pid fields
+    for pid in "$1" $(pgrep -P "$1" || true); do
+        read -ra fields <"/proc/$pid/stat"
+        total=$((total + fields[13] + fields[14]))
+    done
+    echo "$total"
+}
+HZ=$(getconf CLK_TCK)
+
+run() { # NAME PID PORT MODE -> one line: NAME MODE rps cpu_us
+    local args=()
+    case $4 in
+        h1) args=(--h1 -c 50 -m 1) ;;
+        h2) args=(-c 50 -m 1) ;;
+        h2x100) args=(-c 1 -m 100) ;;
+    esac
+    h2load -n 2000 "${args[@]}" "http://127.0.0.1:$3/bench/x" >/dev/null # warm-up
+    local before after out rps
+    before=$(ticks "$2")
+    out=$(h2load -n "$REQUESTS" "${args[@]}" "http://127.0.0.1:$3/bench/x")
+    after=$(ticks "$2")
+    grep -q "$REQUESTS succeeded, 0 failed, 0 errored" <<<"$out" || die "$1 $4: not every request succeeded: $out"
+    rps=$(awk '/^finished in/ { print $4 }' <<<"$out")
+    awk -v n="$1" -v m="$4" -v r="$rps" -v t=$((after - before)) -v hz="$HZ" -v q="$REQUESTS" \
+        'BEGIN { printf "%-12s %-7s %10.0f req/s %8.1f µs CPU a request\n", n, m, r, t / hz / q * 1e6 }'
+}
+
+results=()
+for round in $(seq "$ROUNDS"); do
+    for mode in h1 h2 h2x100; do
+        results+=("$(run bearer-proxy "$BP_PID" "$BP_PORT" "$mode")")
+        ng_port=$NG2_PORT
+        [[ $mode == h1 ]] && ng_port=$NG_PORT
+        results+=("$(run nginx "$NG_PID" "$ng_port" "$mode")")
+        echo "${results[-2]}"
+        echo "${results[-1]}"
+    done
+done
+echo "medians:"
+printf '%s\n' "${results[@]}" | awk '
+    { key = $1 " " $2; rps[key] = rps[key] " " $3; cpu[key] = cpu[key] " " $5 }
+    function median(list,   a, n, i, j, t) {
+        n = split(list, a, " ")
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    END { for (key in rps) printf "%-20s %10.0f req/s %8.1f µs CPU a request\n", key, median(rps[key]), median(cpu[key]) }' | sort
