@@ -96,6 +96,11 @@ struct HTTP2RequestHead: Equatable {
         guard let path, !path.isEmpty, Self.isTarget(path) else {
             throw Malformed(reason: "no :path, or a malformed one")
         }
+        // RFC 9113 §8.3.1: a path and query beginning with "/", or "*" for OPTIONS; never the absolute form, whose
+        // authority would stand beside :authority.
+        guard path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else {
+            throw Malformed(reason: ":path neither begins with / nor is * for OPTIONS")
+        }
         // RFC 9113 §8.3.1: `Host` and `:authority` must name the same authority when both are sent.
         if let authority, let host, authority.lowercased() != host.lowercased() {
             throw Malformed(reason: "host differs from :authority")

@@ -79,6 +79,8 @@ struct HTTP2RequestHeadTests {
         ("another scheme", [(":method", "GET"), (":scheme", "ftp"), (":path", "/")]),
         ("a space in :authority", [(":method", "GET"), (":scheme", "http"), (":path", "/"), (":authority", "a b")]),
         ("CONNECT without :authority", [(":method", "CONNECT")]),
+        ("an absolute :path", [(":method", "GET"), (":scheme", "http"), (":path", "http://evil.example/x")]),
+        ("* for GET", [(":method", "GET"), (":scheme", "http"), (":path", "*")]),
     ]
 
     @Test("malformed header sections are refused before a byte is written", arguments: malformed.map(\.0))
@@ -87,6 +89,14 @@ struct HTTP2RequestHeadTests {
         #expect(throws: HTTP2RequestHead.Malformed.self, "\(name)") {
             try HTTP2RequestHead.translate(Self.headers(fields), endStream: true)
         }
+    }
+
+    @Test("OPTIONS * is the one request whose :path is not a path")
+    func optionsAsterisk() throws {
+        let head = try HTTP2RequestHead.translate(
+            Self.headers([(":method", "OPTIONS"), (":scheme", "http"), (":path", "*"), (":authority", "a")]),
+            endStream: true)
+        #expect(String(buffer: head.bytes).hasPrefix("OPTIONS * HTTP/1.1\r\n"))
     }
 
     @Test("content-length on a stream that ended with its head is refused unless it is 0")
