@@ -30,7 +30,7 @@ package enum URICharacters {
     }
 
     /// `token = 1*tchar` (RFC 9110 §5.6.2).
-    static func isToken(_ text: some StringProtocol) -> Bool {
+    package static func isToken(_ text: some StringProtocol) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
     }
 

@@ -1,3 +1,4 @@
+import BearerConfiguration
 import NIOCore
 import NIOHPACK
 
@@ -30,8 +31,9 @@ struct HTTP2RequestHead: Equatable {
     /// A `HEAD` request: its response has no body (RFC 9110 §9.3.2).
     var isHead: Bool
 
-    /// Fields that mean something only to one HTTP/1.1 connection (RFC 9113 §8.2.2); NIOHTTP2 refuses them too.
-    private static let connectionSpecific: Set<String> = [
+    /// Fields that mean something only to one HTTP/1.1 connection (RFC 9113 §8.2.2): refused in a request (NIOHTTP2
+    /// refuses them too), dropped from a response (``HTTP2ResponseFields``).
+    static let connectionSpecific: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade",
     ]
 
@@ -82,7 +84,7 @@ struct HTTP2RequestHead: Equatable {
             default: fields.append((name, value))
             }
         }
-        guard let method, Self.isToken(method) else {
+        guard let method, URICharacters.isToken(method) else {
             throw Malformed(reason: "no :method, or one that is not a token")
         }
         guard method != "CONNECT" else {
@@ -147,23 +149,9 @@ struct HTTP2RequestHead: Equatable {
 
     // MARK: Characters
 
-    /// `tchar` (RFC 9110 §5.6.2).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
-    static func isToken(_ string: String) -> Bool {
-        !string.isEmpty && string.utf8.allSatisfy(isTokenByte)
-    }
-
     /// A field name as HTTP/2 carries it: a token without uppercase letters (RFC 9113 §8.2.1).
     static func isFieldName(_ name: String) -> Bool {
-        isToken(name) && !name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        URICharacters.isToken(name) && !name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 
     /// No CR, LF or NUL anywhere, and no space or tab at either end (RFC 9113 §8.2.1).

@@ -1,4 +1,5 @@
 import BearerCodec
+import BearerHTTP
 import NIOCore
 import NIOHPACK
 
@@ -7,10 +8,6 @@ import NIOHPACK
 /// §8.2.2) — `Connection` and every field it names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`.
 /// The bytes come from the proxy's own encoder and were read by the strict decoder (``ResponseDecoder``) already.
 enum HTTP2ResponseFields {
-    private static let connectionSpecific: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade",
-    ]
-
     /// The header section of `response`.
     static func head(_ response: UpstreamResponse) -> HPACKHeaders {
         var headers = HPACKHeaders()
@@ -44,25 +41,12 @@ enum HTTP2ResponseFields {
             else { continue }
             let lowercased = name.lowercased()
             if lowercased == "connection" {
-                for option in value.split(separator: ",") {
-                    named.insert(option.trimmingSpaces().lowercased())
-                }
+                HopByHop.forEachOption(in: value) { named.insert(String(Substring($0)).lowercased()) }
             }
             fields.append((lowercased, value))
         }
-        for (name, value) in fields where !connectionSpecific.contains(name) && !named.contains(name) {
+        for (name, value) in fields where !HTTP2RequestHead.connectionSpecific.contains(name) && !named.contains(name) {
             headers.add(name: name, value: value)
         }
-    }
-}
-
-extension Substring {
-    /// Without spaces and tabs at either end (RFC 9110 §5.6.1's optional whitespace around list members).
-    fileprivate func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
     }
 }
