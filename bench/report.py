@@ -180,7 +180,7 @@ class Target:
 
 
 def progress_line(run):
-    return "%-14s round %-2s %8.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6s us/req  errors %s  other load %s%%" % (
+    return "%-28s round %-2s %8.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6s us/req  errors %s  other load %s%%" % (
         run.target, run.round, run.rps, run.p50, run.p99, fmt(run.cpu, "%.2f"), run.errors, run.other)
 
 
@@ -311,6 +311,61 @@ def floor_section(facts, runs, nginx, bp):
     return "\n".join(out) + "\n\n"
 
 
+TLS_ROWS = (  # name -> (upstream, label); the first of each upstream is the reference its ratios divide by
+    ("nginx-proxy-tls", "kept alive", "nginx as reverse proxy"),
+    ("bearer-proxy-tls", "kept alive", "**bearer-proxy**"),
+    ("nginx-proxy-tlsclose", "closes after each answer", "nginx as reverse proxy (`proxy_ssl_session_reuse on`)"),
+    ("nginx-proxy-tlsclose-noreuse", "closes after each answer", "nginx as reverse proxy (`proxy_ssl_session_reuse off`)"),
+    ("bearer-proxy-tlsclose", "closes after each answer", "**bearer-proxy**"),
+)
+
+
+def tls_section(runs):
+    """Both proxies against https upstreams: kept alive, and closing after each answer (a handshake a request)."""
+    out = ["## HTTPS upstreams\n"]
+    out.append(
+        "nginx upstreams with the test CA's certificate (`Tests/BearerProxyTests/Fixtures/tls`), TLS 1.2–1.3, "
+        "session tickets and a session cache on; both proxies verify the certificate and its name. One upstream "
+        "keeps its connections; the other closes after each answer (`keepalive_timeout 0`), so every request costs "
+        "the proxy a TCP connection and a TLS handshake: nginx resumes the session by default, bearer-proxy cannot "
+        "(swift-nio-ssl has no client session API; docs/operations.md). The ratios divide by nginx's row for the "
+        "same upstream with its defaults.\n")
+    out.append("| upstream | target | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ nginx | CPU ÷ nginx | p99 ÷ nginx | errors |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    reference = {}
+    for name, upstream, label in TLS_ROWS:
+        t = Target(runs, name)
+        ref = reference.setdefault(upstream, t)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            upstream, label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
+            fmt(ratio(t.rps, ref.rps), "%.3f"), fmt(ratio(t.cpu, ref.cpu), "%.3f"), fmt(ratio(t.p99, ref.p99), "%.3f"),
+            t.errors))
+    closing, noreuse = Target(runs, "bearer-proxy-tlsclose"), Target(runs, "nginx-proxy-tlsclose-noreuse")
+    out.append("\nbearer-proxy's CPU a request against nginx's without session reuse, closing upstream: **%s**." %
+               fmt(ratio(closing.cpu, noreuse.cpu), "%.3f"))
+    return "\n".join(out) + "\n\n"
+
+
+def dpop_section(facts, runs, nginx, bp):
+    """A DPoP route (a proof signed per request) against the bearer route and nginx-proxy."""
+    out = ["## A DPoP route\n"]
+    out.append(
+        "A second bearer-proxy (same arguments) whose client-credentials account gets DPoP-bound tokens from "
+        "`bench/dpop_issuer.py`: each request carries `Authorization: DPoP` and a fresh ES256 proof (RFC 9449 §7). "
+        "The upstream received a `DPoP` Authorization header of %s chars and a proof beside it.\n" % facts.get("dpop_auth_len"))
+    out.append("| target | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ nginx | CPU ÷ nginx | CPU ÷ bearer route | errors |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for name, label in (("nginx-proxy", "nginx as reverse proxy (static bearer token)"),
+                        ("bearer-proxy", "**bearer-proxy**, bearer route"),
+                        ("bearer-proxy-dpop", "**bearer-proxy**, DPoP route")):
+        t = Target(runs, name)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
+            fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"), fmt(ratio(t.cpu, bp.cpu), "%.3f"),
+            t.errors))
+    return "\n".join(out) + "\n\n"
+
+
 def machine_section(facts):
     targets = facts.get("round_targets").split()
     return "".join([
@@ -324,6 +379,7 @@ def machine_section(facts):
         "- bearer-proxy: `%s`, commit %s; its log (stdout+stderr, to a file): %s lines, %s KiB\n" % (
             facts.get("bp_command"), facts.get("git_rev"), facts.get("bp_log_lines"), facts.int("bp_log_bytes") // 1024),
         "- bearer-proxy's build: %s; %s\n" % (facts.get("bp_build") or "unknown", facts.get("bp_linkage") or "?"),
+        "- nginx-proxy: `worker_processes %s`; the upstream nginx: 1 worker\n" % (facts.get("nginx_workers") or "1"),
         "- Load: `wrk -t%s -c%s -d%ss --latency`, %s s warm-up before each run, %s rounds alternating %s; "
         "each column is the median over the rounds (nginx direct: one run)\n" % (
             facts.get("threads"), facts.get("connections"), facts.get("seconds"), facts.get("warmup"),
@@ -427,6 +483,10 @@ def report(raw, out_path):
         w.append(floor_section(facts, runs, nginx, bp))
     if facts.get("peers") == "1":
         w.append(peers_section(facts, runs, nginx))
+    if facts.get("tls") == "1":
+        w.append(tls_section(runs))
+    if facts.get("dpop") == "1":
+        w.append(dpop_section(facts, runs, nginx, bp))
     w.append(memory_section(facts, startup_ms, startup_median))
     token_requests, big_checks = None, None
     if facts.get("cold") == "1":

@@ -38,6 +38,15 @@
 #                            with one event loop: `--codec nio` (NIOHTTP1's codecs both sides: the floor
 #                            of bearer-proxy's design) and `--codec strict` (the strict byte parser: the
 #                            prototype of the next one); 0: skip both
+#   BENCH_TLS=1              1: also measure both proxies against https upstreams (nginx with the test CA's
+#                            certificate, Tests/BearerProxyTests/Fixtures/tls): one that keeps connections alive, and
+#                            one that closes after each answer, so that every request costs the proxy a TLS
+#                            handshake (nginx-proxy with its default `proxy_ssl_session_reuse on`, and with it off)
+#   BENCH_DPOP=1             1: also measure a DPoP route (RFC 9449: a proof signed per request), a second
+#                            bearer-proxy whose client-credentials account gets DPoP-bound tokens from
+#                            bench/dpop_issuer.py
+#   BENCH_NGINX_WORKERS=1    worker_processes of nginx-proxy (the upstream keeps one), for comparing loop counts:
+#                            e.g. BENCH_NGINX_WORKERS=2 BENCH_PROXY_ARGS="--log-level warning --threads 2"
 
 # Backticks in the Markdown report and "$1" in `bash -c '...'` are meant literally:
 # shellcheck disable=SC2016
@@ -66,6 +75,9 @@ STRICT=${BENCH_STRICT:-0}
 RESULTS_DIR=${BENCH_RESULTS_DIR:-$REPO_ROOT/bench/results}
 PEERS=${BENCH_PEERS:-1}
 FLOOR=${BENCH_FLOOR:-1}
+TLS=${BENCH_TLS:-1}
+DPOP=${BENCH_DPOP:-1}
+NGINX_WORKERS=${BENCH_NGINX_WORKERS:-1}
 
 UP_PORT=18081   # nginx upstream answering {"ok":true}
 NGX_PORT=18082  # nginx as the reverse proxy
@@ -76,6 +88,11 @@ declare -A PEER_PORT=([haproxy]=18085 [caddy]=18086 [go-httputil]=18087)
 declare -A PEER_PACKAGE=([haproxy]=haproxy [caddy]=caddy [go-httputil]=golang-go)
 FLOOR_NAMES=(floor-nio floor-strict) # BENCH_FLOOR=1: bench-floor-proxy --codec nio / strict
 declare -A FLOOR_PORT=([floor-nio]=18088 [floor-strict]=18089)
+TLS_UP_PORT=18090       # nginx upstream over TLS, connections kept alive (BENCH_TLS=1)
+TLS_CLOSE_PORT=18091    # nginx upstream over TLS, closing after each answer (BENCH_TLS=1)
+DPOP_BP_PORT=18092      # bearer-proxy with a DPoP account (BENCH_DPOP=1)
+DPOP_ISSUER_PORT=18093  # bench/dpop_issuer.py (BENCH_DPOP=1)
+TLS_FIXTURES=$REPO_ROOT/Tests/BearerProxyTests/Fixtures/tls
 SCOPE="api://bench/Data.Read"
 TOKEN_LEN=800 # length of nginx's static dummy token
 
@@ -270,12 +287,14 @@ wait_http() { http_ready "$@" || die "$WHY"; } # URL NAME PID LOGFILE: dies on f
 
 # --- checks and tools --------------------------------------------------------------------------
 
-for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_TIMEOUT; do
+for knob in DURATION ROUNDS CONNS THREADS STARTUP_RUNS COLD_CONNS BIG_MB START_TIMEOUT NGINX_WORKERS; do
     [[ ${!knob} =~ ^[1-9][0-9]*$ ]] || die "$knob must be a positive integer (got '${!knob}')"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a non-negative integer (got '$WARMUP')"
 [[ $PEERS =~ ^[01]$ ]] || die "BENCH_PEERS must be 0 or 1 (got '$PEERS')"
 [[ $FLOOR =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1 (got '$FLOOR')"
+[[ $TLS =~ ^[01]$ ]] || die "BENCH_TLS must be 0 or 1 (got '$TLS')"
+[[ $DPOP =~ ^[01]$ ]] || die "BENCH_DPOP must be 0 or 1 (got '$DPOP')"
 [[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
 
 find_tool() { # NAME [DIR...] -> its path (PATH first, then the DIRs), or nothing
@@ -403,6 +422,8 @@ fi
 
 ports=("$UP_PORT" "$NGX_PORT" "$BP_PORT")
 if [[ $BIG == 1 ]]; then ports+=("$SINK_PORT"); fi
+if [[ $TLS == 1 ]]; then ports+=("$TLS_UP_PORT" "$TLS_CLOSE_PORT"); fi
+if [[ $DPOP == 1 ]]; then ports+=("$DPOP_BP_PORT" "$DPOP_ISSUER_PORT"); fi
 if [[ $PEERS == 1 ]]; then
     for peer in "${PEER_NAMES[@]}"; do
         if [[ -z ${PEER_SKIPPED[$peer]:-} ]]; then ports+=("${PEER_PORT[$peer]}"); fi
@@ -434,6 +455,9 @@ fact big_mb "$BIG_MB"
 fact strict "$STRICT"
 fact peers "$PEERS"
 fact floor "$FLOOR"
+fact tls "$TLS"
+fact dpop "$DPOP"
+fact nginx_workers "$NGINX_WORKERS"
 
 # --- nginx upstream and nginx reverse proxy ----------------------------------------------------
 
@@ -442,10 +466,10 @@ if "$NGINX" -h 2>&1 | grep -- '-e filename' >/dev/null; then NGINX_HAS_E=1; fi
 NGINX_USER=""
 if ((EUID == 0)); then NGINX_USER="user $(id -un) $(id -gn);"; fi # workers can read $TMP
 
-nginx_main() { # DIR: the part shared by both nginx configs
+nginx_main() { # DIR [WORKERS]: the part shared by both nginx configs
     cat <<EOF
 $NGINX_USER
-worker_processes 1;
+worker_processes ${2:-1};
 daemon off;
 master_process on;
 pid "$1/nginx.pid";
@@ -493,8 +517,15 @@ DUMMY_TOKEN=$(make_dummy_token)
 
 UP_DIR=$TMP/nginx-upstream
 NGX_DIR=$TMP/nginx-proxy
+TLS_DIR=$TMP/tls
 mkdir -p "$UP_DIR" "$NGX_DIR" "$TMP/www/files"
 chmod 0755 "$TMP" "$TMP/www" "$TMP/www/files"
+if [[ $TLS == 1 ]]; then
+    # Copies the workers (another user when this runs as root) can read.
+    mkdir -m 0755 "$TLS_DIR"
+    cp "$TLS_FIXTURES/ca.pem" "$TLS_FIXTURES/server.pem" "$TLS_FIXTURES/server-key.pem" "$TLS_DIR/"
+    chmod 0644 "$TLS_DIR"/*.pem
+fi
 
 {
     nginx_main "$UP_DIR"
@@ -517,12 +548,39 @@ chmod 0755 "$TMP" "$TMP/www" "$TMP/www/files"
             root "$TMP/www";
         }
     }
-}
 EOF
+    if [[ $TLS == 1 ]]; then
+        # The same answers over TLS: one server keeps its connections, the other closes after each answer, so
+        # each request through it costs its proxy a TCP connection and a TLS handshake. Session tickets (TLS 1.3)
+        # and the session cache (TLS 1.2) let a client that offers a session resume it.
+        for tls_server in "$TLS_UP_PORT 75s" "$TLS_CLOSE_PORT 0"; do
+            read -r port timeout <<<"$tls_server"
+            cat <<EOF
+    server {
+        listen 127.0.0.1:$port ssl;
+        ssl_certificate "$TLS_DIR/server.pem";
+        ssl_certificate_key "$TLS_DIR/server-key.pem";
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:bench_tls_$port:1m;
+        ssl_session_tickets on;
+        keepalive_timeout $timeout;
+        location / {
+            default_type application/json;
+            return 200 '{"ok":true}';
+        }
+        location = /auth-echo {
+            default_type text/plain;
+            return 200 "\$http_authorization";
+        }
+    }
+EOF
+        done
+    fi
+    echo "}"
 } >"$UP_DIR/nginx.conf"
 
 {
-    nginx_main "$NGX_DIR"
+    nginx_main "$NGX_DIR" "$NGINX_WORKERS"
     echo "http {"
     nginx_http_common "$NGX_DIR"
     cat <<EOF
@@ -540,9 +598,42 @@ EOF
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer $DUMMY_TOKEN";
         }
-    }
-}
 EOF
+    if [[ $TLS == 1 ]]; then
+        # The upstream's certificate checked as bearer-proxy checks it (the test CA, the name in it). Sessions
+        # are resumed by default (`proxy_ssl_session_reuse on`); /tlsclose-noreuse/ turns that off.
+        for tls_location in "tls bench_tls on" "tlsclose bench_tls_close on" "tlsclose-noreuse bench_tls_close off"; do
+            read -r path upstream reuse <<<"$tls_location"
+            cat <<EOF
+        location /$path/ {
+            proxy_pass https://$upstream/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer $DUMMY_TOKEN";
+            proxy_ssl_verify on;
+            proxy_ssl_trusted_certificate "$TLS_DIR/ca.pem";
+            proxy_ssl_name localhost;
+            proxy_ssl_protocols TLSv1.2 TLSv1.3;
+            proxy_ssl_session_reuse $reuse;
+        }
+EOF
+        done
+    fi
+    echo "    }"
+    if [[ $TLS == 1 ]]; then
+        cat <<EOF
+    upstream bench_tls {
+        server 127.0.0.1:$TLS_UP_PORT;
+        keepalive 64;
+        keepalive_requests 1000000;
+        keepalive_timeout 75s;
+    }
+    upstream bench_tls_close {
+        server 127.0.0.1:$TLS_CLOSE_PORT;
+    }
+EOF
+    fi
+    echo "}"
 } >"$NGX_DIR/nginx.conf"
 
 log "starting nginx upstream on 127.0.0.1:$UP_PORT and nginx reverse proxy on 127.0.0.1:$NGX_PORT"
@@ -739,12 +830,20 @@ if [[ $BIG == 1 ]]; then
     sink_route=",
     { \"prefix\": \"/sink\", \"upstream\": \"http://127.0.0.1:$SINK_PORT\", \"scopes\": [\"$SCOPE\"] }"
 fi
+tls_routes=""
+if [[ $TLS == 1 ]]; then
+    tls_routes=",
+    { \"prefix\": \"/tls\", \"upstream\": \"https://127.0.0.1:$TLS_UP_PORT\", \"scopes\": [\"$SCOPE\"],
+      \"tls\": { \"caFile\": \"$TLS_DIR/ca.pem\" } },
+    { \"prefix\": \"/tlsclose\", \"upstream\": \"https://127.0.0.1:$TLS_CLOSE_PORT\", \"scopes\": [\"$SCOPE\"],
+      \"tls\": { \"caFile\": \"$TLS_DIR/ca.pem\" } }"
+fi
 cat >"$BP_CONF" <<EOF
 {
   "listen": "127.0.0.1:$BP_PORT",
   "account": { "flow": "dev" },
   "routes": [
-    { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["$SCOPE"] }$sink_route
+    { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["$SCOPE"] }$sink_route$tls_routes
   ]
 }
 EOF
@@ -775,6 +874,38 @@ bp_check_alive() { # CONTEXT
 log "starting bearer-proxy on 127.0.0.1:$BP_PORT ($BIN)"
 start_bp
 bp_ready
+
+# --- BENCH_DPOP=1: a second bearer-proxy whose route sends DPoP-bound tokens -------------------
+
+DPOP_PID=""
+if [[ $DPOP == 1 ]]; then
+    DPOP_DIR=$TMP/dpop
+    mkdir -m 0700 "$DPOP_DIR" "$DPOP_DIR/state"
+    LOGS[dpop-issuer]=$DPOP_DIR/issuer.log
+    LOGS[bearer-proxy-dpop]=$DPOP_DIR/bearer-proxy.log
+    python=$(python3 -c 'import sys; print(sys.executable)')
+    "$python" "$SCRIPT_DIR/dpop_issuer.py" "$DPOP_ISSUER_PORT" </dev/null >"${LOGS[dpop-issuer]}" 2>&1 &
+    PROCS[dpop-issuer]=$!
+    wait_http "http://127.0.0.1:$DPOP_ISSUER_PORT/.well-known/openid-configuration" "DPoP issuer" \
+        "${PROCS[dpop-issuer]}" "${LOGS[dpop-issuer]}"
+    cat >"$DPOP_DIR/routes.json" <<EOF
+{
+  "listen": "127.0.0.1:$DPOP_BP_PORT",
+  "account": { "flow": "client-credentials", "issuer": "http://127.0.0.1:$DPOP_ISSUER_PORT", "clientId": "bench",
+               "clientSecretEnv": "BENCH_DPOP_SECRET", "tokenType": "dpop" },
+  "routes": [
+    { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["api://bench/.default"] }
+  ]
+}
+EOF
+    log "starting bearer-proxy with a DPoP account on 127.0.0.1:$DPOP_BP_PORT"
+    BENCH_DPOP_SECRET=bench XDG_STATE_HOME=$DPOP_DIR/state "$BIN" serve --config "$DPOP_DIR/routes.json" \
+        "${PROXY_ARGS[@]}" </dev/null >>"${LOGS[bearer-proxy-dpop]}" 2>&1 &
+    DPOP_PID=$!
+    PROCS[bearer-proxy-dpop]=$DPOP_PID
+    wait_http "http://127.0.0.1:$DPOP_BP_PORT/-/health" "bearer-proxy (DPoP)" "$DPOP_PID" "${LOGS[bearer-proxy-dpop]}"
+    track_children bearer-proxy-dpop
+fi
 
 # --- correctness checks before measuring -------------------------------------------------------
 
@@ -810,6 +941,25 @@ check_body "nginx upstream" "http://127.0.0.1:$UP_PORT/x"
 NGX_AUTH_LEN=$(auth_len "http://127.0.0.1:$NGX_PORT/bench/auth-echo")
 BP_AUTH_LEN=$(auth_len "http://127.0.0.1:$BP_PORT/bench/auth-echo")
 log "upstream sees Authorization of $NGX_AUTH_LEN chars via nginx, $BP_AUTH_LEN via bearer-proxy"
+if [[ $TLS == 1 ]]; then
+    for path in tls tlsclose tlsclose-noreuse; do
+        check_body "nginx proxy, https upstream" "http://127.0.0.1:$NGX_PORT/$path/x"
+        [[ $(auth_len "http://127.0.0.1:$NGX_PORT/$path/auth-echo") == "$NGX_AUTH_LEN" ]] ||
+            die "nginx proxy sent another Authorization header to the https upstream via /$path"
+    done
+    for path in tls tlsclose; do
+        check_body "bearer-proxy, https upstream" "http://127.0.0.1:$BP_PORT/$path/x"
+        [[ $(auth_len "http://127.0.0.1:$BP_PORT/$path/auth-echo") == "$BP_AUTH_LEN" ]] ||
+            die "bearer-proxy sent another Authorization header to the https upstream via /$path"
+    done
+fi
+if [[ $DPOP == 1 ]]; then
+    check_body "bearer-proxy (DPoP)" "http://127.0.0.1:$DPOP_BP_PORT/bench/x"
+    dpop_auth=$(curl -fsS --max-time 10 "http://127.0.0.1:$DPOP_BP_PORT/bench/auth-echo") ||
+        die "GET /bench/auth-echo through the DPoP bearer-proxy failed"
+    [[ $dpop_auth == "DPoP "?* ]] || die "the upstream received no 'Authorization: DPoP ...' from the DPoP route"
+    fact dpop_auth_len "${#dpop_auth}"
+fi
 fact ngx_auth_len "$NGX_AUTH_LEN"
 fact bp_auth_len "$BP_AUTH_LEN"
 fact rss_idle_start "$(vm_kib "$BP_PID" VmRSS)"
@@ -854,7 +1004,18 @@ measure() { # TARGET ROUND URL PID UPSTREAM_PID
     log "$line"
 }
 
-ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_FLOOR[@]}" "${ACTIVE_PEERS[@]}")
+TLS_TARGETS=() # name -> its path on its proxy, below
+declare -A TLS_URL=()
+if [[ $TLS == 1 ]]; then
+    TLS_TARGETS=(nginx-proxy-tls bearer-proxy-tls nginx-proxy-tlsclose nginx-proxy-tlsclose-noreuse bearer-proxy-tlsclose)
+    TLS_URL=([nginx-proxy-tls]="http://127.0.0.1:$NGX_PORT/tls/x" [bearer-proxy-tls]="http://127.0.0.1:$BP_PORT/tls/x"
+        [nginx-proxy-tlsclose]="http://127.0.0.1:$NGX_PORT/tlsclose/x"
+        [nginx-proxy-tlsclose-noreuse]="http://127.0.0.1:$NGX_PORT/tlsclose-noreuse/x"
+        [bearer-proxy-tlsclose]="http://127.0.0.1:$BP_PORT/tlsclose/x")
+fi
+DPOP_TARGETS=()
+if [[ $DPOP == 1 ]]; then DPOP_TARGETS=(bearer-proxy-dpop); fi
+ROUND_TARGETS=(nginx-proxy bearer-proxy "${ACTIVE_FLOOR[@]}" "${ACTIVE_PEERS[@]}" "${TLS_TARGETS[@]}" "${DPOP_TARGETS[@]}")
 fact round_targets "${ROUND_TARGETS[@]}"
 log "measuring: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, ${WARMUP}s warm-up each, $ROUNDS rounds"
 UP_PID=${PROCS[nginx-upstream]}
@@ -868,8 +1029,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
     for peer in "${ACTIVE_PEERS[@]}"; do
         measure "$peer" "$r" "http://127.0.0.1:${PEER_PORT[$peer]}/bench/x" "${PROCS[$peer]}" "$UP_PID"
     done
+    for name in "${TLS_TARGETS[@]}"; do
+        if [[ $name == nginx-* ]]; then pid=${PROCS[nginx-proxy]}; else pid=$BP_PID; fi
+        measure "$name" "$r" "${TLS_URL[$name]}" "$pid" "$UP_PID"
+    done
+    if [[ $DPOP == 1 ]]; then
+        measure bearer-proxy-dpop "$r" "http://127.0.0.1:$DPOP_BP_PORT/bench/x" "$DPOP_PID" "$UP_PID"
+    fi
 done
 for peer in "${ACTIVE_PEERS[@]}" "${ACTIVE_FLOOR[@]}"; do stop_proc "$peer"; done
+if [[ $DPOP == 1 ]]; then
+    stop_proc bearer-proxy-dpop
+    stop_proc dpop-issuer
+fi
 fact rss_after_load "$(vm_kib "$BP_PID" VmRSS)"
 fact hwm_after_load "$(vm_kib "$BP_PID" VmHWM)"
 
