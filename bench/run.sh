@@ -88,10 +88,10 @@ declare -A PEER_PORT=([haproxy]=18085 [caddy]=18086 [go-httputil]=18087)
 declare -A PEER_PACKAGE=([haproxy]=haproxy [caddy]=caddy [go-httputil]=golang-go)
 FLOOR_NAMES=(floor-nio floor-strict) # BENCH_FLOOR=1: bench-floor-proxy --codec nio / strict
 declare -A FLOOR_PORT=([floor-nio]=18088 [floor-strict]=18089)
-TLS_UP_PORT=18090       # nginx upstream over TLS, connections kept alive (BENCH_TLS=1)
-TLS_CLOSE_PORT=18091    # nginx upstream over TLS, closing after each answer (BENCH_TLS=1)
-DPOP_BP_PORT=18092      # bearer-proxy with a DPoP account (BENCH_DPOP=1)
-DPOP_ISSUER_PORT=18093  # bench/dpop_issuer.py (BENCH_DPOP=1)
+TLS_UP_PORT=18100       # nginx upstream over TLS, connections kept alive (BENCH_TLS=1)
+TLS_CLOSE_PORT=18101    # nginx upstream over TLS, closing after each answer (BENCH_TLS=1)
+DPOP_BP_PORT=18102      # bearer-proxy with a DPoP account (BENCH_DPOP=1)
+DPOP_ISSUER_PORT=18103  # bench/dpop_issuer.py (BENCH_DPOP=1)
 TLS_FIXTURES=$REPO_ROOT/Tests/BearerProxyTests/Fixtures/tls
 SCOPE="api://bench/Data.Read"
 TOKEN_LEN=800 # length of nginx's static dummy token
