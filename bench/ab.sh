@@ -14,6 +14,9 @@
 #   AB_ROUTES_A=FILE AB_ROUTES_B=FILE  routes.json for A and B instead of the dev account's /bench route, with
 #                                      @LISTEN@ and @UPSTREAM@ for the ports (bench/dpop-ab.sh: one binary, a bearer
 #                                      route against a DPoP route)
+#   AB_THREADS_A=1 AB_THREADS_B=1      event loops of A and B (`serve --threads N`); `default`: no --threads, so
+#                                      `serve`'s own default (one loop per core the process may use). One binary
+#                                      twice with AB_THREADS_B=2 compares loop counts
 #
 # Needs nginx, wrk, curl and python3 (perf for AB_WAKEUPS); listens on 127.0.0.1:18191, :18193 and :18194 only.
 set -euo pipefail
@@ -37,7 +40,10 @@ upstream_nginx_conf "$UP_PORT"
 "${pin_load[@]}" nginx -c "$TMP/nginx.conf" -p "$TMP" &
 PIDS+=($!)
 
-start() { # BINARY PORT [ROUTES_TEMPLATE] -> the proxy's PID
+start() { # BINARY PORT THREADS [ROUTES_TEMPLATE] -> the proxy's PID
+    local threads=()
+    [[ $3 == default ]] || threads=(--threads "$3")
+    set -- "$1" "$2" "${4:-}"
     mkdir -m 0700 -p "$TMP/state$2"
     if [[ -n ${3:-} ]]; then
         sed -e "s/@LISTEN@/$2/g" -e "s/@UPSTREAM@/$UP_PORT/g" "$3" >"$TMP/routes$2.json"
@@ -45,12 +51,15 @@ start() { # BINARY PORT [ROUTES_TEMPLATE] -> the proxy's PID
         bench_routes "$TMP/routes$2.json" "$2" "$UP_PORT"
     fi
     XDG_STATE_HOME="$TMP/state$2" "${pin_proxy[@]}" "$1" serve --config "$TMP/routes$2.json" --log-level warning \
-        --threads 1 </dev/null >"$TMP/proxy$2.log" 2>&1 &
+        "${threads[@]}" </dev/null >"$TMP/proxy$2.log" 2>&1 &
     echo $!
 }
-PID_A=$(start "$A" 18193 "${AB_ROUTES_A:-}")
+for threads in "${AB_THREADS_A:=1}" "${AB_THREADS_B:=1}"; do
+    [[ $threads == default || $threads =~ ^[1-9][0-9]*$ ]] || die "AB_THREADS_A/B: a count or 'default', got '$threads'"
+done
+PID_A=$(start "$A" 18193 "$AB_THREADS_A" "${AB_ROUTES_A:-}")
 PIDS+=("$PID_A")
-PID_B=$(start "$B" 18194 "${AB_ROUTES_B:-}")
+PID_B=$(start "$B" 18194 "$AB_THREADS_B" "${AB_ROUTES_B:-}")
 PIDS+=("$PID_B")
 for port in 18193 18194; do
     for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done
@@ -84,8 +93,8 @@ print(line + (f" wakeups {wakeups}" if wakeups else ""))
 EOF
 }
 
-echo "A: $A"
-echo "B: $B"
+echo "A: $A (threads: $AB_THREADS_A)"
+echo "B: $B (threads: $AB_THREADS_B)"
 echo "$ROUNDS pairs, wrk -t1 -c$CONNECTIONS -d${SECONDS_EACH}s${pin_load:+, pinned}"
 for _ in $(seq "$ROUNDS"); do
     measure A "$PID_A" 18193 | tee -a "$TMP/runs.txt"
