@@ -7,8 +7,9 @@ import NIOHTTP2
 /// behind an ``HTTP2StreamBridge``.
 ///
 /// Its limits are the HTTP/1.1 side's where one exists (the header section's size, the idle time, the grace a
-/// shutdown gives) and NIOHTTP2's defences against HTTP/2's own attacks otherwise: rapid reset, CONTINUATION floods,
-/// control-frame floods and empty DATA frames are counted and end the connection (docs/security.md).
+/// shutdown gives, the room an idle connection makes at the connection cap) and NIOHTTP2's defences against HTTP/2's
+/// own attacks otherwise: rapid reset, CONTINUATION floods, control-frame floods and empty DATA frames are counted and
+/// end the connection (docs/security.md).
 struct HTTP2ClientConnection: Sendable {
     /// Concurrent streams a client may open on one connection (SETTINGS_MAX_CONCURRENT_STREAMS): nginx's and
     /// Envoy's default, and what keeps one connection's share of the loop bounded.
@@ -36,9 +37,12 @@ struct HTTP2ClientConnection: Sendable {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = Self.settings
         let (core, loop) = (self.core, self.loop)
+        let idleClose = HTTP2IdleClose(metrics: core.metrics)
+        let streams = HTTP2IdleClose.Streams(
+            handler: NIOLoopBound(idleClose, eventLoop: channel.eventLoop), next: management.http2StreamDelegate)
         let http2 = NIOHTTP2Handler(
             mode: .server, eventLoop: channel.eventLoop, connectionConfiguration: connection,
-            streamConfiguration: .init(), streamDelegate: management.http2StreamDelegate
+            streamConfiguration: .init(), streamDelegate: streams
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 let pipeline = stream.pipeline.syncOperations
@@ -48,7 +52,8 @@ struct HTTP2ClientConnection: Sendable {
         }
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(http2, position: .after(detector))
-        try pipeline.addHandler(management, position: .after(http2))
+        try pipeline.addHandler(idleClose, position: .after(http2))
+        try pipeline.addHandler(management, position: .after(idleClose))
         try pipeline.addHandler(HTTP2ConnectionErrors(metrics: core.metrics), position: .after(management))
         let active = core.metrics.activeConnections
         active.increment()
