@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import NIOPosix
 import Testing
 
 @testable import BearerDataPlane
@@ -154,6 +155,69 @@ struct HTTP2ClientTests {
             let digest = SHA256.hash(data: Array(response.body.readableBytesView)).map { String(format: "%02x", $0) }
                 .joined()
             #expect(digest == FakeUpstream.downloadSHA256(bytes: size))
+        }
+    }
+
+    @Test("1 GiB to a stream whose window the client never opens: the upstream is held back before 64 MiB")
+    func zeroWindow() async throws {
+        let total = 1 << 30
+        let bound = 64 << 20
+        try await DownloadBackpressureTests.withFirehose(total: total) { port, written in
+            let route = #"{ "prefix": "/api", "upstream": "http://127.0.0.1:\#(port)", "scopes": ["api://api/Read"] }"#
+            try await ProxyHarness.with(routes: "[\(route)]") { proxy in
+                // SETTINGS_INITIAL_WINDOW_SIZE 0 (RFC 9113 §6.9.2): the proxy may send no DATA on any stream, and
+                // no WINDOW_UPDATE ever comes, so the stream can never be written.
+                let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connect(host: "127.0.0.1", port: proxy.port) { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            var configuration = NIOHTTP2Handler.Configuration()
+                            configuration.connection.initialSettings = [
+                                HTTP2Setting(parameter: .initialWindowSize, value: 0),
+                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                            ]
+                            let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
+                                mode: .client, configuration: configuration
+                            ) { stream in
+                                stream.eventLoop.makeCompletedFuture {
+                                    try HTTP2TestClient.Stream(wrappingChannelSynchronously: stream)
+                                }
+                            }
+                            return HTTP2TestClient(channel: channel, multiplexer: multiplexer)
+                        }
+                    }
+                let stream = try await channel.multiplexer.openStream { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try HTTP2TestClient.Stream(wrappingChannelSynchronously: stream)
+                    }
+                }
+                try await stream.executeThenClose { inbound, outbound in
+                    try await outbound.write(
+                        .headers(.init(headers: HTTP2TestClient.request("GET", "/api/big"), endStream: true)))
+                    var head: Int?
+                    for try await frame in inbound {
+                        if case .headers(let frame) = frame {
+                            head = frame.headers.first(name: ":status").flatMap { Int($0) }
+                        }
+                        break
+                    }
+                    #expect(head == 200, "the answer's head is not flow-controlled and arrives")
+                    // The upstream writes until the buffers on the way are full, then stops: progress is watched
+                    // until a second goes by without any (or the whole body went, which is the failure).
+                    var last = -1
+                    var quiet = 0
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while quiet < 10, written() < total, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(100))
+                        let now = written()
+                        quiet = now == last && now > 0 ? quiet + 1 : 0
+                        last = now
+                    }
+                    let sent = written()
+                    #expect(sent > 0, "the upstream wrote nothing")
+                    #expect(sent < bound, "the proxy took \(sent) bytes for a stream its client never let it write")
+                }
+                await channel.close()
+            }
         }
     }
 
