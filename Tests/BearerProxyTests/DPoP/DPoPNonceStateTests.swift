@@ -80,10 +80,10 @@ import Testing
 
     @Test func theRoutesOfOneSignInShareTheOriginsNonce() async throws {
         try await Self.with(nonce: .required) { proxy, resource, _, _ in
-            let response1 = try await TestClient.send(port: proxy.port, uri: "/r/a")
-            #expect(response1.status == .ok, "\(response1.bodyText)")
-            let response2 = try await TestClient.send(port: proxy.port, uri: "/s/b")
-            #expect(response2.status == .ok, "\(response2.bodyText)")
+            let first = try await TestClient.send(port: proxy.port, uri: "/r/a")
+            #expect(first.status == .ok, "\(first.bodyText)")
+            let otherRoute = try await TestClient.send(port: proxy.port, uri: "/s/b")
+            #expect(otherRoute.status == .ok, "\(otherRoute.bodyText)")
             // One challenge for the origin, not one a route.
             #expect(resource.requests.map(\.status) == [401, 200, 200])
             #expect(resource.requests[2].accepted?.nonce == resource.currentNonce)
@@ -96,8 +96,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/routes.json"
         try await Self.with(nonce: .required) { proxy, resource, authorization, plain in
-            let response3 = try await TestClient.send(port: proxy.port, uri: "/r/a")
-            #expect(response3.status == .ok, "\(response3.bodyText)")
+            let beforeReload = try await TestClient.send(port: proxy.port, uri: "/r/a")
+            #expect(beforeReload.status == .ok, "\(beforeReload.bodyText)")
             #expect(resource.requests.map(\.status) == [401, 200])
             // The same account, one more route: a new generation.
             let account = DPoPTokenRequestTests.Account.clientCredentials(tokenType: "dpop").json(authorization)
@@ -107,10 +107,10 @@ import Testing
             )
             try Data(#"{ "account": \#(account), "routes": \#(routes) }"#.utf8).write(to: URL(fileURLWithPath: file))
             #expect(await proxy.proxy.reload(from: file) == .applied(accountChanged: false))
-            let response4 = try await TestClient.send(port: proxy.port, uri: "/r/a")
-            #expect(response4.status == .ok, "\(response4.bodyText)")
-            let response5 = try await TestClient.send(port: proxy.port, uri: "/new/b")
-            #expect(response5.status == .ok, "\(response5.bodyText)")
+            let afterReload = try await TestClient.send(port: proxy.port, uri: "/r/a")
+            #expect(afterReload.status == .ok, "\(afterReload.bodyText)")
+            let newRoute = try await TestClient.send(port: proxy.port, uri: "/new/b")
+            #expect(newRoute.status == .ok, "\(newRoute.bodyText)")
             #expect(resource.requests.map(\.status) == [401, 200, 200, 200], "no second challenge after the reload")
         }
     }
