@@ -21,7 +21,7 @@ public struct AccountConfiguration: Sendable, Hashable {
     }
 
     /// The embedded default: the built-in offline issuer.
-    public static let dev = AccountConfiguration(.dev)
+    public static let dev = AccountConfiguration(.dev())
 }
 
 /// How the account signs in (`account.flow`); see SPEC §6.2.
@@ -50,7 +50,9 @@ public enum AccountFlow: String, Sendable, Hashable, CaseIterable {
 
 /// A flow's validated settings; each case carries exactly what its flow needs (SPEC §6.2).
 public enum AccountSettings: Sendable, Hashable {
-    case dev
+    /// The built-in issuer, minting bearer tokens or, with `tokenType` `dpop` (or `auto`: it offers DPoP), DPoP-bound
+    /// ones (RFC 9449).
+    case dev(tokenType: TokenTypePreference = .bearer)
     case native(NativeAccount)
     case deviceCode(OAuthClient)
     case browser(BrowserAccount)
@@ -88,6 +90,13 @@ extension AccountSettings {
         case .refreshToken(let account): account.client
         case .dev, .managedIdentity, .command, .staticToken, .firebase: nil
         }
+    }
+
+    /// `tokenType` of the flows that can ask for DPoP-bound tokens (RFC 9449): the OAuth flows' and `dev`'s; nil for
+    /// the others, whose tokens are bearer tokens.
+    package var tokenType: TokenTypePreference? {
+        if case .dev(let tokenType) = self { return tokenType }
+        return oauthClient?.tokenType
     }
 }
 

@@ -62,7 +62,7 @@ extension AccountFlow {
     var keys: Set<String> {
         let specific: Set<String> =
             switch self {
-            case .dev: []
+            case .dev: ["tokenType"]
             // Native authentication is a Microsoft External ID API: there is no generic issuer to use, and its
             // token endpoint issues no DPoP-bound tokens.
             case .native:

@@ -892,9 +892,9 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
                 exchange.upstreamLatency = exchange.upstreamSent.map { now - $0 }
             }
             var proof = TokenVerdict.Proof.none
-            if exchange.sentProof {
-                // RFC 9449 §9: an origin's nonce is refreshed from every answer that carries one.
-                proof = .sent(newNonce: exchange.binding?.proofs?.nonce.note(head) ?? false)
+            if exchange.sentProof, let key = exchange.sentToken?.boundKey {
+                // RFC 9449 §9: an origin's nonce for the proof's key is refreshed from every answer that carries one.
+                proof = .sent(newNonce: exchange.binding?.proofs?.nonce.note(head, for: key) ?? false)
             }
             let verdict = TokenVerdict.decide(
                 status: status, headers: head.headers, route: exchange.binding?.tokenRoute ?? .noToken,

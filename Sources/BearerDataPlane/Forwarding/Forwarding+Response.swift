@@ -27,7 +27,9 @@ extension Forwarding {
     /// dropped (RFC 9110 §7.6.1), with those the proxy writes itself (``HeaderPolicy``: `X-Request-Id`; the CORS
     /// fields for a browser's request); a `Location` that points into the route's upstream is rewritten to the local
     /// prefix (so following it stays on the proxy); framing is re-derived for the client's version
-    /// (``responseFraming(_:request:)``).
+    /// (``responseFraming(_:request:)``). On a route that signs DPoP proofs (``RouteBinding/proofs``) the upstream's
+    /// `DPoP-Nonce` is dropped too: the nonce is for the proofs the proxy signs (RFC 9449 §9), kept by the proxy, and
+    /// a client's own proof never reaches the upstream.
     static func writeClientHead(
         _ response: UpstreamResponse, request: RequestLine, binding: RouteBinding,
         adding additions: ResponseAdditions,
@@ -42,13 +44,14 @@ extension Forwarding {
         out.writeHead(bound: bound) { out in
             head.writeStatusLine(bytes, minorVersion: request.version.minor, into: &out)
             let browser = additions.corsOrigin != nil
+            let signsProofs = binding.proofs != nil
             var runStart = head.fieldsStart
             var runEnd = head.fieldsStart
             var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
             while let line = lines.next(in: bytes) {
                 let name = line.field.name
                 var location: String?
-                if isDroppedDown(name, of: head, in: bytes, browser: browser) {
+                if isDroppedDown(name, of: head, in: bytes, browser: browser, signsProofs: signsProofs) {
                     location = nil
                 } else if FieldName.equals(bytes, name, "location"),
                     let value = response.bytes.getString(
@@ -88,14 +91,16 @@ extension Forwarding {
     }
 
     /// Whether the field `name` of the upstream's `head` is not forwarded: ``HeaderPolicy``'s rules, the upstream's
-    /// `Connection` options, the CORS fields the proxy writes for a browser, and a `Content-Length` in a 204 (RFC
-    /// 9110 §8.6: none may be sent; the codec reads past it, as all three references do).
-    private static func isDroppedDown(_ name: Range<Int>, of head: ResponseHead, in bytes: Span<UInt8>, browser: Bool)
-        -> Bool
-    {
+    /// `Connection` options, the CORS fields the proxy writes for a browser, the `DPoP-Nonce` of a route that
+    /// `signsProofs` (the proxy's protocol state, RFC 9449 §9), and a `Content-Length` in a 204 (RFC 9110 §8.6: none
+    /// may be sent; the codec reads past it, as all three references do).
+    private static func isDroppedDown(
+        _ name: Range<Int>, of head: ResponseHead, in bytes: Span<UInt8>, browser: Bool, signsProofs: Bool
+    ) -> Bool {
         if !HeaderPolicy.rules(of: bytes, name).isDisjoint(with: .notForwardedDown) { return true }
         for option in head.connection.named where FieldName.equals(bytes, name, option) { return true }
         if browser, CORS.isReplaced(bytes, name) { return true }
+        if signsProofs, FieldName.equals(bytes, name, "dpop-nonce") { return true }
         return head.status == 204 && FieldName.equals(bytes, name, "content-length")
     }
 

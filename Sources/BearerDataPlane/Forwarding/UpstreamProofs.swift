@@ -9,7 +9,7 @@ import BearerTokens
 #endif
 
 /// What a route's DPoP proofs (RFC 9449 §7) need besides the token and its key, fixed once per route: where its
-/// requests go, as `htu` names it, and its origin's nonce. A route that presents its token as a bearer token only
+/// requests go, as `htu` names it, and its origin's nonces (one per key, ``UpstreamNonce``). A route that presents its token as a bearer token only
 /// (`"tokenType": "bearer"`) has none, and neither has one that sends no token.
 ///
 /// A proof is made for every forwarded request, replays included, so each has its own `jti` (§11.1) and the
@@ -34,7 +34,7 @@ final class UpstreamProofs: Sendable {
         let path: Substring = basePathIsEmpty && remainder.isEmpty ? "/" : remainder
         return key.proof(
             method: method, htu: targetPrefix + path, iat: Int64(Date().timeIntervalSince1970.rounded(.down)),
-            accessTokenHash: token.proofHash, nonce: nonce.current)
+            accessTokenHash: token.proofHash, nonce: nonce.current(for: key.thumbprint))
     }
 
     /// The origin key nonces are kept by: `scheme://host:port` as the head's `Host` names it.

@@ -28,7 +28,8 @@ package final class ProxyContext: Sendable {
 
     package init(
         configuration: Configuration, tokens: TokenCache, admin: any LocalEndpoints, policy: SafetyPolicy,
-        timeouts: ProxyTimeouts, discoveredTokens: [String: TokenCache] = [:]
+        timeouts: ProxyTimeouts, discoveredTokens: [String: TokenCache] = [:],
+        nonces: UpstreamNonceStore = UpstreamNonceStore()
     ) throws {
         self.configuration = configuration
         self.tokens = tokens
@@ -36,16 +37,10 @@ package final class ProxyContext: Sendable {
         self.requestGuard = RequestGuard(policy: policy)
         self.timeouts = timeouts
         var contexts: [String: UpstreamTLS] = [:]
-        var nonces: [String: UpstreamNonce] = [:]
-        func nonce(_ origin: String) -> UpstreamNonce {
-            if let made = nonces[origin] { return made }
-            let made = UpstreamNonce()
-            nonces[origin] = made
-            return made
-        }
         self.bindings = try configuration.routes.routes.map { route in
             try RouteBinding(
-                route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix], nonce: nonce
+                route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix],
+                nonce: nonces.nonce(forOrigin:)
             ) { caFile in
                 if let made = contexts[caFile ?? ""] { return made }
                 let made = try UpstreamTLS(caFile: caFile)

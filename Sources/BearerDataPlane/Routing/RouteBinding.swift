@@ -49,8 +49,8 @@ final class RouteBinding: Sendable {
     /// `tokenType` is not `bearer` — the account's, or a discovered route with a sign-in (and a DPoP key) of its own.
     let proofs: UpstreamProofs?
 
-    /// `nonce` gives the nonce of an upstream origin (``UpstreamProofs/origin(of:)``), the same one to every route of
-    /// a generation that goes there.
+    /// `nonce` gives the nonces of an upstream origin (``UpstreamProofs/origin(of:)``), the same ones to every route
+    /// that goes there, in this generation and the next (``UpstreamNonceStore``).
     init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
         nonce: (_ origin: String) -> UpstreamNonce = { _ in UpstreamNonce() },

@@ -80,12 +80,12 @@ public struct AccountRuntime: Sendable {
                 logger: logger, now: now)
         }
         // The DPoP key lives beside the token cache, under its name; without one, in memory.
-        let dpop = settings.oauthClient.flatMap { client -> DPoPBinding? in
-            guard client.tokenType != .bearer else { return nil }
+        let dpop = settings.tokenType.flatMap { tokenType -> DPoPBinding? in
+            guard tokenType != .bearer else { return nil }
             let keyFile =
                 persistence.map { DPoPKeyFile(directory: $0.store.directory, fileName: $0.store.fileName) }
                 ?? DPoPKeyFile()
-            return DPoPBinding(preference: client.tokenType, keyFile: keyFile, now: now)
+            return DPoPBinding(preference: tokenType, keyFile: keyFile, now: now)
         }
         var provider: IdentityProviderClient?
         /// The account's one client for its identity provider (`shutdown` closes it).
@@ -106,7 +106,8 @@ public struct AccountRuntime: Sendable {
         let flow: any SignInFlow
         switch settings {
         case .dev:
-            let issuer = DevIssuer(issuer: devIssuerURL, key: try DevIssuer.signingKey(in: stateDirectory), now: now)
+            let issuer = DevIssuer(
+                issuer: devIssuerURL, key: try DevIssuer.signingKey(in: stateDirectory), dpop: dpop, now: now)
             devIssuer = issuer
             snapshot.identity = AccountIdentity(
                 name: DevIdentity.displayName, username: DevIdentity.userName, objectID: issuer.identity.objectID,
@@ -236,7 +237,10 @@ public struct AccountRuntime: Sendable {
             }
         }
         switch settings {
-        case .dev: return AccountKey.make(flow: "dev", authority: devIssuerURL, clientId: nil, username: nil)
+        case .dev(let tokenType):
+            // DPoP-bound dev tokens have a cache of their own: turning DPoP on does not leave bearer tokens in use.
+            return AccountKey.make(
+                flow: "dev", authority: devIssuerURL, clientId: tokenType == .bearer ? nil : "dpop", username: nil)
         case .native(let account):
             return AccountKey.make(
                 flow: "native", authority: endpoint(account.client), clientId: account.client.clientId,

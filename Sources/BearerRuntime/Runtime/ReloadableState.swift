@@ -47,6 +47,9 @@ package final class ReloadableState: GenerationSource {
     /// The sign-ins `serve` opens itself for routes that opt in (`"signIn": "auto"`), the same for every generation;
     /// nil where no browser can be opened.
     package let signInStarter: DiscoveredSignInStarter?
+    /// The upstreams' DPoP nonces (RFC 9449 §9), kept across reloads: they are the sign-ins' keys', not a
+    /// configuration's.
+    let upstreamNonces = UpstreamNonceStore()
 
     /// How long a replaced generation's exchanges keep its account alive after a reload.
     static let retirementLimit: Duration = .seconds(60)

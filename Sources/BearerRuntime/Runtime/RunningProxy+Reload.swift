@@ -68,7 +68,8 @@ extension RunningProxy {
             }
             do {
                 generation = try Self.generation(
-                    configuration, account: account, policy: policy, server: server, metrics: metrics)
+                    configuration, account: account, policy: policy, server: server, metrics: metrics,
+                    nonces: state.upstreamNonces)
             } catch {
                 if accountChanged { await account.shutdown() }
                 throw error

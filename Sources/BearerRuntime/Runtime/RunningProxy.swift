@@ -97,7 +97,9 @@ public struct RunningProxy: Sendable {
             // types a password), and requests meanwhile get 503 "starting" rather than 401.
             try await beforeServing?(account)
             state.install(
-                try generation(configuration, account: account, policy: policy, server: server, metrics: metrics))
+                try generation(
+                    configuration, account: account, policy: policy, server: server, metrics: metrics,
+                    nonces: state.upstreamNonces))
             return RunningProxy(server: server, group: group, metrics: metrics, current: state)
         } catch {
             await server.shutdown()
@@ -106,10 +108,11 @@ public struct RunningProxy: Sendable {
         }
     }
 
-    /// The generation that serves `configuration` with `account`'s tokens.
+    /// The generation that serves `configuration` with `account`'s tokens, and the upstream DPoP `nonces` every
+    /// generation shares.
     static func generation(
         _ configuration: Configuration, account: AccountRuntime, policy: SafetyPolicy, server: ProxyServer,
-        metrics: ProxyMetrics
+        metrics: ProxyMetrics, nonces: UpstreamNonceStore
     ) throws -> ReloadableState.Generation {
         let context = try ProxyContext(
             configuration: configuration, tokens: account.tokens,
@@ -119,7 +122,7 @@ public struct RunningProxy: Sendable {
                     configuration: configuration, listeners: server.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
-            timeouts: server.timeouts, discoveredTokens: account.discovered.caches(for: configuration))
+            timeouts: server.timeouts, discoveredTokens: account.discovered.caches(for: configuration), nonces: nonces)
         return ReloadableState.Generation(context: context, account: account)
     }
 

@@ -17,6 +17,11 @@ import Crypto
 /// permissions), and a local API can validate them with any JWT library: the proxy serves the discovery document at
 /// `{issuer}/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4) and the keys at `{issuer}/jwks.json`,
 /// with `issuer` equal to the tokens' `iss`.
+///
+/// With `"tokenType": "dpop"` (or `auto`) it issues DPoP-bound tokens (RFC 9449) as an authorization server does:
+/// each token request carries a proof of the account's key for `POST {issuer}/token` (made as for any token endpoint,
+/// ``DPoPBinding``), which the issuer checks (``DevProofCheck``) before it mints a token whose `cnf.jkt` is the
+/// key's thumbprint (§6.1). It offers ES256 and EdDSA, so a new key is Ed25519.
 public struct DevIssuer: SignInFlow {
     public let name = "dev"
     /// The issuer URL, `http://HOST:PORT/-`: its discovery document is under the proxy's own `/-/` endpoints.
@@ -30,18 +35,23 @@ public struct DevIssuer: SignInFlow {
 
     private let key: P256.Signing.PrivateKey
     private let now: @Sendable () -> Date
+    /// The account's DPoP binding when its tokens are DPoP-bound, and the check of its proofs.
+    private let dpop: (binding: DPoPBinding, check: DevProofCheck)?
 
     /// The file in the state directory that keeps the signing key (PEM, mode 0600).
     static let keyFileName = "dev-issuer-key.pem"
 
-    public init(
-        issuer: String, key: P256.Signing.PrivateKey, lifetime: TimeInterval = 3600,
+    /// - Parameter dpop: the account's DPoP binding, when its `tokenType` is not `bearer`: the tokens are bound to its
+    ///   key.
+    package init(
+        issuer: String, key: P256.Signing.PrivateKey, lifetime: TimeInterval = 3600, dpop: DPoPBinding? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.issuer = issuer
         self.key = key
         self.lifetime = lifetime
         self.now = now
+        self.dpop = dpop?.ifApplies(offered: DevProofCheck.algorithms).map { ($0, DevProofCheck()) }
         let jwk = DevIssuer.publicJWK(of: key.publicKey)
         // RFC 7638 §3.2: the thumbprint hashes the required members only, in lexicographic order, no whitespace.
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#
@@ -90,16 +100,29 @@ public struct DevIssuer: SignInFlow {
         }
     }
 
+    /// Where the token requests' DPoP proofs say they go (`htu`): a token endpoint in name only, since the issuer
+    /// runs in the proxy.
+    var tokenEndpoint: String { issuer + "/token" }
+
     public func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
-        mint(for: request.scopes)
+        guard let dpop else { return mint(for: request.scopes) }
+        let proofKey = try dpop.binding.key()
+        let proof = dpop.binding.proof(key: proofKey, method: "POST", url: tokenEndpoint)
+        do {
+            let thumbprint = try dpop.check.check(proof, method: "POST", uri: tokenEndpoint, now: now())
+            return mint(for: request.scopes, boundTo: thumbprint)
+        } catch {
+            throw .misconfigured(reason: "the dev issuer refused the token request's DPoP proof: \(error)")
+        }
     }
 
-    /// Mints a signed token for `scopes` now.
-    func mint(for scopes: ScopeSet) -> AccessToken {
+    /// Mints a signed token for `scopes` now; bound to the DPoP key whose thumbprint is `thumbprint` when given
+    /// (RFC 9449 §6.1: `cnf.jkt`).
+    func mint(for scopes: ScopeSet, boundTo thumbprint: String? = nil) -> AccessToken {
         let issuedAt = now()
         let seconds = Int(issuedAt.timeIntervalSince1970)
         let expiry = seconds + Int(lifetime)
-        let claims: [String: Any] = [
+        var claims: [String: Any] = [
             "iss": issuer,
             "sub": identity.subject,
             "oid": identity.objectID,
@@ -114,6 +137,7 @@ public struct DevIssuer: SignInFlow {
             "name": DevIdentity.displayName,
             "preferred_username": DevIdentity.userName,
         ]
+        if let thumbprint { claims["cnf"] = ["jkt": thumbprint] }
         let header: [String: Any] = ["alg": "ES256", "typ": "JWT", "kid": keyID]
         let signingInput = Self.segment(header) + "." + Self.segment(claims)
         // RFC 7518 §3.4: the ES256 signature is R || S, 32 bytes each — exactly CryptoKit's raw representation.
@@ -122,7 +146,7 @@ public struct DevIssuer: SignInFlow {
             value: signingInput + "." + Base64URL.encode(signature.rawRepresentation),
             scopes: scopes,
             expiresOn: Date(timeIntervalSince1970: TimeInterval(expiry)),
-            issuedAt: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            issuedAt: Date(timeIntervalSince1970: TimeInterval(seconds)), boundKey: thumbprint)
     }
 
     /// The JSON Web Key Set with the one verification key (RFC 7517 §5).
@@ -136,7 +160,7 @@ public struct DevIssuer: SignInFlow {
 
     /// The OpenID Provider metadata (OpenID Connect Discovery 1.0 §3): enough for a resource server to find keys.
     public var discoveryDocument: Data {
-        Self.json([
+        var document: [String: Any] = [
             "issuer": issuer,
             "jwks_uri": issuer + "/jwks.json",
             "id_token_signing_alg_values_supported": ["ES256"],
@@ -144,7 +168,10 @@ public struct DevIssuer: SignInFlow {
             "response_types_supported": ["token"],
             "subject_types_supported": ["public"],
             "claims_supported": ["iss", "sub", "oid", "tid", "aud", "scp", "iat", "nbf", "exp", "jti", "name"],
-        ])
+        ]
+        // RFC 9449 §5.1: the proof algorithms it checks, when it binds tokens.
+        if dpop != nil { document["dpop_signing_alg_values_supported"] = DevProofCheck.algorithms }
+        return Self.json(document)
     }
 
     private static func publicJWK(of key: P256.Signing.PublicKey) -> (x: String, y: String) {

@@ -129,7 +129,7 @@ import Testing
         ProblemCase(
             account("native", #"\#(ciamAuthority), \#(clientId), "username": "a@b.c", "tokenType": "dpop""#),
             "account.tokenType",
-            "not used by the \"native\" flow (only by: device-code, browser, client-credentials, refresh-token)"),
+            "not used by the \"native\" flow (only by: dev, device-code, browser, client-credentials, refresh-token)"),
     ]
 
     static let nativeCases: [ProblemCase] = [

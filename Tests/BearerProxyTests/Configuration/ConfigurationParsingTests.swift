@@ -19,7 +19,7 @@ import Testing
         let configuration = try F.parse(F.document())
         #expect(configuration.listeners == [.tcp(ListenAddress(host: "127.0.0.1", port: 8080))])
         #expect(configuration.account.flow == .dev)
-        #expect(configuration.account.settings == .dev)
+        #expect(configuration.account.settings == .dev())
         #expect(configuration.tls == TLSSettings(caFile: nil))
         #expect(configuration.allowedHosts == [])
         #expect(configuration.allowedOrigins == [])

@@ -300,7 +300,7 @@ import Testing
         ProblemCase(
             F.routeWith(#""tokenType": "dpop""#), "routes[0].tokenType",
             "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
-                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)"),
+                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth or \"dev\" flow's)"),
         ProblemCase(
             F.account(
                 dpopAccount(nil),
@@ -309,7 +309,13 @@ import Testing
                 ]),
             "routes[0].tokenType",
             "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
-                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)"),
+                + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth or \"dev\" flow's)"),
+        // The dev account's `tokenType` is checked as an OAuth account's.
+        ProblemCase(
+            F.account(
+                #"{"flow": "dev", "tokenType": "jwt"}"#,
+                routes: [#"{"prefix": "/api", "upstream": "https://api.example.com", "scopes": ["s"]}"#]),
+            "account.tokenType", "must be one of \"bearer\", \"dpop\", \"auto\""),
         ProblemCase(
             F.route(#""prefix": "/api", \#(upstream), "auth": "none", "tokenType": "auto""#), "routes[0].tokenType",
             "not used with \"auth\": \"none\" (no token is sent)"),

@@ -36,7 +36,7 @@ import Testing
         #expect(signature.count == 64)
         let ecdsa = try P256.Signing.ECDSASignature(rawRepresentation: signature)
         #expect(publicKey.isValidSignature(ecdsa, for: Array(signingInput.utf8)))
-        #expect(publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+        #expect(DPoPProofVerifier.thumbprint(x: jwk["x"] ?? "", y: jwk["y"] ?? "") == key.thumbprint)
     }
 
     @Test func theHeaderIsTypAlgAndAPublicJWKOnly() throws {

@@ -17,7 +17,7 @@ extension ConfigurationReader {
 
         let settings: AccountSettings? =
             switch flow {
-            case .dev: .dev
+            case .dev: readDev(account)
             case .native: readNative(account).map(AccountSettings.native)
             case .deviceCode: readOAuthClient(account, flow: flow).map(AccountSettings.deviceCode)
             case .browser: readBrowser(account).map(AccountSettings.browser)
@@ -28,8 +28,15 @@ extension ConfigurationReader {
             case .staticToken: readStaticToken(account).map(AccountSettings.staticToken)
             case .firebase: readFirebase(account, context: &context).map(AccountSettings.firebase)
             }
-        context.accountTokenType = settings?.oauthClient?.tokenType
+        context.accountTokenType = settings?.tokenType
         return settings.map(AccountConfiguration.init)
+    }
+
+    /// `dev`: only `tokenType`, default `bearer` (`dpop` and `auto` make it issue DPoP-bound tokens).
+    private func readDev(_ account: ObjectReader) -> AccountSettings? {
+        guard account.contains("tokenType") else { return .dev() }
+        let tokenType: TokenTypePreference? = account.choice("tokenType")
+        return tokenType.map { .dev(tokenType: $0) }
     }
 
     /// The keys of the client-credentials flow's credentials, exactly one of which must be given.

@@ -63,7 +63,7 @@ extension ConfigurationReader {
     }
 
     /// A route's `tokenType` (RFC 9449 §7.1): `auto` when absent. A route can only ask for what its token can be:
-    /// `dpop` needs an OAuth account whose own `tokenType` lets the authorization server bind its tokens, and a route
+    /// `dpop` needs an OAuth or `dev` account whose own `tokenType` lets the authorization server bind its tokens, and a route
     /// that sends no token, or a Firebase one, has nothing to present either way.
     private func readRouteTokenType(_ route: ObjectReader, auth: RouteAuth?, context: RouteContext)
         -> TokenTypePreference?
@@ -94,7 +94,7 @@ extension ConfigurationReader {
                 route.report(
                     "tokenType",
                     "\"dpop\" needs DPoP-bound tokens, and the account asks for bearer tokens: set the account's "
-                        + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth flow's)")
+                        + "\"tokenType\" to \"dpop\" or \"auto\" (an OAuth or \"dev\" flow's)")
                 return nil
             }
         case nil:

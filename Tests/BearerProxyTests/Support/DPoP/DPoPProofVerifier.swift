@@ -3,7 +3,9 @@ import Foundation
 import NIOHTTP1
 
 /// What RFC 9449 §4.3 asks a server to check of a DPoP proof, written for the tests on their own: its JOSE parsing,
-/// thumbprint and signature check share nothing with the proxy's `DPoPKey` but swift-crypto's P-256 verification.
+/// thumbprint and signature check share nothing with the proxy's `DPoPKey` but swift-crypto's P-256 and Ed25519
+/// verification. It takes the algorithms its server offers (``algorithms``): ES256 (RFC 7518 §3.4, an `EC` `P-256`
+/// JWK) and EdDSA (RFC 8037 §3.1, an `OKP` `Ed25519` JWK).
 ///
 /// The replay cache remembers every `jti` it accepted (§11.1); a proof whose `iat` is more than ``window`` away
 /// from the server's clock is refused (§4.3 step 11), so the cache never needs to hold older ones.
@@ -34,7 +36,7 @@ struct DPoPProofVerifier: Sendable {
             case .malformed: "the proof is not a compact JWS"
             case .wrongType(let typ): "typ is \(typ ?? "absent"), not dpop+jwt"
             case .wrongAlgorithm(let alg): "alg \(alg ?? "absent") is not an accepted asymmetric algorithm"
-            case .noKey: "no EC P-256 jwk in the header"
+            case .noKey: "no EC P-256 or OKP Ed25519 jwk matching alg in the header"
             case .privateKeyInHeader: "the jwk holds a private key"
             case .badSignature: "the signature does not verify with the header's jwk"
             case .missingClaim(let name): "the \(name) claim is missing"
@@ -56,6 +58,8 @@ struct DPoPProofVerifier: Sendable {
     struct Accepted: Sendable {
         /// The RFC 7638 thumbprint of its key, computed here.
         var thumbprint: String
+        /// Its `alg`.
+        var algorithm: String
         var jti: String
         var htu: String
         var nonce: String?
@@ -63,6 +67,8 @@ struct DPoPProofVerifier: Sendable {
 
     /// How far `iat` may be from now, either way.
     var window: TimeInterval = 60
+    /// The `alg` values accepted: what the server lists in `dpop_signing_alg_values_supported`.
+    var algorithms: Set<String> = ["ES256"]
     private(set) var seen: Set<String> = []
 
     /// Checks the `DPoP` header of a `method` request to `uri` (scheme, authority and path, as the server is
@@ -81,18 +87,37 @@ struct DPoPProofVerifier: Sendable {
             let header = FakeIdentityJWT.object(headerBytes), let claims = FakeIdentityJWT.object(claimsBytes)
         else { return .failure(.malformed) }
         guard header["typ"] as? String == "dpop+jwt" else { return .failure(.wrongType(header["typ"] as? String)) }
-        guard header["alg"] as? String == "ES256" else { return .failure(.wrongAlgorithm(header["alg"] as? String)) }
+        guard let alg = header["alg"] as? String, algorithms.contains(alg) else {
+            return .failure(.wrongAlgorithm(header["alg"] as? String))
+        }
         guard let jwk = header["jwk"] as? [String: Any] else { return .failure(.noKey) }
         guard jwk["d"] == nil else { return .failure(.privateKeyInHeader) }
-        guard jwk["kty"] as? String == "EC", jwk["crv"] as? String == "P-256", let x = jwk["x"] as? String,
-            let y = jwk["y"] as? String, let xBytes = FakeIdentityJWT.decodeBase64URL(x),
-            let yBytes = FakeIdentityJWT.decodeBase64URL(y), xBytes.count == 32, yBytes.count == 32,
-            let key = try? P256.Signing.PublicKey(x963Representation: [0x04] + xBytes + yBytes)
-        else { return .failure(.noKey) }
         let signingInput = Array("\(segments[0]).\(segments[1])".utf8)
-        guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-            key.isValidSignature(ecdsa, for: signingInput)
-        else { return .failure(.badSignature) }
+        let thumbprint: String
+        switch alg {
+        case "ES256":
+            guard jwk["kty"] as? String == "EC", jwk["crv"] as? String == "P-256", let x = jwk["x"] as? String,
+                let y = jwk["y"] as? String, let xBytes = FakeIdentityJWT.decodeBase64URL(x),
+                let yBytes = FakeIdentityJWT.decodeBase64URL(y), xBytes.count == 32, yBytes.count == 32,
+                let key = try? P256.Signing.PublicKey(x963Representation: [0x04] + xBytes + yBytes)
+            else { return .failure(.noKey) }
+            guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+                key.isValidSignature(ecdsa, for: signingInput)
+            else { return .failure(.badSignature) }
+            thumbprint = Self.thumbprint(x: x, y: y)
+        case "EdDSA":
+            // RFC 8037 §2: kty OKP, crv Ed25519, x the 32-byte public key; §3.1: the 64-byte signature.
+            guard jwk["kty"] as? String == "OKP", jwk["crv"] as? String == "Ed25519", let x = jwk["x"] as? String,
+                let xBytes = FakeIdentityJWT.decodeBase64URL(x), xBytes.count == 32,
+                let key = try? Curve25519.Signing.PublicKey(rawRepresentation: xBytes)
+            else { return .failure(.noKey) }
+            guard signature.count == 64, key.isValidSignature(signature, for: signingInput) else {
+                return .failure(.badSignature)
+            }
+            thumbprint = Self.thumbprint(ed25519X: x)
+        default:
+            return .failure(.wrongAlgorithm(alg))
+        }
         for name in ["jti", "htm", "htu", "iat"] where claims[name] == nil { return .failure(.missingClaim(name)) }
         guard let jti = claims["jti"] as? String, !jti.isEmpty else { return .failure(.missingClaim("jti")) }
         let htm = claims["htm"] as? String ?? ""
@@ -112,12 +137,21 @@ struct DPoPProofVerifier: Sendable {
         }
         // Last: a proof refused for another reason has not used its jti.
         guard seen.insert(jti).inserted else { return .failure(.replayed) }
-        return .success(Accepted(thumbprint: Self.thumbprint(x: x, y: y), jti: jti, htu: htu, nonce: sentNonce))
+        return .success(
+            Accepted(thumbprint: thumbprint, algorithm: alg, jti: jti, htu: htu, nonce: sentNonce))
     }
 
     /// RFC 7638 §3 for an EC key, by JSONSerialization's sorted, compact output of the required members.
     static func thumbprint(x: String, y: String) -> String {
-        let members: [String: String] = ["crv": "P-256", "kty": "EC", "x": x, "y": y]
+        thumbprint(of: ["crv": "P-256", "kty": "EC", "x": x, "y": y])
+    }
+
+    /// RFC 7638 §3 for an Ed25519 key (RFC 8037 §2: the required members are crv, kty and x).
+    static func thumbprint(ed25519X x: String) -> String {
+        thumbprint(of: ["crv": "Ed25519", "kty": "OKP", "x": x])
+    }
+
+    private static func thumbprint(of members: [String: String]) -> String {
         let canonical = try! JSONSerialization.data(
             withJSONObject: members, options: [.sortedKeys, .withoutEscapingSlashes])
         return FakeIdentityJWT.base64URL(SHA256.hash(data: canonical))

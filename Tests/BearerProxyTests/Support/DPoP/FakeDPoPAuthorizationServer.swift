@@ -8,7 +8,8 @@ import Synchronization
 /// `typ`, `alg`, no private key, `htm`/`htu` against the request, `iat` within a window, `jti` never reused, and the
 /// nonce it demands (§8).
 ///
-/// Serves its discovery document (with `dpop_signing_alg_values_supported`), a token endpoint (refresh token, client
+/// Serves its discovery document (with `dpop_signing_alg_values_supported`: `ES256` by default, `EdDSA` or both in
+/// a mode, and proofs of other algorithms are refused), a token endpoint (refresh token, client
 /// credentials, device code) and a device authorization endpoint that approves at once. A token issued to a proof
 /// is `token_type` `DPoP` with `cnf.jkt` = the key's thumbprint (§6.1), and its refresh token is bound to the same
 /// key (§5: the proxy is a public client): redeeming it with another key, or without a proof, is `invalid_grant`.
@@ -56,6 +57,8 @@ final class FakeDPoPAuthorizationServer: TestServer {
         -> FakeDPoPAuthorizationServer
     {
         let state = State()
+        // It verifies what it offers; one that says nothing takes ES256, as RFC 9449 servers are expected to.
+        state.data.withLock { $0.verifier.algorithms = Set(algorithms.isEmpty ? ["ES256"] : algorithms) }
         let responder = FakeDPoPResponder(algorithms: algorithms, nonceRule: nonce, state: state)
         let server = try await FakeEndpointServer.start(responder)
         state.data.withLock { $0.base = "http://127.0.0.1:\(server.port)" }

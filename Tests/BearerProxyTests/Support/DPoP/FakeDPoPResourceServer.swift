@@ -47,9 +47,14 @@ final class FakeDPoPResourceServer: TestServer {
         self.server = server
     }
 
-    static func start(nonce: NonceRule = .never) async throws -> FakeDPoPResourceServer {
+    /// `algorithms`: the proof algorithms it takes (its challenges' `algs`, RFC 9449 §7.1).
+    static func start(nonce: NonceRule = .never, algorithms: [String] = ["ES256"]) async throws
+        -> FakeDPoPResourceServer
+    {
         let state = State()
-        let server = try await FakeEndpointServer.start(FakeDPoPResourceResponder(nonceRule: nonce, state: state))
+        state.data.withLock { $0.verifier.algorithms = Set(algorithms) }
+        let server = try await FakeEndpointServer.start(
+            FakeDPoPResourceResponder(nonceRule: nonce, algorithms: algorithms.joined(separator: " "), state: state))
         state.data.withLock { $0.base = "http://127.0.0.1:\(server.port)" }
         return FakeDPoPResourceServer(state: state, server: server)
     }
@@ -73,6 +78,8 @@ final class FakeDPoPResourceServer: TestServer {
 /// The fake's answers. Called on the connections' event loops.
 private struct FakeDPoPResourceResponder: ImmediateFakeEndpoints {
     let nonceRule: FakeDPoPResourceServer.NonceRule
+    /// `algs` of its challenges.
+    let algorithms: String
     let state: FakeDPoPResourceServer.State
 
     func reply(to request: FakeHTTPRequest) -> FakeIdentityResponse {
@@ -91,8 +98,8 @@ private struct FakeDPoPResourceResponder: ImmediateFakeEndpoints {
                 record.refusal = why
                 data.recorded.append(record)
                 let challenge =
-                    error.map { #"DPoP error="\#($0)", error_description="\#(why)", algs="ES256""# }
-                    ?? #"DPoP algs="ES256""#
+                    error.map { #"DPoP error="\#($0)", error_description="\#(why)", algs="\#(algorithms)""# }
+                    ?? #"DPoP algs="\#(algorithms)""#
                 return .json(
                     status: 401, ["error": error ?? "unauthorized", "error_description": why],
                     headers: [("WWW-Authenticate", challenge)] + (error == "use_dpop_nonce" ? nonceHeaders : []))
@@ -129,7 +136,9 @@ private struct FakeDPoPResourceResponder: ImmediateFakeEndpoints {
 
 /// Runs `body` with a fake DPoP resource server, shutting it down afterwards whatever happens.
 func withDPoPResourceServer<T>(
-    nonce: FakeDPoPResourceServer.NonceRule = .never, _ body: (FakeDPoPResourceServer) async throws -> T
+    nonce: FakeDPoPResourceServer.NonceRule = .never, algorithms: [String] = ["ES256"],
+    _ body: (FakeDPoPResourceServer) async throws -> T
 ) async throws -> T {
-    try await FakeDPoPResourceServer.using(try await FakeDPoPResourceServer.start(nonce: nonce), body)
+    try await FakeDPoPResourceServer.using(
+        try await FakeDPoPResourceServer.start(nonce: nonce, algorithms: algorithms), body)
 }
