@@ -20,17 +20,15 @@ import Synchronization
 ///   same failure without a new request — the provider is never hammered (protocols.md §2, MSAL's throttling).
 /// - ``refreshDueTokens()`` refreshes tokens past their `refreshOn` in the background while they keep being
 ///   served; a failed refresh keeps the still-valid token and retries with backoff.
+///
+/// Each scope set's life is one ``TokenKeyStateMachine``, kept under one lock: the cache feeds it events and performs
+/// the actions it returns (hand a caller a token or a failure, start a fetch, answer the waiters, tell the listener);
+/// it decides nothing about a key by itself, beyond finding another key's token that covers a request's scopes.
 public final class TokenCache: Sendable {
-    private struct Throttle {
-        /// On the monotonic clock (``uptime``): a wall clock that steps back does not lengthen it.
-        var until: Duration
-        var error: TokenError
-        var failures: Int
-    }
-
     /// Counts the changes of what decides whether a token may be sent — the tokens, their monotonic lifetimes and
-    /// when they were fetched — for ``ReusableToken``. Bumped by the state's own observers, so no path that changes
-    /// them, today's or a later one, can leave it behind.
+    /// when they were fetched — for ``ReusableToken``. Bumped by ``State/update(_:_:)`` whenever a key's machine
+    /// changes its token part (``TokenKeyStateMachine/tokenRevision``, raised by that part's own observers), so no
+    /// event, today's or a later one, can leave it behind.
     private final class Changes: Sendable {
         let count = Atomic<UInt64>(0)
 
@@ -39,56 +37,53 @@ public final class TokenCache: Sendable {
         }
     }
 
+    /// A caller waiting for a fetch under way; handed its outcome, or nil when it must ask again.
+    private typealias Waiter = CheckedContinuation<Result<AccessToken, TokenError>?, Never>
+    private typealias Machine = TokenKeyStateMachine<Waiter>
+
+    /// One machine per scope set: each key's token, fetches and failure (``TokenKeyStateMachine``).
     private struct State {
         let changes: Changes
-        var tokens: [ScopeSet: AccessToken] = [:] {
-            didSet { changes.bump() }
-        }
-        /// Who waits for the fetch under way for a request; each is handed its outcome.
-        var waiters: [TokenRequest: [CheckedContinuation<Result<AccessToken, TokenError>?, Never>]] = [:]
-        var throttles: [ScopeSet: Throttle] = [:]
-        var lastRefreshError: [ScopeSet: TokenError] = [:]
-        /// When each scope set's current token was obtained, on the monotonic clock (``uptime``).
-        var fetchedAt: [ScopeSet: Duration] = [:] {
-            didSet { changes.bump() }
-        }
-        /// Each cached token's expiry and refresh time on the monotonic clock, from when it entered the cache.
-        var lifetimes: [ScopeSet: MonotonicLifetime] = [:] {
-            didSet { changes.bump() }
-        }
-        /// The `resource` each scope set's last token was requested with: its background refresh sends the same.
-        var resources: [ScopeSet: String] = [:]
+        let throttlesSignInRequired: Bool
+        /// Changed only through ``update(_:_:)``.
+        private(set) var machines: [ScopeSet: Machine] = [:]
 
-        /// The request that refreshes the token for `scopes`.
-        func refreshRequest(for scopes: ScopeSet) -> TokenRequest {
-            TokenRequest(scopes: scopes, resource: resources[scopes])
+        init(changes: Changes, throttlesSignInRequired: Bool) {
+            self.changes = changes
+            self.throttlesSignInRequired = throttlesSignInRequired
         }
 
-        /// Puts `token` in place for `scopes`, its times carried over to the monotonic clock.
-        mutating func store(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) {
-            tokens[scopes] = token
-            lifetimes[scopes] = MonotonicLifetime(token, now: now, uptime: uptime)
+        /// Feeds `scopes`' machine (a new one when it has none) one event, in place: bumps the change count when the
+        /// event changed the machine's token part, and forgets a machine left with nothing to keep.
+        mutating func update<Outcome>(_ scopes: ScopeSet, _ event: (inout Machine) -> Outcome) -> Outcome {
+            let (outcome, changedToken, idle) = Self.perform(
+                event,
+                on: &machines[
+                    scopes, default: Machine(scopes: scopes, throttlesSignInRequired: throttlesSignInRequired)])
+            if changedToken { changes.bump() }
+            if idle { machines[scopes] = nil }
+            return outcome
         }
 
-        /// Forgets every token.
-        mutating func removeAllTokens() {
-            tokens = [:]
-            lifetimes = [:]
-            fetchedAt = [:]
+        private static func perform<Outcome>(
+            _ event: (inout Machine) -> Outcome, on machine: inout Machine
+        ) -> (Outcome, changedToken: Bool, idle: Bool) {
+            let revision = machine.tokenRevision
+            let outcome = event(&machine)
+            return (outcome, machine.tokenRevision != revision, machine.isIdle)
         }
 
-        /// Seconds of life `token` (cached for `scopes`) has left by both clocks: the wall clock against its
-        /// `expiresOn`, the monotonic clock against when it entered the cache (``MonotonicLifetime``).
-        func remaining(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> TimeInterval {
-            let wall = token.expiresOn.timeIntervalSince(now)
-            guard let lifetime = lifetimes[scopes] else { return wall }
-            return min(wall, lifetime.remaining(at: uptime))
+        /// A token that may be sent for `scopes` now: the scope set's own, else one whose granted scopes include all
+        /// of them (MSAL's subset rule).
+        func usable(for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
+            if let token = machines[scopes]?.sendableToken(at: now, uptime: uptime) { return token }
+            for machine in machines.values {
+                if let token = machine.sendableToken(at: now, uptime: uptime), token.covers(scopes) { return token }
+            }
+            return nil
         }
 
-        /// Whether `token` is due for refresh by either clock.
-        func isDue(_ token: AccessToken, for scopes: ScopeSet, at now: Date, uptime: Duration) -> Bool {
-            token.refreshOn <= now || (lifetimes[scopes].map { $0.refreshAt <= uptime } ?? false)
-        }
+        var allTokens: [AccessToken] { machines.values.compactMap { $0.held?.token } }
     }
 
     private let flow: any SignInFlow
@@ -114,7 +109,6 @@ public final class TokenCache: Sendable {
     /// How long a failure that carries no `Retry-After` blocks identical requests, doubling per failure.
     static let baseBackoff: TimeInterval = 2
     static let maximumBackoff: TimeInterval = 60
-    private let throttlesSignInRequired: Bool
 
     /// - Parameters:
     ///   - flow: where fresh tokens come from.
@@ -145,14 +139,13 @@ public final class TokenCache: Sendable {
         onChange: (@Sendable (TokenCacheChange) -> Void)? = nil, observer: (any TokenCacheObserver)? = nil,
         throttlesSignInRequired: Bool = true, proofKeys: (any DPoPKeySource)?
     ) {
-        self.throttlesSignInRequired = throttlesSignInRequired
         self.proofKeys = proofKeys
         self.flow = flow
         self.now = now
         self.uptime = uptime ?? { .seconds(now().timeIntervalSince1970) }
         self.onChange = onChange
         self.observer = observer
-        state = Mutex(State(changes: changes))
+        state = Mutex(State(changes: changes, throttlesSignInRequired: throttlesSignInRequired))
     }
 
     /// The flow's name, for logs and `status`.
@@ -186,13 +179,14 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         return state.withLock { state in
-            if let own = state.tokens[scopes], Self.fits(own, presentedAs: presentation) {
+            if let held = state.machines[scopes]?.held, Self.fits(held.token, presentedAs: presentation) {
+                let own = held.token
                 let margin = own.margin
                 let wallLimit = own.expiresOn.addingTimeInterval(-margin)
-                let uptimeLimit = state.lifetimes[scopes].map { $0.expiresAt - .seconds(margin) }
+                let uptimeLimit = held.lifetime.expiresAt - .seconds(margin)
                 // Inside both limits the token has more than its margin left by both clocks: sendable, as
-                // ``usable(in:for:at:uptime:)`` would find it.
-                if now < wallLimit, uptimeLimit.map({ uptime < $0 }) ?? true {
+                // ``TokenKeyStateMachine/sendableToken(at:uptime:)`` would find it.
+                if now < wallLimit, uptime < uptimeLimit {
                     // Read under the lock: the count that goes with the state just read.
                     let reusable = ReusableToken(
                         token: own, changes: changes.count.load(ordering: .relaxed), wallLimit: wallLimit,
@@ -200,7 +194,7 @@ public final class TokenCache: Sendable {
                     return (own, reusable)
                 }
             }
-            let usable = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
+            let usable = state.usable(for: scopes, at: now, uptime: uptime)
             return (usable.flatMap { Self.fits($0, presentedAs: presentation) ? $0 : nil }, nil)
         }
     }
@@ -221,27 +215,10 @@ public final class TokenCache: Sendable {
         changes.count.load(ordering: .acquiring) == reusable.changes
     }
 
-    private static func usable(in state: State, for scopes: ScopeSet, at now: Date, uptime: Duration) -> AccessToken? {
-        func sendable(_ key: ScopeSet, _ token: AccessToken) -> Bool {
-            let left = state.remaining(token, for: key, at: now, uptime: uptime)
-            return left > 0 && (left >= token.margin || fetchAge(of: token, in: state, uptime: uptime) != nil)
-        }
-        if let token = state.tokens[scopes], sendable(scopes, token) { return token }
-        return state.tokens.first { sendable($0.key, $0.value) && $0.value.covers(scopes) }?.value
-    }
-
     /// A token obtained less than ``minimumFetchInterval`` ago is sent while it is valid at all, even inside its
     /// margin: however short the lifetimes a provider hands out, a scope set costs at most one token request per
     /// interval (docs/tokens.md). Measured on the monotonic clock.
     static let minimumFetchInterval: TimeInterval = 10
-
-    /// Seconds since `token`'s scope set was last fetched, on the monotonic clock, while that is under
-    /// ``minimumFetchInterval``; nil once it is not (or when this process did not fetch it).
-    private static func fetchAge(of token: AccessToken, in state: State, uptime: Duration) -> TimeInterval? {
-        guard let fetched = state.fetchedAt[token.scopes] else { return nil }
-        let age = (uptime - fetched) / .seconds(1)
-        return age >= 0 && age < minimumFetchInterval ? age : nil
-    }
 
     /// A usable token for `scopes`, fetched from the flow if none is cached; with `claims`, always a fresh one that
     /// satisfies the challenge; with `stepUp`, always the one a new sign-in for wider scopes gives (a discovered
@@ -305,53 +282,28 @@ public final class TokenCache: Sendable {
         for scopes: ScopeSet, claims: String?, resource: String?, stepUp: StepUpRequest?
     ) async throws(TokenError) -> AccessToken {
         let request = TokenRequest(scopes: scopes, claims: claims, resource: resource, stepUp: stepUp)
-        // A step-up asks for what no cached token has, and its failure (a declined sign-in) says nothing of the
-        // token endpoint: it neither waits out nor starts the scope set's back-off.
+        // With claims or a step-up the caller wants a new token, whatever another key holds.
         let fresh = claims != nil || stepUp != nil
         while true {
-            enum Decision {
-                case use(AccessToken)
-                case fail(TokenError)
-                case lead
-                case wait
-            }
             let now = self.now()
             let uptime = self.uptime()
-            let decision: Decision = state.withLock { state in
-                if !fresh, let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime) {
-                    return .use(token)
-                }
-                if stepUp == nil, let throttle = state.throttles[scopes], throttle.until > uptime,
-                    state.waiters[request] == nil
-                {
-                    return .fail(Self.remaining(throttle, at: uptime))
-                }
-                if !fresh, state.waiters[request] == nil,
-                    let wait = Self.fetchTooSoon(state.tokens[scopes], in: state, at: now, uptime: uptime)
-                {
-                    return .fail(wait)
-                }
-                if state.waiters[request] == nil {
-                    state.waiters[request] = []
-                    return .lead
-                }
-                return .wait
+            let answer: Machine.Answer = state.withLock { state in
+                if !fresh, let token = state.usable(for: scopes, at: now, uptime: uptime) { return .use(token) }
+                return state.update(scopes) { $0.ask(request, now: now, uptime: uptime) }
             }
-            switch decision {
+            switch answer {
             case .use(let token):
                 return token
             case .fail(let error):
                 throw error
-            case .lead:
+            case .startFetch:
                 return try await fetch(request, background: false).get()
             case .wait:
                 // Register inside the continuation closure (it runs synchronously). If the leader finished in
                 // between, there is nothing to wait for: resume with nil and decide again.
                 let shared: Result<AccessToken, TokenError>? = await withCheckedContinuation { continuation in
-                    let joined = state.withLock { state -> Bool in
-                        guard state.waiters[request] != nil else { return false }
-                        state.waiters[request]!.append(continuation)
-                        return true
+                    let joined = state.withLock { state in
+                        state.update(scopes) { $0.join(request, waiter: continuation) }
                     }
                     if !joined { continuation.resume(returning: nil) }
                 }
@@ -364,13 +316,9 @@ public final class TokenCache: Sendable {
     /// fetches a new one; a newer token fetched meanwhile is kept.
     public func invalidate(_ scopes: ScopeSet, rejected: String) {
         let removed = state.withLock { state -> Bool in
-            var removed = false
-            for (key, token) in state.tokens where token.value == rejected {
-                state.tokens.removeValue(forKey: key)
-                state.lifetimes.removeValue(forKey: key)
-                removed = true
-            }
-            return removed
+            let holding = state.machines.compactMap { $0.value.held?.token.value == rejected ? $0.key : nil }
+            for key in holding { state.update(key) { _ = $0.tokenRefused(value: rejected) } }
+            return !holding.isEmpty
         }
         if removed { onChange?(.rejected(value: rejected)) }
     }
@@ -380,9 +328,8 @@ public final class TokenCache: Sendable {
     /// one — a discovered route's sign-in for more scopes. The flow hears of it (``onChange``) either way.
     public func drop(_ scopes: ScopeSet, token: String, wanting wanted: [String]) {
         state.withLock { state in
-            guard state.tokens[scopes]?.value == token else { return }
-            state.tokens.removeValue(forKey: scopes)
-            state.lifetimes.removeValue(forKey: scopes)
+            guard state.machines[scopes] != nil else { return }
+            state.update(scopes) { _ = $0.tokenRefused(value: token) }
         }
         onChange?(.insufficientScope(value: token, wanted: wanted))
     }
@@ -425,22 +372,14 @@ public final class TokenCache: Sendable {
         let usable = tokens.filter { $0.isUsable(at: now) }
         let current = state.withLock { state -> [AccessToken]? in
             if let count, changes.count.load(ordering: .relaxed) != count { return nil }
-            switch reason {
-            case .signedIn, .signedOut, .changedElsewhere(sameCredential: false):
-                state.removeAllTokens()
-                state.throttles = [:]
-                state.lastRefreshError = [:]
-            case .changedElsewhere(sameCredential: true):
-                state.removeAllTokens()
-                for token in usable {
-                    state.throttles[token.scopes] = nil
-                    state.lastRefreshError[token.scopes] = nil
+            // The last token for a scope set wins, as storing them in turn would have it.
+            let arriving = Dictionary(usable.map { ($0.scopes, $0) }, uniquingKeysWith: { $1 })
+            for scopes in Set(state.machines.keys).union(arriving.keys) {
+                state.update(scopes) {
+                    $0.replaceToken(with: arriving[scopes], because: reason, now: now, uptime: uptime)
                 }
-            case .restored:
-                break
             }
-            for token in usable { state.store(token, for: token.scopes, at: now, uptime: uptime) }
-            return Array(state.tokens.values)
+            return state.allTokens
         }
         guard let current else { return false }
         onChange?(.replacedAll(current, because: reason))
@@ -448,7 +387,7 @@ public final class TokenCache: Sendable {
     }
 
     /// Every cached token, usable or not (for persistence and `status`).
-    public var allTokens: [AccessToken] { state.withLock { Array($0.tokens.values) } }
+    public var allTokens: [AccessToken] { state.withLock { $0.allTokens } }
 
     /// Refreshes, in the caller's task, every token whose `refreshOn` has passed, unless a fetch for it is already
     /// under way or it is backing off after a failure. The current token keeps being served throughout; a failed
@@ -458,19 +397,13 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         let due: [ScopeSet] = state.withLock { state in
-            state.tokens.filter { scopes, token in
-                state.isDue(token, for: scopes, at: now, uptime: uptime)
-                    && state.waiters[state.refreshRequest(for: token.scopes)] == nil
-                    && (state.throttles[token.scopes].map { $0.until <= uptime } ?? true)
-            }.map(\.value.scopes)
+            state.machines.compactMap { $0.value.isRefreshDue(at: now, uptime: uptime) ? $0.key : nil }
         }
         var refreshed = 0
         for scopes in due {
-            let claimed = state.withLock { state -> TokenRequest? in
-                let request = state.refreshRequest(for: scopes)
-                guard state.waiters[request] == nil else { return nil }
-                state.waiters[request] = []
-                return request
+            // The sweep's tick, key by key: a key refreshed meanwhile (by a caller) is no longer due.
+            let claimed = state.withLock { state in
+                state.update(scopes) { $0.refreshTimerFired(now: now, uptime: uptime) }
             }
             guard let request = claimed else { continue }
             if case .success = await fetch(request, background: true) { refreshed += 1 }
@@ -483,59 +416,34 @@ public final class TokenCache: Sendable {
         let now = self.now()
         let uptime = self.uptime()
         return state.withLock { state in
-            let token = Self.usable(in: state, for: scopes, at: now, uptime: uptime)
+            let token = state.usable(for: scopes, at: now, uptime: uptime)
             return TokenStatus(
                 cached: token != nil, expiresOn: token?.expiresOn, refreshOn: token?.refreshOn,
-                lastError: state.lastRefreshError[scopes].map { "\($0)" }, boundKey: token?.boundKey)
+                lastError: state.machines[scopes]?.lastRefreshError.map { "\($0)" }, boundKey: token?.boundKey)
         }
     }
 
     /// Asks the flow, as the single leader for `request`, then hands the outcome to everyone waiting.
     private func fetch(_ request: TokenRequest, background: Bool) async -> Result<AccessToken, TokenError> {
-        var result: Result<AccessToken, TokenError>
+        let outcome: Result<AccessToken, TokenError>
         let started = ContinuousClock.now
         do {
-            result = .success(try await flow.acquireToken(request))
+            outcome = .success(try await flow.acquireToken(request))
         } catch {
-            result = .failure(error)
+            outcome = .failure(error)
         }
-        if case .success(let token) = result, !token.isValid(at: self.now()) {
-            // `expires_in` 0 or negative: sending it would hand the upstream an expired token, and keeping it would
-            // make every request ask again. A failure instead, so the back-off paces the next attempt.
-            result = .failure(
-                .providerUnavailable(
-                    reason: "the identity provider issued an access token that had already expired (expires_in ≤ 0)",
-                    retryAfterSeconds: Int(Self.baseBackoff)))
-        }
-        observer?.tokenFetched(
-            request, outcome: result, duration: ContinuousClock.now - started, background: background)
         let now = self.now()
         let uptime = self.uptime()
-        let waiters = state.withLock { state in
-            let scopes = request.scopes
-            switch result {
-            case .success(let token):
-                state.store(token, for: scopes, at: now, uptime: uptime)
-                state.resources[scopes] = request.resource
-                state.fetchedAt[scopes] = uptime
-                state.throttles[scopes] = nil
-                state.lastRefreshError[scopes] = nil
-            case .failure where request.stepUp != nil:
-                break  // see `accessToken(for:claims:resource:stepUp:)`: not the token endpoint's failure
-            case .failure(.signInRequired) where !throttlesSignInRequired:
-                state.throttles[scopes] = nil
-            case .failure(let error):
-                let failures = (state.throttles[scopes]?.failures ?? 0) + 1
-                state.throttles[scopes] = Throttle(
-                    until: uptime + .seconds(Self.backoff(for: error, failures: failures)), error: error,
-                    failures: failures)
-                if background { state.lastRefreshError[scopes] = error }
-            }
-            return state.waiters.removeValue(forKey: request) ?? []
+        // What the machine will make of it (an expired token is a failure), for the observer to hear first.
+        let result = Machine.admitted(outcome, at: now)
+        observer?.tokenFetched(
+            request, outcome: result, duration: ContinuousClock.now - started, background: background)
+        let completion = state.withLock { state in
+            state.update(request.scopes) { $0.fetchCompleted(request, result, now: now, uptime: uptime) }
         }
-        if case .success(let token) = result { onChange?(.stored(token)) }
-        for waiter in waiters { waiter.resume(returning: result) }
-        return result
+        if let stored = completion.stored { onChange?(.stored(stored)) }
+        for waiter in completion.waiters { waiter.resume(returning: completion.result) }
+        return completion.result
     }
 
     /// How long a failure blocks new requests for the same scope set: the provider's `Retry-After` when it sent
@@ -545,30 +453,6 @@ public final class TokenCache: Sendable {
             baseBackoff * Double(sign: .plus, exponent: max(0, failures - 1), significand: 1), maximumBackoff)
         if case .providerUnavailable(_, let retryAfter) = error { return max(TimeInterval(retryAfter), exponential) }
         return exponential
-    }
-
-    /// The answer instead of a token request when the last token for the scope set expired less than
-    /// ``minimumFetchInterval`` after it was obtained: a provider whose tokens live shorter than that
-    /// would otherwise be asked once per token lifetime, however short (docs/tokens.md).
-    private static func fetchTooSoon(
-        _ token: AccessToken?, in state: State, at now: Date, uptime: Duration
-    ) -> TokenError? {
-        // A token that lived shorter than the interval, not one that a wall clock stepped forward past its expiry.
-        guard let token, state.remaining(token, for: token.scopes, at: now, uptime: uptime) <= 0,
-            token.expiresOn.timeIntervalSince(token.issuedAt) < minimumFetchInterval,
-            let age = fetchAge(of: token, in: state, uptime: uptime)
-        else { return nil }
-        return .providerUnavailable(
-            reason: "the identity provider's tokens for this scope set expire within seconds; asking again at most "
-                + "every \(Int(minimumFetchInterval)) s",
-            retryAfterSeconds: wholeSeconds(minimumFetchInterval - age))
-    }
-
-    /// The stored failure, with `Retry-After` counting down to the end of the block.
-    private static func remaining(_ throttle: Throttle, at uptime: Duration) -> TokenError {
-        guard case .providerUnavailable(let reason, _) = throttle.error else { return throttle.error }
-        return .providerUnavailable(
-            reason: reason, retryAfterSeconds: wholeSeconds((throttle.until - uptime) / .seconds(1)))
     }
 
     /// A wait in whole seconds for a `Retry-After` header, 1 s to a day: converted only once it is in range, so no
