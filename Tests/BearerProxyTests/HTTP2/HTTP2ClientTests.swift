@@ -201,18 +201,7 @@ struct HTTP2ClientTests {
                         break
                     }
                     #expect(head == 200, "the answer's head is not flow-controlled and arrives")
-                    // The upstream writes until the buffers on the way are full, then stops: progress is watched
-                    // until a second goes by without any (or the whole body went, which is the failure).
-                    var last = -1
-                    var quiet = 0
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while quiet < 10, written() < total, ContinuousClock.now < deadline {
-                        try await Task.sleep(for: .milliseconds(100))
-                        let now = written()
-                        quiet = now == last && now > 0 ? quiet + 1 : 0
-                        last = now
-                    }
-                    let sent = written()
+                    let sent = try await DownloadBackpressureTests.bytesWhenStalled(written, total: total)
                     #expect(sent > 0, "the upstream wrote nothing")
                     #expect(sent < bound, "the proxy took \(sent) bytes for a stream its client never let it write")
                 }

@@ -79,6 +79,21 @@ struct DownloadBackpressureTests {
         }
     }
 
+    /// What the upstream has written once it stops: it writes until the buffers on the way are full, so progress is
+    /// watched until a second goes by without any (or the whole body went, which is a test's failure).
+    static func bytesWhenStalled(_ written: @Sendable () -> Int, total: Int) async throws -> Int {
+        var last = -1
+        var quiet = 0
+        let deadline = ContinuousClock.now + .seconds(60)
+        while quiet < 10, written() < total, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            let now = written()
+            quiet = now == last && now > 0 ? quiet + 1 : 0
+            last = now
+        }
+        return written()
+    }
+
     @Test("1 GiB to a client that never reads: the upstream is held back before 64 MiB")
     func deafClient() async throws {
         let total = 1 << 30
@@ -92,18 +107,7 @@ struct DownloadBackpressureTests {
                     .connect(host: "127.0.0.1", port: proxy.port).get()
                 let request = "GET /api/big HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n"
                 try await client.writeAndFlush(ByteBuffer(string: request)).get()
-                // The upstream writes until the sockets' buffers on the way are full, then stops: progress is watched
-                // until a second goes by without any (or the whole body went, which is the failure).
-                var last = -1
-                var quiet = 0
-                let deadline = ContinuousClock.now + .seconds(60)
-                while quiet < 10, written() < total, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(100))
-                    let now = written()
-                    quiet = now == last && now > 0 ? quiet + 1 : 0
-                    last = now
-                }
-                let sent = written()
+                let sent = try await Self.bytesWhenStalled(written, total: total)
                 try await client.close()
                 #expect(sent > 0, "the upstream wrote nothing")
                 #expect(sent < bound, "the proxy took \(sent) bytes of a body its client never read")
