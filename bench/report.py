@@ -281,6 +281,14 @@ def peers_section(facts, runs, nginx):
     return "\n".join(out) + "\n\n"
 
 
+def ratio_row(label, t, nginx, bp):
+    """A table row of t's medians with its req/s and CPU a request against nginx-proxy's, and its CPU against bp's."""
+    return "| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+        label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
+        fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"), fmt(ratio(t.cpu, bp.cpu), "%.3f"),
+        t.errors)
+
+
 def floor_section(facts, runs, nginx, bp):
     """The floor of the current design and the prototype of the next, against nginx-proxy and bearer-proxy."""
     out = ["## Floor and prototype (bench-floor-proxy, one event loop)\n"]
@@ -297,12 +305,7 @@ def floor_section(facts, runs, nginx, bp):
     out.append("|---|---|---|---|---|---|---|---|---|")
     rows = [("nginx-proxy", "nginx as reverse proxy"), ("bearer-proxy", "**bearer-proxy**")]
     rows += [(name, FLOOR[name][0]) for name in facts.all("floor_target")]
-    for name, label in rows:
-        t = Target(runs, name)
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
-            label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
-            fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"),
-            fmt(ratio(t.cpu, bp.cpu), "%.3f"), t.errors))
+    out.extend(ratio_row(label, Target(runs, name), nginx, bp) for name, label in rows)
     out.append("")
     out.extend("- %s: %s." % FLOOR[name] for name in facts.all("floor_target"))
     lens = ", ".join("%s via %s" % (facts.get("auth_len:" + n), n) for n in facts.all("floor_target"))
@@ -358,11 +361,7 @@ def dpop_section(facts, runs, nginx, bp):
     for name, label in (("nginx-proxy", "nginx as reverse proxy (static bearer token)"),
                         ("bearer-proxy", "**bearer-proxy**, bearer route"),
                         ("bearer-proxy-dpop", "**bearer-proxy**, DPoP route")):
-        t = Target(runs, name)
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
-            label, fmt(t.rps, "%.0f"), fmt(t.p50, "%.3f"), fmt(t.p99, "%.3f"), fmt(t.cpu, "%.1f"),
-            fmt(ratio(t.rps, nginx.rps), "%.3f"), fmt(ratio(t.cpu, nginx.cpu), "%.3f"), fmt(ratio(t.cpu, bp.cpu), "%.3f"),
-            t.errors))
+        out.append(ratio_row(label, Target(runs, name), nginx, bp))
     return "\n".join(out) + "\n\n"
 
 
