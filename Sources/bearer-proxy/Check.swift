@@ -38,6 +38,10 @@ enum RouteSummary {
         case .firebaseID: auth = "Firebase ID token"
         case .providerAccess(let scopes): auth = "provider access token \(scopes)"
         case .discover: auth = "discovered authorization server"
+        case .onBehalfOf(let settings):
+            auth =
+                "on behalf of the caller, \(settings.grant.rawValue)"
+                + (settings.scopes.scopes.isEmpty ? "" : " \(settings.scopes)")
         }
         var line = "\(route.prefix) → \(route.upstream.url) (\(auth)"
         if let methods = route.methods { line += "; methods \(methods.sorted().joined(separator: ","))" }

@@ -34,6 +34,13 @@ enum ConfigurationKeys {
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
         "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery", "tokenType",
+        "onBehalfOf",
+    ]
+
+    /// An on-behalf-of route's `onBehalfOf`.
+    public static let onBehalfOf: Set<String> = [
+        "grant", "audience", "resource", "subjectTokenType", "requestedTokenType", "actorToken", "actorTokenType",
+        "maxSubjects",
     ]
 
     /// A discovered route's `discovery` (SPEC §6.3).

@@ -80,20 +80,24 @@ public enum RouteAuth: Sendable, Hashable {
     /// `"auth": "discover"`: a token from the authorization server the upstream's own 401 names (SPEC §6.3); never the
     /// account's token, and never a token-cache key shared with bearer routes.
     case discover(DiscoverySettings)
+    /// `"auth": "on-behalf-of"`: a token the account's client obtains by exchanging the caller's own bearer token
+    /// (Entra's on-behalf-of, RFC 8693), one per caller — never the account's token, and the caller's never forwarded.
+    case onBehalfOf(OnBehalfOfSettings)
 
     /// The scope set the token is requested for, if the token has scopes.
     public var scopes: ScopeSet? {
         switch self {
         case .bearer(let scopes), .providerAccess(let scopes): scopes
+        case .onBehalfOf(let settings): settings.scopes
         case .none, .firebaseID, .discover: nil
         }
     }
 }
 
 extension RouteAuth {
-    /// The key of the route's token in the token cache: its scope set — or, for the `firebase` flow's two kinds,
-    /// a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
-    /// for every `provider-access` route). nil for routes that carry no token.
+    /// The key of the route's token in the account's token cache: its scope set — or, for the `firebase` flow's two
+    /// kinds, a reserved set naming the kind (one Firebase ID token for every `firebase-id` route, one Microsoft token
+    /// for every `provider-access` route). nil for routes that carry no token of the account's.
     /// The one key of a discovered route's own token cache: a route has one audience and one sign-in.
     public static let discoveredTokenKey = ScopeSet(["urn:bearer-proxy:discovered"])
 
@@ -101,6 +105,9 @@ extension RouteAuth {
         switch self {
         case .none, .discover: nil
         case .bearer(let scopes): scopes
+        // Its tokens are its callers', each in a cache of the caller's own (``OnBehalfOfSettings/scopes`` is the key
+        // there): nothing of the account's is asked for it.
+        case .onBehalfOf: nil
         case .firebaseID: FirebaseTokenKind.idToken.key
         case .providerAccess: FirebaseTokenKind.providerAccess.key
         }

@@ -58,6 +58,7 @@ import Testing
         ("Routes", "tls", ConfigurationKeys.tls),
         ("Routes", "headers", ConfigurationKeys.headers),
         ("Routes", "discovery", ConfigurationKeys.discovery),
+        ("Routes", "onBehalfOf", ConfigurationKeys.onBehalfOf),
         ("The account", "certificate", ConfigurationKeys.certificate),
         ("The account", "clientAssertion", ConfigurationKeys.clientAssertion),
     ])

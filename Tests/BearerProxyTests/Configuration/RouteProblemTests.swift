@@ -156,7 +156,7 @@ import Testing
     static let authCases: [ProblemCase] = [
         ProblemCase(
             F.routeWith(#""auth": "Bearer""#), "routes[0].auth",
-            "must be one of \"bearer\", \"none\", \"discover\" (did you mean \"bearer\"?)"),
+            "must be one of \"bearer\", \"none\", \"discover\", \"on-behalf-of\" (did you mean \"bearer\"?)"),
         ProblemCase(
             F.routeWith(#""auth": "none""#), "routes[0].scopes", "not used with \"auth\": \"none\" (no token is sent)"),
         ProblemCase(

@@ -577,7 +577,16 @@ extension SchemaTests {
             #"["/User.Read"]"#, #"["a/b/c"]"#, #"["a\"b"]"#, #"["a/b://c"]"#, "[]", #"[""]"#, #"["a b"]"#,
             #"["é"]"#,
         ],
-        "auth": [#""none""#, #""bearer""#, #""Bearer""#, #""discover""#],
+        "auth": [#""none""#, #""bearer""#, #""Bearer""#, #""discover""#, #""on-behalf-of""#],
+        "onBehalfOf": [
+            "{}", #"{"grant": "jwt-bearer"}"#, #"{"grant": "token-exchange", "audience": "https://x"}"#,
+            #"{"audience": "x"}"#, #"{"grant": "obo"}"#, #"{"grant": "token-exchange", "resource": "not a uri"}"#,
+            #"{"grant": "token-exchange", "audience": " x"}"#, #"{"maxSubjects": 0}"#, #"{"maxSubjects": 5}"#,
+            #"{"grant": "token-exchange", "actorTokenType": "urn:x"}"#,
+            #"{"grant": "token-exchange", "actorToken": {"tokenEnv": "APP_SECRET"}, "actorTokenType": "urn:x"}"#,
+            #"{"grant": "token-exchange", "subjectTokenType": "urn:ietf:params:oauth:token-type:jwt"}"#,
+            #"{"maxSubject": 5}"#, "[]",
+        ],
         "tokenType": [#""auto""#, #""bearer""#, #""dpop""#, #""DPoP""#, "1"],
         "discovery": [
             #"{"clientId": "app", "redirectPort": 8400, "allowPrivateAddresses": true}"#, "{}",

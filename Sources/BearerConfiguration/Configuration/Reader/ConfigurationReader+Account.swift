@@ -80,11 +80,13 @@ extension ConfigurationReader {
     /// The keys of `clientAssertion` that say where the assertion comes from, exactly one of which must be given.
     private static let assertionSourceKeys = ["file", "fileEnv", "tokenEnv", "command"]
 
-    /// `clientAssertion: {"file": …}`, `{"fileEnv": …}`, `{"tokenEnv": …}` or `{"command": [...],
+    /// `clientAssertion: {"file": …}` (or another `key` of the same shape: an on-behalf-of route's `actorToken`), `{"fileEnv": …}`, `{"tokenEnv": …}` or `{"command": [...],
     /// "timeoutSeconds": …}`. Files must exist and variables be set now, so `check` finds a typo; the assertion
     /// itself is read only at token requests.
-    private func readClientAssertion(_ account: ObjectReader) -> ClientCredentialsAccount.AssertionSource? {
-        guard let assertion = account.object("clientAssertion") else { return nil }
+    func readClientAssertion(
+        _ account: ObjectReader, key: String = "clientAssertion"
+    ) -> ClientCredentialsAccount.AssertionSource? {
+        guard let assertion = account.object(key) else { return nil }
         assertion.rejectUnknownKeys(allowed: ConfigurationKeys.clientAssertion)
         let timeout = assertion.timeout("timeoutSeconds")
         if assertion.contains("timeoutSeconds") && !assertion.contains("command") {

@@ -9,6 +9,7 @@ extension ConfigurationReader {
         case bearer
         case none
         case discover
+        case onBehalfOf = "on-behalf-of"
     }
 
     /// The values of a route's `token` (firebase flow only).
@@ -26,7 +27,12 @@ extension ConfigurationReader {
         if kind != .discover, route.contains("discovery") {
             route.report("discovery", "only used with \"auth\": \"discover\"")
         }
+        if kind != .onBehalfOf, route.contains("onBehalfOf") {
+            route.report("onBehalfOf", "only used with \"auth\": \"on-behalf-of\"")
+        }
         switch kind {
+        case .onBehalfOf:
+            return readOnBehalfOf(route, flow: context.flow).map(RouteAuth.onBehalfOf)
         case .discover:
             // The upstream's challenge or metadata names the scopes, and its own authorization server issues the
             // token: nothing of the account's applies.

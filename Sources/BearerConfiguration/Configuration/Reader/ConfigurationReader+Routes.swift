@@ -77,6 +77,13 @@ extension ConfigurationReader {
         case .firebaseID?, .providerAccess?:
             route.report("tokenType", "not used with the \"firebase\" flow (its tokens are bearer tokens)")
             return nil
+        case .onBehalfOf?:
+            if tokenType == .dpop {
+                route.report(
+                    "tokenType",
+                    "\"dpop\" is not offered with \"auth\": \"on-behalf-of\" (the exchanged tokens are bearer tokens)")
+                return nil
+            }
         case .discover(let settings)?:
             // A route on the account's own authorization server presents the account's tokens, as a bearer route
             // does; one with a sign-in of its own proves its own key (RFC 9449) whatever the account does.
