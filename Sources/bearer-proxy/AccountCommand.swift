@@ -258,6 +258,12 @@ struct Token: AsyncParsableCommand {
                     // A token bound to the route's own sign-in's key (RFC 9449), proved with that key.
                     return try boundOutput(token) { () throws(TokenError) in tokens.proofKey(for: token) }
                 }
+                if case .onBehalfOf = match.auth {
+                    Terminal.error(
+                        "error: route \(prefix) sends each caller's own exchanged token (\"auth\": \"on-behalf-of\"), "
+                            + "never one of this account's")
+                    throw ExitCode(2)
+                }
                 guard let routeScopes = match.auth.tokenKey else {
                     Terminal.error("error: route \(prefix) sends no bearer token from this account")
                     throw ExitCode(2)

@@ -601,10 +601,25 @@ extension ProxyConnectionHandler {
             return refuseHead(refusal)
         }
         exchange.route(to: binding, remainder: match.remainder, query: target.query)
+        if binding.isOnBehalfOf {
+            // The caller's token is the exchange's subject; the token sent is from that caller's cache alone.
+            guard let subjects = binding.subjectTokens else {
+                return refuseHead(.tokenMisconfigured(detail: "This on-behalf-of route has no token exchange."))
+            }
+            guard let subject = SubjectToken.of(request) else {
+                return refuseHead(.subjectTokenMissing(route: binding.route.prefix))
+            }
+            exchange.callerTokens = subjects.tokens(forSubject: subject)
+        }
         var cached: AccessToken?
         let sendsToken = binding.sendsToken
         if sendsToken, let key = binding.tokenKey {
-            cached = loop.cachedToken(for: binding, key: key, in: binding.tokens(proxy))
+            if let callerTokens = exchange.callerTokens {
+                // Not the loop's memo: it keeps one token per route, and each caller has their own.
+                cached = callerTokens.cachedToken(forReuse: key, presentedAs: binding.tokenType).token
+            } else {
+                cached = loop.cachedToken(for: binding, key: key, in: binding.tokens(proxy))
+            }
             if cached != nil {
                 server.metrics.tokenCacheHits.increment()
             } else {

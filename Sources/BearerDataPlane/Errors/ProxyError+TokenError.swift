@@ -4,6 +4,12 @@ import BearerJSON
 import BearerTelemetry
 import BearerTokens
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Kept in the data plane rather than beside ``ProxyError``: `HTTP/` knows no token types, and this is where the
 /// proxy decides how a token failure is answered.
 extension ProxyError {
@@ -18,6 +24,12 @@ extension ProxyError {
                 detail: "No access token could be obtained now: \(reason).", retryAfterSeconds: retryAfter)
         case .misconfigured(let reason):
             self = .tokenMisconfigured(detail: "The sign-in configuration was refused: \(reason).")
+        case .subjectRefused(let reason, let claims):
+            // Base64, as Entra writes a claims challenge into WWW-Authenticate: no quote or backslash can reach the
+            // header from the server's JSON.
+            self = .subjectTokenRefused(detail: reason, claims: claims.map { Data($0.utf8).base64EncodedString() })
+        case .consentRequired(let reason):
+            self = .consentRequired(detail: reason)
         }
     }
 

@@ -49,6 +49,13 @@ package enum ProxyError: Error, Equatable {
     case clientOAuthNotOffered(path: String, routes: [String])
     case tokenUnavailable(detail: String, retryAfterSeconds: Int)
     case tokenMisconfigured(detail: String)
+    /// An on-behalf-of route's request without the caller's own bearer token to exchange.
+    case subjectTokenMissing(route: String)
+    /// The authorization server refused the caller's token an on-behalf-of route exchanges; `claims` is the
+    /// challenge it sent (base64 of its JSON, as Entra's `WWW-Authenticate` carries it), if any.
+    case subjectTokenRefused(detail: String, claims: String?)
+    /// Nobody consented to the API an on-behalf-of route exchanges the caller's token for.
+    case consentRequired(detail: String)
     case starting
 
     /// The status each case is answered with.
@@ -69,6 +76,8 @@ package enum ProxyError: Error, Equatable {
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
         case .upstreamTimeout, .upstreamStoppedReading: .gatewayTimeout
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: .unauthorized
+        case .subjectTokenMissing, .subjectTokenRefused: .unauthorized
+        case .consentRequired: .forbidden
         case .tokenUnavailable, .starting: .serviceUnavailable
         case .tokenMisconfigured: .internalServerError
         }
@@ -102,6 +111,9 @@ package enum ProxyError: Error, Equatable {
         case .clientOAuthNotOffered: slug = "client-oauth-not-offered"
         case .tokenUnavailable: slug = "token-unavailable"
         case .tokenMisconfigured: slug = "token-misconfigured"
+        case .subjectTokenMissing: slug = "subject-token-required"
+        case .subjectTokenRefused: slug = "subject-token-refused"
+        case .consentRequired: slug = "consent-required"
         case .starting: slug = "starting"
         }
         return "urn:bearer-proxy:problem:" + slug
@@ -133,6 +145,9 @@ package enum ProxyError: Error, Equatable {
         case .clientOAuthNotOffered: "The proxy signs in for its clients"
         case .tokenUnavailable: "Access token unavailable"
         case .tokenMisconfigured: "Identity provider rejected the configuration"
+        case .subjectTokenMissing: "The caller's token is required"
+        case .subjectTokenRefused: "The caller's token was refused"
+        case .consentRequired: "Consent required"
         case .starting: "Proxy is starting"
         }
     }
@@ -200,6 +215,15 @@ package enum ProxyError: Error, Equatable {
                 + ", then connect again without OAuth."
         case .tokenUnavailable(let detail, _): detail
         case .tokenMisconfigured(let detail): detail + " Check routes.json and the app registration."
+        case .subjectTokenMissing(let route):
+            "\(route) calls its upstream on behalf of the caller: send your own access token as \"Authorization: "
+                + "Bearer <token>\". The proxy exchanges it at the authorization server and never forwards it."
+        case .subjectTokenRefused(let detail, _):
+            "The authorization server refused your token for the exchange: \(detail). Get a new token"
+                + " (satisfying the claims challenge in WWW-Authenticate, when there is one) and send it again."
+        case .consentRequired(let detail):
+            "Nobody has consented to the API this route calls on your behalf: \(detail). Grant consent for the API "
+                + "permission in the app registration (or have the user consent), then try again."
         case .starting: "The proxy is still starting; try again in a moment."
         }
     }
@@ -221,7 +245,17 @@ package enum ProxyError: Error, Equatable {
         switch self {
         case .methodNotAllowed(_, let allowed): [("allow", allowed.joined(separator: ", "))]
         case .tokenUnavailable(_, let retryAfter): [("retry-after", String(retryAfter))]
-        case .clientKeyRequired: [("www-authenticate", #"Bearer realm="bearer-proxy""#)]
+        case .clientKeyRequired, .subjectTokenMissing: [("www-authenticate", #"Bearer realm="bearer-proxy""#)]
+        case .subjectTokenRefused(_, let claims?):
+            // Entra's claims challenge (Continuous Access Evaluation): the caller's MSAL takes `claims` as it comes.
+            [
+                (
+                    "www-authenticate",
+                    #"Bearer realm="bearer-proxy", error="insufficient_claims", claims=""# + claims + "\""
+                )
+            ]
+        case .subjectTokenRefused(_, nil):
+            [("www-authenticate", #"Bearer realm="bearer-proxy", error="invalid_token""#)]
         case .starting: [("retry-after", "1")]
         default: []
         }

@@ -95,9 +95,14 @@ final class Exchange {
         self.query = query
     }
 
-    /// The token cache the routed request's token comes from, with the generation it began with (SPEC §9).
+    /// An on-behalf-of route's request: the cache of its caller's tokens (``RouteBinding/subjectTokens``).
+    var callerTokens: TokenCache?
+
+    /// The token cache the routed request's token comes from, with the generation it began with (SPEC §9): on an
+    /// on-behalf-of route its caller's own, and nothing else.
     package var tokens: TokenCache? {
         guard let binding, let proxy else { return nil }
+        if binding.isOnBehalfOf { return callerTokens }
         return binding.tokens(proxy)
     }
 

@@ -21,7 +21,8 @@ package final class ProxyContext: Sendable {
     package let requestGuard: RequestGuard
     package let timeouts: ProxyTimeouts
     /// One per route, in routes.json order (``RouteMatch/position`` indexes it); a discovered route's binding
-    /// carries its own token cache, `discoveredTokens[prefix]`.
+    /// carries its own token cache, `discoveredTokens[prefix]`, and an on-behalf-of route its callers' caches,
+    /// `subjectTokens[prefix]`.
     let bindings: [RouteBinding]
     /// Exchanges that began with this generation and have not ended.
     private let inFlight = Atomic<Int>(0)
@@ -29,7 +30,7 @@ package final class ProxyContext: Sendable {
     package init(
         configuration: Configuration, tokens: TokenCache, admin: any LocalEndpoints, policy: SafetyPolicy,
         timeouts: ProxyTimeouts, discoveredTokens: [String: TokenCache] = [:],
-        nonces: UpstreamNonceStore = UpstreamNonceStore()
+        subjectTokens: [String: SubjectTokenCaches] = [:], nonces: UpstreamNonceStore = UpstreamNonceStore()
     ) throws {
         self.configuration = configuration
         self.tokens = tokens
@@ -40,7 +41,7 @@ package final class ProxyContext: Sendable {
         self.bindings = try configuration.routes.routes.map { route in
             try RouteBinding(
                 route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix],
-                nonce: nonces.nonce(forOrigin:)
+                subjectTokens: subjectTokens[route.prefix], nonce: nonces.nonce(forOrigin:)
             ) { caFile in
                 if let made = contexts[caFile ?? ""] { return made }
                 let made = try UpstreamTLS(caFile: caFile)

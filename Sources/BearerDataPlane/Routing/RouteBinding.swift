@@ -27,6 +27,11 @@ final class RouteBinding: Sendable {
     let isDiscovered: Bool
     /// A discovered route's own token cache (never the account's), when a sign-in can be stored.
     package let discoveredTokens: TokenCache?
+    /// `"auth": "on-behalf-of"`: the request's own bearer token is the subject of an exchange, and the token sent is
+    /// from that caller's cache in ``subjectTokens`` — never the account's, even when there is none.
+    let isOnBehalfOf: Bool
+    /// An on-behalf-of route's callers' caches (nil: none was given, and its requests are refused).
+    package let subjectTokens: SubjectTokenCaches?
     /// A discovered route whose authorization server is the account's own (SPEC §6.3): its token is the account's, so
     /// its upstream's `403` `insufficient_scope` passes through as a bearer route's does (SPEC §7).
     package let usesAccount: Bool
@@ -53,7 +58,7 @@ final class RouteBinding: Sendable {
     /// that goes there, in this generation and the next (``UpstreamNonceStore``).
     init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
-        nonce: (_ origin: String) -> UpstreamNonce = { _ in UpstreamNonce() },
+        subjectTokens: SubjectTokenCaches? = nil, nonce: (_ origin: String) -> UpstreamNonce = { _ in UpstreamNonce() },
         tls: (_ caFile: String?) throws -> UpstreamTLS
     ) rethrows {
         self.route = route
@@ -66,7 +71,14 @@ final class RouteBinding: Sendable {
             usesAccount = false
         }
         self.discoveredTokens = isDiscovered ? discoveredTokens : nil
-        tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
+        if case .onBehalfOf = route.auth { isOnBehalfOf = true } else { isOnBehalfOf = false }
+        self.subjectTokens = isOnBehalfOf ? subjectTokens : nil
+        if case .onBehalfOf(let settings) = route.auth {
+            // The key in each caller's own cache.
+            tokenKey = settings.scopes
+        } else {
+            tokenKey = self.discoveredTokens == nil ? route.auth.tokenKey : RouteAuth.discoveredTokenKey
+        }
         responseTimeout = route.timeout.map(Self.amount) ?? timeouts.responseHead
         connectTimeout = timeouts.connect
         tunnelIdleTimeout = route.idleTimeout.map(Self.amount)
@@ -97,7 +109,8 @@ final class RouteBinding: Sendable {
             || replacedHeaders.contains { FieldName.equals(span, name, lowercased: $0) }
     }
 
-    /// Where this route's token comes from: its own cache for a discovered route, else the account's.
+    /// Where this route's token comes from: its own cache for a discovered route, else the account's. Never asked for
+    /// an on-behalf-of route, whose token comes from its caller's cache (``Exchange/tokens``).
     package func tokens(_ proxy: ProxyContext) -> TokenCache { discoveredTokens ?? proxy.tokens }
 
     private static func amount(_ duration: Duration) -> TimeAmount {

@@ -72,6 +72,8 @@ public struct StatusReport: Sendable {
             let scopes: ScopeSet? =
                 switch route.auth {
                 case .bearer(let scopes), .providerAccess(let scopes): scopes
+                // Its tokens are its callers': the scopes are shown, no token of the account's.
+                case .onBehalfOf(let settings): settings.scopes
                 case .none, .firebaseID, .discover: nil
                 }
             return RouteEntry(

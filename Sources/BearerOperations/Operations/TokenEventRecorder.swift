@@ -43,6 +43,8 @@ package struct TokenEventRecorder: TokenCacheObserver {
         case .failure(.signInRequired): "sign_in_required"
         case .failure(.providerUnavailable): "unavailable"
         case .failure(.misconfigured): "misconfigured"
+        case .failure(.subjectRefused): "subject_refused"
+        case .failure(.consentRequired): "consent_required"
         }
     }
 

@@ -34,6 +34,8 @@ public struct AccountRuntime: Sendable {
     package let discovered: DiscoveredRouteTokens
     /// The account's DPoP binding (RFC 9449) when its `tokenType` is not `bearer`: the key beside the token cache.
     package let dpop: DPoPBinding?
+    /// The on-behalf-of routes' tokens, per caller: exchanged through this account's client, in memory only.
+    package let onBehalfOf: OnBehalfOfTokens
 
     /// Builds the runtime for `configuration`.
     ///
@@ -178,10 +180,12 @@ public struct AccountRuntime: Sendable {
             store: stateDirectory.map(DiscoveredSignInStore.init(directory:)), eventLoopGroup: eventLoopGroup,
             environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime,
             account: accountSource, signInStarter: signInStarter)
+        let onBehalfOf = OnBehalfOfTokens(
+            flow: flow, environment: environment, logger: logger, metrics: metrics, now: now, uptime: uptime)
         return AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: loaded.notice.map { [$0] } ?? [],
-            provider: provider, discovered: discovered, dpop: dpop)
+            provider: provider, discovered: discovered, dpop: dpop, onBehalfOf: onBehalfOf)
     }
 
     /// The same account with another configuration whose `account` section is unchanged (a reload that only
@@ -190,7 +194,7 @@ public struct AccountRuntime: Sendable {
         AccountRuntime(
             configuration: configuration, flow: flow, tokens: tokens, session: session, persistence: persistence,
             devIssuer: devIssuer, interactive: interactive, notices: [], provider: provider, discovered: discovered,
-            dpop: dpop)
+            dpop: dpop, onBehalfOf: onBehalfOf)
     }
 
     /// Which runtime this is: a reload that keeps the account makes another value of the same one
@@ -277,7 +281,8 @@ public struct AccountRuntime: Sendable {
     package init(
         configuration: Configuration, flow: any SignInFlow, tokens: TokenCache, session: AccountSession,
         persistence: TokenPersistence?, devIssuer: DevIssuer?, interactive: (any InteractiveSignIn)?, notices: [String],
-        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens, dpop: DPoPBinding? = nil
+        provider: IdentityProviderClient?, discovered: DiscoveredRouteTokens, dpop: DPoPBinding? = nil,
+        onBehalfOf: OnBehalfOfTokens
     ) {
         self.configuration = configuration
         self.flow = flow
@@ -290,6 +295,7 @@ public struct AccountRuntime: Sendable {
         self.provider = provider
         self.discovered = discovered
         self.dpop = dpop
+        self.onBehalfOf = onBehalfOf
     }
 }
 

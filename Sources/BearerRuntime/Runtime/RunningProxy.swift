@@ -122,7 +122,8 @@ public struct RunningProxy: Sendable {
                     configuration: configuration, listeners: server.listeners,
                     peerUserCheck: PeerUserPolicy.isAvailable)),
             policy: policy,
-            timeouts: server.timeouts, discoveredTokens: account.discovered.caches(for: configuration), nonces: nonces)
+            timeouts: server.timeouts, discoveredTokens: account.discovered.caches(for: configuration),
+            subjectTokens: account.onBehalfOf.caches(for: configuration), nonces: nonces)
         return ReloadableState.Generation(context: context, account: account)
     }
 

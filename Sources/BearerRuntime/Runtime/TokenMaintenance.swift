@@ -62,9 +62,11 @@ public struct TokenMaintenance: Service {
         account.discovered.followStoredSignIns()
     }
 
-    /// Refresh what is due.
+    /// Refresh what is due, and forget the on-behalf-of callers whose tokens have all expired.
     func refresh() async {
-        await account().tokens.refreshDueTokens()
+        let account = self.account()
+        await account.tokens.refreshDueTokens()
+        account.onBehalfOf.forgetSpent()
     }
 
     /// Runs `body`, then again `interval` after it ended, until the task is cancelled.

@@ -55,18 +55,18 @@ package struct ClientCredentialsFlow: SignInFlow {
         self.now = now
     }
 
-    package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
-        let endpoints = try await provider.endpoints(for: client.endpoint)
-        var form: [(String, String)] = [
-            ("client_id", client.clientId), ("scope", request.scopes.description),
-            ("grant_type", "client_credentials"),
-        ]
-        var basic: (id: String, secret: String)?
+    /// Adds the client's authentication (RFC 6749 §2.3; RFC 7523 §2.2) to a token request's `form` for `endpoints`:
+    /// the secret or an assertion in the form, or the credentials for HTTP Basic, returned. Shared with the exchanges
+    /// of on-behalf-of routes (``OnBehalfOfFlow``), which authenticate as this same client.
+    func authenticate(
+        _ form: inout [(String, String)], at endpoints: ProviderEndpoints
+    ) async throws(TokenError) -> (id: String, secret: String)? {
         switch credential {
         case .secret(let secret, .post):
             form.append(("client_secret", secret))
+            return nil
         case .secret(let secret, .basic):
-            basic = (client.clientId, secret)
+            return (client.clientId, secret)
         case .certificate(let certificate, let algorithm):
             form.append(("client_assertion_type", Self.jwtBearer))
             form.append(
@@ -75,10 +75,21 @@ package struct ClientCredentialsFlow: SignInFlow {
                     try certificate.assertion(
                         clientID: client.clientId, tokenEndpoint: endpoints.token, algorithm: algorithm, now: now())
                 ))
+            return nil
         case .federated(let assertion):
             form.append(("client_assertion_type", Self.jwtBearer))
             form.append(("client_assertion", try await assertion.current(now: now())))
+            return nil
         }
+    }
+
+    package func acquireToken(_ request: TokenRequest) async throws(TokenError) -> AccessToken {
+        let endpoints = try await provider.endpoints(for: client.endpoint)
+        var form: [(String, String)] = [
+            ("client_id", client.clientId), ("scope", request.scopes.description),
+            ("grant_type", "client_credentials"),
+        ]
+        let basic = try await authenticate(&form, at: endpoints)
         if let claims = ClaimsRequest.merged(challenge: request.claims, capabilities: client.clientCapabilities) {
             form.append(("claims", claims))
         }

@@ -24,14 +24,20 @@ struct FederatedAssertion: Sendable {
     static let sizeLimit = 64 * 1024
 
     let source: ClientCredentialsAccount.AssertionSource
+    /// What the assertion is for, as messages name it: "client assertion", or an on-behalf-of route's "actor token".
+    let role: String
     /// `tokenEnv`'s value, taken from the environment at start-up (a process's environment does not change).
     private let fixedValue: String?
 
-    init(source: ClientCredentialsAccount.AssertionSource, environment: [String: String]) throws(TokenError) {
+    init(
+        source: ClientCredentialsAccount.AssertionSource, environment: [String: String],
+        role: String = "client assertion"
+    ) throws(TokenError) {
         self.source = source
+        self.role = role
         if case .tokenEnv(let variable) = source {
             guard let value = environment[variable], !value.isEmpty else {
-                throw .misconfigured(reason: "environment variable \(variable) (the client assertion) is not set")
+                throw .misconfigured(reason: "environment variable \(variable) (the \(role)) is not set")
             }
             fixedValue = value
         } else {
@@ -42,10 +48,10 @@ struct FederatedAssertion: Sendable {
     /// Where the assertion comes from, as messages name it; never its content.
     var origin: String {
         switch source {
-        case .file(let file): "the client assertion file \(file)"
-        case .fileEnv(let variable, let file): "the client assertion file \(file) (named by \(variable))"
-        case .tokenEnv(let variable): "the client assertion in \(variable)"
-        case .command(let argv, _): "the output of the client assertion command \(argv.first ?? "")"
+        case .file(let file): "the \(role) file \(file)"
+        case .fileEnv(let variable, let file): "the \(role) file \(file) (named by \(variable))"
+        case .tokenEnv(let variable): "the \(role) in \(variable)"
+        case .command(let argv, _): "the output of the \(role) command \(argv.first ?? "")"
         }
     }
 
@@ -107,7 +113,7 @@ struct FederatedAssertion: Sendable {
     private func run(_ argv: [String], timeout: Duration) async throws(TokenError) -> String {
         func failed(_ problem: String) -> TokenError {
             .providerUnavailable(
-                reason: "the client assertion command \(argv.first ?? "") \(problem)",
+                reason: "the \(role) command \(argv.first ?? "") \(problem)",
                 retryAfterSeconds: Self.retryAfterSeconds)
         }
         let output: CommandRunner.Output

@@ -23,6 +23,8 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
     var retryAfter: Int?
     /// Native authentication's errors may carry a newer continuation token to continue the same sign-in with.
     var continuationToken: String?
+    /// A claims challenge (Entra's `claims`, a JSON text): what a new token of the user's must satisfy.
+    var claims: String?
 
     init(status: Int, json data: Data, retryAfter: Int?) {
         let object = JSONObject.dictionary(data) ?? [:]
@@ -33,6 +35,7 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
         suberror = object["suberror"] as? String
         self.retryAfter = retryAfter
         continuationToken = object["continuation_token"] as? String
+        claims = object["claims"] as? String
     }
 
     init(status: Int, error: String, summary: String? = nil, codes: [Int] = [], retryAfter: Int? = nil) {
@@ -73,6 +76,26 @@ struct TokenEndpointFailure: Error, Sendable, Equatable {
         default:
             // invalid_client, invalid_scope, invalid_request, unauthorized_client, unsupported_grant_type, …:
             // the configuration or the app registration must change; asking again will not help.
+            return .misconfigured(reason: reason)
+        }
+    }
+
+    /// The action for this answer to an exchange of a caller's token (an on-behalf-of route): the caller's own token
+    /// refused is the caller's 401, with the server's claims challenge; missing consent the caller's 403; the rest as
+    /// for any token request. RFC 8693 §2.2.2 answers an unacceptable subject or actor token with `invalid_request`.
+    func exchangeError(grant: OnBehalfOfSettings.Grant) -> TokenError {
+        if status == 429 || status >= 500 || error == "temporarily_unavailable" || codes.contains(50196) {
+            return tokenError
+        }
+        if error == "consent_required" || suberror == "consent_required" || codes.contains(65001) {
+            return .consentRequired(reason: reason)
+        }
+        switch error {
+        case "invalid_grant", "interaction_required", "login_required", "expired_token":
+            return .subjectRefused(reason: reason, claims: claims)
+        case "invalid_request" where grant == .tokenExchange:
+            return .subjectRefused(reason: reason, claims: claims)
+        default:
             return .misconfigured(reason: reason)
         }
     }

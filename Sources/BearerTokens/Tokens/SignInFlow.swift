@@ -52,11 +52,20 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The identity provider refused the configuration itself (bad client secret, unknown scope) — 500: retrying
     /// cannot help until `routes.json` or the app registration changes.
     case misconfigured(reason: String)
+    /// The authorization server refused the caller's own token that an on-behalf-of route exchanges (expired, not for
+    /// this client, or short of claims) — 401 to the caller, with the server's claims challenge when it sent one
+    /// (the decoded JSON of Entra's `claims`), for the caller to get a token that satisfies it.
+    case subjectRefused(reason: String, claims: String?)
+    /// The caller has not consented to the API an on-behalf-of route exchanges their token for — 403: signing in
+    /// again alone does not help.
+    case consentRequired(reason: String)
 
     /// Why, as the problem's detail says it.
     public var reason: String {
         switch self {
-        case .signInRequired(let reason), .providerUnavailable(let reason, _), .misconfigured(let reason): reason
+        case .signInRequired(let reason), .providerUnavailable(let reason, _), .misconfigured(let reason),
+            .subjectRefused(let reason, _), .consentRequired(let reason):
+            reason
         }
     }
 
@@ -66,6 +75,8 @@ public enum TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .providerUnavailable(let reason, let retryAfter):
             "identity provider unavailable (\(reason)); retry in \(retryAfter) s"
         case .misconfigured(let reason): "configuration rejected by the identity provider: \(reason)"
+        case .subjectRefused(let reason, _): "the caller's token was refused for the exchange: \(reason)"
+        case .consentRequired(let reason): "no consent for the exchange: \(reason)"
         }
     }
 }

@@ -56,7 +56,8 @@ public struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible
             self.init(.unavailable, "Sign-in cannot finish now: \(reason).")
         case .misconfigured(let reason):
             self.init(.misconfigured, "The identity provider refused the configuration: \(reason).")
-        case .signInRequired(let reason): self.init(.rejected, "Sign-in failed: \(reason)")
+        case .signInRequired(let reason), .subjectRefused(let reason, _), .consentRequired(let reason):
+            self.init(.rejected, "Sign-in failed: \(reason)")
         }
     }
 }

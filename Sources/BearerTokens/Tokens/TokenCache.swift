@@ -411,6 +411,19 @@ public final class TokenCache: Sendable {
         return refreshed
     }
 
+    /// Whether nothing here is worth keeping any more: no fetch under way, no back-off running and no token still
+    /// valid by both clocks. A caller's cache on an on-behalf-of route is forgotten then (``SubjectTokenCaches``).
+    package var isSpent: Bool {
+        let now = self.now()
+        let uptime = self.uptime()
+        return state.withLock { state in
+            state.machines.values.allSatisfy { machine in
+                machine.fetches.isEmpty && !machine.isBackingOff(at: uptime)
+                    && (machine.remaining(at: now, uptime: uptime) ?? 0) <= 0
+            }
+        }
+    }
+
     /// What `status` shows per scope set: expiry, and the last refresh error — never the token.
     public func status(for scopes: ScopeSet) -> TokenStatus {
         let now = self.now()

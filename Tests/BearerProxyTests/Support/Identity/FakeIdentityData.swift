@@ -65,6 +65,10 @@ struct FakeIdentityData: Sendable {
     var devicePollCount = 0
     var authorizeRequests: [[String: String]] = []
     var revocations: [RecordedRevocation] = []
+    /// Resources whose on-behalf-of exchanges fail for want of consent.
+    var consentMissing: Set<String> = []
+    /// A claims challenge every on-behalf-of exchange answers with (`interaction_required`); nil: none.
+    var onBehalfOfClaimsChallenge: String?
 
     init(configuration: FakeIdentityProvider.Configuration) {
         self.expiresIn = configuration.expiresIn

@@ -48,6 +48,10 @@ struct FakeIdentityGrants: Sendable {
                 request, grantType: grantType, client: client, record: &record, data: &data, now: now)
         case Self.deviceCodeGrantType:
             return self.deviceCodeGrant(request, client: client, record: &record, data: &data, now: now)
+        case Self.jwtBearerGrantType:
+            return self.onBehalfOfGrant(request, client: client, data: &data, now: now)
+        case Self.tokenExchangeGrantType:
+            return self.tokenExchangeGrant(request, client: client, data: &data, now: now)
         default:
             return self.authorizationCodeGrant(request, client: client, record: &record, data: &data, now: now)
         }
@@ -60,6 +64,7 @@ struct FakeIdentityGrants: Sendable {
     /// Every `grant_type` served.
     static let grantTypes: Set<String> = [
         "refresh_token", "client_credentials", "password", "oob", deviceCodeGrantType, "authorization_code",
+        jwtBearerGrantType, tokenExchangeGrantType,
     ]
 
     // MARK: - Client authentication
