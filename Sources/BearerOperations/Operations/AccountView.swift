@@ -29,10 +29,13 @@ public protocol AccountView: Sendable {
     var tokenType: TokenTypePreference? { get }
     /// The RFC 7638 thumbprint (`jkt`) of the account's DPoP key, when one exists — never the key.
     var dpopThumbprint: String? { get }
+    /// For an on-behalf-of route, how many callers' tokens this process keeps for it; nil for any other route.
+    func onBehalfOfCallers(of route: Route) -> Int?
 }
 
 extension AccountView {
     func discoveredState(of route: Route) -> DiscoveredRouteState? { nil }
     public var tokenType: TokenTypePreference? { nil }
     var dpopThumbprint: String? { nil }
+    func onBehalfOfCallers(of route: Route) -> Int? { nil }
 }

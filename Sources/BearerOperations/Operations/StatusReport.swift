@@ -47,6 +47,9 @@ public struct StatusReport: Sendable {
         var requiredHeaders: [String] = []
         /// A discovered route's sign-in (SPEC §6.3).
         public var discovered: DiscoveredRouteState?
+        /// An on-behalf-of route: how many callers' tokens the process that reports keeps (a running `serve`'s are
+        /// in its memory only, so `bearer-proxy status` in another process counts none).
+        var onBehalfOfCallers: Int?
     }
 
     public var account: Account
@@ -80,7 +83,8 @@ public struct StatusReport: Sendable {
                 prefix: route.prefix, upstream: route.upstream.url, scopes: scopes,
                 token: route.auth.tokenKey.map { runtime.tokens.status(for: $0) },
                 kind: route.auth.tokenKey.flatMap(FirebaseTokenKind.init(key:)),
-                requiredHeaders: route.requiredHeaders.map(\.name), discovered: runtime.discoveredState(of: route))
+                requiredHeaders: route.requiredHeaders.map(\.name), discovered: runtime.discoveredState(of: route),
+                onBehalfOfCallers: runtime.onBehalfOfCallers(of: route))
         }
         generatedAt = now
         unsaved = runtime.unsavedChanges
@@ -113,6 +117,7 @@ public struct StatusReport: Sendable {
             if let requestCounts { object["requests"] = requestCounts[entry.prefix] ?? 0 }
             if !entry.requiredHeaders.isEmpty { object["requiredHeaders"] = entry.requiredHeaders }
             if let discovered = entry.discovered { object["discovered"] = Self.jsonObject(discovered, at: generatedAt) }
+            if let callers = entry.onBehalfOfCallers { object["onBehalfOf"] = ["callersKept": callers] }
             return object
         }
         var accountObject: [String: Any] = [
@@ -178,6 +183,8 @@ public struct StatusReport: Sendable {
                 if let lastError = token.lastError { line += " (last refresh failed: \(lastError))" }
             } else if let discovered = entry.discovered {
                 line += "  " + Self.line(discovered, route: entry.prefix, at: generatedAt)
+            } else if let callers = entry.onBehalfOfCallers {
+                line += "  token: each caller's own, exchanged (\(callers) callers kept by this process)"
             } else {
                 line += "  (no token)"
             }

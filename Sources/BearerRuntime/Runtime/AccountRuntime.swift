@@ -306,4 +306,9 @@ extension AccountRuntime: AccountView {
     public var unsavedChanges: UnsavedChanges? { persistence?.unsavedChanges(of: session) }
     public var tokenType: TokenTypePreference? { dpop?.preference }
     public var dpopThumbprint: String? { dpop?.keyFile.thumbprint() }
+
+    public func onBehalfOfCallers(of route: Route) -> Int? {
+        guard case .onBehalfOf = route.auth else { return nil }
+        return onBehalfOf.subjectCounts(for: configuration)[route.prefix] ?? 0
+    }
 }

@@ -90,6 +90,12 @@ struct OnBehalfOfTests {
                 try jwtClaims($0.head.header("authorization"))["sub"] as? String
             }
             #expect(subjects == ["alice-sub", "alice-sub", "bob-sub", "alice-sub", "bob-sub"])
+            // `/-/status` counts the callers kept, and shows nothing of their tokens.
+            let status = try await TestClient.send(port: proxy.port, uri: "/-/status")
+            let routes = try #require(try status.jsonObject()["routes"] as? [[String: Any]])
+            #expect((routes.first?["onBehalfOf"] as? [String: Any])?["callersKept"] as? Int == 2)
+            #expect(routes.first?["token"] == nil)
+            #expect(!status.bodyText.contains(alice) && !status.bodyText.contains(bob))
         }
     }
 
