@@ -429,6 +429,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         server.logger.debug(
             "request refused",
             metadata: ["request-id": "\(exchange.id)", "status": "\(error.status.code)", "problem": "\(error.type)"])
+        // A gRPC client reads the proxy's own answers as gRPC statuses, not problem+json.
+        if let request = exchange.received, LocalResponse.isGRPC(contentTypes: request.values("content-type")) {
+            return .grpcProblem(error, requestID: exchange.id)
+        }
         return .problem(error, requestID: exchange.id)
     }
 

@@ -83,6 +83,28 @@ package enum ProxyError: Error, Equatable {
         }
     }
 
+    /// The gRPC status a gRPC client gets for this answer (its `grpc-status`): gRPC's own mapping of HTTP statuses
+    /// (grpc/doc/http-grpc-status-mapping.md) — 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429,
+    /// 502, 503 and 504 UNAVAILABLE — made exact where the proxy knows more: its own time limits DEADLINE_EXCEEDED,
+    /// a method the route refuses UNIMPLEMENTED, a head too large RESOURCE_EXHAUSTED, a configuration fault INTERNAL.
+    var grpcStatus: Int {
+        switch self {
+        case .upstreamTimeout, .upstreamStoppedReading, .requestTimeout: return 4
+        case .methodNotAllowed, .methodNotImplemented: return 12
+        case .uriTooLong, .headersTooLarge: return 8
+        default: break
+        }
+        switch status.code {
+        case 400: return 13
+        case 401: return 16
+        case 403: return 7
+        case 404: return 12
+        case 429, 502, 503, 504: return 14
+        case 500: return 13
+        default: return 2
+        }
+    }
+
     /// RFC 9457 §3.1.1 `type`: a stable identifier per problem, documented in docs/configuration.md.
     var type: String {
         let slug: String
