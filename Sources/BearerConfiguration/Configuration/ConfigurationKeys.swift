@@ -34,6 +34,7 @@ enum ConfigurationKeys {
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
         "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery", "tokenType",
+        "upstreamProtocol",
     ]
 
     /// A discovered route's `discovery` (SPEC §6.3).
