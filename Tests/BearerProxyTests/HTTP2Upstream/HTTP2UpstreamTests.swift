@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -159,6 +160,38 @@ struct HTTP2UpstreamTests {
             let down = try await TestClient.send(port: proxy.port, uri: "/api/down")
             #expect(down.status == .ok)
             #expect(down.bodyLength == 8 << 20)
+        }
+    }
+
+    @Test("a client that never reads its 32 MiB download stalls only its own stream: others on the connection go on")
+    func slowClientStallsOnlyItsStream() async throws {
+        let (started, slowStarted) = AsyncStream<Void>.makeStream()
+        let big = ByteBuffer(repeating: 0x62, count: 32 << 20)
+        try await Self.with(answer: { request in
+            guard request.path.hasSuffix("/slow") else { return Self.ok(request) }
+            slowStarted.yield()
+            return .respond(status: 200, body: big)
+        }) { proxy, upstream in
+            // A client that sends its request and never reads: NIO issues no read without autoRead. Its socket fills,
+            // the proxy stops reading the stream, and the upstream stops at the stream's window.
+            let deaf = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.autoRead, value: false)
+                .connect(host: "127.0.0.1", port: proxy.port).get()
+            try await deaf.writeAndFlush(
+                ByteBuffer(string: "GET /api/slow HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\n\r\n")
+            ).get()
+            for await _ in started { break }
+            let sent = try await DownloadBackpressureTests.bytesWhenStalled(
+                { upstream.bodyBytesWritten }, total: big.readableBytes)
+            #expect(sent < big.readableBytes / 2, "the proxy read \(sent) bytes of a body its client never read")
+            for index in 0..<5 {
+                let response = try await TestClient.send(port: proxy.port, uri: "/api/fast/\(index)")
+                #expect(response.status == .ok)
+            }
+            // The stalled stream holds what its window let through, not the body: the upstream has not written it all.
+            #expect(!upstream.answered.contains("/base/slow"), "the proxy read a body its client never read")
+            try await deaf.close()
+            #expect(upstream.connections == 1, "the fast requests did not share the stalled stream's connection")
         }
     }
 

@@ -35,12 +35,18 @@ final class FakeHTTP2Upstream: Sendable {
     private let channel: any Channel
     private let accepted = Atomic<Int>(0)
     private let recorded = Mutex<[Request]>([])
+    private let written = Mutex<[String]>([])
+    private let bodyBytes = Atomic<Int>(0)
 
     var port: Int { channel.localAddress?.port ?? 0 }
     var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
     /// Connections accepted so far.
     var connections: Int { accepted.load(ordering: .relaxed) }
     var requests: [Request] { recorded.withLock { $0 } }
+    /// Response body bytes written to the socket so far, over every stream (flow control let them go).
+    var bodyBytesWritten: Int { bodyBytes.load(ordering: .relaxed) }
+    /// The paths whose whole response the server has written to its socket (flow control let every byte go).
+    var answered: [String] { written.withLock { $0 } }
 
     private init(tls: Bool, channel: any Channel) {
         self.tls = tls
@@ -94,6 +100,10 @@ final class FakeHTTP2Upstream: Sendable {
         recorded.withLock { $0.append(request) }
     }
 
+    fileprivate func wrote(_ path: String) {
+        written.withLock { $0.append(path) }
+    }
+
     /// The upstream, set once it exists (before any connection can be accepted).
     private final class Box: Sendable {
         private let value = Mutex<FakeHTTP2Upstream?>(nil)
@@ -141,11 +151,16 @@ final class FakeHTTP2Upstream: Sendable {
         private func play(_ answer: Answer, context: ChannelHandlerContext) {
             switch answer {
             case .respond(let status, let fields, let body, let trailers):
+                let path = headers?.first(name: ":path") ?? ""
+                let upstream = self.upstream
+                // Its last frame's write completes once NIOHTTP2's flow control has let every byte go.
                 respond(status: status, fields: fields, body: body, trailers: trailers, context: context)
+                    .whenSuccess { upstream.wrote(path) }
+
             case .reset(let code):
                 context.writeAndFlush(wrapOutboundOut(.rstStream(code)), promise: nil)
             case .respondThenGoAway(let status):
-                respond(status: status, fields: [], body: ByteBuffer(), trailers: nil, context: context)
+                _ = respond(status: status, fields: [], body: ByteBuffer(), trailers: nil, context: context)
                 let id =
                     (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .rootStream
                 context.channel.parent?.writeAndFlush(
@@ -159,20 +174,27 @@ final class FakeHTTP2Upstream: Sendable {
         private func respond(
             status: Int, fields: [(String, String)], body: ByteBuffer, trailers: [(String, String)]?,
             context: ChannelHandlerContext
-        ) {
+        ) -> EventLoopFuture<Void> {
             var head = HPACKHeaders([(":status", String(status))])
             for (name, value) in fields { head.add(name: name, value: value) }
             let headOnly = body.readableBytes == 0 && trailers == nil
-            context.write(wrapOutboundOut(.headers(.init(headers: head, endStream: headOnly))), promise: nil)
-            if body.readableBytes > 0 {
-                context.write(
-                    wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: trailers == nil))), promise: nil)
+            var last = context.write(wrapOutboundOut(.headers(.init(headers: head, endStream: headOnly))))
+            // In frames of 256 KiB, each counted once written, so a test can watch the body go out.
+            var rest = body
+            while rest.readableBytes > 0, let part = rest.readSlice(length: min(rest.readableBytes, 256 * 1024)) {
+                let upstream = self.upstream
+                let size = part.readableBytes
+                last = context.write(
+                    wrapOutboundOut(
+                        .data(.init(data: .byteBuffer(part), endStream: rest.readableBytes == 0 && trailers == nil))))
+                last.whenSuccess { upstream.bodyBytes.add(size, ordering: .relaxed) }
             }
             if let trailers {
-                context.write(
-                    wrapOutboundOut(.headers(.init(headers: HPACKHeaders(trailers), endStream: true))), promise: nil)
+                last = context.write(
+                    wrapOutboundOut(.headers(.init(headers: HPACKHeaders(trailers), endStream: true))))
             }
             context.flush()
+            return last
         }
     }
 }
