@@ -131,6 +131,12 @@ enum HTTP2UpstreamFields {
         guard HTTP2RequestHead.isFieldName(name) else {
             throw Malformed(reason: "a field name is not a lowercase token")
         }
+        // RFC 9113 §8.2.2: a response carrying one is malformed. Written as HTTP/1.1, `transfer-encoding` would
+        // change how the exchange frames the body it passes on; NIOHTTP2 refuses these too, and this does not
+        // depend on it.
+        guard !HTTP2RequestHead.connectionSpecific.contains(name) else {
+            throw Malformed(reason: "a connection-specific field \(name)")
+        }
         guard HTTP2RequestHead.isFieldValue(value) else {
             throw Malformed(reason: "a field value holds CR, LF, NUL or edge spaces")
         }
