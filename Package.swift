@@ -76,8 +76,8 @@ let layers: [(target: String, imports: [String], libraries: [String])] = [
         "BearerDataPlane",
         ["BearerCodec", "BearerTokens", "BearerConfiguration", "BearerTelemetry", "BearerHTTP", "BearerJSON"],
         [
-            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOExtras", "Crypto", "Logging",
-            "Metrics",
+            "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "NIOExtras", "Crypto",
+            "Logging", "Metrics",
             "ServiceLifecycle",
         ]
     ),
@@ -108,6 +108,7 @@ let libraries: [String: Target.Dependency] = [
     "NIOHTTP2": .product(name: "NIOHTTP2", package: "swift-nio-http2"),
     "NIOHPACK": .product(name: "NIOHPACK", package: "swift-nio-http2"),
     "NIOSSL": .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    "NIOTLS": .product(name: "NIOTLS", package: "swift-nio"),
     "NIOExtras": .product(name: "NIOExtras", package: "swift-nio-extras"),
     "Logging": .product(name: "Logging", package: "swift-log"),
     "Crypto": .product(name: "Crypto", package: "swift-crypto"),

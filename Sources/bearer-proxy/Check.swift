@@ -45,6 +45,7 @@ enum RouteSummary {
         }
         var line = "\(route.prefix) → \(route.upstream.url) (\(auth)"
         if let methods = route.methods { line += "; methods \(methods.sorted().joined(separator: ","))" }
+        if route.upstreamProtocol != .http1 { line += "; upstream \(route.upstreamProtocol.rawValue)" }
         return line + ")"
     }
 }

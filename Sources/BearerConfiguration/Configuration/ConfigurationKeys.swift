@@ -34,7 +34,7 @@ enum ConfigurationKeys {
     public static let route: Set<String> = [
         "prefix", "upstream", "scopes", "auth", "token", "headers", "timeoutSeconds", "idleTimeoutSeconds", "methods",
         "allowInsecureUpstream", "forwardedHeaders", "tls", "requireHeader", "discovery", "tokenType",
-        "onBehalfOf",
+        "onBehalfOf", "upstreamProtocol",
     ]
 
     /// An on-behalf-of route's `onBehalfOf`.

@@ -37,6 +37,8 @@ public struct Route: Sendable {
     /// other —, `bearer` never with a proof (a DPoP-bound token is refused with a problem), `dpop` only with one (a
     /// bearer token is refused with a problem).
     public var tokenType: TokenTypePreference
+    /// The HTTP version spoken to the upstream (`upstreamProtocol`). Default `http/1.1`.
+    public var upstreamProtocol: UpstreamProtocol
 
     public init(
         prefix: String,
@@ -50,7 +52,8 @@ public struct Route: Sendable {
         forwardedHeaders: Bool = false,
         tls: TLSSettings = TLSSettings(),
         requiredHeaders: [RequiredHeader] = [],
-        tokenType: TokenTypePreference = .auto
+        tokenType: TokenTypePreference = .auto,
+        upstreamProtocol: UpstreamProtocol = .http1
     ) {
         self.prefix = prefix
         self.upstream = upstream
@@ -64,6 +67,7 @@ public struct Route: Sendable {
         self.tls = tls
         self.requiredHeaders = requiredHeaders
         self.tokenType = tokenType
+        self.upstreamProtocol = upstreamProtocol
     }
 }
 

@@ -1008,6 +1008,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             case let error as HeadError: .invalidResponse(error.label)
             case let error as ResponseDecoder.Failure: .invalidResponse(error.label)
             case is ByteToMessageDecoderError.PayloadTooLargeError: .invalidResponse("head_too_large")
+            case is HTTP2UpstreamFields.Malformed: .invalidResponse("malformed_http2")
             case let error?: ConnectionFailure(error)
             }
         run(connection.exchangeEvent(now: now) { $0.upstreamClosed(neverProcessed: neverProcessed, cause: cause) })

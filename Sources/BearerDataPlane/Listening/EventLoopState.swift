@@ -9,13 +9,13 @@ import NIOCore
 /// on `eventLoop` touches it, so it needs no lock.
 package final class EventLoopState {
     let eventLoop: any EventLoop
-    /// Where this loop's exchanges get their upstream connections: HTTP/1.1's, the one transport today.
+    /// Where this loop's exchanges get their upstream connections, over the HTTP version each route chose.
     let connector: any UpstreamConnector
     private var requestIDs: RequestIDSequence
     /// What lasts until the loop has handled its current batch of events: flushes left for then, the token's clocks.
     let batch: EventBatch
 
-    init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTP1Connector()) {
+    init(eventLoop: any EventLoop, connector: any UpstreamConnector = HTTPVersionConnector()) {
         self.eventLoop = eventLoop
         self.connector = connector
         self.batch = EventBatch(eventLoop: eventLoop)

@@ -77,7 +77,9 @@ public final class ProxyServer: Service, Sendable {
                 NIOLoopBound(
                     EventLoopState(
                         eventLoop: loop,
-                        connector: HTTP1Connector(pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle))),
+                        connector: HTTPVersionConnector(
+                            http1: HTTP1Connector(pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle)),
+                            http2: HTTP2Connector(idleTimeout: timeouts.upstreamIdle))),
                     eventLoop: loop)
             }.get()
             loops.append(state)

@@ -42,10 +42,11 @@ package final class ProxyContext: Sendable {
             try RouteBinding(
                 route, timeouts: timeouts, discoveredTokens: discoveredTokens[route.prefix],
                 subjectTokens: subjectTokens[route.prefix], nonce: nonces.nonce(forOrigin:)
-            ) { caFile in
-                if let made = contexts[caFile ?? ""] { return made }
-                let made = try UpstreamTLS(caFile: caFile)
-                contexts[caFile ?? ""] = made
+            ) { caFile, version in
+                let key = "\(version.rawValue) \(caFile ?? "")"
+                if let made = contexts[key] { return made }
+                let made = try UpstreamTLS(caFile: caFile, version: version)
+                contexts[key] = made
                 return made
             }
         }

@@ -59,7 +59,7 @@ final class RouteBinding: Sendable {
     init(
         _ route: Route, timeouts: ProxyTimeouts, discoveredTokens: TokenCache? = nil,
         subjectTokens: SubjectTokenCaches? = nil, nonce: (_ origin: String) -> UpstreamNonce = { _ in UpstreamNonce() },
-        tls: (_ caFile: String?) throws -> UpstreamTLS
+        tls: (_ caFile: String?, _ version: UpstreamProtocol) throws -> UpstreamTLS
     ) rethrows {
         self.route = route
         origin = try UpstreamOrigin(route, tls: tls)

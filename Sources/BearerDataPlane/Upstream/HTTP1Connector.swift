@@ -64,6 +64,15 @@ final class HTTP1Connector: UpstreamConnector {
             }
     }
 
+    /// Puts HTTP/1.1 on `channel`, already connected and past TLS (an `auto` origin whose server picked it in ALPN),
+    /// and keeps the connection for the exchanges to `origin` that follow, as one it opened itself.
+    func adopt(_ channel: any Channel, origin: UpstreamOrigin) throws -> UpstreamHandler {
+        let upstream = UpstreamHandler(origin: origin)
+        try channel.pipeline.syncOperations.addHandler(upstream)
+        upstream.pool = pool
+        return upstream
+    }
+
     func evictIdle(now: NIODeadline) {
         pool.evictIdle(now: now)
     }

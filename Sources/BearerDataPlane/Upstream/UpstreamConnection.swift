@@ -5,9 +5,9 @@ import NIOCore
 import NIOHTTP1
 
 /// An upstream connection as the exchange using it sees it (docs/architecture.md): one request at a time, written as
-/// parts, its response delivered to the ``UpstreamConnectionOwner``. HTTP/1.1 (``UpstreamHandler``) is the one
-/// transport today; another — HTTP/2, say — is a new conformance with its own ``UpstreamConnector``, not edits through
-/// the client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
+/// parts, its response delivered to the ``UpstreamConnectionOwner``. HTTP/1.1's is a connection (``UpstreamHandler``);
+/// HTTP/2's is one stream of a shared connection (``HTTP2UpstreamStream``); each has its connector, and neither is
+/// known to the client connection's handler. The replay rule's transport half is the transport's: it says, when the connection
 /// fails before an answer, whether the request provably reached no application (``UpstreamConnectionOwner``).
 protocol UpstreamConnection: AnyObject {
     /// `owner`'s exchange takes the connection: whether it may (a connection serves one exchange at a time).
@@ -47,7 +47,8 @@ protocol UpstreamConnectionOwner: AnyObject {
     func upstreamWritabilityChanged(_ upstream: any UpstreamConnection)
     /// The connection closed while the exchange had it. `neverProcessed`: the transport's word that the request
     /// reached no application — for HTTP/1.1, a pooled connection the upstream closed before any byte of an answer
-    /// (SPEC §8; RFC 9112 §9.3.1) — so the exchange may send it again if it may repeat it at all.
+    /// (SPEC §8; RFC 9112 §9.3.1); for HTTP/2, a stream refused with REFUSED_STREAM or above a GOAWAY's last stream
+    /// (RFC 9113 §8.7, §6.8) — so the exchange may send it again if it may repeat it at all.
     func upstreamClosed(_ upstream: any UpstreamConnection, error: (any Error)?, neverProcessed: Bool)
 }
 

@@ -588,6 +588,7 @@ extension SchemaTests {
             #"{"maxSubject": 5}"#, "[]",
         ],
         "tokenType": [#""auto""#, #""bearer""#, #""dpop""#, #""DPoP""#, "1"],
+        "upstreamProtocol": [#""http/1.1""#, #""h2""#, #""auto""#, #""H2""#, #""h2c""#, "2"],
         "discovery": [
             #"{"clientId": "app", "redirectPort": 8400, "allowPrivateAddresses": true}"#, "{}",
             #"{"clientMetadataDocument": "https://app.example.com/client.json"}"#,

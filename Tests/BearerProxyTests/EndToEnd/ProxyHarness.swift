@@ -26,7 +26,7 @@ struct ProxyHarness {
         environment: [String: String] = [:], stateDirectory: StateDirectory? = nil,
         timeouts: ProxyTimeouts = ProxyTimeouts(), logger: Logger = ProxyHarness.silentLogger,
         now: @escaping @Sendable () -> Date = { Date() }, maximumConnections: Int? = nil,
-        peerLookup: PeerUserPolicy.Lookup = .kernel,
+        peerLookup: PeerUserPolicy.Lookup = .kernel, threads: Int = 2,
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
         DescriptorLimit.raised
@@ -34,7 +34,7 @@ struct ProxyHarness {
             routes: routes, extra: extra, account: account, environment: environment)
         let proxy = try await RunningProxy.start(
             configuration: configuration, stateDirectory: stateDirectory, environment: environment,
-            timeouts: timeouts, maximumConnections: maximumConnections, threads: 2, logger: logger, now: now,
+            timeouts: timeouts, maximumConnections: maximumConnections, threads: threads, logger: logger, now: now,
             peerLookup: peerLookup)
         let harness = ProxyHarness(proxy: proxy)
         do {

@@ -39,7 +39,7 @@ struct BatchTokenClockTests {
         _ = try await cache.accessTokenWithinLimit(for: scopes)
         let route = try TestConfigurations.route(
             #"{ "prefix": "/api", "upstream": "http://127.0.0.1:9", "scopes": ["api://a/Read"] }"#)
-        let binding = try RouteBinding(route, timeouts: ProxyTimeouts()) { try UpstreamTLS(caFile: $0) }
+        let binding = try RouteBinding(route, timeouts: ProxyTimeouts()) { try UpstreamTLS(caFile: $0, version: $1) }
         let eventLoop = EmbeddedEventLoop()
         return (EventLoopState(eventLoop: eventLoop), binding, cache, clocks, eventLoop)
     }

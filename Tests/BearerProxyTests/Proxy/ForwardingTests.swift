@@ -24,7 +24,9 @@ struct ForwardingTests {
 
     /// The route of `json` as the data plane holds it.
     static func binding(_ json: String) throws -> RouteBinding {
-        try RouteBinding(TestConfigurations.route(json), timeouts: ProxyTimeouts()) { try UpstreamTLS(caFile: $0) }
+        try RouteBinding(TestConfigurations.route(json), timeouts: ProxyTimeouts()) {
+            try UpstreamTLS(caFile: $0, version: $1)
+        }
     }
 
     /// The upstream's head for a client's request with `headers`, read back by the codec, and how the proxy frames

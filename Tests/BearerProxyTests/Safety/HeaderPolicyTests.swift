@@ -38,7 +38,7 @@ struct HeaderPolicyTests {
             TestConfigurations.route(
                 #"{ "prefix": "/api", "upstream": "https://api.example.com/v1", "scopes": ["api://a/R"] }"#),
             timeouts: ProxyTimeouts()
-        ) { try UpstreamTLS(caFile: $0) }
+        ) { try UpstreamTLS(caFile: $0, version: $1) }
     }
 
     @Test("a field is copied up to the upstream exactly when its row does not keep it back")

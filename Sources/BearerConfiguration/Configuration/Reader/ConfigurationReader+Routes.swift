@@ -44,8 +44,9 @@ extension ConfigurationReader {
         let tls = route.object("tls").flatMap(readTLS)
         let requiredHeader = route.object("requireHeader").flatMap(readRequiredHeader)
         let tokenType = readRouteTokenType(route, auth: auth, context: context)
+        let upstreamProtocol = readUpstreamProtocol(route)
 
-        guard let prefix, let upstream, let auth, let tokenType else { return nil }
+        guard let prefix, let upstream, let auth, let tokenType, let upstreamProtocol else { return nil }
         return Route(
             prefix: prefix,
             upstream: upstream,
@@ -58,8 +59,15 @@ extension ConfigurationReader {
             forwardedHeaders: forwardedHeaders,
             tls: TLSSettings(caFile: tls?.caFile ?? context.globalTLS.caFile),
             requiredHeaders: [context.requiredHeader, requiredHeader].compactMap { $0 },
-            tokenType: tokenType
+            tokenType: tokenType,
+            upstreamProtocol: upstreamProtocol
         )
+    }
+
+    /// A route's `upstreamProtocol`: `http/1.1` when absent, today's behaviour for every route that does not ask.
+    private func readUpstreamProtocol(_ route: ObjectReader) -> UpstreamProtocol? {
+        guard route.contains("upstreamProtocol") else { return .http1 }
+        return route.choice("upstreamProtocol")
     }
 
     /// A route's `tokenType` (RFC 9449 §7.1): `auto` when absent. A route can only ask for what its token can be:

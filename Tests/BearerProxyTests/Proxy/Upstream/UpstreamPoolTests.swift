@@ -14,7 +14,7 @@ struct UpstreamPoolTests {
     static func origin(_ upstream: String) throws -> UpstreamOrigin {
         let route = try TestConfigurations.route(
             #"{ "prefix": "/a", "upstream": "\#(upstream)", "scopes": ["api://a/.default"] }"#)
-        return try UpstreamOrigin(route) { _ in throw CancellationError() }
+        return try UpstreamOrigin(route) { _, _ in throw CancellationError() }
     }
 
     /// A connected handler for `origin` that waits in `pool` between exchanges, on an in-memory channel.
