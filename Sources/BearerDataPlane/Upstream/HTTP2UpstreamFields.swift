@@ -24,7 +24,7 @@ enum HTTP2UpstreamFields {
 
     /// The header section of `head`, sent with `scheme` (the upstream's). `Host` becomes `:authority`; the fields that
     /// belong to one HTTP/1.1 connection are dropped (RFC 9113 §8.2.2) — `Connection` and those it names,
-    /// `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade` — and `TE` unless it is `trailers`.
+    /// `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade` — and `TE` is always `trailers`.
     static func request(_ head: UpstreamRequestHead, scheme: String) throws(Malformed) -> HPACKHeaders {
         // RFC 9113 §8.6: HTTP/2 has no `101`; a WebSocket over HTTP/2 needs extended CONNECT (RFC 8441), not offered.
         guard !head.asksToUpgrade else {
@@ -57,7 +57,7 @@ enum HTTP2UpstreamFields {
             switch name {
             case "host": authority = value
             case "connection": HopByHop.forEachOption(in: value) { named.insert(String(Substring($0)).lowercased()) }
-            case "te": if value.lowercased() == "trailers" { fields.append((name, "trailers")) }
+            case "te": continue  // the proxy's own, below
             default: fields.append((name, value))
             }
         }
@@ -71,13 +71,22 @@ enum HTTP2UpstreamFields {
         where !HTTP2RequestHead.connectionSpecific.contains(name) && !named.contains(name) {
             headers.add(name: name, value: value)
         }
+        // The proxy takes trailers from an HTTP/2 upstream (RFC 9110 §10.1.4) and passes them on, so it says so,
+        // whatever the client's TE said on its own hop: gRPC servers refuse a call without `te: trailers`
+        // (gRPC's PROTOCOL-HTTP2.md).
+        headers.add(name: "te", value: "trailers")
         return headers
     }
 
     /// The response head of `headers`, a response's header section, read by the codec's parser as an HTTP/1.1 head
     /// would be (the answer to a `HEAD` request when `requestWasHead`). A final response without `content-length`
-    /// whose body is delimited by END_STREAM reads as chunked, so that the exchange keeps its own framing rules.
-    static func response(_ headers: HPACKHeaders, requestWasHead: Bool) throws(Malformed) -> UpstreamResponse {
+    /// whose body is delimited by END_STREAM reads as chunked, so that the exchange keeps its own framing rules — unless
+    /// the section itself ends the stream (`endsStream`): there is no body, and `content-length: 0` says so, so that
+    /// the answer goes on as one header section. gRPC's "Trailers-Only" answer (a server's error status) is exactly
+    /// that, and a gRPC client reads a header section followed by an empty DATA frame as a broken stream.
+    static func response(
+        _ headers: HPACKHeaders, requestWasHead: Bool, endsStream: Bool = false
+    ) throws(Malformed) -> UpstreamResponse {
         var status: Int?
         var bytes = ByteBuffer()
         bytes.reserveCapacity(64 + headers.count * 32)
@@ -100,7 +109,15 @@ enum HTTP2UpstreamFields {
         guard status != 101 else { throw Malformed(reason: "a 101 response") }
         bytes.writeString("HTTP/1.1 \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n")
         bytes.writeImmutableBuffer(fields)
-        if status >= 200, !hasLength { bytes.writeString("transfer-encoding: chunked\r\n") }
+        if status >= 200, !hasLength {
+            // RFC 9110 §8.6: no Content-Length in a 204, nor in a 304 or a HEAD answer, where it would describe a
+            // body this response does not have; those have no body to frame either way.
+            if !endsStream {
+                bytes.writeString("transfer-encoding: chunked\r\n")
+            } else if status != 204, status != 304, !requestWasHead {
+                bytes.writeString("content-length: 0\r\n")
+            }
+        }
         bytes.writeString("\r\n")
         do {
             guard

@@ -193,7 +193,8 @@ final class HTTP2UpstreamStream: ChannelDuplexHandler, UpstreamConnection {
                 let trailers = try HTTP2UpstreamFields.trailers(frame.headers)
                 return deliver(nil, end: true, trailers: trailers.readableBytes > 0 ? trailers : nil)
             }
-            let head = try HTTP2UpstreamFields.response(frame.headers, requestWasHead: requestWasHead)
+            let head = try HTTP2UpstreamFields.response(
+                frame.headers, requestWasHead: requestWasHead, endsStream: frame.endStream)
             if !head.head.isInformational { finalHeadReceived = true }
             deliver(.head(head), end: frame.endStream && finalHeadReceived, trailers: nil)
         } catch {
