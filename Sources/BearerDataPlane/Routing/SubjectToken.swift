@@ -1,4 +1,5 @@
 import BearerCodec
+import BearerConfiguration
 
 /// The caller's own token on an on-behalf-of route: the credential of its one `Authorization: Bearer` field (RFC 6750
 /// §2.1), which the route exchanges and never forwards.
@@ -20,15 +21,7 @@ enum SubjectToken {
 
     /// `ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"`, and `=` (only at the end: ``isPadded(_:)``).
     private static func isToken68(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"),
-            UInt8(ascii: "/"), UInt8(ascii: "="):
-            true
-        default: false
-        }
+        URICharacters.isAlpha(byte) || URICharacters.isDigit(byte) || "-._~+/=".utf8.contains(byte)
     }
 
     /// `=` only as trailing padding.

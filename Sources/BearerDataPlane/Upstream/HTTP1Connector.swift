@@ -37,8 +37,7 @@ final class HTTP1Connector: UpstreamConnector {
                         break
                     case .tls(let tls):
                         try pipeline.addHandler(
-                            NIOSSLClientHandler(
-                                context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
+                            tls.clientHandler(for: origin.host))
                     }
                     // One handler: it frames its requests (framing set per request, data-plane pitfall 3) and
                     // decodes the answers itself, 1xx heads delivered so that `100 Continue` reaches the client

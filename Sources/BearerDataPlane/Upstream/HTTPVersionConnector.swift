@@ -111,8 +111,7 @@ final class HTTPVersionConnector: UpstreamConnector {
                     guard case .tls(let tls) = origin.transport else { return }
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(
-                        NIOSSLClientHandler(
-                            context: tls.context, serverHostname: UpstreamTLS.serverName(for: origin.host)))
+                        tls.clientHandler(for: origin.host))
                     try pipeline.addHandler(UpstreamProtocolNegotiation(negotiated: negotiated))
                 }
             }

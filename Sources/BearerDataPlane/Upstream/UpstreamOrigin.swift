@@ -73,6 +73,12 @@ final class UpstreamTLS: Hashable, Sendable {
         context = try NIOSSLContext(configuration: configuration)
     }
 
+    /// The TLS handler of a new connection to `host`, verifying its certificate against ``serverName(for:)``: one
+    /// place for the rule, whichever HTTP version the connection then speaks.
+    func clientHandler(for host: String) throws -> NIOSSLClientHandler {
+        try NIOSSLClientHandler(context: context, serverHostname: Self.serverName(for: host))
+    }
+
     /// The name to send in TLS SNI and to verify the certificate against. RFC 6066 §3 forbids IP literals in SNI;
     /// with nil, swift-nio-ssl verifies the certificate's IP addresses against the peer's address instead.
     static func serverName(for host: String) -> String? {

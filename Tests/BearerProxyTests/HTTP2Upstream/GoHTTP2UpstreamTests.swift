@@ -90,27 +90,6 @@ enum GoHTTP2Server {
     }
 
     private static func build() async throws -> String {
-        guard let go = ReferenceProgramCache.executable(named: "go", extra: ["/usr/lib/go/bin", "/usr/local/go/bin"])
-        else { throw ReferenceFailure(reason: "no go on PATH (apt-get install golang-go)") }
-        let digest = SHA256.hash(data: try Data(contentsOf: source)).map { String($0, radix: 16) }.joined().prefix(16)
-        let cache = ReferenceProgramCache.cacheFolder
-        let binary = cache.appendingPathComponent("go-h2-\(digest)/go-h2")
-        if FileManager.default.isExecutableFile(atPath: binary.path) { return binary.path }
-        try FileManager.default.createDirectory(
-            at: binary.deletingLastPathComponent(), withIntermediateDirectories: true)
-        // Built under a name of its own and renamed into place: a build that stops halfway leaves no binary.
-        let partial = binary.path + ".\(ProcessInfo.processInfo.processIdentifier).partial"
-        var environment = ProcessInfo.processInfo.environment
-        environment["GOCACHE"] = cache.appendingPathComponent("gocache").path
-        environment["GOPATH"] = cache.appendingPathComponent("gopath").path
-        environment["GO111MODULE"] = "off"
-        environment["CGO_ENABLED"] = "0"
-        let build = try await ChildProcess.run(go, ["build", "-o", partial, source.path], environment: environment)
-        guard build.status == 0 else {
-            try? FileManager.default.removeItem(atPath: partial)
-            throw ReferenceFailure(reason: "go build of \(source.path) failed: \(build.stderr)")
-        }
-        _ = rename(partial, binary.path)
-        return binary.path
+        try await ReferenceProgramCache.buildGo(main: source, hashing: [source], folder: "go-h2", name: "go-h2")
     }
 }

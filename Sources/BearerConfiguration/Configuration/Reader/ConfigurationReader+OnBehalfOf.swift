@@ -112,15 +112,11 @@ extension ConfigurationReader {
     static func isAbsoluteURI(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, colon < bytes.count - 1,
-            Self.isLetter(bytes[0]), !bytes.contains(UInt8(ascii: " "))
+            URICharacters.isAlpha(bytes[0]), !bytes.contains(UInt8(ascii: " "))
         else { return false }
+        // RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
         return bytes[..<colon].allSatisfy { byte in
-            Self.isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            URICharacters.isAlpha(byte) || URICharacters.isDigit(byte) || "+-.".utf8.contains(byte)
         }
-    }
-
-    private static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
     }
 }

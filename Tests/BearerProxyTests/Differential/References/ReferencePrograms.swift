@@ -140,17 +140,26 @@ actor ReferenceProgramCache {
     }
 
     static func buildGoProgram() async throws -> String {
+        let source = ReferencePrograms.folder.appendingPathComponent("go")
+        return try await buildGo(
+            main: source.appendingPathComponent("main.go"),
+            hashing: ["go.mod", "main.go"].map { source.appendingPathComponent($0) }, folder: "go", name: "differential"
+        )
+    }
+
+    /// Builds the standard-library-only Go program `main` once per version of the `hashing` files, as
+    /// `<cache>/<folder>-<digest>/<name>`, and returns its path.
+    static func buildGo(main: URL, hashing files: [URL], folder: String, name: String) async throws -> String {
         // Debian's golang-go puts `go` on PATH; its toolchain lives in /usr/lib/go.
         guard let go = executable(named: "go", extra: ["/usr/lib/go/bin", "/usr/local/go/bin"]) else {
             throw ReferenceFailure(reason: "no go on PATH (apt-get install golang-go)")
         }
-        let source = ReferencePrograms.folder.appendingPathComponent("go")
         var hash = SHA256()
-        for file in ["go.mod", "main.go"] {
-            hash.update(data: try Data(contentsOf: source.appendingPathComponent(file)))
+        for file in files {
+            hash.update(data: try Data(contentsOf: file))
         }
         let digest = hash.finalize().map { String($0, radix: 16) }.joined().prefix(16)
-        let binary = cacheFolder.appendingPathComponent("go-\(digest)/differential")
+        let binary = cacheFolder.appendingPathComponent("\(folder)-\(digest)/\(name)")
         if FileManager.default.isExecutableFile(atPath: binary.path) { return binary.path }
 
         try FileManager.default.createDirectory(
@@ -165,11 +174,10 @@ actor ReferenceProgramCache {
         // `go -C`, and the tests' working directory is not the module's).
         environment["GO111MODULE"] = "off"
         environment["CGO_ENABLED"] = "0"
-        let build = try await ChildProcess.run(
-            go, ["build", "-o", partial, source.appendingPathComponent("main.go").path], environment: environment)
+        let build = try await ChildProcess.run(go, ["build", "-o", partial, main.path], environment: environment)
         guard build.status == 0 else {
             try? FileManager.default.removeItem(atPath: partial)
-            throw ReferenceFailure(reason: "go build of \(source.path) failed: \(build.stderr)")
+            throw ReferenceFailure(reason: "go build of \(main.path) failed: \(build.stderr)")
         }
         _ = rename(partial, binary.path)
         return binary.path
