@@ -7,6 +7,8 @@
 #   bash bench/counts.sh                       build (release) and count
 #   COUNTS_BINARY=/path/to/bearer-proxy bash bench/counts.sh   count another build (e.g. an older commit's)
 #   COUNTS_REQUESTS=2000                       how many requests are counted (after a warm-up)
+#   COUNTS_PROTOCOL=h2                         the client speaks HTTP/2 (prior knowledge, one stream at a time on one
+#                                              connection; needs Python's h2) instead of HTTP/1.1
 #   COUNTS_CALLERS=swift_allocObject           also list who makes that call, per request (the nearest frame of
 #                                              ours or NIO's, from a perf call graph): which allocation to remove next
 #   COUNTS_DEPTH=3                             how many of those frames name a caller
@@ -97,6 +99,39 @@ for _ in range(n):
             sys.exit("connection closed")
         buffer += chunk
 EOF
+# The same over HTTP/2: one connection, one stream at a time (RFC 9113 §3.3, prior knowledge).
+if [[ ${COUNTS_PROTOCOL:-http/1.1} == h2 ]]; then
+    cat >"$TMP/client.py" <<'H2EOF'
+import socket, sys
+import h2.config, h2.connection, h2.events
+port, n = int(sys.argv[1]), int(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+c = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+c.initiate_connection()
+s.sendall(c.data_to_send())
+request = [(":method", "GET"), (":scheme", "http"), (":authority", "127.0.0.1"), (":path", "/bench/x"),
+           ("user-agent", "counts"), ("accept", "*/*")]
+for _ in range(n):
+    stream = c.get_next_available_stream_id()
+    c.send_headers(stream, request, end_stream=True)
+    s.sendall(c.data_to_send())
+    done = False
+    while not done:
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit("connection closed")
+        for event in c.receive_data(chunk):
+            if isinstance(event, h2.events.DataReceived):
+                c.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                done = True
+            elif isinstance(event, h2.events.StreamReset):
+                sys.exit("stream reset")
+        pending = c.data_to_send()
+        if pending:
+            s.sendall(pending)
+H2EOF
+fi
 python3 "$TMP/client.py" "$BP_PORT" 200 # warm-up: pools, caches, lazily built tables
 EVENT_LIST=$(IFS=,; echo "${EVENTS[*]}")
 perf stat -e "$EVENT_LIST" -p "$BP" -x, -o "$TMP/stat.txt" &
@@ -111,7 +146,7 @@ echo "| call | per request |"
 echo "|---|---|"
 awk -F, -v n="$REQUESTS" '/probe_/{split($3, e, ":"); printf "| %s | %.1f |\n", e[2], $1 / n}' "$TMP/stat.txt"
 echo
-echo "binary: $BIN; $REQUESTS sequential keep-alive GETs, one event loop, counted with perf uprobes"
+echo "binary: $BIN; $REQUESTS sequential keep-alive GETs (${COUNTS_PROTOCOL:-http/1.1}), one event loop, counted with perf uprobes"
 
 if [[ -n ${COUNTS_CALLERS:-} ]]; then
     CALLER_EVENT=$(printf '%s\n' "${EVENTS[@]}" | grep ":$COUNTS_CALLERS\$" || true)

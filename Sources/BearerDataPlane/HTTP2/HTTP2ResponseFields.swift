@@ -46,7 +46,16 @@ enum HTTP2ResponseFields {
             fields.append((lowercased, value))
         }
         for (name, value) in fields where !HTTP2RequestHead.connectionSpecific.contains(name) && !named.contains(name) {
-            headers.add(name: name, value: value)
+            headers.add(name: name, value: value, indexing: Self.indexing(name))
         }
+    }
+
+    /// Whether the HPACK encoder may put a field in the connection's dynamic table (RFC 7541 §6.2). `x-request-id`
+    /// is new in every response: indexed, each one would evict an entry the next response could have used (the table
+    /// is 4 KiB, about fifty such entries), and the encoder searches the whole table for every field it writes. It
+    /// goes as a literal without indexing (RFC 7541 §6.2.2), its name spelled out: a dozen bytes a response, where
+    /// the fields it would have evicted are worth more.
+    static func indexing(_ name: String) -> HPACKIndexing {
+        name == "x-request-id" ? .nonIndexable : .indexable
     }
 }
