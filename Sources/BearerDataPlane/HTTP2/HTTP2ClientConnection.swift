@@ -32,12 +32,13 @@ struct HTTP2ClientConnection: Sendable {
         let management = NIOHTTP2ServerConnectionManagementHandler(
             eventLoop: channel.eventLoop,
             configuration: .init(
-                maxIdleTime: core.timeouts.clientIdle, maxAge: nil, maxGraceTime: core.timeouts.shutdownGrace,
+                // The idle limit is ``HTTP2IdleClose``'s, which asks this handler for its graceful close.
+                maxIdleTime: nil, maxAge: nil, maxGraceTime: core.timeouts.shutdownGrace,
                 keepalive: nil))
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = Self.settings
         let (core, loop) = (self.core, self.loop)
-        let idleClose = HTTP2IdleClose(metrics: core.metrics)
+        let idleClose = HTTP2IdleClose(metrics: core.metrics, idleLimit: core.timeouts.clientIdle)
         let streams = HTTP2IdleClose.Streams(
             handler: NIOLoopBound(idleClose, eventLoop: channel.eventLoop), next: management.http2StreamDelegate)
         let http2 = NIOHTTP2Handler(
