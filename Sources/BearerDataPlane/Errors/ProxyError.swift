@@ -28,6 +28,9 @@ package enum ProxyError: Error, Equatable {
     case upstreamUnreachable(upstream: String, reason: String)
     case upstreamReset(upstream: String)
     case upstreamTimeout(upstream: String, seconds: Int64)
+    /// The client's own deadline for the call (gRPC's `grpc-timeout`, `milliseconds` long) passed before `upstream`
+    /// began to answer.
+    case deadlineExceeded(upstream: String, milliseconds: Int64)
     /// The upstream took none of the request body for `seconds` (the body-stall limit) while it streamed.
     case upstreamStoppedReading(upstream: String, seconds: Int64)
     case upstreamProtocolError(upstream: String, reason: String)
@@ -74,7 +77,7 @@ package enum ProxyError: Error, Equatable {
             .forbidden
         case .clientKeyRequired: .unauthorized
         case .upstreamUnreachable, .upstreamReset, .upstreamProtocolError: .badGateway
-        case .upstreamTimeout, .upstreamStoppedReading: .gatewayTimeout
+        case .upstreamTimeout, .upstreamStoppedReading, .deadlineExceeded: .gatewayTimeout
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: .unauthorized
         case .subjectTokenMissing, .subjectTokenRefused: .unauthorized
         case .consentRequired: .forbidden
@@ -89,7 +92,7 @@ package enum ProxyError: Error, Equatable {
     /// a method the route refuses UNIMPLEMENTED, a head too large RESOURCE_EXHAUSTED, a configuration fault INTERNAL.
     var grpcStatus: Int {
         switch self {
-        case .upstreamTimeout, .upstreamStoppedReading, .requestTimeout: return 4
+        case .upstreamTimeout, .upstreamStoppedReading, .requestTimeout, .deadlineExceeded: return 4
         case .methodNotAllowed, .methodNotImplemented: return 12
         case .uriTooLong, .headersTooLarge: return 8
         default: break
@@ -126,6 +129,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamUnreachable: slug = "upstream-unreachable"
         case .upstreamReset: slug = "upstream-reset"
         case .upstreamTimeout, .upstreamStoppedReading: slug = "upstream-timeout"
+        case .deadlineExceeded: slug = "deadline-exceeded"
         case .upstreamProtocolError: slug = "upstream-protocol-error"
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: slug = "sign-in-required"
         case .discoveredStepUpRequired: slug = "step-up-required"
@@ -160,6 +164,7 @@ package enum ProxyError: Error, Equatable {
         case .upstreamUnreachable: "Upstream unreachable"
         case .upstreamReset: "Upstream closed the connection"
         case .upstreamTimeout, .upstreamStoppedReading: "Upstream timed out"
+        case .deadlineExceeded: "Deadline exceeded"
         case .upstreamProtocolError: "Upstream sent an invalid response"
         case .signInRequired, .discoveredSignInRequired, .discoveredTokenRefused: "Sign-in required"
         case .discoveredStepUpRequired: "Sign-in with more scopes required"
@@ -205,6 +210,8 @@ package enum ProxyError: Error, Equatable {
         case .upstreamUnreachable(let upstream, let reason): "Could not connect to \(upstream): \(reason)."
         case .upstreamReset(let upstream): "\(upstream) closed the connection before answering."
         case .upstreamTimeout(let upstream, let seconds): "\(upstream) sent no response within \(seconds) s."
+        case .deadlineExceeded(let upstream, let milliseconds):
+            "The call's own deadline (its grpc-timeout, \(milliseconds) ms) passed before \(upstream) answered."
         case .upstreamStoppedReading(let upstream, let seconds):
             "\(upstream) took none of the request body for \(seconds) s."
         case .upstreamProtocolError(let upstream, let reason): "\(upstream): \(reason)."

@@ -101,6 +101,9 @@ extension ExchangeStateMachine {
         case upstreamUnreachable(ConnectionFailure)
         /// No response head within the route's limit after the request went up in full.
         case responseHeadTimedOut
+        /// The client's own deadline for the call (``Request/callLimit``) passed before the upstream's answer began:
+        /// its token, its connection or its response head was still awaited.
+        case callDeadlinePassed(TimeAmount)
         /// The request body stopped arriving (the body-stall limit): answered, then the connection closes.
         case bodyStalled
         /// The upstream took none of the request body for the body-stall limit: answered (or closed, once a response

@@ -9,6 +9,12 @@ import NIOCore
 extension ExchangeStateMachine {
     /// The earliest deadline that applies in this state.
     var nextDeadline: NIODeadline? {
+        guard state.awaitsAnswer else { return stateDeadline }
+        return Self.earliest(stateDeadline, callDue)
+    }
+
+    /// The earliest of the state's own deadlines (the route's and the body's).
+    private var stateDeadline: NIODeadline? {
         switch state {
         case .routing(let progress), .local(let progress), .answered(let progress):
             return progress.bodyDue
@@ -42,6 +48,17 @@ extension ExchangeStateMachine.RequestProgress {
 }
 
 extension ExchangeStateMachine.State {
+    /// Whether the proxy is waiting for the upstream's answer to begin — its token, its connection, its response head,
+    /// or the end of a rejection it means to replay: what the client's own deadline for the call bounds.
+    var awaitsAnswer: Bool {
+        switch self {
+        case .awaitingToken, .connecting, .streaming(_, .awaitingHead), .discardingRejection: true
+        case .routing, .local, .awaitingLocalAnswer, .answered, .streaming(_, .streaming), .tunnelling, .closing,
+            .finished, .modifying:
+            false
+        }
+    }
+
     /// When the request body's next byte is due, while it streams.
     var bodyDue: NIODeadline? {
         switch self {

@@ -24,6 +24,8 @@ extension ExchangeStateMachine.Failure {
             return .upstreamUnreachable(upstream: display, reason: failure.explanation)
         case .responseHeadTimedOut:
             return .upstreamTimeout(upstream: display, seconds: seconds)
+        case .callDeadlinePassed(let limit):
+            return .deadlineExceeded(upstream: display, milliseconds: limit.nanoseconds / 1_000_000)
         case .bodyStalled:
             let stall = bodyStall.nanoseconds / 1_000_000_000
             return .requestTimeout(detail: "The request body stopped arriving for \(stall) s.")

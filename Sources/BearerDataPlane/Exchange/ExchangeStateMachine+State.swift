@@ -138,16 +138,21 @@ extension ExchangeStateMachine {
         var upgrade: WebSocketUpgrade.Requested
         /// RFC 9110 §15.2: 1xx responses are forwarded, except to HTTP/1.0 clients.
         var forwardsInformational: Bool
+        /// The client's own deadline for the call, from its head's arrival (a gRPC call's `grpc-timeout`,
+        /// ``GRPCTimeout``): the proxy's wait for the upstream's answer ends by then, whatever the route allows.
+        var callLimit: TimeAmount?
 
         init(
             method: HTTPMethod, keepAlive: Bool = true, expectsContinue: Bool = false,
-            upgrade: WebSocketUpgrade.Requested = .none, forwardsInformational: Bool = true
+            upgrade: WebSocketUpgrade.Requested = .none, forwardsInformational: Bool = true,
+            callLimit: TimeAmount? = nil
         ) {
             self.method = method
             self.keepAlive = keepAlive
             self.expectsContinue = expectsContinue
             self.upgrade = upgrade
             self.forwardsInformational = forwardsInformational
+            self.callLimit = callLimit
         }
     }
 

@@ -26,6 +26,8 @@ struct ExchangeStateMachine {
     let serial: UInt64
     package let request: Request
     package let bodyStall: TimeAmount
+    /// When the client's own deadline for the call passes (``Request/callLimit``), if it set one.
+    let callDue: NIODeadline?
     package private(set) var state: State
     package private(set) var persistence: Persistence
     private(set) var expectation: Expectation
@@ -51,6 +53,7 @@ struct ExchangeStateMachine {
         self.serial = serial
         self.request = request
         self.bodyStall = bodyStall
+        self.callDue = request.callLimit.map { now + $0 }
         self.assertsOnIllegalEvents = assertsOnIllegalEvents
         self.state = .routing(.streaming(bodyDue: now + bodyStall))
         // NIO's parser reads nothing after an upgrade request: the connection becomes a tunnel or closes.
@@ -519,6 +522,11 @@ struct ExchangeStateMachine {
     /// (no upstream yet, or it cannot take more): a body that does not flow then is not the client's stall — it is
     /// the upstream's when the upstream is there and takes nothing.
     mutating func deadlinesDue(now: NIODeadline, readsWithheld: Bool) -> Action {
+        if let callDue, callDue <= now, state.awaitsAnswer, let limit = request.callLimit {
+            // The client gives up on the call by now (gRPC's `grpc-timeout`): its answer is DEADLINE_EXCEEDED, and a
+            // request already upstream is abandoned — its stream reset, its HTTP/1.1 connection closed.
+            return fail(.callDeadlinePassed(limit))
+        }
         switch state {
         case .awaitingToken(_, _, let due) where due <= now:
             if let stepUp {

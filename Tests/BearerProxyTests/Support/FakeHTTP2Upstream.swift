@@ -29,6 +29,16 @@ final class FakeHTTP2Upstream: Sendable {
         case reset(HTTP2ErrorCode)
         /// The response, then GOAWAY naming this stream as the last one the server processes (RFC 9113 §6.8).
         case respondThenGoAway(status: Int)
+        /// Nothing: the stream stays open, unanswered, until the client resets it (``resets``).
+        case silent
+        /// A response head and the start of its body, then RST_STREAM with this error code.
+        case respondThenReset(status: Int, fields: [(String, String)], body: ByteBuffer, HTTP2ErrorCode)
+    }
+
+    /// A stream the client reset (RST_STREAM) before its answer ended.
+    struct Reset: Sendable, Equatable {
+        var path: String
+        var code: HTTP2ErrorCode
     }
 
     let tls: Bool
@@ -37,6 +47,10 @@ final class FakeHTTP2Upstream: Sendable {
     private let recorded = Mutex<[Request]>([])
     private let written = Mutex<[String]>([])
     private let bodyBytes = Atomic<Int>(0)
+    /// The streams the client reset, in order; tests wait on it.
+    let resets = WatchedState<[Reset]>([], timerLoop: MultiThreadedEventLoopGroup.singleton.next()) {
+        "\($0.count) streams reset"
+    }
 
     var port: Int { channel.localAddress?.port ?? 0 }
     var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
@@ -139,6 +153,10 @@ final class FakeHTTP2Upstream: Sendable {
             case .data(let frame):
                 if case .byteBuffer(let buffer) = frame.data { bodyLength += buffer.readableBytes }
                 ended = frame.endStream
+            case .rstStream(let code):
+                let path = headers?.first(name: ":path") ?? ""
+                upstream.resets.mutate { $0.append(Reset(path: path, code: code)) }
+                return
             default:
                 ended = false
             }
@@ -158,6 +176,14 @@ final class FakeHTTP2Upstream: Sendable {
                     .whenSuccess { upstream.wrote(path) }
 
             case .reset(let code):
+                context.writeAndFlush(wrapOutboundOut(.rstStream(code)), promise: nil)
+            case .silent:
+                break
+            case .respondThenReset(let status, let fields, let body, let code):
+                var head = HPACKHeaders([(":status", String(status))])
+                for (name, value) in fields { head.add(name: name, value: value) }
+                context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
+                context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(body)))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.rstStream(code)), promise: nil)
             case .respondThenGoAway(let status):
                 _ = respond(status: status, fields: [], body: ByteBuffer(), trailers: nil, context: context)

@@ -143,9 +143,9 @@ final class FakeUpstreamHandler: ChannelInboundHandler {
                 self.output = .downloading(sent: 0, total: bytes)
                 self.pumpDownload(context: context)
             }
-        case .events(let stream):
+        case .events(let stream, let contentType):
             let headers = HTTPHeaders([
-                ("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("transfer-encoding", "chunked"),
+                ("content-type", contentType), ("cache-control", "no-cache"), ("transfer-encoding", "chunked"),
             ])
             self.writeHead(status: .ok, headers: headers, context: context)
             context.flush()

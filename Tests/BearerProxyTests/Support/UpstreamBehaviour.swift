@@ -21,9 +21,10 @@ enum UpstreamBehaviour: Sendable {
     /// while the channel is writable.
     case download(bytes: Int, chunked: Bool)
 
-    /// 200 `text/event-stream`, chunked; every string from the stream is written and flushed as one chunk as soon
-    /// as it arrives; the response ends when the stream finishes. (The stream is consumed by one request only.)
-    case events(AsyncStream<String>)
+    /// 200 `text/event-stream` (or `contentType`), chunked; every string from the stream is written and flushed as one
+    /// chunk as soon as it arrives; the response ends when the stream finishes. (The stream is consumed by one request
+    /// only.)
+    case events(AsyncStream<String>, contentType: String = "text/event-stream")
 
     /// Answers on the request head, without reading the body first: `status` with a small text body,
     /// `connection: close`; after the response is flushed the write side is shut down (FIN) and the rest of the

@@ -8,6 +8,10 @@
 // Each answer says what the server saw: its protocol (x-proto), the connections it had accepted so far
 // (x-connections), the method, path and body length; a trailer (x-checked) follows the body. It runs until it is
 // killed.
+//
+//	go-h2 -plain
+//
+// serves the same in the clear, where net/http speaks HTTP/1.1 only: the HTTP/1.1 upstream of the same checks.
 package main
 
 import (
@@ -25,6 +29,7 @@ import (
 func main() {
 	cert := flag.String("cert", "", "the server certificate (PEM)")
 	key := flag.String("key", "", "its private key (PEM)")
+	plain := flag.Bool("plain", false, "serve HTTP/1.1 in the clear instead of TLS")
 	flag.Parse()
 
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,6 +63,10 @@ func main() {
 		}),
 	}
 	fmt.Fprintf(os.Stderr, "listening on http://127.0.0.1:%d\n", listener.Addr().(*net.TCPAddr).Port)
-	fmt.Fprintln(os.Stderr, server.ServeTLS(listener, *cert, *key))
+	if *plain {
+		fmt.Fprintln(os.Stderr, server.Serve(listener))
+	} else {
+		fmt.Fprintln(os.Stderr, server.ServeTLS(listener, *cert, *key))
+	}
 	os.Exit(1)
 }

@@ -72,6 +72,7 @@ struct ExchangeDiagramTests {
                 case .tokenWaitTimedOut: "503 (token wait)"
                 case .upstreamUnreachable: "502 (unreachable)"
                 case .responseHeadTimedOut: "504"
+                case .callDeadlinePassed: "504 (the call's deadline)"
                 case .bodyStalled: "408"
                 case .upstreamStoppedReading: "504 (upstream stopped reading)"
                 case .upstreamClosed: "502 (closed)"
