@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # HTTP/2 clients against bearer-proxy and nginx as the same reverse proxy (`listen … http2`, prior knowledge), both in
-# front of one local nginx upstream over HTTP/1.1, loaded by h2load: for each proxy, rounds of
-#   h1     HTTP/1.1, 50 connections, one request at a time on each (h2load --h1: the same load generator)
-#   h2     HTTP/2, 50 connections, one stream at a time on each
-#   h2x100 HTTP/2, 1 connection, 100 streams at once
+# front of one local nginx upstream over HTTP/1.1, and of one over HTTP/2 (cleartext, prior knowledge: bearer-proxy's
+# `"upstreamProtocol": "h2"`, nginx's `grpc_pass`), loaded by h2load: for each proxy, rounds of
+#   h1       HTTP/1.1, 50 connections, one request at a time on each (h2load --h1: the same load generator)
+#   h2       HTTP/2, 50 connections, one stream at a time on each
+#   h2x100   HTTP/2, 1 connection, 100 streams at once
+#   h2h2     HTTP/2 end to end: 50 connections, one stream at a time on each, to the HTTP/2 upstream
+#   h2h2x100 HTTP/2 end to end: 1 connection, 100 streams at once, to the HTTP/2 upstream
 # and prints each run's req/s and CPU a request (user + system of the proxy and its workers, from /proc/PID/stat),
 # then the medians. One loop for bearer-proxy (--threads 1), one worker for nginx.
 #
 #   bash bench/h2.sh BINARY
 #   H2_ROUNDS=3 H2_REQUESTS=100000
+#   H2_MODES="h2 h2h2"          only these loads
 #
-# Needs nginx, h2load (nghttp2-client), curl; listens on 127.0.0.1:18291, :18293, :18294 and :18295 only.
+# Needs nginx, h2load (nghttp2-client), curl; listens on 127.0.0.1:18291, :18292, :18293, :18294 and :18295 only.
 set -euo pipefail
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 BINARY=${1:?usage: bench/h2.sh BINARY}
 ROUNDS=${H2_ROUNDS:-3}
 REQUESTS=${H2_REQUESTS:-100000}
-UP_PORT=18291 BP_PORT=18293 NG_PORT=18294 NG2_PORT=18295
+UP_PORT=18291 UP2_PORT=18292 BP_PORT=18293 NG_PORT=18294 NG2_PORT=18295
 die() { echo "h2.sh: $*" >&2; exit 1; }
 for tool in nginx h2load curl; do command -v "$tool" >/dev/null || die "$tool not found"; done
 [[ -x $BINARY ]] || die "no binary at $BINARY"
@@ -27,8 +31,22 @@ upstream_nginx_conf "$UP_PORT"
 nginx -c "$TMP/nginx.conf" -p "$TMP" &
 PIDS+=($!)
 
+# The HTTP/2 upstream: the same answer, on a cleartext HTTP/2 listener (prior knowledge).
+mkdir -p "$TMP/up2"
+sed -e "s|listen 127.0.0.1:$UP_PORT;|listen 127.0.0.1:$UP2_PORT http2;|" -e "s|$TMP/nginx.pid|$TMP/up2/nginx.pid|" \
+    -e "s|$TMP/nginx-error.log|$TMP/up2/error.log|" "$TMP/nginx.conf" >"$TMP/up2/nginx.conf"
+grep -q "$UP2_PORT http2" "$TMP/up2/nginx.conf" || die "could not write the HTTP/2 upstream's configuration"
+nginx -c "$TMP/up2/nginx.conf" -p "$TMP/up2" &
+PIDS+=($!)
+
 mkdir -m 0700 -p "$TMP/state"
-bench_routes "$TMP/routes.json" "$BP_PORT" "$UP_PORT"
+cat >"$TMP/routes.json" <<JSON
+{ "listen": "127.0.0.1:$BP_PORT", "account": { "flow": "dev" },
+  "routes": [
+    { "prefix": "/bench", "upstream": "http://127.0.0.1:$UP_PORT", "scopes": ["api://bench/.default"] },
+    { "prefix": "/bench2", "upstream": "http://127.0.0.1:$UP2_PORT", "upstreamProtocol": "h2",
+      "scopes": ["api://bench/.default"] } ] }
+JSON
 XDG_STATE_HOME="$TMP/state" "$BINARY" serve --config "$TMP/routes.json" --log-level warning --threads 1 \
     </dev/null >"$TMP/proxy.log" 2>&1 &
 BP_PID=$!
@@ -48,6 +66,7 @@ http {
     keepalive_requests 1000000;
     http2_max_concurrent_streams 128;
     upstream up { server 127.0.0.1:$UP_PORT; keepalive 64; }
+    upstream up2 { server 127.0.0.1:$UP2_PORT; keepalive 64; }
     server {
         listen 127.0.0.1:$NG_PORT;
         listen 127.0.0.1:$NG2_PORT http2;
@@ -56,6 +75,10 @@ http {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl";
+        }
+        location /bench2/ {
+            grpc_pass grpc://up2;
+            grpc_set_header Authorization "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl";
         }
     }
 }
@@ -68,8 +91,10 @@ for port in $BP_PORT $NG_PORT; do
     for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done
 done
 for port in $BP_PORT $NG2_PORT; do
-    curl -sf --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port/bench/x" \
-        || die "the proxy on $port does not answer over HTTP/2: $(cat "$TMP/proxy.log" "$TMP/ng/error.log" 2>/dev/null)"
+    for path in /bench/x /bench2/x; do
+        curl -sf --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port$path" ||
+            die "the proxy on $port does not answer $path over HTTP/2: $(cat "$TMP/proxy.log" "$TMP/ng/error.log" 2>/dev/null)"
+    done
 done
 
 ticks() { # PID -> utime+stime of PID and its direct children (nginx's worker)
@@ -83,16 +108,18 @@ ticks() { # PID -> utime+stime of PID and its direct children (nginx's worker)
 HZ=$(getconf CLK_TCK)
 
 run() { # NAME PID PORT MODE -> one line: NAME MODE rps cpu_us
-    local args=()
+    local args=() path=/bench/x
     case $4 in
         h1) args=(--h1 -c 50 -m 1) ;;
         h2) args=(-c 50 -m 1) ;;
         h2x100) args=(-c 1 -m 100) ;;
+        h2h2) args=(-c 50 -m 1) path=/bench2/x ;;
+        h2h2x100) args=(-c 1 -m 100) path=/bench2/x ;;
     esac
-    h2load -n 2000 "${args[@]}" "http://127.0.0.1:$3/bench/x" >/dev/null # warm-up
+    h2load -n 2000 "${args[@]}" "http://127.0.0.1:$3$path" >/dev/null # warm-up
     local before after out rps
     before=$(ticks "$2")
-    out=$(h2load -n "$REQUESTS" "${args[@]}" "http://127.0.0.1:$3/bench/x")
+    out=$(h2load -n "$REQUESTS" "${args[@]}" "http://127.0.0.1:$3$path")
     after=$(ticks "$2")
     grep -q "$REQUESTS succeeded, 0 failed, 0 errored" <<<"$out" || die "$1 $4: not every request succeeded: $out"
     rps=$(awk '/^finished in/ { print $4 }' <<<"$out")
@@ -102,7 +129,7 @@ run() { # NAME PID PORT MODE -> one line: NAME MODE rps cpu_us
 
 results=()
 for round in $(seq "$ROUNDS"); do
-    for mode in h1 h2 h2x100; do
+    for mode in ${H2_MODES:-h1 h2 h2x100 h2h2 h2h2x100}; do
         results+=("$(run bearer-proxy "$BP_PID" "$BP_PORT" "$mode")")
         ng_port=$NG2_PORT
         [[ $mode == h1 ]] && ng_port=$NG_PORT

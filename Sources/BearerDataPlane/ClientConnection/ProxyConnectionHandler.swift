@@ -563,7 +563,8 @@ extension ProxyConnectionHandler {
         let began = connection.begin(
             ExchangeStateMachine.Request(
                 method: head.method, keepAlive: request.keepAlive, expectsContinue: exchange.expectsContinue,
-                upgrade: upgrade, forwardsInformational: head.version.minor >= 1),
+                upgrade: upgrade, forwardsInformational: head.version.minor >= 1,
+                callLimit: GRPCTimeout.limit(of: request)),
             now: now)
         // A head while an exchange is in progress (the machine queues those): a bug, counted when the connection
         // ends, and the connection closes rather than answer two requests at once.
