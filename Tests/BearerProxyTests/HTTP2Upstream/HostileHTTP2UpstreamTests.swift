@@ -16,7 +16,7 @@ struct HostileHTTP2UpstreamTests {
 
     /// HTTP/2 error codes (RFC 9113 §7).
     static let protocolError: UInt32 = 0x1, internalError: UInt32 = 0x2, flowControlError: UInt32 = 0x3
-    static let compressionError: UInt32 = 0x9, enhanceYourCalm: UInt32 = 0xb
+    static let frameSizeError: UInt32 = 0x6, compressionError: UInt32 = 0x9, enhanceYourCalm: UInt32 = 0xb
 
     /// Runs `body` with a hostile upstream playing `attack` and a proxy (one event loop, so one connection per origin)
     /// whose route `/api` speaks HTTP/2 to it with prior knowledge.
@@ -100,6 +100,17 @@ struct HostileHTTP2UpstreamTests {
             return frames
         }) { proxy, upstream in
             try await Self.expectCutOff(proxy: proxy, upstream: upstream, goAway: Self.protocolError)
+        }
+    }
+
+    @Test("a frame over SETTINGS_MAX_FRAME_SIZE (a 20 KB header section in one HEADERS frame) is a FRAME_SIZE_ERROR")
+    func frameOverMaximumSize() async throws {
+        try await Self.with(attack: { stream in
+            // Within the header list limit, over the 16 KiB frame limit (RFC 9113 §4.2).
+            let block = Upstream.status200 + Upstream.literal("x-pad", String(repeating: "p", count: 20_000))
+            return Upstream.frame(Kind.headers, flags: Kind.endHeaders | Kind.endStream, stream: stream, block)
+        }) { proxy, upstream in
+            try await Self.expectCutOff(proxy: proxy, upstream: upstream, goAway: Self.frameSizeError)
         }
     }
 
