@@ -10,21 +10,82 @@ import NIOHTTP2
 final class HTTP2Connector {
     /// The connections to each origin that take new streams, oldest first.
     private var connections: [UpstreamOrigin: [HTTP2UpstreamConnection]] = [:]
-    /// Connections with no stream for this long are closed by ``evictIdle(now:)``.
+    /// Connections with no stream for this long are closed with GOAWAY (``HTTP2UpstreamConnection``): the HTTP/1.1
+    /// pool's idle limit (``ProxyTimeouts/upstreamIdle``, 30 s), below common servers' own idle closes (nginx 75 s),
+    /// so that the proxy, not the upstream, ends an idle connection and no exchange races the upstream's close.
     let idleTimeout: TimeAmount
 
     init(idleTimeout: TimeAmount = .seconds(30)) {
         self.idleTimeout = idleTimeout
     }
 
-    /// The connection's settings (RFC 9113 §6.5.2): no server push, and a response header section no larger than
-    /// the HTTP/1.1 side lets a response head be (``ResponseDecoder/limits``), so that an upstream's HPACK cannot
-    /// make the proxy hold more than that per response.
+    /// How long a connection may have no stream before it is probed with PING (RFC 9113 §6.7): a third of the idle
+    /// limit (10 s by default), so that an upstream gone silent — a crashed host, a NAT or load balancer that dropped
+    /// the flow — is found before an exchange is put on it, at two or three PINGs in an idle connection's life:
+    /// far below any server's PING flood limit.
+    var pingInterval: TimeAmount { .nanoseconds(idleTimeout.nanoseconds / 3) }
+
+    /// How long a PING may go without its ACK before the connection is taken for dead and closed: half the PING
+    /// interval (5 s by default), many round trips even to a distant upstream.
+    var pingTimeout: TimeAmount { .nanoseconds(idleTimeout.nanoseconds / 6) }
+
+    /// The largest frame payload the proxy takes (SETTINGS_MAX_FRAME_SIZE, RFC 9113 §4.2, §6.5.2): the protocol's
+    /// initial value, said explicitly so that an upstream's frame over it is a FRAME_SIZE_ERROR of the connection.
+    static let maximumFrameSize = 1 << 14
+
+    /// The flow-control window the proxy opens for each stream and for the connection (RFC 9113 §6.9.2): the
+    /// protocol's initial value, so that a stream holds at most this much of a response its client has not read.
+    static let windowSize = 65_535
+
+    /// The connection's settings (RFC 9113 §6.5.2): no server push, a response header section no larger than the
+    /// HTTP/1.1 side lets a response head be (``ResponseDecoder/limits``), so that an upstream's HPACK cannot make the
+    /// proxy hold more than that per response (RFC 9113 §10.5.1), and the frame size and stream window above.
     static var settings: HTTP2Settings {
         [
             HTTP2Setting(parameter: .enablePush, value: 0),
             HTTP2Setting(parameter: .maxHeaderListSize, value: ResponseDecoder.limits.headBytes),
+            HTTP2Setting(parameter: .maxFrameSize, value: maximumFrameSize),
+            HTTP2Setting(parameter: .initialWindowSize, value: windowSize),
         ]
+    }
+
+    /// Frames a hostile upstream could send without end to make the proxy work or hold memory (RFC 9113 §10.5): each
+    /// kind is counted, and past its limit the connection ends with GOAWAY — ENHANCE_YOUR_CALM for the floods,
+    /// PROTOCOL_ERROR, COMPRESSION_ERROR or FLOW_CONTROL_ERROR for what breaks the protocol — and every exchange on
+    /// it gets a `502`. The values are NIOHTTP2's, the client side's too (docs/security.md), set here so that they
+    /// are the proxy's decision and written down.
+    static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = settings
+        // RFC 9113 §6.10: a header section is one HEADERS frame and its CONTINUATIONs; more than 5 in a row is a
+        // CONTINUATION flood (CVE-2024-27316 and kin), never buffered further.
+        configuration.maximumSequentialContinuationFrames = 5
+        // RFC 9113 §10.5: DATA frames that carry nothing and do not end the stream cost work and move no byte.
+        configuration.maximumSequentialEmptyDataFrames = 1
+        // RFC 9113 §6.5.3, §6.7: each SETTINGS and PING is owed an ACK; an upstream that sends them and reads nothing
+        // makes the proxy queue answers, at most this many.
+        configuration.maximumBufferedControlFrames = 10_000
+        // RFC 9113 §10.5: SETTINGS, PING and PRIORITY floods.
+        configuration.controlFrameRateLimit.maximumCount = 200
+        configuration.controlFrameRateLimit.windowLength = .seconds(30)
+        // Stream errors the upstream causes (malformed frames on a stream) before the connection is given up.
+        configuration.maximumConnectionGlitches = 200
+        configuration.targetWindowSize = windowSize
+        return configuration
+    }
+
+    /// The streams' configuration: the window above, and how often the upstream may reset the proxy's streams —
+    /// an upstream resetting every stream at once (rapid reset's mirror, CVE-2023-44487) costs the proxy a stream
+    /// set up and torn down each time, so 200 resets in 30 s end the connection with ENHANCE_YOUR_CALM (RFC 9113
+    /// §10.5).
+    static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
+        var configuration = NIOHTTP2Handler.StreamConfiguration()
+        configuration.targetWindowSize = windowSize
+        configuration.streamResetFrameRateLimit.maximumCount = 200
+        configuration.streamResetFrameRateLimit.windowLength = .seconds(30)
+        configuration.streamErrorRateLimit.maximumCount = 200
+        configuration.streamErrorRateLimit.windowLength = .seconds(30)
+        return configuration
     }
 
     /// A stream for one exchange on a connection to `origin` with room, if there is one — at once.
@@ -39,16 +100,18 @@ final class HTTP2Connector {
     /// Puts HTTP/2 on `channel` — connected, and past TLS when `origin` has it — and keeps the connection for the
     /// exchanges to `origin` that follow.
     func adopt(_ channel: any Channel, origin: UpstreamOrigin) throws -> HTTP2UpstreamConnection {
-        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
-        configuration.initialSettings = Self.settings
         let pipeline = channel.pipeline.syncOperations
         let multiplexer = try pipeline.configureHTTP2Pipeline(
-            mode: .client, connectionConfiguration: configuration, streamConfiguration: .init()
+            mode: .client, connectionConfiguration: Self.connectionConfiguration,
+            streamConfiguration: Self.streamConfiguration
         ) { pushed in
             // Push is off (SETTINGS_ENABLE_PUSH 0): a server that opens a stream anyway gets it closed.
             pushed.close()
         }
-        let connection = HTTP2UpstreamConnection(origin: origin, multiplexer: multiplexer) { [weak self] gone in
+        let connection = HTTP2UpstreamConnection(
+            origin: origin, multiplexer: multiplexer,
+            idle: .init(limit: idleTimeout, pingInterval: pingInterval, pingTimeout: pingTimeout)
+        ) { [weak self] gone in
             self?.forget(gone)
         }
         try pipeline.addHandler(connection)

@@ -7,9 +7,22 @@ import NIOHTTP2
 /// error, the close. NIOHTTP2 hands it the frames of stream 0 (SETTINGS, GOAWAY, PING) after acting on them itself.
 ///
 /// Health rules: after a GOAWAY it opens no stream (RFC 9113 §6.8) and closes once its last stream has; a connection
-/// that errs is closed, never reused; one with no stream for the connector's idle limit is closed by the sweep.
+/// that errs is closed, never reused. One with no stream is probed with PING (RFC 9113 §6.7) every
+/// ``Idle/pingInterval`` and closed at once when the ACK does not come within ``Idle/pingTimeout`` (the upstream is
+/// gone: nothing more is written to it); one with no stream for ``Idle/limit`` says GOAWAY and closes.
 final class HTTP2UpstreamConnection: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// When a connection with no stream is probed and closed (``HTTP2Connector`` chooses the values).
+    struct Idle {
+        /// No stream for this long: GOAWAY, then close.
+        var limit: TimeAmount
+        /// No stream for this long: a PING, and again this long after each ACK.
+        var pingInterval: TimeAmount
+        /// A PING without ACK for this long: the upstream is gone.
+        var pingTimeout: TimeAmount
+    }
 
     private enum State {
         case open
@@ -33,13 +46,20 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     private var maximumStreams = HTTP2UpstreamConnection.assumedConcurrentStreams
     /// Since when it has had no stream.
     private var idleSince = NIODeadline.now()
+    private let idle: Idle
+    /// The next probe of the idle connection, or the end of the wait for a PING's ACK.
+    private var idleTimer: Scheduled<Void>?
+    /// The PING that has had no ACK yet (RFC 9113 §6.7: the ACK carries the same 8 bytes).
+    private var pingOutstanding: HTTP2PingData?
+    private var pingsSent: UInt64 = 0
 
     init(
-        origin: UpstreamOrigin, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        origin: UpstreamOrigin, multiplexer: NIOHTTP2Handler.StreamMultiplexer, idle: Idle,
         gone: @escaping (HTTP2UpstreamConnection) -> Void
     ) {
         self.origin = origin
         self.multiplexer = multiplexer
+        self.idle = idle
         self.gone = gone
     }
 
@@ -55,6 +75,8 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         guard let context else { return nil }
         let stream = HTTP2UpstreamStream(connection: self, eventLoop: context.eventLoop)
         openStreams += 1
+        // A PING in flight keeps its deadline: an upstream that does not answer it is gone, streams or not.
+        if pingOutstanding == nil { cancelIdleTimer() }
         // Bound to the loop: NIOHTTP2 runs the initializer on it, at once (the connection's loop is this one).
         let handler = NIOLoopBound(stream, eventLoop: context.eventLoop)
         multiplexer.createStreamChannel(promise: nil) { channel in
@@ -70,7 +92,14 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         openStreams -= 1
         guard openStreams == 0 else { return }
         idleSince = now
-        if case .draining = state { close() }
+        if case .draining = state { return close() }
+        if pingOutstanding == nil { scheduleIdleTimer(in: idle.pingInterval) }
+    }
+
+    /// A stream ended with its request body held back by the upstream's flow-control window (RFC 9113 §6.9): the
+    /// upstream grants no room, and a new stream here would stall the same way, so the connection takes none.
+    func flowControlStalled() {
+        drain(lastStreamID: nil)
     }
 
     /// Whether the upstream's GOAWAY said that stream `id` was never processed (RFC 9113 §6.8: its identifier is above
@@ -80,16 +109,74 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         return id > last
     }
 
-    /// The sweep: closes it if it has had no stream for `limit`; whether it did.
+    /// The sweep: retires it if it has had no stream for `limit`; whether it did.
     func closeIfIdle(now: NIODeadline, limit: TimeAmount) -> Bool {
         guard openStreams == 0, now - idleSince >= limit else { return false }
-        close()
+        retire()
         return true
     }
 
     func close() {
         leave()
+        cancelIdleTimer()
         context?.close(promise: nil)
+    }
+
+    /// Ends an idle connection politely: GOAWAY with NO_ERROR, naming stream 0 as the last of the upstream's
+    /// (RFC 9113 §6.8: the proxy accepts no stream from it), then the close once that is written.
+    private func retire() {
+        guard let context else { return close() }
+        leave()
+        cancelIdleTimer()
+        let goAway = HTTP2Frame(
+            streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .noError, opaqueData: nil))
+        context.writeAndFlush(wrapOutboundOut(goAway)).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: Idle probe
+
+    private func scheduleIdleTimer(in delay: TimeAmount) {
+        cancelIdleTimer()
+        guard let context else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            idleTimer = nil
+            idleTimerFired()
+        }
+    }
+
+    private func cancelIdleTimer() {
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// The idle connection's next step: the PING had no ACK in time (the upstream is gone: closed at once, or once
+    /// its streams end), the idle limit is reached (GOAWAY), or it is probed.
+    private func idleTimerFired() {
+        guard case .open = state, let context else { return }
+        if pingOutstanding != nil {
+            pingOutstanding = nil
+            return drain(lastStreamID: nil)
+        }
+        guard openStreams == 0 else { return }
+        if NIODeadline.now() - idleSince >= idle.limit { return retire() }
+        pingsSent += 1
+        let ping = HTTP2PingData(withInteger: pingsSent)
+        pingOutstanding = ping
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .ping(ping, ack: false))
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        scheduleIdleTimer(in: idle.pingTimeout)
+    }
+
+    /// The upstream answered the PING: it is alive. The next probe, or the idle limit, follows.
+    private func pingAcknowledged(_ data: HTTP2PingData) {
+        guard data == pingOutstanding else { return }
+        pingOutstanding = nil
+        cancelIdleTimer()
+        guard case .open = state, openStreams == 0 else { return }
+        let untilLimit = idle.limit - (NIODeadline.now() - idleSince)
+        scheduleIdleTimer(in: max(.zero, min(idle.pingInterval, untilLimit)))
     }
 
     /// It is closing: its connector forgets it.
@@ -103,9 +190,11 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        if openStreams == 0 { scheduleIdleTimer(in: idle.pingInterval) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelIdleTimer()
         self.context = nil
     }
 
@@ -116,6 +205,8 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
             // NIOHTTP2 hands the frame on before it closes the streams above `lastStreamID`, so they can tell that
             // their request was never processed (``goAwayDropped(_:)``).
             drain(lastStreamID: lastStreamID)
+        case .ping(let data, ack: true):
+            pingAcknowledged(data)
         case .settings(.settings(let settings)):
             for setting in settings where setting.parameter == .maxConcurrentStreams {
                 maximumStreams = setting.value
@@ -126,9 +217,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2 reports a connection error (after sending GOAWAY) and a stream's error (after resetting it) alike
-        // here; either way the connection is never used for another exchange, and the streams it carries end as
-        // they will — the stream that erred has been told on its own channel.
+        // NIOHTTP2 reports a stream's error (after resetting it, RFC 9113 §5.4.2) and a connection error (after
+        // sending GOAWAY, §5.4.1) alike here. A stream error: the stream that erred has been told on its own channel,
+        // the others end as they will, and the connection takes no new one. A connection error — a flood, a header
+        // block over the limit, a window past 2^31-1, a frame for a stream the proxy never opened — ends the
+        // connection now: NIOHTTP2 does not close it, and its streams would wait for frames that never come.
+        guard HTTP2ConnectionErrors.isStreamError(error) else { return close() }
         drain(lastStreamID: nil)
     }
 
@@ -145,6 +239,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         leave()
+        cancelIdleTimer()
         context.fireChannelInactive()
     }
 }

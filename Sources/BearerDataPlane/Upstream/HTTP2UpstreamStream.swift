@@ -123,14 +123,27 @@ final class HTTP2UpstreamStream: ChannelDuplexHandler, UpstreamConnection {
     /// closed by itself; any other is reset (NIOHTTP2 sends RST_STREAM with CANCEL for a stream closed while open).
     func release(reuse: Bool, now: NIODeadline) {
         owner = nil
+        guard !(reuse && responseEnded && requestEnded) else {
+            if state != .closed { state = .done }
+            return
+        }
+        retireConnectionIfStalled()
         if state != .closed { state = .done }
-        if !(reuse && responseEnded && requestEnded) { context?.close(promise: nil) }
+        context?.close(promise: nil)
     }
 
     func close() {
         owner = nil
+        retireConnectionIfStalled()
         if state != .closed { state = .done }
         context?.close(promise: nil)
+    }
+
+    /// An exchange that gives up on a stream still open whose request the upstream's window holds back (the stream
+    /// cannot be written, RFC 9113 §6.9): the connection is not given another stream.
+    private func retireConnectionIfStalled() {
+        guard state == .leased, context != nil, !isWritable else { return }
+        connection.flowControlStalled()
     }
 
     private func emit(_ payload: HTTP2Frame.FramePayload) {
