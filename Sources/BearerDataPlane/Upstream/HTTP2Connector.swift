@@ -74,15 +74,22 @@ final class HTTP2Connector {
         return configuration
     }
 
-    /// The streams' configuration: the window above, and how often the upstream may reset the proxy's streams —
-    /// an upstream resetting every stream at once (rapid reset's mirror, CVE-2023-44487) costs the proxy a stream
-    /// set up and torn down each time, so 200 resets in 30 s end the connection with ENHANCE_YOUR_CALM (RFC 9113
-    /// §10.5).
+    /// RST_STREAM frames an upstream may send on one connection in a second (``streamConfiguration``).
+    static let maximumResetsPerSecond = 2_000
+
+    /// The streams' configuration: the window above, and how many RST_STREAM frames the upstream may send. On this
+    /// side a reset costs the proxy nothing it did not spend already: the upstream can only reset a stream the proxy
+    /// opened for a client's request, and servers reset streams as a matter of course — nginx ends with RST_STREAM
+    /// NO_ERROR every stream it answered before the request's end, gRPC servers every call they finish first
+    /// (RFC 9113 §8.1). What is left to bound is a flood of resets for streams already closed, frames that cost only
+    /// their reading: past 2,000 in a second (the rate one connection's streams rarely reach; 16 KiB of timestamps
+    /// held), the connection ends with ENHANCE_YOUR_CALM (RFC 9113 §10.5). NIOHTTP2's own default, 200 in 30 s, is a
+    /// server's defence against rapid reset (CVE-2023-44487), and cut nginx off after 200 answers.
     static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
         var configuration = NIOHTTP2Handler.StreamConfiguration()
         configuration.targetWindowSize = windowSize
-        configuration.streamResetFrameRateLimit.maximumCount = 200
-        configuration.streamResetFrameRateLimit.windowLength = .seconds(30)
+        configuration.streamResetFrameRateLimit.maximumCount = maximumResetsPerSecond
+        configuration.streamResetFrameRateLimit.windowLength = .seconds(1)
         configuration.streamErrorRateLimit.maximumCount = 200
         configuration.streamErrorRateLimit.windowLength = .seconds(30)
         return configuration

@@ -22,10 +22,19 @@ enum HTTP2UpstreamFields {
     /// 100 a client may send, and targets as long as the client side lets in.
     static let requestLimits = HeadLimits(headBytes: 256 * 1024, targetBytes: 64 * 1024, fields: 512)
 
+    /// A request's header section, and whether a body follows it.
+    struct Request {
+        var headers: HPACKHeaders
+        /// The head announces a body (`content-length` above 0, or chunks): without one the header section ends the
+        /// stream (RFC 9113 §8.1). A request stream left open after a complete answer is one the server resets with
+        /// NO_ERROR (nginx does, for every such GET), and a reset per request soon reads as a reset flood.
+        var hasBody: Bool
+    }
+
     /// The header section of `head`, sent with `scheme` (the upstream's). `Host` becomes `:authority`; the fields that
     /// belong to one HTTP/1.1 connection are dropped (RFC 9113 §8.2.2) — `Connection` and those it names,
     /// `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade` — and `TE` is always `trailers`.
-    static func request(_ head: UpstreamRequestHead, scheme: String) throws(Malformed) -> HPACKHeaders {
+    static func request(_ head: UpstreamRequestHead, scheme: String) throws(Malformed) -> Request {
         // RFC 9113 §8.6: HTTP/2 has no `101`; a WebSocket over HTTP/2 needs extended CONNECT (RFC 8441), not offered.
         guard !head.asksToUpgrade else {
             throw Malformed(reason: "a request to switch protocols cannot go over HTTP/2")
@@ -75,7 +84,12 @@ enum HTTP2UpstreamFields {
         // whatever the client's TE said on its own hop: gRPC servers refuse a call without `te: trailers`
         // (gRPC's PROTOCOL-HTTP2.md).
         headers.add(name: "te", value: "trailers")
-        return headers
+        let hasBody: Bool
+        switch parsed.framing {
+        case .none, .length(0): hasBody = false
+        case .length, .chunked, .untilClose: hasBody = true
+        }
+        return Request(headers: headers, hasBody: hasBody)
     }
 
     /// The response head of `headers`, a response's header section, read by the codec's parser as an HTTP/1.1 head

@@ -75,16 +75,18 @@ final class HTTP2UpstreamStream: ChannelDuplexHandler, UpstreamConnection {
 
     func send(_ head: UpstreamRequestHead, body: [ByteBuffer], end: Bool) {
         requestWasHead = head.isHead
-        let headers: HPACKHeaders
+        let request: HTTP2UpstreamFields.Request
         do {
-            headers = try HTTP2UpstreamFields.request(head, scheme: connection.origin.transport.scheme)
+            request = try HTTP2UpstreamFields.request(head, scheme: connection.origin.transport.scheme)
         } catch {
             // Told after the exchange's send returns, as a failure read from the stream would be.
             failure = error
             return close(after: error)
         }
-        let endsWithHead = end && body.allSatisfy { $0.readableBytes == 0 }
-        emit(.headers(.init(headers: headers, endStream: endsWithHead)))
+        // A request without a body ends with its head, though the client's end may not have been read yet: the
+        // exchange's end that follows then has nothing to send.
+        let endsWithHead = (end || !request.hasBody) && body.allSatisfy { $0.readableBytes == 0 }
+        emit(.headers(.init(headers: request.headers, endStream: endsWithHead)))
         if endsWithHead {
             requestEnded = true
             return
