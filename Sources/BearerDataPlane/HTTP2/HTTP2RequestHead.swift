@@ -46,6 +46,7 @@ struct HTTP2RequestHead: Equatable {
         var host: String?
         var cookies: [String] = []
         var fields: [(String, String)] = []
+        fields.reserveCapacity(headers.count)
         var contentLength = false
         for (name, value, _) in headers {
             guard Self.isFieldValue(value) else {

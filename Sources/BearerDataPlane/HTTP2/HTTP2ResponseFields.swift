@@ -29,23 +29,26 @@ enum HTTP2ResponseFields {
     private static func append(
         fieldsOf bytes: ByteBuffer, fieldsStart: Int, length: Int, to headers: inout HPACKHeaders
     ) {
-        var fields: [(String, String)] = []
+        let span = bytes.readableBytesUInt8Span
+        let start = bytes.readerIndex
+        func string(_ range: Range<Int>) -> String? {
+            bytes.getString(at: start + range.lowerBound, length: range.count)
+        }
+        // The options a `Connection` field names, found first: its fields are dropped wherever they stand. Most
+        // heads have none, and the set then costs nothing.
         var named: Set<String> = []
         var lines = FieldLines(fieldsStart: fieldsStart, length: length)
-        let span = bytes.readableBytesUInt8Span
         while let line = lines.next(in: span) {
-            let start = bytes.readerIndex
-            guard
-                let name = bytes.getString(at: start + line.field.name.lowerBound, length: line.field.name.count),
-                let value = bytes.getString(at: start + line.field.value.lowerBound, length: line.field.value.count)
-            else { continue }
-            let lowercased = name.lowercased()
-            if lowercased == "connection" {
-                HopByHop.forEachOption(in: value) { named.insert(String(Substring($0)).lowercased()) }
+            guard FieldName.equals(span, line.field.name, "connection"), let value = string(line.field.value) else {
+                continue
             }
-            fields.append((lowercased, value))
+            HopByHop.forEachOption(in: value) { named.insert(String(Substring($0)).lowercased()) }
         }
-        for (name, value) in fields where !HTTP2RequestHead.connectionSpecific.contains(name) && !named.contains(name) {
+        lines = FieldLines(fieldsStart: fieldsStart, length: length)
+        while let line = lines.next(in: span) {
+            guard let name = string(line.field.name)?.lowercased(), let value = string(line.field.value),
+                !HTTP2RequestHead.connectionSpecific.contains(name), !named.contains(name)
+            else { continue }
             headers.add(name: name, value: value, indexing: Self.indexing(name))
         }
     }

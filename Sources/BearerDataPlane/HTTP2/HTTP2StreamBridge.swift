@@ -133,6 +133,8 @@ final class HTTP2StreamBridge: ChannelDuplexHandler {
         context: ChannelHandlerContext, seenEOF: Bool, promise: EventLoopPromise<Void>?
     ) throws {
         var frames: [HTTP2Frame.FramePayload] = []
+        // A head, a body part, the end: room for the usual response at once, not grown a frame at a time.
+        frames.reserveCapacity(4)
         defer {
             if !seenEOF, let held = heldHead.take() {
                 // The head waits no longer than the handler's write: it may be all there is until the upstream sends

@@ -24,6 +24,15 @@ struct HTTP2ResponseFieldsTests {
         #expect(headers.filter { $0.name != "x-request-id" }.allSatisfy { $0.indexable == .indexable })
     }
 
+    @Test("a field the upstream's Connection names is dropped wherever it stands, with the connection's own fields")
+    func connectionOptions() throws {
+        let headers = HTTP2ResponseFields.head(
+            try UpstreamResponse.parsing(
+                "HTTP/1.1 200 OK\r\nx-hop: 1\r\ncontent-length: 0\r\nConnection: X-Hop, close\r\n"
+                    + "keep-alive: timeout=5\r\nx-kept: 2\r\n\r\n"))
+        #expect(headers.map(\.name) == [":status", "content-length", "x-kept"])
+    }
+
     /// After the first response on a connection, each costs a byte for each repeated field and a literal for the
     /// id, name and value. With the ids indexed, every id would go into the table and, once it is full, push out the fields worth
     /// keeping, which the next response would send as literals again.
