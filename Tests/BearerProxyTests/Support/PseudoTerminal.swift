@@ -50,6 +50,7 @@ final class PseudoTerminal: Sendable {
                 screen.bytes.withLock { $0.append(contentsOf: buffer[0..<count]) }
                 changed.yield()
             }
+            screen.ended.withLock { $0 = true }
             changed.finish()
         }.start()
     }
@@ -90,7 +91,19 @@ final class PseudoTerminal: Sendable {
                 }
             }
         }
+        // The program has exited, but what it wrote last may still wait in the terminal for the reading thread.
+        await drained()
         return CommandRunner.status(result.terminationStatus)
+    }
+
+    /// Waits until the reading thread has read everything the program wrote: it reads until EIO, which comes as soon
+    /// as the program's descriptors of the terminal have closed — at its exit, unless it left a process holding them,
+    /// which the bound covers.
+    private func drained() async {
+        try? await withTimeout(TestLimits.wait, waitingFor: "the terminal's last output") { [self] in
+            if screen.ended.withLock({ $0 }) { return }
+            for await _ in changed.stream where screen.ended.withLock({ $0 }) { return }
+        }
     }
 
     /// Everything the terminal has shown so far.
@@ -119,6 +132,8 @@ final class PseudoTerminal: Sendable {
 /// What the terminal has shown, shared with the thread that reads it.
 private final class Screen: Sendable {
     let bytes = Mutex(Data())
+    /// The reading thread has read all there was: EIO, every process holding the other side has closed it.
+    let ended = Mutex(false)
 }
 
 /// posix_openpt(3) and friends, looked up in the C library at run time: Swift's Glibc module leaves them out
