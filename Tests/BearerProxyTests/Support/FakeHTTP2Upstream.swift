@@ -14,6 +14,8 @@ final class FakeHTTP2Upstream: Sendable {
     struct Request: Sendable {
         var headers: HPACKHeaders
         var bodyLength: Int
+        /// Lower-case hex SHA-256 of the body bytes received.
+        var bodySHA256: String
         var connection: Int
         func header(_ name: String) -> String? { headers.first(name: name) }
         var path: String { header(":path") ?? "" }
@@ -136,7 +138,7 @@ final class FakeHTTP2Upstream: Sendable {
         let connection: Int
         let answer: @Sendable (Request) -> Answer
         var headers: HPACKHeaders?
-        var bodyLength = 0
+        var body = BodyDigest(prefixCap: 0)
 
         init(upstream: FakeHTTP2Upstream, connection: Int, answer: @escaping @Sendable (Request) -> Answer) {
             self.upstream = upstream
@@ -151,7 +153,7 @@ final class FakeHTTP2Upstream: Sendable {
                 if headers == nil { headers = frame.headers }
                 ended = frame.endStream
             case .data(let frame):
-                if case .byteBuffer(let buffer) = frame.data { bodyLength += buffer.readableBytes }
+                if case .byteBuffer(let buffer) = frame.data { body.add(buffer) }
                 ended = frame.endStream
             case .rstStream(let code):
                 let path = headers?.first(name: ":path") ?? ""
@@ -161,7 +163,8 @@ final class FakeHTTP2Upstream: Sendable {
                 ended = false
             }
             guard ended, let headers else { return }
-            let request = Request(headers: headers, bodyLength: bodyLength, connection: connection)
+            let request = Request(
+                headers: headers, bodyLength: body.length, bodySHA256: body.sha256, connection: connection)
             upstream.record(request)
             play(answer(request), context: context)
         }

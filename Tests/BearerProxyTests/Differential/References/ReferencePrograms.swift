@@ -147,9 +147,13 @@ actor ReferenceProgramCache {
         )
     }
 
-    /// Builds the standard-library-only Go program `main` once per version of the `hashing` files, as
-    /// `<cache>/<folder>-<digest>/<name>`, and returns its path.
-    static func buildGo(main: URL, hashing files: [URL], folder: String, name: String) async throws -> String {
+    /// Builds the Go program `main` once per version of the `hashing` files, as `<cache>/<folder>-<digest>/<name>`,
+    /// and returns its path. It imports the standard library and, in GOPATH mode, packages from the `gopath` folders
+    /// (Debian's golang-*-dev packages install theirs under /usr/share/gocode): Go has no network here to fetch
+    /// modules.
+    static func buildGo(
+        main: URL, hashing files: [URL], folder: String, name: String, gopath: [String] = []
+    ) async throws -> String {
         // Debian's golang-go puts `go` on PATH; its toolchain lives in /usr/lib/go.
         guard let go = executable(named: "go", extra: ["/usr/lib/go/bin", "/usr/local/go/bin"]) else {
             throw ReferenceFailure(reason: "no go on PATH (apt-get install golang-go)")
@@ -169,9 +173,9 @@ actor ReferenceProgramCache {
         let partial = binary.path + ".\(ProcessInfo.processInfo.processIdentifier).partial"
         var environment = ProcessInfo.processInfo.environment
         environment["GOCACHE"] = cacheFolder.appendingPathComponent("gocache").path
-        environment["GOPATH"] = cacheFolder.appendingPathComponent("gopath").path
-        // The program uses the standard library alone: built as a file, from any working directory (Go 1.19 has no
-        // `go -C`, and the tests' working directory is not the module's).
+        environment["GOPATH"] = ([cacheFolder.appendingPathComponent("gopath").path] + gopath).joined(separator: ":")
+        // Built as a file in GOPATH mode, from any working directory (Go 1.19 has no `go -C`, and the tests' working
+        // directory is not the module's).
         environment["GO111MODULE"] = "off"
         environment["CGO_ENABLED"] = "0"
         let build = try await ChildProcess.run(go, ["build", "-o", partial, main.path], environment: environment)
