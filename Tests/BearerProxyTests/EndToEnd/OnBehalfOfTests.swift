@@ -99,6 +99,45 @@ struct OnBehalfOfTests {
         }
     }
 
+    /// The callers' tokens belong to the account and the route that exchanged them (SPEC §10): a reload that keeps
+    /// both keeps them, and one that changes either starts without them — a new account never sends a token its
+    /// predecessor got.
+    @Test("a reload keeps the callers' tokens when the account and the route stay, and drops them when either changes")
+    func reloadKeepsOrDropsCallers() async throws {
+        try await Self.withProxy(routes: { Self.oboRoute($0) }) { provider, proxy, upstream in
+            let alice = FakeIdentityProvider.callerToken(sub: "alice-sub")
+            let file = NSTemporaryDirectory() + "obo-reload-\(UUID().uuidString).json"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            func reload(account: String, route: String = "") async throws -> RunningProxy.ReloadOutcome {
+                let routes = "[" + Self.oboRoute(upstream, extra: route) + "]"
+                try Data(#"{ "account": \#(account), "routes": \#(routes) }"#.utf8).write(
+                    to: URL(fileURLWithPath: file))
+                return await proxy.proxy.reload(from: file)
+            }
+            #expect(try await Self.send(proxy, caller: alice).status == .ok)
+            #expect(provider.tokenRequestCount == 1)
+
+            #expect(try await reload(account: TestAccounts.clientSecret(provider)) == .applied(accountChanged: false))
+            #expect(try await Self.send(proxy, caller: alice).status == .ok)
+            #expect(provider.tokenRequestCount == 1, "the caller's token was not kept across an unchanged reload")
+
+            let basic = TestAccounts.clientSecret(provider, method: "basic")
+            #expect(try await reload(account: basic) == .applied(accountChanged: true))
+            #expect(try await Self.send(proxy, caller: alice).status == .ok)
+            #expect(provider.tokenRequestCount == 2, "a new account sent the caller's token its predecessor got")
+            #expect(provider.tokenRequests.last?.authMethod == .basic)
+
+            let narrower = #", "onBehalfOf": { "maxSubjects": 5 }"#
+            #expect(try await reload(account: basic, route: narrower) == .applied(accountChanged: false))
+            #expect(try await Self.send(proxy, caller: alice).status == .ok)
+            #expect(provider.tokenRequestCount == 3, "a route with new settings reused the old settings' tokens")
+
+            let subjects = try upstream.requests.map {
+                try jwtClaims($0.head.header("authorization"))["sub"] as? String
+            }
+            #expect(subjects == Array(repeating: "alice-sub", count: 4))
+        }
+    }
     @Test(
         "no caller token, another scheme, or two Authorization fields: 401 naming what to send; nothing exchanged or sent",
         arguments: [
