@@ -110,4 +110,17 @@ struct HTTP2TestClient: Sendable {
     func close() async {
         try? await channel.close()
     }
+
+    /// Runs `body` on a new connection to `port`, and closes the connection however `body` ends.
+    static func with<T>(port: Int, _ body: (HTTP2TestClient) async throws -> T) async throws -> T {
+        let client = try await connect(port: port)
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
 }

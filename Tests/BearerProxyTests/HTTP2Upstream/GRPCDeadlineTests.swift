@@ -31,23 +31,23 @@ struct GRPCDeadlineTests {
                 #"[{ "prefix": "/pkg.Echo", "upstream": "\#(upstream.baseURL)", "scopes": ["api://echo/.default"], "#
                 + #""upstreamProtocol": "h2", \#(Self.routeTimeout) }]"#
             try await ProxyHarness.with(routes: route) { proxy in
-                let client = try await HTTP2TestClient.connect(port: proxy.port)
-                defer { Task { await client.close() } }
-                let (headers, body) = Self.call("/pkg.Echo/Slow", timeout: "300m")
-                let response = try await withTimeout(waitingFor: "the proxy's answer") {
-                    try await client.send(headers, body: body)
+                try await HTTP2TestClient.with(port: proxy.port) { client in
+                    let (headers, body) = Self.call("/pkg.Echo/Slow", timeout: "300m")
+                    let response = try await withTimeout(waitingFor: "the proxy's answer") {
+                        try await client.send(headers, body: body)
+                    }
+                    #expect(response.status == 200)
+                    #expect(response.endedWithHead, "trailers-only: one header section ending the stream")
+                    #expect(response.header("grpc-status") == "4")
+                    #expect(response.header("grpc-message")?.contains("grpc-timeout") == true)
+                    // The request went up with the client's deadline unchanged: the server keeps its own too.
+                    #expect(upstream.requests.first?.header("grpc-timeout") == "300m")
+                    let path = try #require(upstream.requests.first?.path)
+                    try await upstream.resets.wait(for: "the upstream stream's reset", timeout: TestLimits.wait) {
+                        $0.contains { $0.path == path }
+                    }
+                    #expect(upstream.resets.read { $0.first } == .init(path: path, code: .cancel))
                 }
-                #expect(response.status == 200)
-                #expect(response.endedWithHead, "trailers-only: one header section ending the stream")
-                #expect(response.header("grpc-status") == "4")
-                #expect(response.header("grpc-message")?.contains("grpc-timeout") == true)
-                // The request went up with the client's deadline unchanged: the server keeps its own too.
-                #expect(upstream.requests.first?.header("grpc-timeout") == "300m")
-                let path = try #require(upstream.requests.first?.path)
-                try await upstream.resets.wait(for: "the upstream stream's reset", timeout: TestLimits.wait) {
-                    $0.contains { $0.path == path }
-                }
-                #expect(upstream.resets.read { $0.first } == .init(path: path, code: .cancel))
             }
         } catch {
             try? await upstream.shutdown()
@@ -59,16 +59,16 @@ struct GRPCDeadlineTests {
     @Test("an HTTP/1.1 upstream that never answers: DEADLINE_EXCEEDED; its connection closed, not pooled")
     func silentHTTP1Upstream() async throws {
         try await ProxyHarness.with(upstream: { _ in .silent }, route: Self.routeTimeout) { proxy, upstream in
-            let client = try await HTTP2TestClient.connect(port: proxy.port)
-            defer { Task { await client.close() } }
-            let (headers, body) = Self.call("/api/pkg.Echo/Slow", timeout: "300m")
-            let response = try await withTimeout(waitingFor: "the proxy's answer") {
-                try await client.send(headers, body: body)
+            try await HTTP2TestClient.with(port: proxy.port) { client in
+                let (headers, body) = Self.call("/api/pkg.Echo/Slow", timeout: "300m")
+                let response = try await withTimeout(waitingFor: "the proxy's answer") {
+                    try await client.send(headers, body: body)
+                }
+                #expect(response.status == 200)
+                #expect(response.header("grpc-status") == "4")
+                try await upstream.waitForClosedConnections(1)
+                #expect(upstream.requests.first?.head.headers.first(name: "grpc-timeout") == "300m")
             }
-            #expect(response.status == 200)
-            #expect(response.header("grpc-status") == "4")
-            try await upstream.waitForClosedConnections(1)
-            #expect(upstream.requests.first?.head.headers.first(name: "grpc-timeout") == "300m")
         }
     }
 
@@ -82,13 +82,13 @@ struct GRPCDeadlineTests {
                 #"[{ "prefix": "/pkg.Echo", "upstream": "\#(upstream.baseURL)", "scopes": ["api://echo/.default"], "#
                 + #""upstreamProtocol": "h2" }]"#
             try await ProxyHarness.with(routes: route) { proxy in
-                let client = try await HTTP2TestClient.connect(port: proxy.port)
-                defer { Task { await client.close() } }
-                let (headers, body) = Self.call("/pkg.Echo/Unary", timeout: "1.5S")
-                let response = try await client.send(headers, body: body)
-                #expect(response.status == 200)
-                #expect(response.trailers?.first(name: "grpc-status") == "0")
-                #expect(upstream.requests.first?.header("grpc-timeout") == "1.5S")
+                try await HTTP2TestClient.with(port: proxy.port) { client in
+                    let (headers, body) = Self.call("/pkg.Echo/Unary", timeout: "1.5S")
+                    let response = try await client.send(headers, body: body)
+                    #expect(response.status == 200)
+                    #expect(response.trailers?.first(name: "grpc-status") == "0")
+                    #expect(upstream.requests.first?.header("grpc-timeout") == "1.5S")
+                }
             }
         } catch {
             try? await upstream.shutdown()
