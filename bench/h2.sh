@@ -10,17 +10,24 @@
 # and prints each run's req/s and CPU a request (user + system of the proxy and its workers, from /proc/PID/stat),
 # then the medians. One loop for bearer-proxy (--threads 1), one worker for nginx.
 #
+# With H2_FLOOR=FLOOR_BINARY (bench-floor-proxy, `swift build -c release --product bench-floor-proxy`), the HTTP/2
+# floor runs beside them in the loads with an HTTP/1.1 upstream (h2, h2x100): `--http2 channels` (a child channel a
+# stream, NIOHTTP2's multiplexer: the shape bearer-proxy has) and `--http2 connection` (every stream on the
+# connection's own handler: the native stream path's shape), doing nothing but the job.
+#
 #   bash bench/h2.sh BINARY
 #   H2_ROUNDS=3 H2_REQUESTS=100000
 #   H2_MODES="h2 h2h2"          only these loads
+#   H2_FLOOR=.build/release/bench-floor-proxy
 #
-# Needs nginx, h2load (nghttp2-client), curl; listens on 127.0.0.1:18291, :18292, :18293, :18294 and :18295 only.
+# Needs nginx, h2load (nghttp2-client), curl; listens on 127.0.0.1:18291 to :18297 only.
 set -euo pipefail
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 BINARY=${1:?usage: bench/h2.sh BINARY}
 ROUNDS=${H2_ROUNDS:-3}
 REQUESTS=${H2_REQUESTS:-100000}
-UP_PORT=18291 UP2_PORT=18292 BP_PORT=18293 NG_PORT=18294 NG2_PORT=18295
+UP_PORT=18291 UP2_PORT=18292 BP_PORT=18293 NG_PORT=18294 NG2_PORT=18295 FC_PORT=18296 FN_PORT=18297
+FLOOR=${H2_FLOOR:-}
 die() { echo "h2.sh: $*" >&2; exit 1; }
 for tool in nginx h2load curl; do command -v "$tool" >/dev/null || die "$tool not found"; done
 [[ -x $BINARY ]] || die "no binary at $BINARY"
@@ -87,6 +94,19 @@ nginx -c "$TMP/ng/nginx.conf" -p "$TMP/ng" &
 NG_PID=$!
 PIDS+=("$NG_PID")
 
+if [[ -n $FLOOR ]]; then
+    [[ -x $FLOOR ]] || die "no floor binary at $FLOOR"
+    for shape in channels:$FC_PORT connection:$FN_PORT; do
+        BENCH_TOKEN=eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl "$FLOOR" --http2 "${shape%%:*}" \
+            --listen "127.0.0.1:${shape##*:}" --upstream "127.0.0.1:$UP_PORT" --threads 1 >"$TMP/floor-${shape%%:*}.log" 2>&1 &
+        PIDS+=($!)
+        eval "FLOOR_${shape%%:*}_PID=$!"
+    done
+    for port in $FC_PORT $FN_PORT; do
+        for _ in $(seq 100); do curl -sf --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done
+        curl -sf --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port/bench/x" || die "the floor on $port does not answer"
+    done
+fi
 for port in $BP_PORT $NG_PORT; do
     for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/bench/x" && break; sleep 0.1; done
 done
@@ -136,6 +156,14 @@ for round in $(seq "$ROUNDS"); do
         results+=("$(run nginx "$NG_PID" "$ng_port" "$mode")")
         echo "${results[-2]}"
         echo "${results[-1]}"
+        if [[ -n $FLOOR && ($mode == h2 || $mode == h2x100) ]]; then
+            # shellcheck disable=SC2154 # set by eval above
+            results+=("$(run floor-channels "$FLOOR_channels_PID" "$FC_PORT" "$mode")")
+            # shellcheck disable=SC2154
+            results+=("$(run floor-connection "$FLOOR_connection_PID" "$FN_PORT" "$mode")")
+            echo "${results[-2]}"
+            echo "${results[-1]}"
+        fi
     done
 done
 echo "medians:"

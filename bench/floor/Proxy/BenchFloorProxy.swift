@@ -13,11 +13,12 @@ import NIOPosix
 /// the upstream and `Authorization: Bearer <BENCH_TOKEN>` put in, and stream the response back (issue #15 items
 /// 3–4). `--codec nio` runs it on NIOHTTP1's codecs — the floor of the product's design; `--codec strict` on
 /// `BearerCodec` (#24's strict codec, the data plane's to be) with bytes passed through — the prototype of the next one.
+/// `--http2 channels|connection` serves HTTP/2 clients instead (``H2Floor``): what NIOHTTP2 alone costs a proxy.
 @main
 struct BenchFloorProxy: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-floor-proxy",
-        abstract: "The benchmark's floor (NIOHTTP1 codecs) and prototype (strict byte parser) reverse proxies.")
+        abstract: "The benchmark's floors (NIOHTTP1 codecs; NIOHTTP2) and prototype (strict byte parser) reverse proxies.")
 
     enum Codec: String, ExpressibleByArgument, CaseIterable {
         case nio, strict
@@ -25,6 +26,13 @@ struct BenchFloorProxy: ParsableCommand {
 
     @Option(help: "nio: NIOHTTP1's decoders and encoders on both sides; strict: BearerCodec on bytes.")
     var codec: Codec = .nio
+
+    @Option(
+        help: """
+            Clients speak HTTP/2 (prior knowledge) instead: channels, a child channel a stream (NIOHTTP2's \
+            multiplexer); connection, every stream on the connection's own handler. --codec is then unused.
+            """)
+    var http2: H2Floor.Mode?
 
     @Option(help: "host:port to listen on.")
     var listen = "127.0.0.1:18088"
@@ -53,10 +61,12 @@ struct BenchFloorProxy: ParsableCommand {
             authorization: "Bearer " + (ProcessEnvironment.token ?? ""))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let channel = try FloorServer.bind(
-            codec: codec, host: listenAddress.host, port: listenAddress.port, configuration: configuration,
+            codec: codec, http2: http2, host: listenAddress.host, port: listenAddress.port,
+            configuration: configuration,
             group: group
         ).wait()
-        print("bench-floor-proxy (\(codec.rawValue)) listening on \(listen), upstream \(upstream)")
+        let shape = http2.map { "http2 \($0.rawValue)" } ?? codec.rawValue
+        print("bench-floor-proxy (\(shape)) listening on \(listen), upstream \(upstream)")
         try channel.closeFuture.wait()
         try group.syncShutdownGracefully()
     }
@@ -95,3 +105,5 @@ enum ProcessEnvironment {
         return token.isEmpty ? nil : token
     }
 }
+
+extension H2Floor.Mode: ExpressibleByArgument {}
