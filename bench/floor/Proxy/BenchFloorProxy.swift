@@ -18,7 +18,8 @@ import NIOPosix
 struct BenchFloorProxy: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-floor-proxy",
-        abstract: "The benchmark's floors (NIOHTTP1 codecs; NIOHTTP2) and prototype (strict byte parser) reverse proxies.")
+        abstract:
+            "The benchmark's floors (NIOHTTP1 codecs; NIOHTTP2) and prototype (strict byte parser) reverse proxies.")
 
     enum Codec: String, ExpressibleByArgument, CaseIterable {
         case nio, strict
