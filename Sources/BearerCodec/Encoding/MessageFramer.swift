@@ -11,9 +11,11 @@ package struct MessageFramer {
     /// The body being written goes as chunks.
     private var chunked = false
     /// Written with no bytes, for an end that has none: its promise completes once what came before is written.
-    private let empty = ByteBuffer()
-    private let crlf = ByteBuffer(staticString: "\r\n")
-    private let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
+    /// These buffers are never written into, so one of each serves every connection; a framer's own would cost each
+    /// new one (an HTTP/2 stream's) three allocations.
+    private static let empty = ByteBuffer()
+    private static let crlf = ByteBuffer(staticString: "\r\n")
+    private static let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
 
     package init() {}
 
@@ -35,12 +37,12 @@ package struct MessageFramer {
             size.writeStaticString("\r\n")
             context.write(NIOAny(size), promise: nil)
             context.write(NIOAny(body), promise: nil)
-            context.write(NIOAny(crlf), promise: promise)
+            context.write(NIOAny(Self.crlf), promise: promise)
         case .end(let trailers):
             guard chunked else { return writeNothing(from: context, promise: promise) }
             chunked = false
             guard let trailers, trailers.readableBytes > 0 else {
-                return context.write(NIOAny(lastChunk), promise: promise)
+                return context.write(NIOAny(Self.lastChunk), promise: promise)
             }
             var end = context.channel.allocator.buffer(capacity: trailers.readableBytes + 5)
             end.writeStaticString("0\r\n")
@@ -53,7 +55,7 @@ package struct MessageFramer {
     /// A part with no bytes to send: an empty write only when a promise waits for it (it completes once what came
     /// before is written); none otherwise — each write costs a pass through the pipeline to the socket's queue.
     private func writeNothing(from context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        if let promise { context.write(NIOAny(empty), promise: promise) }
+        if let promise { context.write(NIOAny(Self.empty), promise: promise) }
     }
 
     /// `chunk-size = 1*HEXDIG` (RFC 9112 §7.1), without leading zeros.

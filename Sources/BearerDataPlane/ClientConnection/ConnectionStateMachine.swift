@@ -134,6 +134,13 @@ struct ConnectionStateMachine {
         self.state = .idle(idleDue: now + limits.idle, headDue: nil)
     }
 
+    /// The connection starts at `now`, before its first event: its idle limit runs from then. The handler is built
+    /// before its loop's clock is at hand; starting the machine again would cost an HTTP/2 stream an allocation.
+    mutating func started(now: NIODeadline) {
+        guard case .idle(_, nil) = state, exchanges == 0 else { return illegal("started") }
+        state = .idle(idleDue: now + limits.idle, headDue: nil)
+    }
+
     /// Whether the client's bytes are still decoded (taken, or dropped after the last request).
     var decodes: Bool {
         switch reading {
@@ -178,7 +185,7 @@ struct ConnectionStateMachine {
     private mutating func exchangeEnded(close: Bool, now: @autoclosure () -> NIODeadline) -> Bool {
         exchange = nil
         if close || mode == .quiescing {
-            queued.removeAll()
+            dropQueued()
             state = .closed
             return true
         }
@@ -311,7 +318,13 @@ struct ConnectionStateMachine {
         case .refusalWaiting: reading = .stopped
         case .ended, .stopped: break
         }
-        queued.removeAll()
+        dropQueued()
+    }
+
+    /// Drops what is queued. An empty queue is left as it is: emptying one allocates its storage again, and an HTTP/2
+    /// stream, which never queues, would pay that on every close.
+    private mutating func dropQueued() {
+        if !queued.isEmpty { queued.removeAll() }
     }
 
     /// What is queued, one step at a time, once an exchange has ended: a part to deliver (a new request waits for
@@ -345,7 +358,7 @@ struct ConnectionStateMachine {
 
     /// The exchange became a WebSocket tunnel; the handler leaves the pipeline.
     mutating func tunnel() {
-        queued.removeAll()
+        dropQueued()
         exchange = nil
         state = .tunnelled
     }
@@ -380,7 +393,7 @@ struct ConnectionStateMachine {
 
     /// The last answer is written and the sending side shut: what the client still sends is dropped unread.
     mutating func linger() {
-        queued.removeAll()
+        dropQueued()
         reading = .stopped
         state = .lingering
     }
@@ -388,7 +401,7 @@ struct ConnectionStateMachine {
     /// The client connection closed. Returns what becomes of the exchange in progress
     /// (``ExchangeStateMachine/Action/abandon(closeUpstream:responseEnded:)``), `.none` when there was none.
     mutating func clientClosed() -> Action {
-        queued.removeAll()
+        dropQueued()
         reading = .stopped
         if case .tunnelled = state { return .none }
         let action = exchange == nil ? .none : exchange!.clientClosed()

@@ -64,14 +64,15 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The time as the event being handled sees it (``now``).
     private var clock = EventClock()
 
-    /// Whether this handler counts its channel in `bearer_proxy_active_connections`: an HTTP/2 stream's does not, its
-    /// connection is counted once (``HTTP2ClientConnection``).
-    private let countsConnection: Bool
+    /// The HTTP/2 connection this handler serves one stream of, if it does (``HTTP2ClientConnection``): its channel is
+    /// not counted in `bearer_proxy_active_connections` (the connection is, once), and the client's address is the
+    /// connection's, read once for all its streams.
+    private let stream: HTTP2ClientConnection.Stream?
 
-    init(server: ProxyServerCore, loop: EventLoopState, countsConnection: Bool = true) {
+    init(server: ProxyServerCore, loop: EventLoopState, stream: HTTP2ClientConnection.Stream? = nil) {
         self.server = server
         self.loop = loop
-        self.countsConnection = countsConnection
+        self.stream = stream
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
     }
 
@@ -93,10 +94,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        clientAddress = context.channel.remoteAddress?.ipAddress
+        clientAddress = stream.map(\.clientAddress) ?? context.channel.remoteAddress?.ipAddress
         clientWritable = context.channel.isWritable
-        if countsConnection { server.metrics.activeConnections.increment() }
-        connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: context.eventLoop.now)
+        if stream == nil { server.metrics.activeConnections.increment() }
+        connection.started(now: context.eventLoop.now)
         updateTimer()
     }
 
@@ -113,7 +114,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
         if case .tunnelled = connection.state { return }
-        if countsConnection { server.metrics.activeConnections.decrement() }
+        if stream == nil { server.metrics.activeConnections.decrement() }
     }
 
     // MARK: Client → proxy
@@ -1052,7 +1053,7 @@ extension ProxyConnectionHandler {
             let illegal = tunnel.machine.illegalEvents
             if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
             record(exchange, status: 101)
-            if countsConnection { server.metrics.activeConnections.decrement() }
+            if stream == nil { server.metrics.activeConnections.decrement() }
         }
         connection.tunnel()
         cancelTimer()

@@ -18,6 +18,12 @@ struct HTTP2ClientConnection: Sendable {
     let core: ProxyServerCore
     let loop: NIOLoopBound<EventLoopState>
 
+    /// What each stream's ``ProxyConnectionHandler`` takes from its connection.
+    struct Stream: Sendable {
+        /// The client's IP address, read once for the connection (nil on the Unix socket).
+        var clientAddress: String?
+    }
+
     /// The connection's settings: a header section as large as an HTTP/1.1 head may be, and no server push.
     static var settings: HTTP2Settings {
         [
@@ -38,6 +44,7 @@ struct HTTP2ClientConnection: Sendable {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = Self.settings
         let (core, loop) = (self.core, self.loop)
+        let connectionFacts = Stream(clientAddress: channel.remoteAddress?.ipAddress)
         let idleClose = HTTP2IdleClose(metrics: core.metrics, idleLimit: core.timeouts.clientIdle)
         let streams = HTTP2IdleClose.Streams(
             handler: NIOLoopBound(idleClose, eventLoop: channel.eventLoop), next: management.http2StreamDelegate)
@@ -48,7 +55,7 @@ struct HTTP2ClientConnection: Sendable {
             stream.eventLoop.makeCompletedFuture {
                 let pipeline = stream.pipeline.syncOperations
                 try pipeline.addHandler(HTTP2StreamBridge(metrics: core.metrics))
-                try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loop.value, countsConnection: false))
+                try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loop.value, stream: connectionFacts))
             }
         }
         let pipeline = channel.pipeline.syncOperations

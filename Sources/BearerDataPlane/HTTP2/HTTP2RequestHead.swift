@@ -38,32 +38,29 @@ struct HTTP2RequestHead: Equatable {
     ]
 
     /// The head of `headers`, a request's first header section; `endStream` when no DATA follows.
+    ///
+    /// One pass, writing as it reads: the pseudo-headers come first (RFC 9113 §8.3, checked), so the request line and
+    /// `host` are written at the first field, and each field after them as it comes; only cookie crumbs wait, to be
+    /// joined at the end. The order of fields with different names carries no meaning (RFC 9110 §5.3).
     static func translate(_ headers: HPACKHeaders, endStream: Bool) throws(Malformed) -> HTTP2RequestHead {
-        var method: String?
-        var scheme: String?
-        var path: String?
-        var authority: String?
+        var line = RequestLine()
+        var fieldsBegun = false
         var host: String?
         var cookies: [String] = []
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(headers.count)
         var contentLength = false
+        var bytes = ByteBufferAllocator().buffer(capacity: 64 + headers.count * 40)
         for (name, value, _) in headers {
             guard Self.isFieldValue(value) else {
                 throw Malformed(reason: "a field value holds CR, LF, NUL or edge spaces")
             }
             if name.utf8.first == UInt8(ascii: ":") {
-                guard fields.isEmpty, cookies.isEmpty, host == nil else {
-                    throw Malformed(reason: "a pseudo-header follows a field")
-                }
-                switch name {
-                case ":method": method = try Self.once(method, value, name)
-                case ":scheme": scheme = try Self.once(scheme, value, name)
-                case ":path": path = try Self.once(path, value, name)
-                case ":authority": authority = try Self.once(authority, value, name)
-                default: throw Malformed(reason: "pseudo-header \(name) is not a request's")
-                }
+                guard !fieldsBegun else { throw Malformed(reason: "a pseudo-header follows a field") }
+                try line.take(name, value)
                 continue
+            }
+            if !fieldsBegun {
+                fieldsBegun = true
+                try line.write(into: &bytes)
             }
             guard Self.isFieldName(name) else { throw Malformed(reason: "a field name is not a lowercase token") }
             if Self.connectionSpecific.contains(name) {
@@ -72,68 +69,97 @@ struct HTTP2RequestHead: Equatable {
             switch name {
             case "te":
                 guard value == "trailers" else { throw Malformed(reason: "te other than trailers") }
-                fields.append((name, value))
-            case "host": host = try Self.once(host, value, name)
-            case "cookie": cookies.append(value)
+            case "host":
+                host = try Self.once(host, value, name)
+                // RFC 9113 §8.3.1: `Host` and `:authority` must name the same authority when both are sent; the
+                // line written for :authority stands for both.
+                if let authority = line.authority {
+                    guard authority.lowercased() == value.lowercased() else {
+                        throw Malformed(reason: "host differs from :authority")
+                    }
+                    continue
+                }
+            case "cookie":
+                cookies.append(value)
+                continue
             case "content-length":
                 // A stream that ended with its head has no body to be that long (RFC 9113 §8.1.1).
                 guard !endStream || value == "0" else {
                     throw Malformed(reason: "content-length on a stream without DATA")
                 }
                 contentLength = true
-                fields.append((name, value))
-            default: fields.append((name, value))
+            default:
+                break
             }
+            // CONNECT's head is its line and host alone; its fields were checked all the same.
+            if !line.isConnect { Self.write(name, value, into: &bytes) }
         }
-        guard let method, URICharacters.isToken(method) else {
-            throw Malformed(reason: "no :method, or one that is not a token")
+        if !fieldsBegun { try line.write(into: &bytes) }
+        guard !line.isConnect else {
+            bytes.writeString("\r\n")
+            return HTTP2RequestHead(bytes: bytes, body: .none, isHead: false)
         }
-        guard method != "CONNECT" else {
-            // Extended CONNECT (RFC 8441) is not offered (SETTINGS_ENABLE_CONNECT_PROTOCOL is never sent), and plain
-            // CONNECT has no :path; the HTTP/1.1 side refuses CONNECT with its own problem.
-            return try connect(authority: authority, fields: fields)
-        }
-        guard let scheme, scheme == "http" || scheme == "https" else {
-            throw Malformed(reason: "no :scheme, or one other than http and https")
-        }
-        guard let path, !path.isEmpty, Self.isTarget(path) else {
-            throw Malformed(reason: "no :path, or a malformed one")
-        }
-        // RFC 9113 §8.3.1: a path and query beginning with "/", or "*" for OPTIONS; never the absolute form, whose
-        // authority would stand beside :authority.
-        guard path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else {
-            throw Malformed(reason: ":path neither begins with / nor is * for OPTIONS")
-        }
-        // RFC 9113 §8.3.1: `Host` and `:authority` must name the same authority when both are sent.
-        if let authority, let host, authority.lowercased() != host.lowercased() {
-            throw Malformed(reason: "host differs from :authority")
-        }
-        if let authority, !Self.isTarget(authority) { throw Malformed(reason: "a malformed :authority") }
-        let body: Body = endStream ? .none : (contentLength ? .length : .chunked)
-
-        var bytes = ByteBuffer()
-        bytes.reserveCapacity(64 + headers.count * 32)
-        bytes.writeString(method)
-        bytes.writeString(" ")
-        bytes.writeString(path)
-        bytes.writeString(" HTTP/1.1\r\n")
-        if let hostValue = authority ?? host { Self.write("host", hostValue, into: &bytes) }
         // RFC 9113 §8.2.3: cookie crumbs are joined with "; " for an HTTP/1.1 hop.
         if !cookies.isEmpty { Self.write("cookie", cookies.joined(separator: "; "), into: &bytes) }
-        for (name, value) in fields { Self.write(name, value, into: &bytes) }
+        let body: Body = endStream ? .none : (contentLength ? .length : .chunked)
         if body == .chunked { Self.write("transfer-encoding", "chunked", into: &bytes) }
         bytes.writeString("\r\n")
-        return HTTP2RequestHead(bytes: bytes, body: body, isHead: method == "HEAD")
+        return HTTP2RequestHead(bytes: bytes, body: body, isHead: line.method == "HEAD")
     }
 
-    /// A `CONNECT` written as such: the client connection refuses it as it refuses an HTTP/1.1 one.
-    private static func connect(authority: String?, fields: [(String, String)]) throws(Malformed) -> HTTP2RequestHead {
-        guard let authority, Self.isTarget(authority) else { throw Malformed(reason: "CONNECT without :authority") }
-        var bytes = ByteBuffer()
-        bytes.writeString("CONNECT \(authority) HTTP/1.1\r\n")
-        write("host", authority, into: &bytes)
-        bytes.writeString("\r\n")
-        return HTTP2RequestHead(bytes: bytes, body: .none, isHead: false)
+    /// The pseudo-headers of a request, checked and written as its request line and `host` field.
+    private struct RequestLine {
+        var method: String?
+        var scheme: String?
+        var path: String?
+        var authority: String?
+
+        var isConnect: Bool { method == "CONNECT" }
+
+        mutating func take(_ name: String, _ value: String) throws(Malformed) {
+            switch name {
+            case ":method": method = try HTTP2RequestHead.once(method, value, name)
+            case ":scheme": scheme = try HTTP2RequestHead.once(scheme, value, name)
+            case ":path": path = try HTTP2RequestHead.once(path, value, name)
+            case ":authority": authority = try HTTP2RequestHead.once(authority, value, name)
+            default: throw Malformed(reason: "pseudo-header \(name) is not a request's")
+            }
+        }
+
+        func write(into bytes: inout ByteBuffer) throws(Malformed) {
+            guard let method, URICharacters.isToken(method) else {
+                throw Malformed(reason: "no :method, or one that is not a token")
+            }
+            if let authority, !HTTP2RequestHead.isTarget(authority) {
+                throw Malformed(reason: "a malformed :authority")
+            }
+            guard method != "CONNECT" else {
+                // Extended CONNECT (RFC 8441) is not offered (SETTINGS_ENABLE_CONNECT_PROTOCOL is never sent), and
+                // plain CONNECT has no :path; the HTTP/1.1 side refuses CONNECT with its own problem.
+                guard let authority else { throw Malformed(reason: "CONNECT without :authority") }
+                bytes.writeString("CONNECT ")
+                bytes.writeString(authority)
+                bytes.writeString(" HTTP/1.1\r\n")
+                HTTP2RequestHead.write("host", authority, into: &bytes)
+                return
+            }
+            guard let scheme, scheme == "http" || scheme == "https" else {
+                throw Malformed(reason: "no :scheme, or one other than http and https")
+            }
+            guard let path, !path.isEmpty, HTTP2RequestHead.isTarget(path) else {
+                throw Malformed(reason: "no :path, or a malformed one")
+            }
+            // RFC 9113 §8.3.1: a path and query beginning with "/", or "*" for OPTIONS; never the absolute form, whose
+            // authority would stand beside :authority.
+            guard path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else {
+                throw Malformed(reason: ":path neither begins with / nor is * for OPTIONS")
+            }
+            bytes.writeString(method)
+            bytes.writeString(" ")
+            bytes.writeString(path)
+            bytes.writeString(" HTTP/1.1\r\n")
+            if let authority { HTTP2RequestHead.write("host", authority, into: &bytes) }
+        }
     }
 
     private static func once(_ seen: String?, _ value: String, _ name: String) throws(Malformed) -> String {

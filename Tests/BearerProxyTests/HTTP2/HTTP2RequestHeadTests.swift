@@ -16,14 +16,14 @@ struct HTTP2RequestHeadTests {
         (":method", "GET"), (":scheme", "http"), (":path", "/api/x?y=1"), (":authority", "localhost:8080"),
     ]
 
-    @Test("pseudo-headers make the request line and Host; cookies are joined with \"; \"; fields follow in order")
+    @Test("pseudo-headers make the request line and Host; fields follow in order; cookies are joined with \"; \"")
     func translation() throws {
         let head = try HTTP2RequestHead.translate(
             Self.headers(Self.base + [("accept", "*/*"), ("cookie", "a=1"), ("x-b", "2"), ("cookie", "c=3")]),
             endStream: true)
         #expect(
             String(buffer: head.bytes)
-                == "GET /api/x?y=1 HTTP/1.1\r\nhost: localhost:8080\r\ncookie: a=1; c=3\r\naccept: */*\r\nx-b: 2\r\n\r\n"
+                == "GET /api/x?y=1 HTTP/1.1\r\nhost: localhost:8080\r\naccept: */*\r\nx-b: 2\r\ncookie: a=1; c=3\r\n\r\n"
         )
         #expect(head.body == .none)
         #expect(!head.isHead)
