@@ -8,8 +8,9 @@ import NIOHTTP2
 ///
 /// Health rules: after a GOAWAY it opens no stream (RFC 9113 §6.8) and closes once its last stream has; a connection
 /// that errs is closed, never reused. One with no stream is probed with PING (RFC 9113 §6.7) every
-/// ``Idle/pingInterval`` and closed at once when the ACK does not come within ``Idle/pingTimeout`` (the upstream is
-/// gone: nothing more is written to it); one with no stream for ``Idle/limit`` says GOAWAY and closes.
+/// ``Idle/pingInterval``, takes no stream until the ACK comes, and is closed at once when it does not come within
+/// ``Idle/pingTimeout`` (the upstream is gone: nothing more is written to it); one with no stream for ``Idle/limit``
+/// says GOAWAY and closes.
 ///
 /// The idle times are kept lazily, as the client side's (``HTTP2IdleClose``): opening and closing a stream only
 /// counts it and notes the time, and the one timer, when it fires, looks at the connection and waits again for the
@@ -69,9 +70,11 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         self.gone = gone
     }
 
-    /// Whether it can take a stream now.
+    /// Whether it can take a stream now. Not while a PING waits for its ACK: an upstream that does not answer it may
+    /// be gone (RFC 9113 §6.7), and an exchange put on it would wait out its response-head timeout for nothing; the
+    /// exchange opens another connection instead.
     var hasRoom: Bool {
-        guard case .open = state, context != nil else { return false }
+        guard case .open = state, context != nil, pingOutstanding == nil else { return false }
         return openStreams < maximumStreams
     }
 
@@ -154,10 +157,10 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         idleTimer = nil
     }
 
-    /// The connection's next step: the PING had no ACK in time (the upstream is gone: closed at once, or once its
-    /// streams end); a stream is open (looked at again a whole interval on); it has had no stream for less than the
-    /// interval, a stream having closed since the timer was armed (it waits for the rest); the idle limit is reached
-    /// (GOAWAY); or it is probed.
+    /// The connection's next step: the PING had no ACK in time (the upstream is gone: closed, with no stream since
+    /// the PING went out); a stream is open (looked at again a whole interval on); it has had no stream for less
+    /// than the interval, a stream having closed since the timer was armed (it waits for the rest); the idle limit
+    /// is reached (GOAWAY); or it is probed.
     private func idleTimerFired() {
         guard case .open = state, let context else { return }
         if pingOutstanding != nil {

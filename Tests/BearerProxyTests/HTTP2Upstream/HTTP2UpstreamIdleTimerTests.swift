@@ -7,8 +7,8 @@ import Testing
 
 /// An HTTP/2 upstream connection's idle probe, on an `EmbeddedChannel` whose clock the test moves: one timer for
 /// the connection's life, which streams opening and closing leave alone; a PING (RFC 9113 §6.7) a whole
-/// ``HTTP2UpstreamConnection/Idle/pingInterval`` after the last stream closed, never sooner; closed when the ACK does
-/// not come; GOAWAY `NO_ERROR` (RFC 9113 §6.8) at the idle limit.
+/// ``HTTP2UpstreamConnection/Idle/pingInterval`` after the last stream closed, never sooner; no stream while its ACK
+/// is awaited; closed when the ACK does not come; GOAWAY `NO_ERROR` (RFC 9113 §6.8) at the idle limit.
 @Suite("An HTTP/2 upstream connection's idle timer")
 struct HTTP2UpstreamIdleTimerTests {
     static let idle = HTTP2UpstreamConnection.Idle(
@@ -122,13 +122,17 @@ struct HTTP2UpstreamIdleTimerTests {
         connection.expectPing(in: .seconds(10))
     }
 
-    @Test("a PING is answered: the next an interval after the ACK; GOAWAY NO_ERROR at the limit")
+    @Test("a PING is answered: no stream meanwhile; the next an interval after the ACK; GOAWAY NO_ERROR at the limit")
     func answeredThenRetired() throws {
         let connection = try Connection()
         defer { connection.finish() }
         connection.expectPing(in: .seconds(10))
+        // The upstream may be gone: no exchange is put on it until it answers (RFC 9113 §6.7).
+        #expect(!connection.connection.hasRoom)
+        #expect(connection.connection.openStream() == nil)
         connection.loop.advanceTime(by: .seconds(1))
         try connection.acknowledge()
+        #expect(connection.connection.hasRoom)
         connection.expectPing(in: .seconds(10))
         connection.loop.advanceTime(by: .seconds(1))
         try connection.acknowledge()
@@ -142,13 +146,14 @@ struct HTTP2UpstreamIdleTimerTests {
         #expect(connection.frames.pings.count == 2)
     }
 
-    @Test("a PING without its ACK for the timeout: closed, without GOAWAY")
+    @Test("a PING without its ACK for the timeout: closed, without GOAWAY, and no stream before")
     func unansweredIsClosed() throws {
         let connection = try Connection()
         defer { connection.finish() }
         connection.expectPing(in: .seconds(10))
         connection.loop.advanceTime(by: .seconds(5) - .milliseconds(1))
         #expect(connection.channel.isActive)
+        #expect(connection.connection.openStream() == nil)
         connection.loop.advanceTime(by: .milliseconds(1))
         #expect(!connection.channel.isActive)
         #expect(connection.frames.goAways.isEmpty)

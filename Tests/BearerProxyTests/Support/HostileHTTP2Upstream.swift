@@ -254,8 +254,9 @@ final class HostileHTTP2Upstream: Sendable {
                 let frame = Frame(
                     type: header[3], flags: header[4], stream: Connection.word(header, at: 5) & 0x7fff_ffff,
                     payload: payload)
-                upstream.record(connection) { $0.frames.append(frame) }
                 received(frame, context: context)
+                // Recorded once answered: a test that sees a PING sees its ACK sent.
+                upstream.record(connection) { $0.frames.append(frame) }
             }
         }
 
