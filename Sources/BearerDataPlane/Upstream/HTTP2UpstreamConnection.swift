@@ -8,8 +8,14 @@ import NIOHTTP2
 ///
 /// Health rules: after a GOAWAY it opens no stream (RFC 9113 §6.8) and closes once its last stream has; a connection
 /// that errs is closed, never reused. One with no stream is probed with PING (RFC 9113 §6.7) every
-/// ``Idle/pingInterval`` and closed at once when the ACK does not come within ``Idle/pingTimeout`` (the upstream is
-/// gone: nothing more is written to it); one with no stream for ``Idle/limit`` says GOAWAY and closes.
+/// ``Idle/pingInterval``, takes no stream until the ACK comes, and is closed at once when it does not come within
+/// ``Idle/pingTimeout`` (the upstream is gone: nothing more is written to it); one with no stream for ``Idle/limit``
+/// says GOAWAY and closes.
+///
+/// The idle times are kept lazily, as the client side's (``HTTP2IdleClose``): opening and closing a stream only
+/// counts it and notes the time, and the one timer, when it fires, looks at the connection and waits again for the
+/// rest. A request thus costs no timer work: cancelling and scheduling one as each stream opens and closes would cost
+/// three allocations a request when the connection carries one stream at a time.
 final class HTTP2UpstreamConnection: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -44,11 +50,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private(set) var openStreams = 0
     private var maximumStreams = HTTP2UpstreamConnection.assumedConcurrentStreams
-    /// Since when it has had no stream.
-    private var idleSince = NIODeadline.now()
+    /// Since when it has had no stream (meaningful while ``openStreams`` is 0), on its loop's clock.
+    private var idleSince = NIODeadline.uptimeNanoseconds(0)
     private let idle: Idle
-    /// The next probe of the idle connection, or the end of the wait for a PING's ACK.
-    private var idleTimer: Scheduled<Void>?
+    /// The one timer of the idle probe, armed from the connection's start to its close: the next look at whether it
+    /// is idle, or the end of the wait for a PING's ACK. Readable so that tests can tell it is the same one.
+    private(set) var idleTimer: Scheduled<Void>?
     /// The PING that has had no ACK yet (RFC 9113 §6.7: the ACK carries the same 8 bytes).
     private var pingOutstanding: HTTP2PingData?
     private var pingsSent: UInt64 = 0
@@ -63,9 +70,11 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         self.gone = gone
     }
 
-    /// Whether it can take a stream now.
+    /// Whether it can take a stream now. Not while a PING waits for its ACK: an upstream that does not answer it may
+    /// be gone (RFC 9113 §6.7), and an exchange put on it would wait out its response-head timeout for nothing; the
+    /// exchange opens another connection instead.
     var hasRoom: Bool {
-        guard case .open = state, context != nil else { return false }
+        guard case .open = state, context != nil, pingOutstanding == nil else { return false }
         return openStreams < maximumStreams
     }
 
@@ -75,8 +84,6 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         guard let context else { return nil }
         let stream = HTTP2UpstreamStream(connection: self, eventLoop: context.eventLoop)
         openStreams += 1
-        // A PING in flight keeps its deadline: an upstream that does not answer it is gone, streams or not.
-        if pingOutstanding == nil { cancelIdleTimer() }
         // Bound to the loop: NIOHTTP2 runs the initializer on it, at once (the connection's loop is this one).
         let handler = NIOLoopBound(stream, eventLoop: context.eventLoop)
         multiplexer.createStreamChannel(promise: nil) { channel in
@@ -87,13 +94,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         return stream
     }
 
-    /// One of its streams has closed at `now`.
+    /// One of its streams has closed at `now`. The idle timer is left as it is: when it fires it measures from here.
     func streamClosed(now: NIODeadline) {
         openStreams -= 1
         guard openStreams == 0 else { return }
         idleSince = now
         if case .draining = state { return close() }
-        if pingOutstanding == nil { scheduleIdleTimer(in: idle.pingInterval) }
     }
 
     /// A stream ended with its request body held back by the upstream's flow-control window (RFC 9113 §6.9): the
@@ -137,10 +143,10 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
 
     // MARK: Idle probe
 
-    private func scheduleIdleTimer(in delay: TimeAmount) {
+    private func armIdleTimer(at deadline: NIODeadline) {
         cancelIdleTimer()
         guard let context else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             idleTimer = nil
             idleTimerFired()
         }
@@ -151,32 +157,36 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         idleTimer = nil
     }
 
-    /// The idle connection's next step: the PING had no ACK in time (the upstream is gone: closed at once, or once
-    /// its streams end), the idle limit is reached (GOAWAY), or it is probed.
+    /// The connection's next step: the PING had no ACK in time (the upstream is gone: closed, with no stream since
+    /// the PING went out); a stream is open (looked at again a whole interval on); it has had no stream for less
+    /// than the interval, a stream having closed since the timer was armed (it waits for the rest); the idle limit
+    /// is reached (GOAWAY); or it is probed.
     private func idleTimerFired() {
         guard case .open = state, let context else { return }
         if pingOutstanding != nil {
             pingOutstanding = nil
             return drain(lastStreamID: nil)
         }
-        guard openStreams == 0 else { return }
-        if NIODeadline.now() - idleSince >= idle.limit { return retire() }
+        let now = context.eventLoop.now
+        if openStreams > 0 { return armIdleTimer(at: now + idle.pingInterval) }
+        if now - idleSince < idle.pingInterval { return armIdleTimer(at: idleSince + idle.pingInterval) }
+        if now - idleSince >= idle.limit { return retire() }
         pingsSent += 1
         let ping = HTTP2PingData(withInteger: pingsSent)
         pingOutstanding = ping
         let frame = HTTP2Frame(streamID: .rootStream, payload: .ping(ping, ack: false))
         context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
-        scheduleIdleTimer(in: idle.pingTimeout)
+        armIdleTimer(at: now + idle.pingTimeout)
     }
 
     /// The upstream answered the PING: it is alive. The next probe, or the idle limit, follows.
     private func pingAcknowledged(_ data: HTTP2PingData) {
         guard data == pingOutstanding else { return }
         pingOutstanding = nil
-        cancelIdleTimer()
-        guard case .open = state, openStreams == 0 else { return }
-        let untilLimit = idle.limit - (NIODeadline.now() - idleSince)
-        scheduleIdleTimer(in: max(.zero, min(idle.pingInterval, untilLimit)))
+        guard case .open = state, let context else { return cancelIdleTimer() }
+        let now = context.eventLoop.now
+        let untilLimit = idle.limit - (now - idleSince)
+        armIdleTimer(at: now + max(.zero, min(idle.pingInterval, untilLimit)))
     }
 
     /// It is closing: its connector forgets it.
@@ -190,7 +200,9 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if openStreams == 0 { scheduleIdleTimer(in: idle.pingInterval) }
+        // Added as the connection opens: idle from now, with no stream yet.
+        idleSince = context.eventLoop.now
+        armIdleTimer(at: idleSince + idle.pingInterval)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -18,14 +18,14 @@ struct HostileHTTP2UpstreamTests {
     static let protocolError: UInt32 = 0x1, internalError: UInt32 = 0x2, flowControlError: UInt32 = 0x3
     static let frameSizeError: UInt32 = 0x6, compressionError: UInt32 = 0x9, enhanceYourCalm: UInt32 = 0xb
 
-    /// Runs `body` with a hostile upstream playing `attack` and a proxy (one event loop, so one connection per origin)
-    /// whose route `/api` speaks HTTP/2 to it with prior knowledge.
+    /// Runs `body` with a hostile upstream playing `attack` (for `gathering` requests at once) and a proxy (one event
+    /// loop, so one connection per origin) whose route `/api` speaks HTTP/2 to it with prior knowledge.
     static func with(
-        settings: [(UInt16, UInt32)] = [], timeouts: ProxyTimeouts = ProxyTimeouts(),
+        settings: [(UInt16, UInt32)] = [], timeouts: ProxyTimeouts = ProxyTimeouts(), gathering: Int = 1,
         attack: @escaping Upstream.Attack = { _ in [] },
         _ body: (ProxyHarness, Upstream) async throws -> Void
     ) async throws {
-        let upstream = try await Upstream.start(settings: settings, attack: attack)
+        let upstream = try await Upstream.start(settings: settings, gathering: gathering, attack: attack)
         do {
             let routes = HTTP2UpstreamTests.route(to: upstream.baseURL, version: "h2", tls: false)
             try await ProxyHarness.with(routes: routes, timeouts: timeouts, threads: 1) { proxy in
@@ -222,6 +222,40 @@ struct HostileHTTP2UpstreamTests {
         }) { proxy, upstream in
             let response = try await TestClient.send(port: proxy.port, uri: "/api/attack")
             #expect(response.status == .ok)
+            try await Self.expectConnectionEnded(upstream: upstream, goAway: Self.enhanceYourCalm)
+            try await Self.expectNextServedOnNewConnection(proxy: proxy, upstream: upstream)
+        }
+    }
+
+    /// A stream error ends one stream (RFC 9113 §5.4.2) and stops the connection taking new ones, so an upstream can
+    /// cause as many as the proxy has streams open on it at once; past the limit the connection goes.
+    @Test("a malformed answer on each of 250 streams open at once: past 200 stream errors, ENHANCE_YOUR_CALM")
+    func streamErrorFlood() async throws {
+        let streams = 250
+        // SETTINGS_MAX_CONCURRENT_STREAMS 1,000 (RFC 9113 §6.5.2): every request fits on one connection.
+        try await Self.with(
+            settings: [(0x3, 1_000)], gathering: streams,
+            attack: { stream in
+                // A field name with an uppercase letter makes the response malformed (RFC 9113 §8.2.1, §8.1.1): a
+                // stream error of type PROTOCOL_ERROR, the stream reset, the connection kept.
+                let block = Upstream.status200 + Upstream.literal("X-Upper", "1")
+                return Upstream.frame(Kind.headers, flags: Kind.endHeaders | Kind.endStream, stream: stream, block)
+            }
+        ) { proxy, upstream in
+            // The connection is open, and knows the upstream's SETTINGS, before the requests come together.
+            #expect(try await TestClient.send(port: proxy.port, uri: "/api/warm").status == .ok)
+            let answers = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+                for _ in 0..<streams {
+                    group.addTask {
+                        let response = try await TestClient.send(port: proxy.port, uri: "/api/attack")
+                        return (response.status.code, response.header("content-type"))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == streams)
+            #expect(answers.allSatisfy { $0 == (502, "application/problem+json") }, "\(Set(answers.map(\.0)))")
+            #expect(upstream.requests.filter { $0.path.hasSuffix("/attack") }.allSatisfy { $0.connection == 1 })
             try await Self.expectConnectionEnded(upstream: upstream, goAway: Self.enhanceYourCalm)
             try await Self.expectNextServedOnNewConnection(proxy: proxy, upstream: upstream)
         }

@@ -32,6 +32,27 @@ struct IdleHTTP2UpstreamTests {
         }
     }
 
+    @Test("a connection whose PING awaits its ACK takes no request: the next one opens a new connection")
+    func noRequestWhileAckAwaited() async throws {
+        var timeouts = ProxyTimeouts()
+        // 6 s: a PING after 2 s of idleness, its ACK due within 1 s, time enough for a request meanwhile.
+        timeouts.upstreamIdle = .seconds(6)
+        try await HostileHTTP2UpstreamTests.with(timeouts: timeouts) { proxy, upstream in
+            let first = try await TestClient.send(port: proxy.port, uri: "/api/one")
+            #expect(first.bodyText == "fine")
+            upstream.acknowledgesPings = false
+            try await upstream.wait(for: "a PING on the idle connection") {
+                ($0.connections.first?.pings ?? 0) >= 1
+            }
+            let second = try await TestClient.send(port: proxy.port, uri: "/api/two")
+            #expect(second.bodyText == "fine")
+            // The request came while the ACK was awaited: the silent connection was still open.
+            #expect(upstream.connections.first?.closed == false, "closed before the request came")
+            #expect(upstream.requests.map(\.connection) == [1, 2])
+            try await upstream.waitClosed(1)
+        }
+    }
+
     @Test("an idle connection whose upstream answers PING is kept for the next request, then retired with GOAWAY")
     func answeringUpstreamIsKeptThenRetired() async throws {
         try await HostileHTTP2UpstreamTests.with(timeouts: Self.timeouts) { proxy, upstream in

@@ -6,8 +6,10 @@ import Synchronization
 /// An HTTP/2 upstream that misbehaves on purpose, on 127.0.0.1 (port chosen by the OS): a raw TCP server that reads
 /// the proxy's frames itself (the 9-byte frame header of RFC 9113 §4.1; header blocks by NIOHPACK's decoder) and
 /// writes frames built by hand, so that it can send what no HTTP/2 stack would. A request whose path ends in
-/// `/attack` gets the test's attack bytes; any other gets `200` with the body `fine`. It records, per connection, the
-/// frames the proxy sent and whether the connection closed, and every request; tests wait on those events.
+/// `/attack` gets the test's attack bytes — at once, or held until a number of `/attack` requests have come on its
+/// connection, so that an attack can hit many streams open together; any other gets `200` with the body `fine`. It
+/// records, per connection, the frames the proxy sent and whether the connection closed, and every request; tests
+/// wait on those events.
 final class HostileHTTP2Upstream: Sendable {
     /// Frame types and flags (RFC 9113 §6).
     enum Kind {
@@ -80,9 +82,11 @@ final class HostileHTTP2Upstream: Sendable {
     }
 
     /// Starts it. `settings` are the parameters of its SETTINGS frame (RFC 9113 §6.5.2), sent first on each
-    /// connection; it acknowledges the proxy's SETTINGS, so the proxy's own limits hold (RFC 9113 §6.5.3).
+    /// connection; it acknowledges the proxy's SETTINGS, so the proxy's own limits hold (RFC 9113 §6.5.3). The
+    /// attack's bytes for `/attack` requests are written when `gathering` of them have come on the connection, all
+    /// together.
     static func start(
-        settings: [(UInt16, UInt32)] = [], attack: @escaping Attack = { _ in [] }
+        settings: [(UInt16, UInt32)] = [], gathering: Int = 1, attack: @escaping Attack = { _ in [] }
     ) async throws -> HostileHTTP2Upstream {
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let state = WatchedState(Observed(), timerLoop: loop) { observed in
@@ -107,7 +111,9 @@ final class HostileHTTP2Upstream: Sendable {
                         return observed.connections.count
                     }
                     try channel.pipeline.syncOperations.addHandler(
-                        Handler(upstream: upstream, connection: index, settings: settingsFrame, attack: attack))
+                        Handler(
+                            upstream: upstream, connection: index, settings: settingsFrame, gathering: gathering,
+                            attack: attack))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -198,15 +204,23 @@ final class HostileHTTP2Upstream: Sendable {
         let upstream: HostileHTTP2Upstream
         let connection: Int
         let settings: [UInt8]
+        let gathering: Int
         let attack: Attack
+        /// The attack's bytes for the `/attack` requests held so far, and how many.
+        var held: [UInt8] = []
+        var heldRequests = 0
         var buffer = ByteBuffer()
         var prefaceRead = false
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
 
-        init(upstream: HostileHTTP2Upstream, connection: Int, settings: [UInt8], attack: @escaping Attack) {
+        init(
+            upstream: HostileHTTP2Upstream, connection: Int, settings: [UInt8], gathering: Int,
+            attack: @escaping Attack
+        ) {
             self.upstream = upstream
             self.connection = connection
             self.settings = settings
+            self.gathering = gathering
             self.attack = attack
         }
 
@@ -240,8 +254,9 @@ final class HostileHTTP2Upstream: Sendable {
                 let frame = Frame(
                     type: header[3], flags: header[4], stream: Connection.word(header, at: 5) & 0x7fff_ffff,
                     payload: payload)
-                upstream.record(connection) { $0.frames.append(frame) }
                 received(frame, context: context)
+                // Recorded once answered: a test that sees a PING sees its ACK sent.
+                upstream.record(connection) { $0.frames.append(frame) }
             }
         }
 
@@ -259,9 +274,15 @@ final class HostileHTTP2Upstream: Sendable {
                 var block = ByteBuffer(bytes: frame.payload)
                 let path = (try? decoder.decodeHeaders(from: &block))?.first(name: ":path") ?? ""
                 upstream.record(Request(connection: connection, stream: frame.stream, path: path))
-                let answer =
-                    path.hasSuffix("/attack") ? attack(frame.stream) : HostileHTTP2Upstream.fine(stream: frame.stream)
-                write(answer, context: context)
+                guard path.hasSuffix("/attack") else {
+                    return write(HostileHTTP2Upstream.fine(stream: frame.stream), context: context)
+                }
+                held += attack(frame.stream)
+                heldRequests += 1
+                guard heldRequests >= gathering else { return }
+                write(held, context: context)
+                held = []
+                heldRequests = 0
             default:
                 break
             }
