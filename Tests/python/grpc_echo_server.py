@@ -43,13 +43,13 @@ def pattern(size):
     return bytes(index % 251 for index in range(size))
 
 
-def wait_until_ended(context):
-    """Blocks until grpcio says the call is over (its callback runs on cancellation, reset or deadline)."""
+def watch_end(context):
+    """The event grpcio sets once the call is over (its callback runs on cancellation, reset or deadline)."""
     call_id = dict(context.invocation_metadata()).get("x-call-id", "")
     ended = ended_event(call_id)
     if not context.add_callback(ended.set):
         ended.set()  # it ended before the callback could be added
-    ended.wait()
+    return ended
 
 
 def subject(context):
@@ -91,13 +91,16 @@ class Echo(grpc.GenericRpcHandler):
 
         def slow(request, context):
             subject(context)
-            wait_until_ended(context)
+            watch_end(context).wait()
             return b"too late"
 
         def hold(request, context):
             subject(context)
+            # Watched before `ready` goes: a cancel that comes while grpcio still sends it fails that send, and
+            # grpcio then never resumes this generator (a watch added after the yield would never be).
+            ended = watch_end(context)
             yield b"ready"
-            wait_until_ended(context)
+            ended.wait()
 
         def sink(requests, context):
             subject(context)
