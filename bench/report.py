@@ -466,6 +466,52 @@ def targets_section(facts, nginx, bp, startup_median, big_checks, token_requests
     return "".join(w), missed
 
 
+def h2_section(raw, facts):
+    """bench/h2.sh's medians (BENCH_H2=1): HTTP/2 clients, against nginx's http2 listener and the HTTP/2 floor."""
+    w = ["## HTTP/2 (bench/h2.sh)\n\n"]
+    if facts.get("h2_skipped"):
+        w.append("Not measured: %s.\n\n" % facts.get("h2_skipped"))
+        return "".join(w)
+    medians = {}
+    try:
+        with open(os.path.join(raw, "h2.txt"), encoding="utf-8") as f:
+            lines = f.read().split("medians:\n", 1)[1].splitlines()
+    except (OSError, IndexError):
+        w.append("bench/h2.sh printed no medians (BENCH_KEEP_TMP=1 keeps its output, h2.txt).\n\n")
+        return "".join(w)
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 5:
+            medians[(fields[0], fields[1])] = (float(fields[2]), float(fields[4]))
+    w.append("h2load, %s requests a run, %s rounds, medians; one loop for bearer-proxy and the floor, one worker for "
+             "nginx. `h2`: 50 connections, one stream at a time on each; `h2x100`: one connection, 100 streams; "
+             "`h2h2`, `h2h2x100`: the same to an HTTP/2 upstream (nginx: `grpc_pass`); `h1`: HTTP/1.1 by the same "
+             "tool. The floor (bench-floor-proxy `--http2 channels|connection`) does nothing but the job on "
+             "NIOHTTP2: a child channel a stream, or every stream on the connection's handler.\n\n"
+             % (facts.get("h2_requests"), facts.get("h2_rounds")))
+    w.append("| load | proxy | req/s | CPU a request | CPU × nginx's |\n|---|---|---|---|---|\n")
+    for mode in ("h1", "h2", "h2x100", "h2h2", "h2h2x100"):
+        reference = medians.get(("nginx", mode))
+        for name in ("bearer-proxy", "floor-channels", "floor-connection", "nginx"):
+            if (name, mode) not in medians:
+                continue
+            rps, cpu = medians[(name, mode)]
+            times = "%.2f" % (cpu / reference[1]) if reference and reference[1] else "n/a"
+            w.append("| %s | %s | %.0f | %.1f µs | %s |\n" % (mode, name, rps, cpu, times))
+    w.append("\n")
+    bp_h1, bp_h2, bp_x100 = (medians.get(("bearer-proxy", m)) for m in ("h1", "h2", "h2x100"))
+    ng_h2 = medians.get(("nginx", "h2"))
+    if bp_h2 and ng_h2:
+        ok = bp_h2[1] <= 1.3 * ng_h2[1]
+        w.append("- HTTP/2 CPU a request ≤ 1.3 × nginx's: %.2f × — %s\n" % (bp_h2[1] / ng_h2[1], "met" if ok else "not met"))
+    if bp_x100 and bp_h1:
+        ok = bp_x100[1] <= bp_h1[1]
+        w.append("- 100 streams on one connection, CPU a request ≤ the proxy's own HTTP/1.1: %.2f × — %s\n"
+                 % (bp_x100[1] / bp_h1[1], "met" if ok else "not met"))
+    w.append("\n")
+    return "".join(w)
+
+
 def report(raw, out_path):
     """Writes the report; returns why run.sh must fail, or None."""
     facts = Facts(os.path.join(raw, "facts.tsv"))
@@ -486,6 +532,8 @@ def report(raw, out_path):
         w.append(tls_section(runs))
     if facts.get("dpop") == "1":
         w.append(dpop_section(facts, runs, nginx, bp))
+    if facts.get("h2") == "1":
+        w.append(h2_section(raw, facts))
     w.append(memory_section(facts, startup_ms, startup_median))
     token_requests, big_checks = None, None
     if facts.get("cold") == "1":

@@ -45,6 +45,9 @@
 #   BENCH_DPOP=1             1: also measure a DPoP route (RFC 9449: a proof signed per request), a second
 #                            bearer-proxy whose client-credentials account gets DPoP-bound tokens from
 #                            bench/dpop_issuer.py
+#   BENCH_H2=1               1: also run bench/h2.sh (HTTP/2 clients by h2load against nginx's http2 listener, and
+#                            the HTTP/2 floor when BENCH_FLOOR=1); needs h2load (Debian's nghttp2-client)
+#   BENCH_H2_ROUNDS=3 BENCH_H2_REQUESTS=60000   its rounds and requests a run
 #   BENCH_NGINX_WORKERS=1    worker_processes of nginx-proxy (the upstream keeps one), for comparing loop counts:
 #                            e.g. BENCH_NGINX_WORKERS=2 BENCH_PROXY_ARGS="--log-level warning --threads 2"
 
@@ -78,6 +81,9 @@ FLOOR=${BENCH_FLOOR:-1}
 TLS=${BENCH_TLS:-1}
 DPOP=${BENCH_DPOP:-1}
 NGINX_WORKERS=${BENCH_NGINX_WORKERS:-1}
+H2=${BENCH_H2:-1}
+H2_ROUNDS=${BENCH_H2_ROUNDS:-3}
+H2_REQUESTS=${BENCH_H2_REQUESTS:-60000}
 
 UP_PORT=18081   # nginx upstream answering {"ok":true}
 NGX_PORT=18082  # nginx as the reverse proxy
@@ -295,6 +301,7 @@ done
 [[ $FLOOR =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1 (got '$FLOOR')"
 [[ $TLS =~ ^[01]$ ]] || die "BENCH_TLS must be 0 or 1 (got '$TLS')"
 [[ $DPOP =~ ^[01]$ ]] || die "BENCH_DPOP must be 0 or 1 (got '$DPOP')"
+[[ $H2 =~ ^[01]$ ]] || die "BENCH_H2 must be 0 or 1 (got '$H2')"
 [[ $(uname -s) == Linux ]] || die "this benchmark reads /proc; it runs on Linux only"
 
 find_tool() { # NAME [DIR...] -> its path (PATH first, then the DIRs), or nothing
@@ -1150,6 +1157,22 @@ fi
 fact proxy_args "${PROXY_ARGS[*]}"
 fact bp_log_lines "$(wc -l <"$BP_LOG")"
 fact bp_log_bytes "$(wc -c <"$BP_LOG")"
+
+# --- HTTP/2: bench/h2.sh, its own servers on its own ports ---------------------------------------
+fact h2 "$H2"
+if [[ $H2 == 1 ]]; then
+    fact h2_rounds "$H2_ROUNDS"
+    fact h2_requests "$H2_REQUESTS"
+    if ! command -v h2load >/dev/null; then
+        fact h2_skipped "no h2load (apt-get install nghttp2-client)"
+    else
+        h2_floor=""
+        if [[ $FLOOR == 1 && -z $FLOOR_SKIPPED ]]; then h2_floor=$FLOOR_BIN; fi
+        log "HTTP/2: bench/h2.sh ($H2_ROUNDS rounds of $H2_REQUESTS requests)"
+        H2_ROUNDS=$H2_ROUNDS H2_REQUESTS=$H2_REQUESTS H2_FLOOR=$h2_floor bash "$SCRIPT_DIR/h2.sh" "$BIN" \
+            >"$RAW/h2.txt" 2>"$RAW/h2.err" || fact h2_skipped "bench/h2.sh failed: $(tail -n 3 "$RAW/h2.err" | tr '\n' ' ')"
+    fi
+fi
 
 REPORT=$TMP/report.md
 # It prints why this run must fail (invalid measurements; a missed target with BENCH_STRICT=1), if so.
