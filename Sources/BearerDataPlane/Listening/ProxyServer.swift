@@ -79,7 +79,7 @@ public final class ProxyServer: Service, Sendable {
                         eventLoop: loop,
                         connector: HTTPVersionConnector(
                             http1: HTTP1Connector(pool: UpstreamPool(idleTimeout: timeouts.upstreamIdle)),
-                            http2: HTTP2Connector(idleTimeout: timeouts.upstreamIdle))),
+                            http2: HTTP2Connector(idleTimeout: timeouts.upstreamIdle, metrics: metrics))),
                     eventLoop: loop)
             }.get()
             loops.append(state)

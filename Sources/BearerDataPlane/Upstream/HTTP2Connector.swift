@@ -1,4 +1,5 @@
 import BearerCodec
+import BearerTelemetry
 import NIOCore
 import NIOHTTP2
 
@@ -14,9 +15,12 @@ final class HTTP2Connector {
     /// pool's idle limit (``ProxyTimeouts/upstreamIdle``, 30 s), below common servers' own idle closes (nginx 75 s),
     /// so that the proxy, not the upstream, ends an idle connection and no exchange races the upstream's close.
     let idleTimeout: TimeAmount
+    /// Where each connection's end is counted (`bearer_proxy_upstream_http2_connections_ended_total`).
+    private let metrics: ProxyMetrics?
 
-    init(idleTimeout: TimeAmount = .seconds(30)) {
+    init(idleTimeout: TimeAmount = .seconds(30), metrics: ProxyMetrics? = nil) {
         self.idleTimeout = idleTimeout
+        self.metrics = metrics
     }
 
     /// How long a connection may have no stream before it is probed with PING (RFC 9113 §6.7): a third of the idle
@@ -117,7 +121,7 @@ final class HTTP2Connector {
         }
         let connection = HTTP2UpstreamConnection(
             origin: origin, multiplexer: multiplexer,
-            idle: .init(limit: idleTimeout, pingInterval: pingInterval, pingTimeout: pingTimeout)
+            idle: .init(limit: idleTimeout, pingInterval: pingInterval, pingTimeout: pingTimeout), metrics: metrics
         ) { [weak self] gone in
             self?.forget(gone)
         }

@@ -1,3 +1,4 @@
+import BearerTelemetry
 import NIOCore
 import NIOHTTP2
 
@@ -59,14 +60,18 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     /// The PING that has had no ACK yet (RFC 9113 §6.7: the ACK carries the same 8 bytes).
     private var pingOutstanding: HTTP2PingData?
     private var pingsSent: UInt64 = 0
+    /// Where its end is counted, once, by the first reason it met (``ended(_:)``).
+    private let metrics: ProxyMetrics?
+    private var endCounted = false
 
     init(
         origin: UpstreamOrigin, multiplexer: NIOHTTP2Handler.StreamMultiplexer, idle: Idle,
-        gone: @escaping (HTTP2UpstreamConnection) -> Void
+        metrics: ProxyMetrics? = nil, gone: @escaping (HTTP2UpstreamConnection) -> Void
     ) {
         self.origin = origin
         self.multiplexer = multiplexer
         self.idle = idle
+        self.metrics = metrics
         self.gone = gone
     }
 
@@ -105,6 +110,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     /// A stream ended with its request body held back by the upstream's flow-control window (RFC 9113 §6.9): the
     /// upstream grants no room, and a new stream here would stall the same way, so the connection takes none.
     func flowControlStalled() {
+        ended("flow_control_stalled")
         drain(lastStreamID: nil)
     }
 
@@ -131,6 +137,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     /// Ends an idle connection politely: GOAWAY with NO_ERROR, naming stream 0 as the last of the upstream's
     /// (RFC 9113 §6.8: the proxy accepts no stream from it), then the close once that is written.
     private func retire() {
+        ended("idle")
         guard let context else { return close() }
         leave()
         cancelIdleTimer()
@@ -165,6 +172,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         guard case .open = state, let context else { return }
         if pingOutstanding != nil {
             pingOutstanding = nil
+            ended("ping_timeout")
             return drain(lastStreamID: nil)
         }
         let now = context.eventLoop.now
@@ -187,6 +195,13 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         let now = context.eventLoop.now
         let untilLimit = idle.limit - (now - idleSince)
         armIdleTimer(at: now + max(.zero, min(idle.pingInterval, untilLimit)))
+    }
+
+    /// Counts the connection's end by `reason`, the first time only: what ended it, not what followed.
+    private func ended(_ reason: String) {
+        guard !endCounted else { return }
+        endCounted = true
+        metrics?.upstreamHTTP2ConnectionsEnded(reason: reason).increment()
     }
 
     /// It is closing: its connector forgets it.
@@ -216,6 +231,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         case .goAway(let lastStreamID, _, _):
             // NIOHTTP2 hands the frame on before it closes the streams above `lastStreamID`, so they can tell that
             // their request was never processed (``goAwayDropped(_:)``).
+            ended("goaway")
             drain(lastStreamID: lastStreamID)
         case .ping(let data, ack: true):
             pingAcknowledged(data)
@@ -234,7 +250,11 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         // the others end as they will, and the connection takes no new one. A connection error — a flood, a header
         // block over the limit, a window past 2^31-1, a frame for a stream the proxy never opened — ends the
         // connection now: NIOHTTP2 does not close it, and its streams would wait for frames that never come.
-        guard HTTP2ConnectionErrors.isStreamError(error) else { return close() }
+        guard HTTP2ConnectionErrors.isStreamError(error) else {
+            ended("connection_error")
+            return close()
+        }
+        ended("stream_error")
         drain(lastStreamID: nil)
     }
 
@@ -250,6 +270,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        ended("closed")
         leave()
         cancelIdleTimer()
         context.fireChannelInactive()

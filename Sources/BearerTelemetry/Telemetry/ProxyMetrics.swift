@@ -77,6 +77,17 @@ public final class ProxyMetrics: Sendable {
             label: "bearer_proxy_connections_refused_total", dimensions: [("reason", reason)], factory: factory)
     }
 
+    /// The counter of HTTP/2 upstream connections that ended, by why (docs/operations.md): `goaway` (the upstream
+    /// said so), `connection_error` (it broke the protocol or flooded, and the proxy sent GOAWAY), `stream_error`
+    /// (a stream it answered was malformed: the connection took no new stream), `flow_control_stalled`,
+    /// `ping_timeout` (an idle connection's PING had no ACK), `idle` (the proxy retired it), `closed` (none of these:
+    /// the upstream or the network closed it, or the proxy shut down).
+    package func upstreamHTTP2ConnectionsEnded(reason: String) -> Metrics.Counter {
+        Metrics.Counter(
+            label: "bearer_proxy_upstream_http2_connections_ended_total", dimensions: [("reason", reason)],
+            factory: factory)
+    }
+
     /// The counter of requests the request codec refused (SPEC §3: a refusal of a real client's request must be seen),
     /// by its reason (`bare_lf`, `obs_fold`, `head_too_large`, …: docs/configuration.md lists them).
     package func requestsRefused(reason: String) -> Metrics.Counter {

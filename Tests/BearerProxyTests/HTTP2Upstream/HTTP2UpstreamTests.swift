@@ -220,6 +220,7 @@ struct HTTP2UpstreamTests {
             await connection.close()
             #expect(upstream.requests.map(\.path) == ["/base/a", "/base/last", "/base/b", "/base/c"])
             #expect(upstream.requests.map(\.connection) == [1, 1, 2, 2])
+            #expect(try await HostileHTTP2UpstreamTests.endedConnections("goaway", proxy: proxy) == 1)
         }
     }
 

@@ -48,6 +48,13 @@ struct HostileHTTP2UpstreamTests {
         try await expectNextServedOnNewConnection(proxy: proxy, upstream: upstream)
         let samples = try await OperationsTests.samples(port: proxy.port)
         #expect(samples[#"bearer_proxy_requests_total{method="GET",route="/api",status_class="5xx"}"#] == 1)
+        #expect(try await endedConnections("connection_error", proxy: proxy) == 1)
+    }
+
+    /// `bearer_proxy_upstream_http2_connections_ended_total{reason=…}`: nil while none has ended so.
+    static func endedConnections(_ reason: String, proxy: ProxyHarness) async throws -> Double? {
+        let samples = try await OperationsTests.samples(port: proxy.port)
+        return samples[#"bearer_proxy_upstream_http2_connections_ended_total{reason=""# + reason + #""}"#]
     }
 
     /// The first connection got GOAWAY `code` and was closed by the proxy.
@@ -257,6 +264,9 @@ struct HostileHTTP2UpstreamTests {
             #expect(answers.allSatisfy { $0 == (502, "application/problem+json") }, "\(Set(answers.map(\.0)))")
             #expect(upstream.requests.filter { $0.path.hasSuffix("/attack") }.allSatisfy { $0.connection == 1 })
             try await Self.expectConnectionEnded(upstream: upstream, goAway: Self.enhanceYourCalm)
+            // Counted by what ended it first: the stream errors, not the GOAWAY their rate limit brought.
+            #expect(try await Self.endedConnections("stream_error", proxy: proxy) == 1)
+            #expect(try await Self.endedConnections("connection_error", proxy: proxy) == nil)
             try await Self.expectNextServedOnNewConnection(proxy: proxy, upstream: upstream)
         }
     }

@@ -25,6 +25,7 @@ struct IdleHTTP2UpstreamTests {
             #expect(silent.pings >= 1, "closed without a PING")
             // Closed for its silence, not at the idle limit (that one says GOAWAY first).
             #expect(silent.goAway == nil, "GOAWAY \(String(describing: silent.goAway)): closed at the idle limit")
+            #expect(try await HostileHTTP2UpstreamTests.endedConnections("ping_timeout", proxy: proxy) == 1)
             upstream.acknowledgesPings = true
             let second = try await TestClient.send(port: proxy.port, uri: "/api/two")
             #expect(second.bodyText == "fine")
@@ -66,6 +67,7 @@ struct IdleHTTP2UpstreamTests {
             try await upstream.waitClosed(1)
             let retired = try #require(upstream.connections.first)
             #expect(retired.goAway == 0, "GOAWAY \(String(describing: retired.goAway)), not NO_ERROR")
+            #expect(try await HostileHTTP2UpstreamTests.endedConnections("idle", proxy: proxy) == 1)
             let third = try await TestClient.send(port: proxy.port, uri: "/api/three")
             #expect(third.bodyText == "fine")
             #expect(upstream.requests.map(\.connection) == [1, 1, 2])
