@@ -70,8 +70,11 @@ struct FloorProxyTests {
         }
     }
 
+    /// Runs `body` with the recording upstream and a floor proxy in front of it: `codec` for HTTP/1.1 clients, or
+    /// `http2`'s shape for HTTP/2 ones.
     static func withProxy(
-        codec: BenchFloorProxy.Codec, _ body: (Harness, Int, RecordingUpstream) async throws -> Void
+        codec: BenchFloorProxy.Codec, http2: H2Floor.Mode? = nil,
+        _ body: (Harness, Int, RecordingUpstream) async throws -> Void
     ) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let recorder = RecordingUpstream()
@@ -87,7 +90,7 @@ struct FloorProxyTests {
             upstream: try HostPort("127.0.0.1:\(upstreamPort)"), stripPrefix: "/bench",
             authorization: "Bearer \(token)")
         let proxy = try await FloorServer.bind(
-            codec: codec, host: "127.0.0.1", port: 0, configuration: configuration, group: group
+            codec: codec, http2: http2, host: "127.0.0.1", port: 0, configuration: configuration, group: group
         ).get()
         do {
             try await body(Harness(group: group, proxyPort: proxy.localAddress!.port!), upstreamPort, recorder)

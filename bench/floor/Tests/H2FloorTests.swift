@@ -54,36 +54,16 @@ struct H2FloorTests {
     static func withProxy(
         mode: H2Floor.Mode, _ body: (H2Client, Int, RecordingUpstream) async throws -> Void
     ) async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let recorder = RecordingUpstream()
-        let upstream = try await ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RecordingUpstream.Handler(recorder: recorder))
-                }
+        try await FloorProxyTests.withProxy(codec: .strict, http2: mode) { harness, upstreamPort, recorder in
+            let client = try await H2Client.connect(group: harness.group, port: harness.proxyPort)
+            do {
+                try await body(client, upstreamPort, recorder)
+            } catch {
+                try? await client.channel.close()
+                throw error
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let upstreamPort = upstream.localAddress!.port!
-        let configuration = ProxyConfiguration(
-            upstream: try HostPort("127.0.0.1:\(upstreamPort)"), stripPrefix: "/bench",
-            authorization: "Bearer \(FloorProxyTests.token)")
-        let proxy = try await FloorServer.bind(
-            codec: .strict, http2: mode, host: "127.0.0.1", port: 0, configuration: configuration, group: group
-        ).get()
-        let client = try await H2Client.connect(group: group, port: proxy.localAddress!.port!)
-        do {
-            try await body(client, upstreamPort, recorder)
-        } catch {
-            try? await client.channel.close()
-            try? await proxy.close()
-            try? await upstream.close()
-            try? await group.shutdownGracefully()
-            throw error
+            try await client.channel.close()
         }
-        try await client.channel.close()
-        try await proxy.close()
-        try await upstream.close()
-        try await group.shutdownGracefully()
     }
 }
 
