@@ -36,8 +36,9 @@ struct IdleHTTP2UpstreamTests {
     @Test("a connection whose PING awaits its ACK takes no request: the next one opens a new connection")
     func noRequestWhileAckAwaited() async throws {
         var timeouts = ProxyTimeouts()
-        // 6 s: a PING after 2 s of idleness, its ACK due within 1 s, time enough for a request meanwhile.
-        timeouts.upstreamIdle = .seconds(6)
+        // 12 s: a PING after 4 s of idleness, its ACK due within 2 s: time enough for a request meanwhile, and for a
+        // new upstream connection's handshake, on a machine busy with other suites.
+        timeouts.upstreamIdle = .seconds(12)
         try await HostileHTTP2UpstreamTests.with(timeouts: timeouts) { proxy, upstream in
             let first = try await TestClient.send(port: proxy.port, uri: "/api/one")
             #expect(first.bodyText == "fine")
