@@ -504,6 +504,10 @@ def h2_section(raw, facts):
     if bp_h2 and ng_h2:
         ok = bp_h2[1] <= 1.3 * ng_h2[1]
         w.append("- HTTP/2 CPU a request ≤ 1.3 × nginx's: %.2f × — %s\n" % (bp_h2[1] / ng_h2[1], "met" if ok else "not met"))
+    if bp_h2 and ng_h2:
+        ok = bp_h2[0] >= ng_h2[0]
+        w.append("- SPEC §11, HTTP/2 req/s at least nginx's (h2load, one stream a connection): %.2f × — %s\n"
+                 % (bp_h2[0] / ng_h2[0], "met" if ok else "not met"))
     if bp_x100 and bp_h1:
         ok = bp_x100[1] <= bp_h1[1]
         w.append("- 100 streams on one connection, CPU a request ≤ the proxy's own HTTP/1.1: %.2f × — %s\n"
