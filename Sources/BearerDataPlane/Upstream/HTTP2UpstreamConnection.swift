@@ -99,11 +99,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         return stream
     }
 
-    /// One of its streams has closed at `now`. The idle timer is left as it is: when it fires it measures from here.
-    func streamClosed(now: NIODeadline) {
+    /// One of its streams has closed. The idle timer is left as it is: when it fires it measures from now, on the same
+    /// clock, its loop's.
+    func streamClosed() {
         openStreams -= 1
         guard openStreams == 0 else { return }
-        idleSince = now
+        idleSince = context?.eventLoop.now ?? .now()
         if case .draining = state { return close() }
     }
 

@@ -253,7 +253,7 @@ final class HTTP2UpstreamStream: ChannelDuplexHandler, UpstreamConnection {
     /// The stream has closed: the connection counts it, and an exchange still waiting for its response hears why,
     /// with HTTP/2's half of the replay rule.
     private func tellClosed() {
-        if state != .closed { connection.streamClosed(now: .now()) }
+        if state != .closed { connection.streamClosed() }
         state = .closed
         guard let owner else { return }
         self.owner = nil

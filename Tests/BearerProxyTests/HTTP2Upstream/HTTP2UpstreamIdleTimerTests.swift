@@ -68,12 +68,12 @@ struct HTTP2UpstreamIdleTimerTests {
             try channel.writeInbound(ByteBuffer(bytes: [0, 0, 0, 4, 0, 0, 0, 0, 0]))
         }
 
-        /// A stream opened and, `open` later, closed. The close is told to the connection on the loop's clock, as
-        /// its stream tells it on the wall clock (the same on a real loop); the stream's channel stays open.
+        /// A stream opened and, `open` later, closed: the close is told to the connection as its stream tells it (the
+        /// stream's channel stays open).
         func exchange(lasting open: TimeAmount) throws {
             _ = try #require(connection.openStream())
             loop.advanceTime(by: open)
-            connection.streamClosed(now: loop.now)
+            connection.streamClosed()
         }
 
         /// Moves the clock by `delay`: no PING 1 ms before it, one at it.
