@@ -18,6 +18,10 @@ import NIOHTTP1
 /// Backpressure without locks (data-plane pitfall 7): this is the last handler, so it sees every `read()` and
 /// withholds it while the exchange cannot take more request bytes (no upstream yet, or the upstream is not
 /// writable); the upstream side withholds its reads while this client is not writable.
+///
+/// The client is one of two wires: an HTTP/1.1 connection, whose pipeline this handler ends, or one stream of an
+/// HTTP/2 connection (``HTTP2ClientStream``), which calls the same steps from its connection's
+/// ``HTTP2StreamTable`` — no pipeline, no channel of its own (docs/benchmarks.md) — and takes the response as parts.
 final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -25,7 +29,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private let server: ProxyServerCore
     private let loop: EventLoopState
+    /// The HTTP/1.1 client's pipeline; nil on a stream, and once the handler has left the pipeline.
     private var context: ChannelHandlerContext!
+    /// The HTTP/2 stream this handler serves, until it has ended (``streamClosed()``).
+    private var clientStream: HTTP2ClientStream?
+    /// The stream has ended, and the handler lets go of it once the loop's batch of events is over (``flushBatched()``).
+    private var streamEnded = false
     private var connection: ConnectionStateMachine
     /// The record of the exchange in progress (request, route, generation, access-log figures); there is one
     /// exactly while ``connection`` runs an exchange.
@@ -64,28 +73,37 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The time as the event being handled sees it (``now``).
     private var clock = EventClock()
 
-    /// The HTTP/2 connection this handler serves one stream of, if it does (``HTTP2ClientConnection``): its channel is
-    /// not counted in `bearer_proxy_active_connections` (the connection is, once), and the client's address is the
-    /// connection's, read once for all its streams.
-    private let stream: HTTP2ClientConnection.Stream?
+    /// The handler serves one stream of an HTTP/2 connection (``HTTP2StreamTable``): it is not counted in
+    /// `bearer_proxy_active_connections` (the connection is, once).
+    private let servesStream: Bool
 
-    init(server: ProxyServerCore, loop: EventLoopState, stream: HTTP2ClientConnection.Stream? = nil) {
+    /// A handler for an HTTP/1.1 connection, added to its pipeline.
+    init(server: ProxyServerCore, loop: EventLoopState) {
         self.server = server
         self.loop = loop
-        self.stream = stream
+        self.servesStream = false
         self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
     }
 
-    /// The handler has left the pipeline, and let go of ``context`` (it is set before any event, in
-    /// `handlerAdded`): no timer is armed for it, a connection that arrives for it is parked, and a token or an answer
-    /// that arrives for it is dropped.
-    private var removed: Bool { context == nil }
+    /// A handler for `stream`, started with ``streamStarted(clientAddress:writable:)``.
+    init(server: ProxyServerCore, loop: EventLoopState, stream: HTTP2ClientStream) {
+        self.server = server
+        self.loop = loop
+        self.servesStream = true
+        self.clientStream = stream
+        self.connection = ConnectionStateMachine(limits: Self.limits(server.timeouts), now: .now())
+    }
+
+    /// The handler has left the pipeline and let go of ``context`` (it is set before any event, in `handlerAdded`),
+    /// or its stream has ended: no timer is armed for it, a connection that arrives for it is parked, and a token or
+    /// an answer that arrives for it is dropped.
+    private var removed: Bool { context == nil && clientStream == nil }
 
     /// Now, as the event being handled sees it: read once per event (``EventClock``).
     private var now: NIODeadline {
         // The event's time when it is known, without reaching the context (a retain of it and of its loop).
         if let current = clock.current { return current }
-        return clock.now(context.eventLoop)
+        return clock.now(loop.eventLoop)
     }
 
     private static func limits(_ timeouts: ProxyTimeouts) -> ConnectionStateMachine.Limits {
@@ -94,36 +112,50 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        clientAddress = stream.map(\.clientAddress) ?? context.channel.remoteAddress?.ipAddress
-        clientWritable = context.channel.isWritable
-        if stream == nil { server.metrics.activeConnections.increment() }
-        connection.started(now: context.eventLoop.now)
+        start(clientAddress: context.channel.remoteAddress?.ipAddress, writable: context.channel.isWritable)
+    }
+
+    private func start(clientAddress: String?, writable: Bool) {
+        self.clientAddress = clientAddress
+        clientWritable = writable
+        if !servesStream { server.metrics.activeConnections.increment() }
+        connection.started(now: loop.eventLoop.now)
         updateTimer()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        detach()
+    }
+
+    /// The client is gone for good: the handler lets go of it and of everything it refers to.
+    private func detach() {
         cancelTimer()
         // The context holds this handler and this handler held the context: a cycle NIO does not break, which would
         // keep every client connection's handler — and all it held — alive after its connection closed (about 3 KiB per
         // connection; HandlerLifetimeTests, ConnectionMemoryTests). Nothing runs on it once removed: its timer is
         // cancelled and never armed again, and the callbacks that outlive an event check ``removed``.
         self.context = nil
+        clientStream = nil
         // The connection machine's own illegal events (the exchange's are counted as they abort).
         if connection.illegalEvents > 0 {
             server.metrics.stateErrors(machine: "connection").increment(by: Int64(connection.illegalEvents))
         }
         // A connection that became a tunnel is still open: the tunnel counts it out when it ends.
         if case .tunnelled = connection.state { return }
-        if stream == nil { server.metrics.activeConnections.decrement() }
+        if !servesStream { server.metrics.activeConnections.decrement() }
     }
 
     // MARK: Client → proxy
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        clientRead(unwrapInboundIn(data))
+    }
+
+    private func clientRead(_ bytes: ByteBuffer) {
         guard connection.decodes else { return }
         enterEvent()
         defer { leaveEvent() }
-        receive(unwrapInboundIn(data))
+        receive(bytes)
     }
 
     /// A request part the decoder read.
@@ -135,6 +167,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        clientReadComplete()
+    }
+
+    private func clientReadComplete() {
         enterEvent()
         defer { leaveEvent() }
         // The time only matters when the read made no request part (a head begun): read it only then.
@@ -149,11 +185,19 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        clientWritable = context.channel.isWritable
+        clientWritabilityChanged(context.channel.isWritable)
+    }
+
+    private func clientWritabilityChanged(_ writable: Bool) {
+        clientWritable = writable
         if clientWritable { upstream?.resumeReads() }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        clientInactive()
+    }
+
+    private func clientInactive() {
         // A head still in pieces is parsed once more, so a malformed one is refused for what it is (and counted).
         decodeInbound(seenEOF: true)
         run(connection.clientClosed())
@@ -185,12 +229,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            run(connection.quiesce(now: now))
+            quiesce()
         } else if event is ConnectionLimiter.RoomWanted {
             run(connection.closeIfIdle())
         } else {
             context.fireUserInboundEventTriggered(event)
         }
+    }
+
+    private func quiesce() {
+        run(connection.quiesce(now: now))
     }
 
     private func dispatch(_ part: ClientRequestPart) {
@@ -208,7 +256,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Lets a withheld `read()` through if the state now allows it.
     private func updateReading() {
-        if reads.release(open: wantsRead) { context.read() }
+        guard reads.release(open: wantsRead) else { return }
+        if let clientStream { clientStream.read() } else { context?.read() }
     }
 
     // MARK: Request parts
@@ -447,7 +496,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             write(.end(trailers: trailers), promise: nil)
             flushClientAtBatchEnd()
         } else {
-            let promise = context.eventLoop.makePromise(of: Void.self)
+            let promise = loop.eventLoop.makePromise(of: Void.self)
             exchange.responseWritten = promise.futureResult
             write(.end(trailers: trailers), promise: promise, flush: true)
         }
@@ -686,7 +735,7 @@ extension ProxyConnectionHandler {
         let webSocket = connection.exchange?.request.upgrade == .webSocket
         // The one bridge from the event loop into the token cache's async world; the future is consumed right
         // here, so the task it runs on is not a stray one.
-        context.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
+        loop.eventLoop.makeFutureWithTask { () async -> Result<AccessToken, TokenError> in
             do throws(TokenError) {
                 return .success(try await obtain())
             } catch {
@@ -738,7 +787,7 @@ extension ProxyConnectionHandler {
         case .later(let answer):
             // Reads stay possible (the request has ended); the answer is written when it is known, unless the
             // client has gone by then.
-            context.eventLoop.makeFutureWithTask { await answer() }
+            loop.eventLoop.makeFutureWithTask { await answer() }
                 .assumeIsolated()
                 .whenSuccess { [weak self] response in
                     guard let self, !self.removed else { return }
@@ -836,7 +885,7 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
         }
         // A new connection, on this connection's event loop (SPEC §3: same loop, no hops).
         // `self` captured strongly (no side table, see ``armTimer(for:)``): the connect is bounded by its timeout.
-        loop.connector.connect(binding.origin, timeout: binding.connectTimeout, on: context.eventLoop) { result in
+        loop.connector.connect(binding.origin, timeout: binding.connectTimeout, on: loop.eventLoop) { result in
             switch result {
             case .success(let upstream):
                 // One that completes after the client left is kept for the next request (data-plane pitfall 6).
@@ -953,7 +1002,11 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
             adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
             keepAlive: keepAlive, into: &out)
         exchange.status = UInt(head.head.status)
-        writer.writeHead(out, chunked: framing == .chunked, from: context)
+        if let clientStream {
+            clientStream.write(.head(out, chunked: framing == .chunked), promise: nil)
+        } else {
+            writer.writeHead(out, chunked: framing == .chunked, from: context)
+        }
         clientNeedsFlush = true
     }
 
@@ -1029,7 +1082,7 @@ extension ProxyConnectionHandler {
         write(.head(ResponseHeadBytes.bytes(answer), chunked: false), promise: nil)
         write(.end(trailers: nil), promise: nil, flush: true)
         // NIO's decoder is still delivering the 101 on the upstream side; its pipeline changes once that is done.
-        context.eventLoop.assumeIsolated().execute { [self] in
+        loop.eventLoop.assumeIsolated().execute { [self] in
             becomeTunnel(exchange, binding: binding, upstream: upstream)
         }
     }
@@ -1037,7 +1090,8 @@ extension ProxyConnectionHandler {
     private func becomeTunnel(_ exchange: Exchange, binding: RouteBinding, upstream: UpstreamHandler) {
         // The client may have left since the 101 was written: its handler is gone from the pipeline.
         guard !removed else { return upstream.close() }
-        guard self.exchange === exchange, context.channel.isActive, let upstreamChannel = upstream.channel,
+        // An HTTP/2 stream never gets here: an upgrade is refused at translation (RFC 9113 §8.2.2).
+        guard self.exchange === exchange, let context, context.channel.isActive, let upstreamChannel = upstream.channel,
             upstreamChannel.isActive
         else {
             upstream.close()
@@ -1046,14 +1100,14 @@ extension ProxyConnectionHandler {
         }
         let clientChannel = context.channel
         let (clientEnd, upstreamEnd) = Tunnel.join(
-            idleLimit: binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: context.eventLoop
+            idleLimit: binding.tunnelIdleTimeout ?? server.timeouts.clientIdle, loop: loop.eventLoop
         ) { [self] tunnel in
             exchange.bytesIn += tunnel.bytesFromClient
             exchange.bytesOut += tunnel.bytesFromUpstream
             let illegal = tunnel.machine.illegalEvents
             if illegal > 0 { server.metrics.stateErrors(machine: "tunnel").increment(by: Int64(illegal)) }
             record(exchange, status: 101)
-            if stream == nil { server.metrics.activeConnections.decrement() }
+            if !servesStream { server.metrics.activeConnections.decrement() }
         }
         connection.tunnel()
         cancelTimer()
@@ -1096,12 +1150,17 @@ extension ProxyConnectionHandler {
 extension ProxyConnectionHandler {
     /// Writes `part` to the client, framed, and flushes when asked.
     private func write(_ part: MessagePart, promise: EventLoopPromise<Void>?, flush: Bool = false) {
-        writer.write(part, from: context, promise: promise, flush: flush)
+        if let clientStream {
+            clientStream.write(part, promise: promise)
+            if flush { clientStream.flush() }
+        } else {
+            writer.write(part, from: context, promise: promise, flush: flush)
+        }
     }
 
     /// Writes what the writer holds of a response (``ClientWriter``).
     private func writeHeldResponseHead() {
-        writer.writeHeld(from: context)
+        if let clientStream { clientStream.writeHeld() } else { writer.writeHeld(from: context) }
     }
 }
 
@@ -1133,14 +1192,28 @@ extension ProxyConnectionHandler {
         if let upstream = upstreamFlushBatched.take() { upstream.flush() }
         if clientFlushBatched {
             clientFlushBatched = false
-            if !removed { context.flush() }
+            if let clientStream { clientStream.flush() } else if !removed { context.flush() }
+        }
+        if streamEnded {
+            streamEnded = false
+            streamClosed()
         }
     }
 
     /// Closes the client connection (`mode`), sending first what it wrote and left for the batch's end: a close
     /// drops whatever was written and not flushed.
     private func closeClient(mode: CloseMode = .all, promise: EventLoopPromise<Void>? = nil) {
-        close(context: context, mode: mode, promise: promise)
+        if let clientStream {
+            if clientFlushBatched {
+                clientFlushBatched = false
+                clientStream.flush()
+            }
+            clientStream.close(promise: promise)
+        } else if let context {
+            close(context: context, mode: mode, promise: promise)
+        } else {
+            promise?.succeed()
+        }
     }
 
     /// A close from elsewhere (the server's, a handler's before this one) sends first what was left for the batch's
@@ -1163,7 +1236,7 @@ extension ProxyConnectionHandler {
         // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
         // releases stay on the runtime's fast path. The task keeps no closed connection's handler alive: none is
         // armed once the handler has left the pipeline, and leaving cancels the one armed.
-        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+        let task = loop.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
         timer.arm(task, at: deadline)
     }
 
@@ -1198,13 +1271,13 @@ extension ProxyConnectionHandler {
 
     private func timerFired() {
         timer.fired()
-        let now = context.eventLoop.now
+        let now = loop.eventLoop.now
         // Whether reads are held back matters only to an exchange's limits: asked only then.
         let withheld = connection.exchange != nil && !wantsRead
         let action = connection.deadlinesDue(now: now, readsWithheld: withheld)
         run(action)
         if case .close = action { return }
-        if context.channel.isActive { updateTimer() }
+        if clientStream != nil || context?.channel.isActive == true { updateTimer() }
     }
 }
 
@@ -1223,8 +1296,8 @@ extension ProxyConnectionHandler {
 
     /// Closes once `written` (the answer) is done, lingering as described above; at once if there is no answer.
     private func closeLingering(after written: EventLoopFuture<Void>?) {
-        let context = self.context!
-        guard let written else {
+        // A stream's close waits for what was written, and ends only the stream: nothing to linger for.
+        guard let context, let written else {
             closeClient()
             return
         }
@@ -1237,11 +1310,60 @@ extension ProxyConnectionHandler {
             }
             connection.linger()
             context.close(mode: .output, promise: nil)
-            let limit = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
+            let limit = loop.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
                 context.close(promise: nil)
             }
             timer.keep(limit)
             context.read()
         }
+    }
+}
+
+/// The steps an HTTP/2 stream (``HTTP2ClientStream``) takes this handler through: those a pipeline takes an HTTP/1.1
+/// connection's handler through, called by the stream rather than by a channel of its own.
+extension ProxyConnectionHandler {
+    /// The stream opened: the handler starts as a new connection's does.
+    func streamStarted(clientAddress: String?, writable: Bool) {
+        start(clientAddress: clientAddress, writable: writable)
+    }
+
+    /// Request bytes the stream delivered (its HEADERS and DATA as HTTP/1.1 bytes).
+    func streamRead(_ bytes: ByteBuffer) {
+        clientRead(bytes)
+    }
+
+    /// The stream has delivered what it had.
+    func streamReadComplete() {
+        clientReadComplete()
+    }
+
+    /// The stream would deliver more: let through, or withheld while the exchange cannot take more (``ReadGate``).
+    func streamWantsRead() {
+        if reads.admit(open: wantsRead), let clientStream { clientStream.read() }
+    }
+
+    func streamWritabilityChanged(_ writable: Bool) {
+        clientWritabilityChanged(writable)
+    }
+
+    /// The server is shutting down (the connection's `ChannelShouldQuiesceEvent`).
+    func streamQuiesce() {
+        quiesce()
+    }
+
+    /// The stream has ended (closed by its connection, reset, or closed here): the handler lets go of it once the
+    /// loop's batch of events is over, never from inside a write that ended it (NIOHTTP2 tells a stream's close as its
+    /// last frame is written).
+    func streamEnd() {
+        guard clientStream != nil, !streamEnded else { return }
+        streamEnded = true
+        joinFlushBatch()
+    }
+
+    private func streamClosed() {
+        let stream = clientStream
+        clientInactive()
+        detach()
+        stream?.handlerLeft()
     }
 }

@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP2
 
 /// A client connection that speaks HTTP/2 (RFC 9113): NIOHTTP2 frames it and decodes HPACK (SPEC §3: framing is never
-/// hand-written), multiplexes its streams, and each stream is one exchange served by its own ``ProxyConnectionHandler``
-/// behind an ``HTTP2StreamBridge``.
+/// hand-written), and each stream is one exchange served by its own ``ProxyConnectionHandler`` through an
+/// ``HTTP2ClientStream`` of the connection's ``HTTP2StreamTable``.
 ///
 /// Its limits are the HTTP/1.1 side's where one exists (the header section's size, the idle time, the grace a
 /// shutdown gives, the room an idle connection makes at the connection cap) and NIOHTTP2's defences against HTTP/2's
@@ -17,12 +17,6 @@ struct HTTP2ClientConnection: Sendable {
 
     let core: ProxyServerCore
     let loop: NIOLoopBound<EventLoopState>
-
-    /// What each stream's ``ProxyConnectionHandler`` takes from its connection.
-    struct Stream: Sendable {
-        /// The client's IP address, read once for the connection (nil on the Unix socket).
-        var clientAddress: String?
-    }
 
     /// The connection's settings: a header section as large as an HTTP/1.1 head may be, and no server push.
     static var settings: HTTP2Settings {
@@ -43,26 +37,16 @@ struct HTTP2ClientConnection: Sendable {
                 keepalive: nil))
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = Self.settings
-        let (core, loop) = (self.core, self.loop)
-        let connectionFacts = Stream(clientAddress: channel.remoteAddress?.ipAddress)
         let idleClose = HTTP2IdleClose(metrics: core.metrics, idleLimit: core.timeouts.clientIdle)
-        let streams = HTTP2IdleClose.Streams(
-            handler: NIOLoopBound(idleClose, eventLoop: channel.eventLoop), next: management.http2StreamDelegate)
-        let http2 = NIOHTTP2Handler(
-            mode: .server, eventLoop: channel.eventLoop, connectionConfiguration: connection,
-            streamConfiguration: .init(), streamDelegate: streams
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                let pipeline = stream.pipeline.syncOperations
-                try pipeline.addHandler(HTTP2StreamBridge(metrics: core.metrics))
-                try pipeline.addHandler(ProxyConnectionHandler(server: core, loop: loop.value, stream: connectionFacts))
-            }
-        }
+        // No multiplexer: the streams are the table's, on this pipeline.
+        let http2 = NIOHTTP2Handler(mode: .server, connectionConfiguration: connection)
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(http2, position: .after(detector))
         try pipeline.addHandler(idleClose, position: .after(http2))
         try pipeline.addHandler(management, position: .after(idleClose))
-        try pipeline.addHandler(HTTP2ConnectionErrors(metrics: core.metrics), position: .after(management))
+        let errors = HTTP2ConnectionErrors(metrics: core.metrics)
+        try pipeline.addHandler(errors, position: .after(management))
+        try pipeline.addHandler(HTTP2StreamTable(core: core, loop: loop.value), position: .after(errors))
         let active = core.metrics.activeConnections
         active.increment()
         channel.closeFuture.whenComplete { _ in active.decrement() }

@@ -20,33 +20,22 @@ import NIOHTTP2
 /// stream open is never closed for room: its exchanges run on, as a busy HTTP/1.1 connection's do. Nor is one that has
 /// not opened its first stream yet, whose request may be on its way.
 ///
-/// It sits after `NIOHTTP2Handler` and writes its GOAWAY through it. NIOHTTP2 tells the streams' opening and closing
-/// to one stream delegate, which the connection-management handler needs too: ``Streams`` hears them first.
+/// It sits after `NIOHTTP2Handler` and writes its GOAWAY through it, and counts the streams from the events NIOHTTP2
+/// sends up the pipeline as each opens and closes. NIOHTTP2 also says "closed" of a stream it refused as its HEADERS
+/// came (a field value with CR or LF, RFC 9113 §8.2.1), which it never said was open: that event goes no further, so
+/// that the connection-management handler after this one, which asserts that every stream it hears close was open,
+/// hears only streams that opened.
 final class HTTP2IdleClose: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    /// NIOHTTP2's stream delegate for this connection: counts the streams, then passes each event on to `next`.
-    struct Streams: NIOHTTP2StreamDelegate {
-        let handler: NIOLoopBound<HTTP2IdleClose>
-        let next: any NIOHTTP2StreamDelegate
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
-            handler.value.opened(id)
-            next.streamCreated(id, channel: channel)
-        }
-
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
-            handler.value.closed()
-            next.streamClosed(id, channel: channel)
-        }
-    }
-
     private let closedForRoom: Metrics.Counter
     private let idleLimit: TimeAmount
     private var context: ChannelHandlerContext?
-    private var openStreams = 0
+    /// The streams open now: at most the connection's concurrency limit.
+    private var open: Set<HTTP2StreamID> = []
+    private var openStreams: Int { open.count }
     /// The highest stream the client opened: a GOAWAY names it, so that the client knows no later one was taken.
     private var lastStreamID = HTTP2StreamID.rootStream
     /// Since when the connection has had no stream open (meaningful while ``openStreams`` is 0).
@@ -73,13 +62,15 @@ final class HTTP2IdleClose: ChannelDuplexHandler {
     }
 
     private func opened(_ id: HTTP2StreamID) {
-        openStreams += 1
+        open.insert(id)
         lastStreamID = max(lastStreamID, id)
     }
 
-    private func closed() {
-        openStreams = max(0, openStreams - 1)
+    /// Whether `id` was open.
+    private func closed(_ id: HTTP2StreamID) -> Bool {
+        guard open.remove(id) != nil else { return false }
         if openStreams == 0, let context { idleSince = context.eventLoop.now }
+        return true
     }
 
     private func arm(at deadline: NIODeadline) {
@@ -103,6 +94,14 @@ final class HTTP2IdleClose: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let created = event as? NIOHTTP2StreamCreatedEvent {
+            opened(created.streamID)
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if let closedStream = event as? StreamClosedEvent {
+            guard closed(closedStream.streamID) else { return }
+            return context.fireUserInboundEventTriggered(event)
+        }
         guard event is ConnectionLimiter.RoomWanted, openStreams == 0, lastStreamID != .rootStream, !closing else {
             return context.fireUserInboundEventTriggered(event)
         }

@@ -23,14 +23,8 @@ struct HTTP2IdleCloseTests {
         }
     }
 
-    struct NoDelegate: NIOHTTP2StreamDelegate {
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {}
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {}
-    }
-
     struct Connection {
         let channel: EmbeddedChannel
-        let streams: HTTP2IdleClose.Streams
         let recorder: QuiesceRecorder
 
         var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
@@ -40,12 +34,17 @@ struct HTTP2IdleCloseTests {
             let handler = HTTP2IdleClose(metrics: ProxyMetrics(), idleLimit: HTTP2IdleCloseTests.limit)
             recorder = QuiesceRecorder()
             try channel.pipeline.syncOperations.addHandlers([handler, recorder])
-            streams = HTTP2IdleClose.Streams(
-                handler: NIOLoopBound(handler, eventLoop: channel.embeddedEventLoop), next: NoDelegate())
         }
 
-        func open(_ id: Int) { streams.streamCreated(HTTP2StreamID(id), channel: channel) }
-        func close(_ id: Int) { streams.streamClosed(HTTP2StreamID(id), channel: channel) }
+        /// What NIOHTTP2 sends up the pipeline as a stream opens, and as it closes.
+        func open(_ id: Int) {
+            channel.pipeline.fireUserInboundEventTriggered(
+                NIOHTTP2StreamCreatedEvent(
+                    streamID: HTTP2StreamID(id), localInitialWindowSize: 65535, remoteInitialWindowSize: 65535))
+        }
+        func close(_ id: Int) {
+            channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: HTTP2StreamID(id), reason: nil))
+        }
 
         /// Moves the clock to the end of the limit: no close asked for 1 ms before it, one at it.
         func expectClosesAtLimit(sourceLocation: SourceLocation = #_sourceLocation) {
