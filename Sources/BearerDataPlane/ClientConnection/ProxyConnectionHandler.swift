@@ -1233,6 +1233,10 @@ extension ProxyConnectionHandler {
     private func armTimer(for deadline: NIODeadline) {
         // A lingering close's timer is its own and stays.
         if !timer.needsArming(for: deadline) || removed || connection.isLingering { return }
+        if let clientStream {
+            timer.armShared(at: deadline)
+            return clientStream.timerWanted(at: deadline)
+        }
         // Captured strongly: nothing refers to this handler weakly, so it has no side table and its retains and
         // releases stay on the runtime's fast path. The task keeps no closed connection's handler alive: none is
         // armed once the handler has left the pipeline, and leaving cancels the one armed.
@@ -1358,6 +1362,13 @@ extension ProxyConnectionHandler {
         guard clientStream != nil, !streamEnded else { return }
         streamEnded = true
         joinFlushBatch()
+    }
+
+    /// The connection's timer fired at `now` (``HTTP2StreamTable``): the handler's limits are checked if its deadline
+    /// has come. Returns when the handler's timer fires next.
+    func streamTimerReached(_ now: NIODeadline) -> NIODeadline {
+        if timer.firesAt <= now { timerFired() }
+        return timer.firesAt
     }
 
     private func streamClosed() {

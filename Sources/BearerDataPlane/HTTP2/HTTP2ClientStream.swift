@@ -291,15 +291,24 @@ final class HTTP2ClientStream {
             }
             return
         }
-        let written = promise ?? eventLoop.makePromise()
-        lastWritten = written.futureResult
-        if case .data(let data) = frame {
+        // A frame's promise tells when its bytes have gone (writability) and what a close waits for. A HEADERS frame
+        // that does not end the stream needs none: a reset never drops it, as it does DATA waiting for window.
+        var written = promise
+        switch frame {
+        case .data(let data):
             let bytes = data.data.readableBytes
+            let sent = written ?? eventLoop.makePromise()
+            written = sent
             if bytes > 0 {
                 waiting(bytes)
-                written.futureResult.assumeIsolated().whenComplete { [self] _ in gone(bytes) }
+                sent.futureResult.assumeIsolated().whenComplete { [self] _ in gone(bytes) }
             }
+        case .headers(let headers) where headers.endStream:
+            written = written ?? eventLoop.makePromise()
+        default:
+            break
         }
+        if let written { lastWritten = written.futureResult }
         table.write(HTTP2Frame(streamID: id, payload: frame), promise: written)
     }
 
@@ -342,6 +351,16 @@ final class HTTP2ClientStream {
         heldFrame = nil
         heldFrames.removeAll()
         handler?.streamEnd()
+    }
+
+    /// The handler's timer is to fire at `deadline`: the connection's does no later.
+    func timerWanted(at deadline: NIODeadline) {
+        table.timerWanted(at: deadline)
+    }
+
+    /// The connection's timer fired: returns when this stream's handler wants it next.
+    func timerReached(_ now: NIODeadline) -> NIODeadline {
+        handler?.streamTimerReached(now) ?? .distantFuture
     }
 
     /// The server is shutting down.

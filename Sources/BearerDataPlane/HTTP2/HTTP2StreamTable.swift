@@ -28,10 +28,16 @@ final class HTTP2StreamTable: ChannelInboundHandler {
     /// The client's IP address, read once for all the connection's streams (nil on the Unix socket).
     private var clientAddress: String?
     private var connectionWindow = HTTP2InboundWindow(target: HTTP2StreamTable.windowTarget)
-    /// Streams that received frames in the current read.
+    /// Streams that received frames in the current read, and the array that takes its place as they are told.
     private var readers: [HTTP2ClientStream] = []
+    private var spareReaders: [HTTP2ClientStream] = []
     private var inRead = false
     private var flushAfterRead = false
+    /// The connection's one timer, for every stream's time limits: it fires at the earliest deadline any stream's
+    /// handler asked for, and each handler whose deadline has come checks its limits (``ConnectionTimer``).
+    private var timer: Scheduled<Void>?
+    private var timerFiresAt = NIODeadline.distantFuture
+    private var timerFiring = false
 
     init(core: ProxyServerCore, loop: EventLoopState) {
         self.core = core
@@ -44,6 +50,8 @@ final class HTTP2StreamTable: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
         endAll()
         self.context = nil
     }
@@ -70,9 +78,10 @@ final class HTTP2StreamTable: ChannelInboundHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         inRead = false
         if !readers.isEmpty {
-            let read = readers
-            readers.removeAll(keepingCapacity: true)
-            for stream in read { stream.readComplete() }
+            // Swapped, not copied: a copy of an array that is then emptied allocates.
+            swap(&readers, &spareReaders)
+            for stream in spareReaders { stream.readComplete() }
+            spareReaders.removeAll(keepingCapacity: true)
         }
         if flushAfterRead {
             flushAfterRead = false
@@ -114,6 +123,31 @@ final class HTTP2StreamTable: ChannelInboundHandler {
         streams.removeAll()
         readers.removeAll()
         for stream in ended { stream.connectionClosed() }
+    }
+
+    /// A stream's handler wants its timer to fire at `deadline`: the connection's fires no later. One armed earlier
+    /// stays: when it fires, the handlers whose deadline has not come wait for the next.
+    func timerWanted(at deadline: NIODeadline) {
+        guard deadline < timerFiresAt else { return }
+        timerFiresAt = deadline
+        guard !timerFiring, let context else { return }
+        timer?.cancel()
+        // Captured strongly: the task is cancelled as the handler leaves the pipeline.
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerFiresAt = .distantFuture
+        guard let context else { return }
+        let now = context.eventLoop.now
+        timerFiring = true
+        var next = NIODeadline.distantFuture
+        for stream in Array(streams.values) { next = min(next, stream.timerReached(now)) }
+        timerFiring = false
+        let wanted = min(next, timerFiresAt)
+        timerFiresAt = .distantFuture
+        if wanted < .distantFuture { timerWanted(at: wanted) }
     }
 
     /// The stream's handler has let go of it.

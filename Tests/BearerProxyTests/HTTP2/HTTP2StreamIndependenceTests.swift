@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP2
 import Testing
@@ -43,6 +44,34 @@ struct HTTP2StreamIndependenceTests {
                             #expect(other.body.readableBytes == 4096)
                         }
                     }
+                }
+            }
+        }
+    }
+
+    @Test("an upload to an upstream that reads nothing: its stream's window stops the client, the connection serves on")
+    func stalledUploadAlone() async throws {
+        let limit = 1 << 30
+        let bound = 64 << 20
+        try await UploadBackpressureTests.withDeafUpstream { deafPort in
+            try await DownloadBackpressureTests.withFirehose(total: 4096) { smallPort, _ in
+                let routes =
+                    #"[{ "prefix": "/deaf", "upstream": "http://127.0.0.1:\#(deafPort)", "scopes": ["api://api/Read"] }, "#
+                    + #"{ "prefix": "/small", "upstream": "http://127.0.0.1:\#(smallPort)", "scopes": ["api://api/Read"] }]"#
+                try await ProxyHarness.with(routes: routes) { proxy in
+                    let result = try await Python.run(
+                        "h2_stalled_upload.py", [String(proxy.port), "/deaf/up", "/small/y", String(limit), "1"])
+                    try #require(result.status == 0, "h2_stalled_upload.py failed: \(result.stderr)")
+                    let report = try #require(
+                        try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+                    let sent = try #require(report["sent"] as? Int)
+                    // The proxy gives a stream's window back only as its exchange takes the DATA; the connection's
+                    // as DATA arrives, so the stalled stream does not hold the connection's window.
+                    #expect(report["stalled"] as? Bool == true, "the proxy kept giving window: \(sent) bytes taken")
+                    #expect(sent > 0)
+                    #expect(sent < bound, "the proxy took \(sent) bytes of an upload its upstream never read")
+                    #expect(report["other_status"] as? Int == 200, "\(report)")
+                    #expect(report["other_bytes"] as? Int == 4096, "\(report)")
                 }
             }
         }
