@@ -33,7 +33,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var context: ChannelHandlerContext!
     /// The HTTP/2 stream this handler serves, until it has ended (``streamClosed()``).
     private var clientStream: HTTP2ClientStream?
-    /// The stream has ended, and the handler lets go of it once the loop's batch of events is over (``flushBatched()``).
+    /// The stream has ended, and the handler lets go of it once the loop's batch of events is over (``flushBatched()``);
+    /// never unset.
     private var streamEnded = false
     private var connection: ConnectionStateMachine
     /// The record of the exchange in progress (request, route, generation, access-log figures); there is one
@@ -1194,10 +1195,9 @@ extension ProxyConnectionHandler {
             clientFlushBatched = false
             if let clientStream { clientStream.flush() } else if !removed { context.flush() }
         }
-        if streamEnded {
-            streamEnded = false
-            streamClosed()
-        }
+        // Once: the flag stays set, so that a close asked for while the handler lets go of the stream (its machine
+        // closing on the client's departure) adds nothing, and the stream is let go of already.
+        if streamEnded, clientStream != nil { streamClosed() }
     }
 
     /// Closes the client connection (`mode`), sending first what it wrote and left for the batch's end: a close

@@ -35,7 +35,7 @@ final class HTTP2ClientStream {
     private let metrics: ProxyMetrics
     private let eventLoop: any EventLoop
     /// The exchange's handler, until it has let go of the stream (``handlerLeft()``).
-    private var handler: ProxyConnectionHandler?
+    private(set) var handler: ProxyConnectionHandler?
 
     // Client → handler.
     private var request = RequestState.awaitingHead

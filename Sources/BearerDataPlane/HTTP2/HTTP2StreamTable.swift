@@ -22,7 +22,7 @@ final class HTTP2StreamTable: ChannelInboundHandler {
     private let core: ProxyServerCore
     private let loop: EventLoopState
     private var context: ChannelHandlerContext?
-    private var streams: [HTTP2StreamID: HTTP2ClientStream] = [:]
+    private(set) var streams: [HTTP2StreamID: HTTP2ClientStream] = [:]
     /// The highest stream begun: a HEADERS frame for a lower one is for a stream that has ended here.
     private var lastStreamID = HTTP2StreamID.rootStream
     /// The client's IP address, read once for all the connection's streams (nil on the Unix socket).

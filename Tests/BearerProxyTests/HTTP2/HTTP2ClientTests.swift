@@ -297,6 +297,11 @@ struct HTTP2ClientTests {
                 "\(result.stdout)")
             #expect(result.stdout.contains("status codes: 2000 2xx"), "\(result.stdout)")
             #expect(upstream.requests.count == 2000)
+            // Every stream's handler went through its whole life in order: no machine met an event out of turn.
+            let metrics = try await OperationsTests.samples(port: proxy.port)
+            let stateErrors = metrics.filter { $0.key.hasPrefix("bearer_proxy_state_errors_total") && $0.value != 0 }
+            #expect(stateErrors.isEmpty, "\(stateErrors)")
+            #expect(metrics[#"bearer_proxy_requests_total{method="GET",route="/api",status_class="2xx"}"#] == 2000)
         }
     }
 

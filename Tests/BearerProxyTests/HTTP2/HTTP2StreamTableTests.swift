@@ -111,6 +111,34 @@ struct HTTP2StreamTableTests {
         #expect(try connection.written().contains { $0.stream == 7 })
     }
 
+    @Test("a stream and its handler are freed once the stream ends, and once the connection does, mid-exchange")
+    func freed() throws {
+        weak var ended: HTTP2ClientStream?
+        weak var endedHandler: ProxyConnectionHandler?
+        weak var open: HTTP2ClientStream?
+        weak var openHandler: ProxyConnectionHandler?
+        do {
+            let connection = try Connection()
+            let table = try connection.channel.pipeline.syncOperations.handler(type: HTTP2StreamTable.self)
+            try connection.post(on: 1, sending: "ab")
+            try connection.post(on: 3, sending: "ab")
+            ended = table.streams[1]
+            endedHandler = ended?.handler
+            open = table.streams[3]
+            openHandler = open?.handler
+            #expect(endedHandler != nil && openHandler != nil)
+            connection.channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: 1, reason: .cancel))
+            connection.loop.run()
+            #expect(ended == nil, "the ended stream is still alive")
+            #expect(endedHandler == nil, "the ended stream's handler is still alive")
+            #expect(open != nil, "the open stream was let go of")
+            _ = try connection.channel.finish(acceptAlreadyClosed: true)
+            connection.loop.run()
+        }
+        #expect(open == nil, "a stream outlived its connection")
+        #expect(openHandler == nil, "a stream's handler outlived its connection")
+    }
+
     @Test("the connection's window is given back as DATA arrives, a stream's as its exchange takes the DATA")
     func windows() throws {
         let connection = try Connection()
