@@ -91,8 +91,7 @@ final class HTTP2ClientStream {
     /// The handler has let go of the stream: the table does too.
     func handlerLeft() {
         handler = nil
-        closed = true
-        heldFrames.removeAll()
+        stop()
         table.remove(self)
     }
 
@@ -218,9 +217,7 @@ final class HTTP2ClientStream {
     /// Resets the stream (RFC 9113 §6.4) and ends it for the handler.
     private func reset(_ code: HTTP2ErrorCode) {
         guard !closed else { return }
-        closed = true
-        heldFrame = nil
-        heldFrames.removeAll()
+        stop()
         table.write(HTTP2Frame(streamID: id, payload: .rstStream(code)), promise: nil)
         table.flush()
         handler?.streamEnd()
@@ -237,12 +234,7 @@ final class HTTP2ClientStream {
         }
         switch part {
         case .head(let bytes, _):
-            let head: ResponseHead?
-            do {
-                head = try ResponseHead.parse(bytes.readableBytesUInt8Span, requestWasHead: requestWasHead)
-            } catch {
-                head = nil
-            }
+            let head = try? ResponseHead.parse(bytes.readableBytesUInt8Span, requestWasHead: requestWasHead)
             guard let head, head.length == bytes.readableBytes else {
                 // The handler's own head did not parse: a fault of the proxy's, never sent on as a response.
                 metrics.stateErrors(machine: "http2_stream").increment()
@@ -347,10 +339,15 @@ final class HTTP2ClientStream {
 
     /// NIOHTTP2 closed the stream (both sides ended, a reset either way, the connection's end).
     func connectionClosed() {
+        stop()
+        handler?.streamEnd()
+    }
+
+    /// Nothing more is delivered or written: what was held is dropped.
+    private func stop() {
         closed = true
         heldFrame = nil
         heldFrames.removeAll()
-        handler?.streamEnd()
     }
 
     /// The handler's timer is to fire at `deadline`: the connection's does no later.
