@@ -993,22 +993,24 @@ extension ProxyConnectionHandler: UpstreamConnectionOwner {
     /// Writes the upstream's response head, rewritten for the client (SPEC §8) as bytes in one pass. One whose body
     /// goes as it is (not chunked) is held back (``ClientWriter``): a small body that follows it in the same read of
     /// the upstream's goes down the pipeline with it, as one write.
+    ///
+    /// A stream's head goes as its header section, built from the upstream's fields directly.
     private func forwardResponseHead(_ head: UpstreamResponse, keepAlive: Bool, exchange: Exchange) {
         guard let binding = exchange.binding else { return }
+        exchange.status = UInt(head.head.status)
+        clientNeedsFlush = true
+        let additions = Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin)
+        if let clientStream {
+            return clientStream.writeHead(
+                HTTP2ResponseFields.forwarded(head, binding: binding, adding: additions),
+                informational: head.head.isInformational, promise: nil)
+        }
         var out = writer.headBuffer()
         // Room for the upstream's head and the proxy's lines, so the buffer grows at most once.
         out.clear(minimumCapacity: head.head.length + 160)
         let framing = Forwarding.writeClientHead(
-            head, request: exchange.request, binding: binding,
-            adding: Forwarding.ResponseAdditions(requestID: exchange.id, corsOrigin: exchange.corsOrigin),
-            keepAlive: keepAlive, into: &out)
-        exchange.status = UInt(head.head.status)
-        if let clientStream {
-            clientStream.write(.head(out, chunked: framing == .chunked), promise: nil)
-        } else {
-            writer.writeHead(out, chunked: framing == .chunked, from: context)
-        }
-        clientNeedsFlush = true
+            head, request: exchange.request, binding: binding, adding: additions, keepAlive: keepAlive, into: &out)
+        writer.writeHead(out, chunked: framing == .chunked, from: context)
     }
 
     /// Sends the request again, once, with a replacement for the token the upstream rejected.

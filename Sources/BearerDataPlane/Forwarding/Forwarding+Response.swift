@@ -50,18 +50,17 @@ extension Forwarding {
             var lines = FieldLines(fieldsStart: head.fieldsStart, length: head.length)
             while let line = lines.next(in: bytes) {
                 let name = line.field.name
-                var location: String?
-                if isDroppedDown(name, of: head, in: bytes, browser: browser, signsProofs: signsProofs) {
-                    location = nil
-                } else if FieldName.equals(bytes, name, "location"),
-                    let value = response.bytes.getString(
-                        at: response.bytes.readerIndex + line.field.value.lowerBound, length: line.field.value.count),
-                    case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
+                let location: String?
+                switch clientField(
+                    line.field, of: response, in: bytes, binding: binding, browser: browser, signsProofs: signsProofs)
                 {
-                    location = rewritten
-                } else {
+                case .kept:
                     runEnd = line.line.upperBound
                     continue
+                case .dropped:
+                    location = nil
+                case .location(let rewritten):
+                    location = rewritten
                 }
                 if runEnd > runStart { out.append(bytes.extracting(runStart..<runEnd)) }
                 if let location {
@@ -88,6 +87,33 @@ extension Forwarding {
             out.append("\r\n")
         }
         return framing
+    }
+
+    /// What the client gets of one of the upstream's field lines.
+    enum ClientField: Equatable {
+        case kept
+        case dropped
+        /// A `Location` into the route's upstream, with the local prefix in its place (``rewriteLocation(_:binding:)``).
+        case location(String)
+    }
+
+    /// What the client gets of `field`, a line of the upstream's `response` (`bytes` are its readable bytes), on
+    /// either wire: the HTTP/1.1 head's bytes (``writeClientHead(_:request:binding:adding:keepAlive:into:)``) and an
+    /// HTTP/2 stream's header section (``HTTP2ResponseFields/forwarded(_:binding:adding:)``) keep and drop the same
+    /// fields.
+    static func clientField(
+        _ field: FieldLine, of response: UpstreamResponse, in bytes: Span<UInt8>, binding: RouteBinding, browser: Bool,
+        signsProofs: Bool
+    ) -> ClientField {
+        if isDroppedDown(field.name, of: response.head, in: bytes, browser: browser, signsProofs: signsProofs) {
+            return .dropped
+        }
+        guard FieldName.equals(bytes, field.name, "location"),
+            let value = response.bytes.getString(
+                at: response.bytes.readerIndex + field.value.lowerBound, length: field.value.count),
+            case let rewritten = rewriteLocation(value, binding: binding), rewritten != value
+        else { return .kept }
+        return .location(rewritten)
     }
 
     /// Whether the field `name` of the upstream's `head` is not forwarded: ``HeaderPolicy``'s rules, the upstream's

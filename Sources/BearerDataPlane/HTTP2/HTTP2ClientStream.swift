@@ -9,8 +9,9 @@ import NIOHTTP2
 ///
 /// The request goes in as the HTTP/1.1 bytes the handler reads (``HTTP2RequestHead``; DATA as the body, in chunks when
 /// no length was given), so every rule the handler holds for HTTP/1.1 holds per stream, answered and counted as there.
-/// The response comes out as the handler's parts: a head (read again by the strict ``ResponseHead`` parser, then
-/// ``HTTP2ResponseFields``) becomes HEADERS, body parts DATA, the end END_STREAM — on the last frame written, so that a
+/// The response comes out as the handler's parts: a forwarded head as the header section
+/// ``HTTP2ResponseFields/forwarded(_:binding:adding:)`` builds from the upstream's, and the proxy's own heads (read
+/// again by the strict ``ResponseHead`` parser, then ``HTTP2ResponseFields``) become HEADERS, body parts DATA, the end END_STREAM — on the last frame written, so that a
 /// small answer is HEADERS and one DATA frame — or a trailing HEADERS frame with the upstream's trailers. Request
 /// trailers are dropped, as they are for HTTP/1.1 clients.
 ///
@@ -242,10 +243,9 @@ final class HTTP2ClientStream {
                 responseEnded = true
                 return reset(.internalError)
             }
-            let fields = HTTP2ResponseFields.head(UpstreamResponse(bytes: bytes, head: head))
-            writeHeld(promise: nil)
-            heldFrame = .headers(.init(headers: fields))
-            if head.isInformational || promise != nil { writeHeld(promise: promise) }
+            writeHead(
+                HTTP2ResponseFields.head(UpstreamResponse(bytes: bytes, head: head)),
+                informational: head.isInformational, promise: promise)
         case .body(let bytes):
             guard bytes.readableBytes > 0 else {
                 if let promise { writeHeld(promise: promise) }
@@ -273,6 +273,18 @@ final class HTTP2ClientStream {
             }
             writeHeld(promise: promise)
         }
+    }
+
+    /// Writes a response's header section: held back, so that END_STREAM may go with it, unless it is an
+    /// informational one (RFC 9113 §8.1: never the last) or `promise` waits for it.
+    func writeHead(_ fields: HPACKHeaders, informational: Bool, promise: EventLoopPromise<Void>?) {
+        guard !closed, !responseEnded else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        writeHeld(promise: nil)
+        heldFrame = .headers(.init(headers: fields))
+        if informational || promise != nil { writeHeld(promise: promise) }
     }
 
     /// Writes the frame held back, if there is one; `promise` completes once it has gone (or what went before it).

@@ -23,9 +23,15 @@ enum CORS {
         ] {
             headers.remove(name: name)
         }
-        headers.add(name: "access-control-allow-origin", value: origin)
-        headers.add(name: "access-control-expose-headers", value: "x-request-id")
-        headers.add(name: "vary", value: "Origin")
+        for (name, value) in fields(origin: origin) { headers.add(name: name, value: value) }
+    }
+
+    /// The proxy's CORS fields for `origin`, in the order ``write(origin:into:)`` writes them.
+    static func fields(origin: String) -> [(name: String, value: String)] {
+        [
+            ("access-control-allow-origin", origin), ("access-control-expose-headers", "x-request-id"),
+            ("vary", "Origin"),
+        ]
     }
 
     /// Whether the field at `bytes[name]` of an upstream's response is one the proxy writes itself for a browser's

@@ -1,5 +1,7 @@
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
+import Testing
 
 @testable import BearerCodec
 @testable import BearerDataPlane
@@ -59,15 +61,30 @@ extension HTTPResponseHead {
 extension Forwarding {
     /// The client's head for `upstream` (``writeClientHead(_:request:binding:adding:keepAlive:into:)``) read back
     /// by the codec.
+    ///
+    /// Every test that asks also checks an HTTP/2 client's header section for the same response
+    /// (``HTTP2ResponseFields/forwarded(_:binding:adding:)``, built without the HTTP/1.1 head): it must be this head,
+    /// as HTTP/2 carries one (``HTTP2ResponseFields/head(_:)``), field for field.
     static func clientResponse(
         upstream: UpstreamResponse, request: HTTPRequestHead, binding: RouteBinding, requestID: String,
-        keepAlive: Bool, corsOrigin: String? = nil
+        keepAlive: Bool, corsOrigin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> (head: HTTPResponseHead, framing: Framing, bytes: ByteBuffer) {
         var bytes = ByteBuffer()
+        let additions = ResponseAdditions(requestID: requestID, corsOrigin: corsOrigin)
         let framing = writeClientHead(
-            upstream, request: RequestLine(request), binding: binding,
-            adding: ResponseAdditions(requestID: requestID, corsOrigin: corsOrigin), keepAlive: keepAlive,
+            upstream, request: RequestLine(request), binding: binding, adding: additions, keepAlive: keepAlive,
             into: &bytes)
+        let written = try UpstreamResponse.parsing(String(buffer: bytes), requestWasHead: request.method == .HEAD)
+        #expect(
+            HTTP2ResponseFields.forwarded(upstream, binding: binding, adding: additions).described
+                == HTTP2ResponseFields.head(written).described, sourceLocation: sourceLocation)
         return (try HTTPResponseHead(written: bytes, requestWasHead: request.method == .HEAD), framing, bytes)
+    }
+}
+
+extension HPACKHeaders {
+    /// Each field as `name: value`, with how HPACK may index it: what two sections are compared by.
+    var described: [String] {
+        map { "\($0.name): \($0.value) (\($0.indexable))" }
     }
 }
