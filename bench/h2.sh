@@ -12,8 +12,12 @@
 #
 # With H2_FLOOR=FLOOR_BINARY (bench-floor-proxy, `swift build -c release --product bench-floor-proxy`), the HTTP/2
 # floor runs beside them in the loads with an HTTP/1.1 upstream (h2, h2x100): `--http2 channels` (a child channel a
-# stream, NIOHTTP2's multiplexer: the shape bearer-proxy has) and `--http2 connection` (every stream on the
-# connection's own handler: the native stream path's shape), doing nothing but the job.
+# stream, NIOHTTP2's multiplexer) and `--http2 connection` (every stream on the connection's own handler: the shape
+# bearer-proxy has), doing nothing but the job.
+#
+# Last come the medians of each figure, and the medians of the paired ratios: each proxy's CPU a request over nginx's
+# in the same round, bearer-proxy's over the `connection` floor's, and each HTTP/2 figure over bearer-proxy's own HTTP/1.1
+# request (`h1`).
 #
 #   bash bench/h2.sh BINARY
 #   H2_ROUNDS=3 H2_REQUESTS=100000
@@ -147,31 +151,59 @@ run() { # NAME PID PORT MODE -> one line: NAME MODE rps cpu_us
         'BEGIN { printf "%-12s %-7s %10.0f req/s %8.1f µs CPU a request\n", n, m, r, t / hz / q * 1e6 }'
 }
 
-results=()
+results=() # "ROUND NAME MODE rps cpu_us", one a run
+record() { # ROUND LINE
+    results+=("$1 $2")
+    echo "$2"
+}
 for round in $(seq "$ROUNDS"); do
     for mode in ${H2_MODES:-h1 h2 h2x100 h2h2 h2h2x100}; do
-        results+=("$(run bearer-proxy "$BP_PID" "$BP_PORT" "$mode")")
+        record "$round" "$(run bearer-proxy "$BP_PID" "$BP_PORT" "$mode")"
         ng_port=$NG2_PORT
         [[ $mode == h1 ]] && ng_port=$NG_PORT
-        results+=("$(run nginx "$NG_PID" "$ng_port" "$mode")")
-        echo "${results[-2]}"
-        echo "${results[-1]}"
+        record "$round" "$(run nginx "$NG_PID" "$ng_port" "$mode")"
         if [[ -n $FLOOR && ($mode == h2 || $mode == h2x100) ]]; then
             # shellcheck disable=SC2154 # set by eval above
-            results+=("$(run floor-channels "$FLOOR_channels_PID" "$FC_PORT" "$mode")")
+            record "$round" "$(run floor-channels "$FLOOR_channels_PID" "$FC_PORT" "$mode")"
             # shellcheck disable=SC2154
-            results+=("$(run floor-connection "$FLOOR_connection_PID" "$FN_PORT" "$mode")")
-            echo "${results[-2]}"
-            echo "${results[-1]}"
+            record "$round" "$(run floor-connection "$FLOOR_connection_PID" "$FN_PORT" "$mode")"
         fi
     done
 done
-echo "medians:"
+# The machine's speed drifts from minute to minute on a shared VM (nginx's own figure has moved 1.8 × between runs):
+# each proxy's CPU is also divided by nginx's (and bearer-proxy's by the floor's) in the same round, minutes apart at
+# most, and the median of those paired ratios is the figure that compares across runs.
 printf '%s\n' "${results[@]}" | awk '
-    { key = $1 " " $2; rps[key] = rps[key] " " $3; cpu[key] = cpu[key] " " $5 }
     function median(list,   a, n, i, j, t) {
         n = split(list, a, " ")
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    END { for (key in rps) printf "%-20s %10.0f req/s %8.1f µs CPU a request\n", key, median(rps[key]), median(cpu[key]) }' | sort
+    {
+        key = $2 " " $3; rps[key] = rps[key] " " $4; cpu[key] = cpu[key] " " $6
+        run[$1 " " $2 " " $3] = $6; rounds[$1] = 1; modes[$3] = 1; names[$2] = 1
+    }
+    END {
+        print "medians:"
+        for (key in rps) printf "%-28s %10.0f req/s %8.1f µs CPU a request\n", key, median(rps[key]), median(cpu[key]) | "sort"
+        close("sort")
+        print "medians of the paired ratios (CPU a request, each round against the same round):"
+        for (m in modes) for (n in names) {
+            if (n == "nginx") continue
+            vs_nginx = ""; vs_floor = ""; vs_h1 = ""
+            for (r in rounds) {
+                if (!((r " " n " " m) in run)) continue
+                if ((r " nginx " m) in run) vs_nginx = vs_nginx " " run[r " " n " " m] / run[r " nginx " m]
+                if (n == "bearer-proxy" && (r " floor-connection " m) in run)
+                    vs_floor = vs_floor " " run[r " " n " " m] / run[r " floor-connection " m]
+                if (m != "h1" && (r " bearer-proxy h1") in run)
+                    vs_h1 = vs_h1 " " run[r " " n " " m] / run[r " bearer-proxy h1"]
+            }
+            if (vs_nginx == "") continue
+            line = sprintf("%-28s %5.2f × nginx", n " " m, median(vs_nginx))
+            if (vs_floor != "") line = line sprintf("   %5.2f × floor-connection", median(vs_floor))
+            if (vs_h1 != "") line = line sprintf("   %5.2f × bearer-proxy h1", median(vs_h1))
+            print line | "sort"
+        }
+        close("sort")
+    }'

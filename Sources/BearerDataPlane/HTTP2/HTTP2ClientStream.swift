@@ -45,8 +45,8 @@ final class HTTP2ClientStream {
         if case .ended = request { return true }
         return false
     }
-    /// Frames held while the handler does not want them.
-    private var heldFrames: [HTTP2Frame.FramePayload] = []
+    /// The request's frames held while the handler does not want them.
+    private(set) var heldFrames = HTTP2HeldFrames()
     /// The handler has asked for what comes next: a frame that comes is delivered at once.
     private var reading = false
     /// Frames were delivered in the connection's current read: the handler hears its end (``readComplete()``).
@@ -101,13 +101,28 @@ final class HTTP2ClientStream {
     /// A frame for this stream, from the connection's read.
     func received(_ payload: HTTP2Frame.FramePayload) {
         guard !closed else { return }
+        switch payload {
+        case .headers, .data:
+            break
+        default:
+            // The rest are NIOHTTP2's, done with: a reset has closed the stream, and PRIORITY and WINDOW_UPDATE say
+            // nothing to the exchange. Never held, so a client cannot make a stream that reads nothing keep them.
+            return
+        }
         if reading {
             deliveredInRead = true
             deliver(payload)
         } else {
-            heldFrames.append(payload)
-            window.hold(Self.flowControlled(payload))
+            hold(payload)
         }
+    }
+
+    private func hold(_ payload: HTTP2Frame.FramePayload) {
+        let flowControlled = Self.flowControlled(payload)
+        window.hold(flowControlled)
+        var isHead = false
+        if case .awaitingHead = request { isHead = true }
+        heldFrames.hold(payload, flowControlled: flowControlled, isHead: isHead)
     }
 
     /// The connection's read is over: the handler hears it, and asks for more if it can take more.
@@ -126,11 +141,9 @@ final class HTTP2ClientStream {
             reading = true
             return
         }
-        let frames = heldFrames
-        heldFrames.removeAll(keepingCapacity: true)
-        for frame in frames {
-            deliver(frame)
-            if let increment = window.delivered(Self.flowControlled(frame)) { giveWindow(increment) }
+        for frame in heldFrames.take() {
+            deliver(frame.payload)
+            if let increment = window.delivered(frame.flowControlled) { giveWindow(increment) }
             if closed { return }
         }
         handler?.streamReadComplete()
@@ -359,7 +372,7 @@ final class HTTP2ClientStream {
     private func stop() {
         closed = true
         heldFrame = nil
-        heldFrames.removeAll()
+        _ = heldFrames.take()
     }
 
     /// The handler's timer is to fire at `deadline`: the connection's does no later.
