@@ -99,6 +99,24 @@ final class HTTP2Connector {
         return configuration
     }
 
+    /// Puts NIOHTTP2's handler, the ``HTTP2UpstreamFrameFilter`` and NIOHTTP2's stream multiplexer on `channel`, and
+    /// returns the multiplexer that opens the exchanges' streams. The multiplexer is a handler of its own, not the one
+    /// inside NIOHTTP2's handler, so that the filter can stand between them.
+    static func configure(_ channel: any Channel) throws -> HTTP2StreamMultiplexer {
+        let http2 = NIOHTTP2Handler(
+            mode: .client, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration)
+        let multiplexer = HTTP2StreamMultiplexer(
+            mode: .client, channel: channel, targetWindowSize: streamConfiguration.targetWindowSize,
+            outboundBufferSizeHighWatermark: streamConfiguration.outboundBufferSizeHighWatermark,
+            outboundBufferSizeLowWatermark: streamConfiguration.outboundBufferSizeLowWatermark
+        ) { pushed in
+            // Push is off (SETTINGS_ENABLE_PUSH 0): a server that opens a stream anyway gets it closed.
+            pushed.close()
+        }
+        try channel.pipeline.syncOperations.addHandlers([http2, HTTP2UpstreamFrameFilter(), multiplexer])
+        return multiplexer
+    }
+
     /// A stream for one exchange on a connection to `origin` with room, if there is one — at once.
     func pooled(_ origin: UpstreamOrigin) -> HTTP2UpstreamStream? {
         guard let list = connections[origin] else { return nil }
@@ -112,13 +130,7 @@ final class HTTP2Connector {
     /// exchanges to `origin` that follow.
     func adopt(_ channel: any Channel, origin: UpstreamOrigin) throws -> HTTP2UpstreamConnection {
         let pipeline = channel.pipeline.syncOperations
-        let multiplexer = try pipeline.configureHTTP2Pipeline(
-            mode: .client, connectionConfiguration: Self.connectionConfiguration,
-            streamConfiguration: Self.streamConfiguration
-        ) { pushed in
-            // Push is off (SETTINGS_ENABLE_PUSH 0): a server that opens a stream anyway gets it closed.
-            pushed.close()
-        }
+        let multiplexer = try Self.configure(channel)
         let connection = HTTP2UpstreamConnection(
             origin: origin, multiplexer: multiplexer,
             idle: .init(limit: idleTimeout, pingInterval: pingInterval, pingTimeout: pingTimeout), metrics: metrics

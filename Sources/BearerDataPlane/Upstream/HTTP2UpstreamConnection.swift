@@ -44,7 +44,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     static let assumedConcurrentStreams = 100
 
     let origin: UpstreamOrigin
-    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    private let multiplexer: HTTP2StreamMultiplexer
     /// Told when the connection can take no more streams ever (its connector, on the same loop).
     private let gone: (HTTP2UpstreamConnection) -> Void
     private var state = State.open
@@ -65,7 +65,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     private var endCounted = false
 
     init(
-        origin: UpstreamOrigin, multiplexer: NIOHTTP2Handler.StreamMultiplexer, idle: Idle,
+        origin: UpstreamOrigin, multiplexer: HTTP2StreamMultiplexer, idle: Idle,
         metrics: ProxyMetrics? = nil, gone: @escaping (HTTP2UpstreamConnection) -> Void
     ) {
         self.origin = origin

@@ -54,10 +54,7 @@ struct HTTP2UpstreamIdleTimerTests {
             channel = EmbeddedChannel()
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             let pipeline = channel.pipeline.syncOperations
-            let multiplexer = try pipeline.configureHTTP2Pipeline(
-                mode: .client, connectionConfiguration: HTTP2Connector.connectionConfiguration,
-                streamConfiguration: HTTP2Connector.streamConfiguration
-            ) { $0.close() }
+            let multiplexer = try HTTP2Connector.configure(channel)
             frames = Frames()
             connection = HTTP2UpstreamConnection(
                 origin: try UpstreamPoolTests.origin("http://127.0.0.1:1"), multiplexer: multiplexer,

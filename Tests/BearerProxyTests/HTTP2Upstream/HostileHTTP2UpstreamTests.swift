@@ -273,6 +273,54 @@ struct HostileHTTP2UpstreamTests {
 
     /// What nginx does to every stream it answers before the request's end, and gRPC servers to every call they finish
     /// first (RFC 9113 §8.1): a reset with NO_ERROR after a whole answer is not an attack, however many there are.
+    /// `103` as a literal `:status` field (RFC 7541 §6.2.2: the static table has no 103).
+    static let status103 = Upstream.literal(":status", "103")
+
+    @Test("interim responses past 16 on a stream: the stream reset with ENHANCE_YOUR_CALM, 502, the connection kept")
+    func interimFlood() async throws {
+        let limit = HTTP2UpstreamFrameFilter.maximumInterimResponses
+        try await Self.with(attack: { stream in
+            var frames: [UInt8] = []
+            for _ in 0...limit {
+                frames += Upstream.frame(Kind.headers, flags: Kind.endHeaders, stream: stream, Self.status103)
+            }
+            return frames + Upstream.fine(stream: stream)
+        }) { proxy, upstream in
+            let response = try await TestClient.send(port: proxy.port, uri: "/api/attack")
+            #expect(response.status == .badGateway, "\(response.status) \(response.bodyText.prefix(200))")
+            #expect(response.header("content-type") == "application/problem+json")
+            let resets = upstream.connections[0].frames.filter { $0.type == Kind.rstStream }
+            #expect(resets.map(\.payload) == [[0, 0, 0, UInt8(Self.enhanceYourCalm)]], "\(resets.map(\.payload))")
+            // A stream's fault: the connection serves on.
+            let after = try await TestClient.send(port: proxy.port, uri: "/api/after")
+            #expect(after.status == .ok && after.bodyText == "fine")
+            #expect(upstream.connections.count == 1 && upstream.connections[0].goAway == nil)
+        }
+    }
+
+    @Test(
+        "16 interim responses, then the answer: served; WINDOW_UPDATE and PRIORITY frames for the stream change nothing"
+    )
+    func interimAndWindowUpdates() async throws {
+        let limit = HTTP2UpstreamFrameFilter.maximumInterimResponses
+        try await Self.with(attack: { stream in
+            var frames: [UInt8] = []
+            for _ in 0..<limit {
+                frames += Upstream.frame(Kind.headers, flags: Kind.endHeaders, stream: stream, Self.status103)
+            }
+            let one: [UInt8] = [0, 0, 0, 1]
+            for _ in 0..<20_000 { frames += Upstream.frame(Kind.windowUpdate, stream: stream, one) }
+            // PRIORITY (type 2): exclusive bit clear, depends on stream 0, weight 16.
+            for _ in 0..<100 { frames += Upstream.frame(2, stream: stream, [0, 0, 0, 0, 15]) }
+            return frames + Upstream.fine(stream: stream)
+        }) { proxy, upstream in
+            let response = try await TestClient.send(port: proxy.port, uri: "/api/attack")
+            #expect(response.status == .ok)
+            #expect(response.bodyText == "fine")
+            #expect(upstream.connections[0].frames.filter { $0.type == Kind.rstStream }.isEmpty)
+        }
+    }
+
     @Test("an upstream that ends each answered stream with RST_STREAM NO_ERROR: 300 answers on one connection")
     func ordinaryResets() async throws {
         try await Self.with(attack: { stream in
