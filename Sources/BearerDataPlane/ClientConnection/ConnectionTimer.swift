@@ -31,8 +31,6 @@ struct ConnectionTimer {
         firesAt = deadline
     }
 
-    /// Keeps `task` — one of the connection's own, the lingering close's limit — so that it is cancelled with the
-    /// timer; no deadline is armed after it.
     /// Notes that the timer of an HTTP/2 stream's connection fires at `deadline` for it (``HTTP2StreamTable``): its
     /// streams share one scheduled task, rather than each scheduling and cancelling its own.
     mutating func armShared(at deadline: NIODeadline) {
@@ -41,6 +39,8 @@ struct ConnectionTimer {
         firesAt = deadline
     }
 
+    /// Keeps `task` — one of the connection's own, the lingering close's limit — so that it is cancelled with the
+    /// timer; no deadline is armed after it.
     mutating func keep(_ task: Scheduled<Void>) {
         cancel()
         self.task = task

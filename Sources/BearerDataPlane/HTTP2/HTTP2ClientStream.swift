@@ -9,11 +9,11 @@ import NIOHTTP2
 ///
 /// The request goes in as the HTTP/1.1 bytes the handler reads (``HTTP2RequestHead``; DATA as the body, in chunks when
 /// no length was given), so every rule the handler holds for HTTP/1.1 holds per stream, answered and counted as there.
-/// The response comes out as the handler's parts: a forwarded head as the header section
-/// ``HTTP2ResponseFields/forwarded(_:binding:adding:)`` builds from the upstream's, and the proxy's own heads (read
-/// again by the strict ``ResponseHead`` parser, then ``HTTP2ResponseFields``) become HEADERS, body parts DATA, the end END_STREAM — on the last frame written, so that a
-/// small answer is HEADERS and one DATA frame — or a trailing HEADERS frame with the upstream's trailers. Request
-/// trailers are dropped, as they are for HTTP/1.1 clients.
+/// The response comes out as the handler's parts. A forwarded head becomes HEADERS with the header section
+/// ``HTTP2ResponseFields/forwarded(_:binding:adding:)`` builds from the upstream's; the proxy's own heads are read
+/// again by the strict ``ResponseHead`` parser, then ``HTTP2ResponseFields``. Body parts become DATA, the end
+/// END_STREAM — on the last frame written, so that a small answer is HEADERS and one DATA frame — or a trailing
+/// HEADERS frame with the upstream's trailers. Request trailers are dropped, as they are for HTTP/1.1 clients.
 ///
 /// Flow control is done here, as NIOHTTP2's stream channels do it (RFC 9113 §5.2): DATA the handler does not want yet
 /// (it withholds its read while the exchange cannot take more) is held, and the client gets back the window only for
@@ -372,7 +372,7 @@ final class HTTP2ClientStream {
     private func stop() {
         closed = true
         heldFrame = nil
-        _ = heldFrames.take()
+        heldFrames = HTTP2HeldFrames()
     }
 
     /// The handler's timer is to fire at `deadline`: the connection's does no later.
